@@ -1,0 +1,1 @@
+"""Sidewalk Watch."""
