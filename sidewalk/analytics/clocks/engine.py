@@ -1,0 +1,237 @@
+"""The ordinance clock engine: pure, event-time, deterministic.
+
+``observe(reading)`` takes one validated reading, ``advance(to)`` moves event
+time forward; both return what changed. The live runner, replays and tests all
+drive this same code; nothing here reads a wall clock or does I/O.
+
+The § 370-10 A clearing clock, per frontage::
+
+    idle ──onset──▶ snowing ──cessation──▶ clearing_period ──deadline──▶ complied
+                       ▲                        │                  ├──▶ violation
+                       └────── new snow ────────┘                  └──▶ unverified
+
+The deadline is ``clearing_deadline`` (24 h) after cessation in real elapsed
+time; new snow before the deadline restarts the clock from the next
+cessation. At the deadline the latest camera measurement taken since
+cessation must show a clear path at least ``clearing_min_width`` (4 ft) along
+the whole frontage.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sidewalk.analytics.clocks.cessation import DetectionParams, SnowfallChange, SnowfallDetector
+from sidewalk.analytics.clocks.events import (
+    Cause,
+    ClearingUnverified,
+    ClearingViolation,
+    Event,
+    Transition,
+)
+from sidewalk.core.clock import require_aware
+from sidewalk.core.contract import AnyReading, SnowMeasurement, WeatherReading
+from sidewalk.core.profile import Profile
+
+CLEARING = "clearing"
+
+
+@dataclass(frozen=True)
+class FrontageSpec:
+    """A frontage as the engine sees it: which pole's weather tells its snowfall."""
+
+    id: str
+    weather_device: str
+
+
+@dataclass
+class _Measurement:
+    at: datetime
+    device: str
+    seq: int
+    cleared_width_mm: float
+    snow_cover_fraction: float
+
+
+@dataclass
+class ClearingClock:
+    """§ 370-10 A for one frontage."""
+
+    frontage: str
+    state: str = "idle"
+    onset_at: datetime | None = None
+    cessation_at: datetime | None = None
+    deadline: datetime | None = None
+    peak_depth_mm: float | None = None
+    history: list[Transition] = field(default_factory=list)
+    measurements: list[_Measurement] = field(default_factory=list)
+
+    def move(self, to_state: str, at: datetime, cause: Cause, **detail: object) -> Transition:
+        transition = Transition(self.frontage, CLEARING, self.state, to_state, at, cause, dict(detail))
+        self.state = to_state
+        self.history.append(transition)
+        return transition
+
+
+class ClockEngine:
+    """Runs every frontage's clocks from the reading stream."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        frontages: Sequence[FrontageSpec],
+        params: DetectionParams | None = None,
+    ) -> None:
+        self.profile = profile
+        self.params = params or DetectionParams()
+        self.now: datetime | None = None
+        self.clocks = {f.id: ClearingClock(f.id) for f in sorted(frontages, key=lambda f: f.id)}
+        self._by_device: dict[str, list[str]] = {}
+        for f in frontages:
+            self._by_device.setdefault(f.weather_device, []).append(f.id)
+        self.detectors = {d: SnowfallDetector(d, self.params) for d in sorted(self._by_device)}
+
+    # -- input -------------------------------------------------------------
+
+    def observe(self, reading: AnyReading) -> list[Event]:
+        """Take one validated reading; returns the transitions it caused."""
+        if isinstance(reading, WeatherReading):
+            detector = self.detectors.get(reading.device)
+            if detector is None:
+                return []
+            return self._apply(reading.device, detector.observe(reading))
+        if isinstance(reading, SnowMeasurement):
+            clock = self.clocks.get(reading.frontage)
+            if clock is not None:
+                m = _Measurement(
+                    reading.event_time,
+                    reading.device,
+                    reading.seq,
+                    reading.cleared_width_mm,
+                    reading.snow_cover_fraction,
+                )
+                bisect.insort(clock.measurements, m, key=lambda x: x.at)
+        return []
+
+    def advance(self, to: datetime) -> list[Event]:
+        """Move event time to ``to`` (never backwards); returns what came due."""
+        require_aware(to)
+        if self.now is not None and to <= self.now:
+            return []
+        self.now = to
+        events: list[Event] = []
+        for device, detector in self.detectors.items():
+            events += self._apply(device, detector.advance(to))
+        for clock in self.clocks.values():
+            if clock.state == "clearing_period" and clock.deadline is not None:
+                if to >= clock.deadline + self.params.decision_grace:
+                    events += self._decide(clock)
+        return events
+
+    def feed(self, readings: Iterable[AnyReading]) -> list[Event]:
+        """Replay: observe each reading and advance to its event time."""
+        events: list[Event] = []
+        for reading in readings:
+            events += self.observe(reading)
+            events += self.advance(reading.event_time)
+        return events
+
+    def next_due(self) -> datetime | None:
+        """The next instant at which ``advance`` would decide something (for the scheduler)."""
+        due = [
+            c.deadline + self.params.decision_grace
+            for c in self.clocks.values()
+            if c.state == "clearing_period" and c.deadline is not None
+        ]
+        due += [
+            d.last_signal_at + self.params.quiet_period
+            for d in self.detectors.values()
+            if d.accumulating and d.last_signal_at is not None
+        ]
+        return min(due, default=None)
+
+    # -- the § 370-10 A sequence ------------------------------------------------
+
+    def _apply(self, device: str, changes: list[SnowfallChange]) -> list[Event]:
+        events: list[Event] = []
+        rule = self.profile.snow_and_ice.clearing_deadline
+        for change in changes:
+            for frontage in sorted(self._by_device.get(device, [])):
+                clock = self.clocks[frontage]
+                if change.kind == "onset" and clock.state != "snowing":
+                    if clock.state in {"complied", "violation", "unverified", "idle"}:
+                        clock.history = []
+                    restarted = clock.state == "clearing_period"
+                    clock.onset_at = change.at
+                    events.append(clock.move("snowing", change.at, change.cause, restarted=restarted))
+                elif change.kind == "cessation" and clock.state == "snowing":
+                    clock.cessation_at = change.at
+                    clock.deadline = change.at + rule.duration
+                    clock.peak_depth_mm = change.peak_depth_mm
+                    events.append(
+                        clock.move(
+                            "clearing_period",
+                            change.at,
+                            change.cause,
+                            deadline=clock.deadline.isoformat(),
+                            citation=rule.citation,
+                        )
+                    )
+        return events
+
+    def _decide(self, clock: ClearingClock) -> list[Event]:
+        assert clock.deadline is not None and clock.cessation_at is not None
+        width_rule = self.profile.snow_and_ice.clearing_min_width
+        required = width_rule.length_mm
+        deadline = clock.deadline
+        cause = Cause(kind="deadline", at=deadline)
+        key = f"{clock.frontage}:{CLEARING}:{clock.cessation_at.isoformat()}"
+        evidence = self._evidence(clock, clock.cessation_at, deadline)
+        if evidence is None:
+            last = clock.measurements[-1].at if clock.measurements else None
+            move = clock.move("unverified", deadline, cause, reason="no fresh camera measurement")
+            clock.measurements = [m for m in clock.measurements if m.at > deadline]
+            return [move, ClearingUnverified(key, clock.frontage, deadline, last)]
+        detail = {
+            "measured_width_mm": evidence.cleared_width_mm,
+            "required_width_mm": required,
+            "measured_at": evidence.at.isoformat(),
+            "device": evidence.device,
+            "seq": evidence.seq,
+        }
+        clock.measurements = [m for m in clock.measurements if m.at > deadline]
+        if evidence.cleared_width_mm >= required:
+            return [clock.move("complied", deadline, cause, **detail)]
+        move = clock.move("violation", deadline, cause, **detail)
+        deadline_rule = self.profile.snow_and_ice.clearing_deadline
+        violation = ClearingViolation(
+            key=key,
+            frontage=clock.frontage,
+            rule="snow_and_ice.clearing_deadline",
+            citation=f"{deadline_rule.citation}; {width_rule.citation}",
+            cessation_at=clock.cessation_at,
+            deadline=deadline,
+            decided_at=deadline + self.params.decision_grace,
+            required_width_mm=required,
+            measured_width_mm=evidence.cleared_width_mm,
+            measured_at=evidence.at,
+            measured_by=evidence.device,
+            measured_seq=evidence.seq,
+            snow_depth_peak_mm=clock.peak_depth_mm,
+            unconfirmed=deadline_rule.unconfirmed or width_rule.unconfirmed,
+            history=tuple(clock.history),
+        )
+        return [move, violation]
+
+    def _evidence(self, clock: ClearingClock, since: datetime, until: datetime) -> _Measurement | None:
+        """The latest measurement in [since, until], if fresh enough to decide on."""
+        candidates = [m for m in clock.measurements if since <= m.at <= until]
+        if not candidates:
+            return None
+        latest = candidates[-1]
+        if until - latest.at > self.params.evidence_max_age:
+            return None
+        return latest

@@ -1,0 +1,29 @@
+"""Typed per-image failures: a batch records them and goes on."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class InputProblem(StrEnum):
+    """Why an image cannot be measured to the accuracy claimed."""
+
+    UNREADABLE = "unreadable"
+    WRONG_FORMAT = "wrong_format"
+    NO_FIDUCIAL = "no_fiducial"
+    FIDUCIAL_TOO_SMALL = "fiducial_too_small"
+    FIDUCIAL_TOO_OBLIQUE = "fiducial_too_oblique"
+    OVEREXPOSED = "overexposed"
+    UNDEREXPOSED = "underexposed"
+    MOTION_BLUR = "motion_blur"
+    NO_GROUND_PLANE = "no_ground_plane"
+    NO_LASER_LINE = "no_laser_line"
+
+
+class MeasurementError(Exception):
+    """An image that cannot be measured, with a machine-readable reason."""
+
+    def __init__(self, problem: InputProblem, detail: str) -> None:
+        super().__init__(f"{problem.value}: {detail}")
+        self.problem = problem
+        self.detail = detail

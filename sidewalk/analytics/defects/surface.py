@@ -1,0 +1,379 @@
+"""Blocks, joints and spalls from a height map on the walk plane.
+
+Shared by the depth-map path (``depth.py``); pure numpy/OpenCV on arrays.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from .results import BlockMeasurement, EdgeType, JointMeasurement, SpallMeasurement
+
+F64 = NDArray[np.float64]
+B = NDArray[np.bool_]
+
+
+@dataclass(frozen=True, slots=True)
+class SurfaceParams:
+    """Tuning of the height-map analysis. Defaults suit the documented survey
+    geometry (depth camera 0.9-1.3 m above the walk, about 1-1.5 mm cells)."""
+
+    closing_mm: float = 70.0  # wider than any gap, narrower than a block
+    low_mm: float = 8.0  # a cell this far below the closed surface is in a gap
+    edge_level_cap_mm: float = 14.0  # at least the deepest tooled rounding
+    min_block_area_mm2: float = 60_000.0
+    max_block_rms_mm: float = 6.0  # rougher than this is turf, not concrete
+    max_gap_mm: float = 70.0
+    station_step_mm: float = 10.0
+    spall_threshold_mm: float = 3.0  # depth from which a pit counts (area is measured there)
+    spall_min_area_mm2: float = 600.0
+    spall_edge_margin_mm: float = 25.0
+    crack_straightness_mm: float = 1.5
+    noise_mm: float = 1.0  # sensor noise, only for uncertainties
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class HeightMap:
+    """Heights (mm, NaN = no data) on a square grid over the walk plane.
+
+    Cell (row r, col k) is centred at a = a0 + k * cell, b = b0 + r * cell in
+    the plane frame; ``to_sensor`` maps plane (a, b, h) to sensor coordinates.
+    """
+
+    height_mm: F64
+    cell_mm: float
+    a0_mm: float
+    b0_mm: float
+    origin: F64
+    axes: F64  # rows: a axis, b axis, normal (unit vectors in sensor frame)
+
+    def to_sensor(self, a: float, b: float, h: float) -> tuple[float, float, float]:
+        p = self.origin + a * self.axes[0] + b * self.axes[1] + h * self.axes[2]
+        return float(p[0]), float(p[1]), float(p[2])
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Block:
+    mask: B
+    coef: F64  # h = c0 + c1 * col + c2 * row (cells)
+    cov: F64
+    sigma: float
+    centroid: tuple[float, float]  # col, row
+
+
+def analyse_height_map(
+    hm: HeightMap,
+    params: SurfaceParams,
+    *,
+    cross_slope_fn: object = None,
+) -> tuple[tuple[JointMeasurement, ...], tuple[BlockMeasurement, ...], list[_Block]]:
+    """Find blocks, the joints between them and the spalls inside them."""
+    h = hm.height_mm
+    c = hm.cell_mm
+    nan = np.isnan(h)
+    valid = ~nan
+    coverage = _coverage(valid)
+    fill = np.where(nan, np.nanmin(h) - 100.0, h).astype(np.float32)
+    k = _odd(params.closing_mm / c)
+    closed = cv2.morphologyEx(fill, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (k, k)))
+    low = coverage & (nan | ((closed - fill) > params.low_mm))
+    smooth = cv2.GaussianBlur(np.where(nan, closed, fill).astype(np.float32), (0, 0), 1.5)
+    gx = cv2.Sobel(smooth, cv2.CV_32F, 1, 0, ksize=3) / (8 * c)
+    gy = cv2.Sobel(smooth, cv2.CV_32F, 0, 1, ksize=3) / (8 * c)
+    steep = np.hypot(gx, gy) > 1.0
+    free = (coverage & valid & ~low & ~steep).astype(np.uint8)
+    free = cv2.erode(free, np.ones((3, 3), np.uint8))
+    n, lab, stats, _ = cv2.connectedComponentsWithStats(free, connectivity=4)
+    blocks: list[_Block] = []
+    min_cells = params.min_block_area_mm2 / (c * c)
+    for i in range(1, n):
+        if stats[i, cv2.CC_STAT_AREA] < min_cells:
+            continue
+        mask = lab == i
+        blk = _fit_block(h, mask, params)
+        if blk is not None and blk.sigma <= params.max_block_rms_mm:
+            blocks.append(blk)
+    blocks.sort(key=lambda b: b.centroid[0])
+    joints = _joints(hm, blocks, coverage, params)
+    block_results = tuple(
+        _block_result(hm, i, b, coverage, params) for i, b in enumerate(blocks)
+    )
+    return joints, block_results, blocks
+
+
+def _odd(v: float) -> int:
+    n = max(3, round(v))
+    return n if n % 2 else n + 1
+
+
+def _coverage(valid: B) -> B:
+    pts = cv2.findNonZero(valid.astype(np.uint8))
+    out = np.zeros(valid.shape, np.uint8)
+    if pts is not None:
+        cv2.fillConvexPoly(out, cv2.convexHull(pts), 1)
+    out = cv2.erode(out, np.ones((5, 5), np.uint8))
+    return out.astype(bool)
+
+
+def _fit_block(h: F64, mask: B, params: SurfaceParams) -> _Block | None:
+    rows, cols = np.nonzero(mask)
+    z = h[rows, cols]
+    if len(z) > 200_000:  # a plane needs few points; keep the fit fast
+        sel = np.random.default_rng(0).choice(len(z), 200_000, replace=False)
+        rows, cols, z = rows[sel], cols[sel], z[sel]
+    x = np.stack([np.ones(len(z)), cols.astype(float), rows.astype(float)], 1)
+    keep = np.ones(len(z), bool)
+    coef = np.zeros(3)
+    sigma = 0.0
+    for _ in range(4):
+        coef, *_ = np.linalg.lstsq(x[keep], z[keep], rcond=None)
+        res = z - x @ coef
+        sigma = float(1.4826 * np.median(np.abs(res[keep])))
+        # Pits (spalls) are excluded from the plane, bumps are kept symmetric.
+        keep = np.abs(res) < max(3.0 * sigma, 1.5)
+        if keep.sum() < 100:
+            return None
+    xtx = x[keep].T @ x[keep]
+    cov = np.linalg.inv(xtx) * sigma**2
+    return _Block(mask, coef, cov, sigma, (float(cols.mean()), float(rows.mean())))
+
+
+def _plane_at(b: _Block, col: float, row: float) -> tuple[float, float]:
+    v = np.array([1.0, col, row])
+    return float(v @ b.coef), math.sqrt(max(float(v @ b.cov @ v), 0.0))
+
+
+def _joints(
+    hm: HeightMap, blocks: list[_Block], coverage: B, params: SurfaceParams
+) -> tuple[JointMeasurement, ...]:
+    c = hm.cell_mm
+    reach = _odd(params.max_gap_mm / c)
+    kern = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (reach, reach))
+    dil = [cv2.dilate(b.mask.astype(np.uint8), kern).astype(bool) for b in blocks]
+    out: list[JointMeasurement] = []
+    for i in range(len(blocks)):
+        for j in range(i + 1, len(blocks)):
+            band = dil[i] & dil[j] & ~blocks[i].mask & ~blocks[j].mask & coverage
+            if band.sum() * c < 150.0 / c * 1.0:  # under ~15 cm of contact
+                continue
+            m = _measure_joint(hm, blocks, i, j, band, params)
+            if m is not None:
+                out.append(m)
+    return tuple(out)
+
+
+def _measure_joint(
+    hm: HeightMap,
+    blocks: list[_Block],
+    i: int,
+    j: int,
+    band: B,
+    params: SurfaceParams,
+) -> JointMeasurement | None:
+    c = hm.cell_mm
+    h = hm.height_mm
+    rows, cols = np.nonzero(band)
+    pts = np.stack([cols, rows], 1).astype(float)
+    p0 = pts.mean(0)
+    evals, evecs = np.linalg.eigh(np.cov((pts - p0).T))
+    t = evecs[:, 1]
+    nrm = np.array([-t[1], t[0]])
+    ci = np.array(blocks[i].centroid)
+    cj = np.array(blocks[j].centroid)
+    if (cj - ci) @ nrm < 0:
+        nrm = -nrm
+    s_all = (pts - p0) @ t
+    s_lo, s_hi = float(s_all.min()), float(s_all.max())
+    length_cells = s_hi - s_lo
+    if length_cells * c < 150.0:
+        return None
+    bi, bj = blocks[i], blocks[j]
+    half = params.max_gap_mm / c / 2 + 6.0
+    offs = np.arange(-half, half + 0.25, 0.5)  # half-cell steps
+    trim = 8.0 / c
+    stations = np.arange(s_lo + trim, s_hi - trim, params.station_step_mm / c)
+    if len(stations) < 3:
+        return None
+    # Sample grid: one profile per station, along the joint normal.
+    sc = p0[0] + stations[:, None] * t[0] + offs[None, :] * nrm[0]
+    sr = p0[1] + stations[:, None] * t[1] + offs[None, :] * nrm[1]
+    plane_i = bi.coef[0] + bi.coef[1] * sc + bi.coef[2] * sr
+    plane_j = bj.coef[0] + bj.coef[1] * sc + bj.coef[2] * sr
+    nan = np.isnan(h)
+    lower = np.minimum(plane_i, plane_j)
+    # Bilinear samples with missing cells weighted out: h0 = sum of valid w*h.
+    h0 = _sample(np.where(nan, 0.0, h), sc, sr)
+    nf = _sample(nan.astype(np.float64), sc, sr)
+    deep_sel = (nf < 0.01) & (lower - h0 > params.edge_level_cap_mm)
+    floor_drop = float(np.median(lower[deep_sel] - h0[deep_sel])) if deep_sel.any() else 0.0
+    level = max(params.edge_level_cap_mm, floor_drop / 2)
+    # Missing cells read as twice the edge level below each side's own plane,
+    # so the 50 % crossing of a top cell next to a hole is the cell boundary.
+    drop_i = plane_i - (h0 + nf * (plane_i - 2 * level))
+    drop_j = plane_j - (h0 + nf * (plane_j - 2 * level))
+    gaps: list[float] = []
+    centers: list[float] = []
+    svals: list[float] = []
+    for k in range(len(stations)):
+        core = (drop_i[k] > level) & (drop_j[k] > level)
+        if not core.any():
+            gaps.append(0.0)
+            continue
+        idx = np.nonzero(core)[0]
+        # The run of deep samples nearest the joint line.
+        runs = np.split(idx, np.nonzero(np.diff(idx) > 1)[0] + 1)
+        run = min(runs, key=lambda r: float(np.min(np.abs(offs[r]))))
+        a, b = int(run[0]), int(run[-1])
+        if a == 0 or b == len(offs) - 1:
+            continue
+        oa = _cross(offs[a - 1], offs[a], drop_i[k, a - 1], drop_i[k, a], level)
+        ob = _cross(offs[b], offs[b + 1], drop_j[k, b], drop_j[k, b + 1], level)
+        gaps.append((ob - oa) * c)
+        centers.append((ob + oa) / 2 * c)
+        svals.append(float(stations[k]) * c)
+    g = np.array(gaps)
+    gap = float(np.median(g))
+    n_eff = max(len(g), 1)
+    mad = float(1.4826 * np.median(np.abs(g - gap)))
+    gap_unc = math.hypot(1.2533 * mad / math.sqrt(n_eff), 0.1 * c)
+    if len(centers) >= 3:
+        sv = np.array(svals)
+        cv = np.array(centers)
+        fit = np.polyfit(sv, cv, 1)
+        straight = float(np.sqrt(np.mean((cv - np.polyval(fit, sv)) ** 2)))
+        edge = (
+            EdgeType.CRACK if straight > params.crack_straightness_mm else EdgeType.TOOLED_JOINT
+        )
+    else:
+        straight = float("nan")
+        edge = EdgeType.UNKNOWN
+    s_mid = (stations[0] + stations[-1]) / 2
+    diffs = []
+    for s in (stations[0], s_mid, stations[-1]):
+        pc = p0 + s * t
+        zi, ui = _plane_at(bi, float(pc[0]), float(pc[1]))
+        zj, uj = _plane_at(bj, float(pc[0]), float(pc[1]))
+        diffs.append((zj - zi, math.hypot(ui, uj)))
+    pc = p0 + s_mid * t
+    a_mm = hm.a0_mm + pc[0] * c
+    b_mm = hm.b0_mm + pc[1] * c
+    z_mid = (_plane_at(bi, *pc)[0] + _plane_at(bj, *pc)[0]) / 2
+    path = tuple(
+        (float(hm.a0_mm + q[0] * c), float(hm.b0_mm + q[1] * c))
+        for q in (p0 + stations[0] * t, p0 + stations[-1] * t)
+    )
+    del evals
+    return JointMeasurement(
+        block_before=i,
+        block_after=j,
+        vertical_differential_mm=diffs[1][0],
+        vertical_differential_uncertainty_mm=math.hypot(diffs[1][1], 0.1),
+        max_abs_vertical_differential_mm=max(abs(d[0]) for d in diffs),
+        gap_width_mm=gap,
+        gap_width_uncertainty_mm=gap_unc,
+        edge_type=edge,
+        straightness_rms_mm=straight,
+        observed_length_mm=float((stations[-1] - stations[0]) * c),
+        center_mm=hm.to_sensor(a_mm, b_mm, z_mid),
+        image_path_px=path,
+    )
+
+
+def _nan_to(a: F64, b: F64) -> F64:
+    out: F64 = np.where(np.isnan(a), b, a)
+    return out
+
+
+def _sample(img: F64, cols: F64, rows: F64) -> F64:
+    out = cv2.remap(
+        img.astype(np.float32),
+        cols.astype(np.float32),
+        rows.astype(np.float32),
+        cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_REPLICATE,
+    )
+    res: F64 = out.astype(np.float64)
+    return res
+
+
+def _cross(o0: float, o1: float, d0: float, d1: float, level: float) -> float:
+    """Offset where the drop passes ``level`` between two samples."""
+    if d1 == d0:
+        return (o0 + o1) / 2
+    return float(o0 + (level - d0) / (d1 - d0) * (o1 - o0))
+
+
+def _block_result(
+    hm: HeightMap, index: int, b: _Block, coverage: B, params: SurfaceParams
+) -> BlockMeasurement:
+    c = hm.cell_mm
+    h = hm.height_mm
+    m8 = b.mask.astype(np.uint8)
+    contours, _ = cv2.findContours(m8, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    filled = np.zeros_like(m8)
+    cv2.drawContours(filled, contours, -1, 1, thickness=cv2.FILLED)
+    m = _odd(2 * params.spall_edge_margin_mm / c)
+    inner = cv2.erode(filled, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (m, m))).astype(bool)
+    inner &= coverage
+    rows, cols = np.mgrid[0 : h.shape[0], 0 : h.shape[1]]
+    plane = b.coef[0] + b.coef[1] * cols + b.coef[2] * rows
+    drop = plane - h
+    ok = inner & ~np.isnan(h)
+    # NaN-aware smoothing (normalised convolution) before taking the deepest point.
+    sig = max(2.0 / c, 0.8)
+    num = cv2.GaussianBlur(np.where(ok, drop, 0.0).astype(np.float32), (0, 0), sig)
+    den = cv2.GaussianBlur(ok.astype(np.float32), (0, 0), sig)
+    sm = np.where(den > 0.3, num / np.maximum(den, 1e-6), 0.0)
+    pit = (inner & (sm >= params.spall_threshold_mm)).astype(np.uint8)
+    n, lab, stats, cent = cv2.connectedComponentsWithStats(pit, connectivity=8)
+    spalls: list[SpallMeasurement] = []
+    noise_avg = params.noise_mm / (math.sqrt(4 * math.pi) * sig)
+    for k in range(1, n):
+        area = float(stats[k, cv2.CC_STAT_AREA]) * c * c
+        if area < params.spall_min_area_mm2:
+            continue
+        sel = lab == k
+        depth = float(sm[sel].max())
+        r_, c_ = np.unravel_index(int(np.argmax(np.where(sel, sm, -np.inf))), sm.shape)
+        _, pu = _plane_at(b, float(c_), float(r_))
+        perim = float(cv2.arcLength(
+            cv2.findContours(sel.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)[0][0],
+            True,
+        ))
+        cx, cy = cent[k]
+        contour = cv2.findContours(sel.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)[0][0]
+        spalls.append(
+            SpallMeasurement(
+                block=index,
+                depth_mm=depth,
+                depth_uncertainty_mm=math.hypot(noise_avg, pu, 0.3),
+                area_mm2=area,
+                area_uncertainty_mm2=perim * c * c * 0.5,
+                center_mm=hm.to_sensor(
+                    hm.a0_mm + cx * c, hm.b0_mm + cy * c, float(plane[int(cy), int(cx)])
+                ),
+                image_contour_px=tuple(
+                    (float(hm.a0_mm + p[0][0] * c), float(hm.b0_mm + p[0][1] * c)) for p in contour
+                ),
+            )
+        )
+    deepest = max(spalls, key=lambda s: s.depth_mm, default=None)
+    bc = b.centroid
+    return BlockMeasurement(
+        block=index,
+        deterioration_depth_mm=deepest.depth_mm if deepest else 0.0,
+        deterioration_depth_uncertainty_mm=deepest.depth_uncertainty_mm if deepest else 0.0,
+        deterioration_area_mm2=float(sum(s.area_mm2 for s in spalls)),
+        plane_rms_mm=b.sigma,
+        cross_slope_mm_per_m=None,
+        cross_slope_uncertainty_mm_per_m=None,
+        spalls=tuple(spalls),
+        center_mm=hm.to_sensor(
+            hm.a0_mm + bc[0] * c, hm.b0_mm + bc[1] * c, _plane_at(b, bc[0], bc[1])[0]
+        ),
+    )

@@ -1,0 +1,420 @@
+"""Synthetic sidewalk scenes with exact known geometry (the ground truth).
+
+World frame, millimetres: x runs along the walk in survey direction, y across
+it (y = 0 is the curb-side edge, y = walk width the property side), z is up
+(against gravity). Blocks are planes separated by joints: straight tooled
+joints with rounded edges, or meandering sharp-edged cracks. Each joint has a
+gap (perpendicular opening between the two vertical faces), a fault (height of
+the block after minus the block before, at the joint's mid-point) and a floor.
+Spalls are elliptical bowls inside blocks. Outside the walk is rough turf.
+
+Renderers for a depth camera, a survey photo and a laser-line image of the
+same scene live here too, so tests and benchmarks share one truth.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .results import EdgeType
+
+F64 = NDArray[np.float64]
+
+# Label values of the surface map besides block indices.
+GAP = -1
+TURF = -2
+
+
+@dataclass(frozen=True, slots=True)
+class JointTruth:
+    """A joint between block ``index`` and block ``index + 1``."""
+
+    index: int
+    station_mm: float  # x of the joint centre line at mid-walk
+    skew_rad: float
+    kind: EdgeType
+    gap_mm: float
+    fault_mm: float  # at mid-walk: block after minus block before
+    edge_radius_mm: float  # tooled rounding; 0 for cracks
+    meander_amplitude_mm: float
+    meander_wavelength_mm: float
+    meander_phase_rad: float
+    floor_depth_mm: float  # gap floor below the lower block
+
+
+@dataclass(frozen=True, slots=True)
+class SpallTruth:
+    """An elliptical bowl: drop = depth * (1 - r^2) ** exponent for r <= 1."""
+
+    block: int
+    center_x_mm: float
+    center_y_mm: float
+    semi_a_mm: float
+    semi_b_mm: float
+    angle_rad: float
+    depth_mm: float
+    exponent: float
+
+    def area_deeper_than(self, threshold_mm: float) -> float:
+        """Plan area (mm^2) where the bowl is at least ``threshold_mm`` deep."""
+        if threshold_mm >= self.depth_mm:
+            return 0.0
+        frac = 1.0 - (threshold_mm / self.depth_mm) ** (1.0 / self.exponent)
+        return math.pi * self.semi_a_mm * self.semi_b_mm * frac
+
+
+@dataclass(frozen=True, slots=True)
+class BlockTruth:
+    """Block ``index``: z = z0 + slope_x * (x - center_x) + cross_slope * (y - w/2)."""
+
+    index: int
+    z0_mm: float
+    center_x_mm: float
+    slope_x: float
+
+
+@dataclass(frozen=True, slots=True)
+class SidewalkScene:
+    """A walk of several blocks with exactly known geometry."""
+
+    walk_width_mm: float
+    cross_slope: float  # mm per mm, positive = falls toward the curb (y = 0)
+    blocks: tuple[BlockTruth, ...]
+    joints: tuple[JointTruth, ...]
+    spalls: tuple[SpallTruth, ...]
+    turf_drop_mm: float
+    seed: int
+
+    def block_height(self, block: int, x: F64, y: F64) -> F64:
+        """Height of block ``block``'s top plane at (x, y)."""
+        b = self.blocks[block]
+        out: F64 = (
+            b.z0_mm
+            + b.slope_x * (x - b.center_x_mm)
+            + self.cross_slope * (y - self.walk_width_mm / 2)
+        )
+        return out
+
+    def joint_center_x(self, joint: JointTruth, y: F64) -> F64:
+        """x of the joint's centre line at each y."""
+        yc = y - self.walk_width_mm / 2
+        out: F64 = (
+            joint.station_mm
+            + math.tan(joint.skew_rad) * yc
+            + joint.meander_amplitude_mm
+            * np.sin(2 * math.pi * yc / joint.meander_wavelength_mm + joint.meander_phase_rad)
+        )
+        return out
+
+    def fault_at(self, joint: JointTruth, y: float) -> float:
+        """True signed vertical differential at the joint, at across-walk position y."""
+        ya = np.array([y])
+        x = self.joint_center_x(joint, ya)
+        return float(
+            (self.block_height(joint.index + 1, x, ya) - self.block_height(joint.index, x, ya))[0]
+        )
+
+    def max_abs_fault(self, joint: JointTruth, y_lo: float, y_hi: float) -> float:
+        """Largest true |differential| along the joint between y_lo and y_hi."""
+        ys = np.linspace(y_lo, y_hi, 200)
+        return max(abs(self.fault_at(joint, float(v))) for v in ys)
+
+    def surface(self, x: F64, y: F64) -> tuple[F64, NDArray[np.int32]]:
+        """Height (mm) and label (block index, GAP or TURF) at each (x, y)."""
+        w = self.walk_width_mm
+        label = np.zeros(x.shape, np.int32)
+        dxs = []
+        for j in self.joints:
+            dx = x - self.joint_center_x(j, y)
+            dxs.append(dx)
+            label += (dx > 0).astype(np.int32)
+        h = np.zeros(x.shape, np.float64)
+        for b in self.blocks:
+            sel = label == b.index
+            h[sel] = self.block_height(b.index, x[sel], y[sel])
+        for j, dx in zip(self.joints, dxs, strict=True):
+            cos = math.cos(j.skew_rad)
+            # Perpendicular distance from the nearer face; the faces are offset
+            # along x by half the gap over cos(skew) so the opening is gap_mm.
+            e = np.abs(dx) * cos - j.gap_mm / 2
+            if j.edge_radius_mm > 0:
+                r = j.edge_radius_mm
+                near = (e >= 0) & (e < r)
+                h[near] -= r - np.sqrt(np.maximum(r * r - (r - e[near]) ** 2, 0.0))
+            gap = e < 0
+            if gap.any():
+                lo = np.minimum(
+                    self.block_height(j.index, x[gap], y[gap]),
+                    self.block_height(j.index + 1, x[gap], y[gap]),
+                )
+                h[gap] = lo - j.floor_depth_mm
+                label[gap] = GAP
+        for s in self.spalls:
+            ca, sa = math.cos(s.angle_rad), math.sin(s.angle_rad)
+            u = ((x - s.center_x_mm) * ca + (y - s.center_y_mm) * sa) / s.semi_a_mm
+            v = (-(x - s.center_x_mm) * sa + (y - s.center_y_mm) * ca) / s.semi_b_mm
+            r2 = u * u + v * v
+            inside = (r2 < 1) & (label == s.block)
+            h[inside] -= s.depth_mm * (1 - r2[inside]) ** s.exponent
+        turf = (y < 0) | (y > w)
+        if turf.any():
+            yy = np.clip(y[turf], 0, w)
+            base = self.cross_slope * (yy - w / 2) + float(np.mean([b.z0_mm for b in self.blocks]))
+            h[turf] = base - self.turf_drop_mm + _roughness(x[turf], y[turf], self.seed, 6.0)
+            label[turf] = TURF
+        return h, label
+
+
+def _roughness(x: F64, y: F64, seed: int, amplitude_mm: float) -> F64:
+    """Deterministic band-limited roughness (sum of random plane waves)."""
+    rng = np.random.default_rng(seed + 7919)
+    out = np.zeros(x.shape)
+    for _ in range(8):
+        wl = rng.uniform(8.0, 60.0)
+        th = rng.uniform(0, math.pi)
+        ph = rng.uniform(0, 2 * math.pi)
+        out += np.sin(2 * math.pi * (x * math.cos(th) + y * math.sin(th)) / wl + ph)
+    result: F64 = out * (amplitude_mm / math.sqrt(8))
+    return result
+
+
+def random_scene(
+    rng: np.random.Generator,
+    *,
+    n_blocks: int = 4,
+    fault_range_mm: tuple[float, float] = (-35.0, 35.0),
+    gap_range_mm: tuple[float, float] = (1.0, 45.0),
+    crack_fraction: float = 0.4,
+    spalls_per_block: tuple[int, int] = (0, 2),
+    spall_depth_range_mm: tuple[float, float] = (2.0, 25.0),
+) -> SidewalkScene:
+    """Draw a scene with wide parameter ranges (not tuned to any algorithm)."""
+    width = rng.uniform(1000.0, 2000.0)
+    lengths = rng.uniform(900.0, 1800.0, n_blocks)
+    edges = np.concatenate([[0.0], np.cumsum(lengths)])
+    joints: list[JointTruth] = []
+    for i in range(n_blocks - 1):
+        crack = rng.uniform() < crack_fraction
+        joints.append(
+            JointTruth(
+                index=i,
+                station_mm=float(edges[i + 1]),
+                skew_rad=math.radians(rng.uniform(-6.0, 6.0)),
+                kind=EdgeType.CRACK if crack else EdgeType.TOOLED_JOINT,
+                gap_mm=float(rng.uniform(*gap_range_mm)),
+                fault_mm=float(rng.uniform(*fault_range_mm)),
+                edge_radius_mm=0.0 if crack else float(rng.uniform(3.0, 12.7)),
+                meander_amplitude_mm=float(rng.uniform(3.0, 12.0)) if crack else 0.0,
+                meander_wavelength_mm=float(rng.uniform(250.0, 700.0)),
+                meander_phase_rad=float(rng.uniform(0, 2 * math.pi)),
+                floor_depth_mm=float(rng.uniform(30.0, 100.0)),
+            )
+        )
+    cross = float(rng.uniform(0.0, 0.04))
+    slopes = rng.uniform(-0.01, 0.01, n_blocks)
+    centers = (edges[:-1] + edges[1:]) / 2
+    z0 = [0.0]
+    for i, j in enumerate(joints):
+        # Block i+1's z0 is chosen so the fault at mid-walk is exactly j.fault_mm.
+        xj = j.station_mm
+        zi = z0[i] + slopes[i] * (xj - centers[i])
+        z0.append(zi + j.fault_mm - slopes[i + 1] * (xj - centers[i + 1]))
+    blocks = tuple(
+        BlockTruth(i, float(z0[i]), float(centers[i]), float(slopes[i])) for i in range(n_blocks)
+    )
+    spalls: list[SpallTruth] = []
+    for b in range(n_blocks):
+        for _ in range(int(rng.integers(spalls_per_block[0], spalls_per_block[1] + 1))):
+            a = float(rng.uniform(40.0, 150.0))
+            bb = float(rng.uniform(40.0, a))
+            margin = a + 80.0
+            lo, hi = edges[b] + margin, edges[b + 1] - margin
+            if hi <= lo or width - 2 * margin <= 0:
+                continue
+            cand = SpallTruth(
+                block=b,
+                center_x_mm=float(rng.uniform(lo, hi)),
+                center_y_mm=float(rng.uniform(margin, width - margin)),
+                semi_a_mm=a,
+                semi_b_mm=bb,
+                angle_rad=float(rng.uniform(0, math.pi)),
+                depth_mm=float(rng.uniform(*spall_depth_range_mm)),
+                exponent=float(rng.uniform(0.3, 1.0)),
+            )
+            if all(
+                math.hypot(cand.center_x_mm - o.center_x_mm, cand.center_y_mm - o.center_y_mm)
+                > cand.semi_a_mm + o.semi_a_mm + 60
+                for o in spalls
+            ):
+                spalls.append(cand)
+    return SidewalkScene(
+        walk_width_mm=float(width),
+        cross_slope=cross,
+        blocks=blocks,
+        joints=tuple(joints),
+        spalls=tuple(spalls),
+        turf_drop_mm=float(rng.uniform(20.0, 60.0)),
+        seed=int(rng.integers(0, 2**31 - 1)),
+    )
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Camera:
+    """Pinhole camera with OpenCV distortion, placed in the world.
+
+    ``rotation`` maps world to camera coordinates (x right, y down, z forward);
+    ``center_mm`` is the projection centre in the world.
+    """
+
+    width: int
+    height: int
+    matrix: F64  # 3x3 intrinsics
+    distortion: F64  # k1, k2, p1, p2, k3
+    rotation: F64
+    center_mm: F64
+
+    def world_to_camera(self, p: F64) -> F64:
+        """N x 3 world points to camera coordinates."""
+        out: F64 = (p - self.center_mm) @ self.rotation.T
+        return out
+
+    def camera_to_world(self, p: F64) -> F64:
+        """N x 3 camera points to world coordinates."""
+        out: F64 = p @ self.rotation + self.center_mm
+        return out
+
+
+def look_down_camera(
+    *,
+    width: int,
+    height: int,
+    focal_px: float,
+    center_mm: tuple[float, float, float],
+    tilt_deg: float = 0.0,
+    yaw_deg: float = 0.0,
+    roll_deg: float = 0.0,
+    distortion: tuple[float, float, float, float, float] = (0.0, 0.0, 0.0, 0.0, 0.0),
+) -> Camera:
+    """A camera looking straight down, then tilted (about its x axis, so it
+    looks further along -y... +y), turned (yaw) and rolled."""
+    # Looking down: camera x = world +x, camera y = world -y, camera z = world -z.
+    base = np.array([[1.0, 0, 0], [0, -1.0, 0], [0, 0, -1.0]])
+    t, yw, rl = (math.radians(v) for v in (tilt_deg, yaw_deg, roll_deg))
+    rx = np.array([[1, 0, 0], [0, math.cos(t), -math.sin(t)], [0, math.sin(t), math.cos(t)]])
+    rz = np.array([[math.cos(yw), -math.sin(yw), 0], [math.sin(yw), math.cos(yw), 0], [0, 0, 1]])
+    rr = np.array([[math.cos(rl), -math.sin(rl), 0], [math.sin(rl), math.cos(rl), 0], [0, 0, 1]])
+    rot = rr @ rx @ base @ rz
+    k = np.array([[focal_px, 0, width / 2 - 0.5], [0, focal_px, height / 2 - 0.5], [0, 0, 1]])
+    return Camera(width, height, k, np.array(distortion, float), rot, np.array(center_mm, float))
+
+
+def ground_footprint(camera: Camera, z_mm: float = 0.0) -> tuple[float, float, float, float]:
+    """World x/y bounding box of what the camera sees on the plane z = z_mm."""
+    u = np.array([0, camera.width, 0, camera.width], float)
+    v = np.array([0, 0, camera.height, camera.height], float)
+    rays = _pixel_rays(camera, u, v)
+    t = (z_mm - camera.center_mm[2]) / rays[:, 2]
+    pts = camera.center_mm + rays * t[:, None]
+    return float(pts[:, 0].min()), float(pts[:, 0].max()), float(pts[:, 1].min()), float(
+        pts[:, 1].max()
+    )
+
+
+def _pixel_rays(camera: Camera, u: F64, v: F64) -> F64:
+    """World-frame ray directions (unnormalised) through distorted pixels."""
+    import cv2
+
+    pts = np.stack([u, v], -1).reshape(-1, 1, 2).astype(np.float64)
+    und = cv2.undistortPoints(pts, camera.matrix, camera.distortion).reshape(-1, 2)
+    d_cam = np.concatenate([und, np.ones((len(und), 1))], 1)
+    out: F64 = d_cam @ camera.rotation
+    return out
+
+
+def render_depth(
+    scene: SidewalkScene,
+    camera: Camera,
+    rng: np.random.Generator,
+    *,
+    noise_mm: float = 1.0,
+    noise_per_m2_mm: float = 1.0,
+    oversample: float = 2.0,
+) -> NDArray[np.uint16]:
+    """Depth map (uint16 millimetres along the optical axis, 0 = no return).
+
+    The height field is sampled finer than a pixel and z-buffered, so occlusion
+    at faulted joints and gaps is right; noise grows with the square of range
+    as it does for stereo and structured-light cameras.
+    """
+    x0, x1, y0, y1 = ground_footprint(camera, -150.0)
+    xa, xb, ya, yb = ground_footprint(camera, 100.0)
+    x0, x1, y0, y1 = min(x0, xa), max(x1, xb), min(y0, ya), max(y1, yb)
+    gsd = float(np.linalg.norm(camera.center_mm[2])) / camera.matrix[0, 0]
+    step = gsd / oversample
+    xs = np.arange(x0, x1, step)
+    ys = np.arange(y0, y1, step)
+    depth = np.full(camera.height * camera.width, np.inf)
+    # Rows in chunks keep memory bounded on big footprints.
+    for r0 in range(0, len(ys), 256):
+        gx, gy = np.meshgrid(xs, ys[r0 : r0 + 256])
+        gx = gx.ravel()
+        gy = gy.ravel()
+        h, _ = scene.surface(gx, gy)
+        pc = camera.world_to_camera(np.stack([gx, gy, h], -1))
+        z = pc[:, 2]
+        ok = z > 1
+        uv = _project(camera, pc[ok])
+        ui = np.floor(uv[:, 0]).astype(np.int64)
+        vi = np.floor(uv[:, 1]).astype(np.int64)
+        inb = (ui >= 0) & (ui < camera.width) & (vi >= 0) & (vi < camera.height)
+        np.minimum.at(depth, vi[inb] * camera.width + ui[inb], z[ok][inb])
+    depth = depth.reshape(camera.height, camera.width)
+    valid = np.isfinite(depth)
+    z = np.where(valid, depth, 0.0)
+    sigma = noise_mm + noise_per_m2_mm * (z / 1000.0) ** 2
+    z = z + rng.normal(0, 1, z.shape) * sigma
+    out = np.where(valid, np.clip(np.rint(z), 1, 65535), 0).astype(np.uint16)
+    return out
+
+
+def _project(camera: Camera, pc: F64) -> F64:
+    """Camera-frame points to distorted pixel coordinates."""
+    import cv2
+
+    if not np.any(camera.distortion):
+        uvw = pc @ camera.matrix.T
+        out: F64 = uvw[:, :2] / uvw[:, 2:3]
+        return out
+    img, _ = cv2.projectPoints(
+        pc.reshape(-1, 1, 3), np.zeros(3), np.zeros(3), camera.matrix, camera.distortion
+    )
+    res: F64 = img.reshape(-1, 2)
+    return res
+
+
+def depth_survey_camera(
+    scene: SidewalkScene, rng: np.random.Generator, joint: int = 0
+) -> Camera:
+    """A depth camera at the documented survey geometry, centred on a joint.
+
+    0.9 to 1.3 m above the walk, tilted up to 20 degrees, turned up to 10
+    degrees, 1280 x 720 with a 900 px focal length (about 71 degrees across).
+    """
+    j = scene.joints[joint]
+    return look_down_camera(
+        width=1280,
+        height=720,
+        focal_px=900.0,
+        center_mm=(
+            j.station_mm + float(rng.uniform(-250, 250)),
+            scene.walk_width_mm / 2 + float(rng.uniform(-150, 150)),
+            float(rng.uniform(900.0, 1300.0)),
+        ),
+        tilt_deg=float(rng.uniform(-20, 20)),
+        yaw_deg=float(rng.uniform(-10, 10)),
+        roll_deg=float(rng.uniform(-5, 5)),
+    )

@@ -1,0 +1,189 @@
+"""Configuration: a TOML file plus environment overrides, strict about unknown keys.
+
+Precedence: environment (``SIDEWALK_<SECTION>__<FIELD>``) over the TOML file
+over defaults. Every default is the embedded one: SQLite for both stores and,
+with no ``mqtt.url``, an embedded broker for the demo.
+
+Secrets (broker password, InfluxDB token, database password) are read only
+from the environment; a secret found in the file is refused with the variable
+to use instead, so a config file can be committed or mailed safely.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from sidewalk.core.contract import SLUG
+
+ENV_PREFIX = "SIDEWALK_"
+
+# secret name in the file -> the environment variable that must carry it instead
+SECRET_KEYS = {
+    ("mqtt", "password"): "SIDEWALK_MQTT_PASSWORD",
+    ("timeseries", "influx_token"): "SIDEWALK_INFLUX_TOKEN",
+    ("cases", "password"): "SIDEWALK_DB_PASSWORD",
+}
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used; the message names the field."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class MqttConfig(_Section):
+    url: str | None = Field(
+        default=None,
+        description="mqtt://host:port or mqtts://host:port; unset = embedded broker (demo only)",
+    )
+    client_id: Annotated[str, Field(pattern=SLUG)] = "sidewalk-ingest"
+    username: str | None = None
+    ca_file: Path | None = None
+    ack_batch: Annotated[int, Field(ge=1, le=65_535)] = 500
+    shared_group: Annotated[str, Field(pattern=SLUG)] | None = Field(
+        default=None, description="consume through $share/<group>/… to spread ingest over workers"
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _scheme(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        parts = urlsplit(value)
+        if parts.scheme not in {"mqtt", "mqtts"} or not parts.hostname:
+            raise ValueError("must look like mqtt://host:1883 or mqtts://host:8883")
+        if parts.password:
+            raise ValueError("put the password in SIDEWALK_MQTT_PASSWORD, not in the URL")
+        return value
+
+    @property
+    def host(self) -> str:
+        return urlsplit(self.url or "mqtt://127.0.0.1").hostname or "127.0.0.1"
+
+    @property
+    def port(self) -> int:
+        parts = urlsplit(self.url or "mqtt://127.0.0.1")
+        return parts.port or (8883 if parts.scheme == "mqtts" else 1883)
+
+    @property
+    def tls(self) -> bool:
+        return (self.url or "").startswith("mqtts://")
+
+
+class TimeSeriesConfig(_Section):
+    sqlite_path: Path = Path("var/timeseries.sqlite3")
+    influx_url: str | None = Field(default=None, description="InfluxDB v2 write API base URL")
+    influx_org: str = "clyman"
+    influx_bucket: str = "sidewalk"
+
+
+class CasesConfig(_Section):
+    database_url: str = Field(
+        default="sqlite:///var/cases.sqlite3",
+        description="SQLAlchemy URL; postgresql+psycopg://user@host/db for PostgreSQL",
+    )
+
+    @field_validator("database_url")
+    @classmethod
+    def _no_password(cls, value: str) -> str:
+        if urlsplit(value).password:
+            raise ValueError("put the password in SIDEWALK_DB_PASSWORD, not in the URL")
+        return value
+
+
+class AnalyticsConfig(_Section):
+    client_id: Annotated[str, Field(pattern=SLUG)] = "sidewalk-analytics"
+    tick_seconds: Annotated[float, Field(gt=0, le=3600)] = 30.0
+
+
+class Settings(BaseSettings):
+    """The whole server/device configuration."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        extra="forbid",
+        frozen=True,
+    )
+
+    site: Annotated[str, Field(pattern=SLUG)] = "clyman"
+    data_dir: Path = Path("var")
+    profile: Path | None = Field(default=None, description="ordinance profile TOML; unset = Clyman")
+    mqtt: MqttConfig = MqttConfig()
+    timeseries: TimeSeriesConfig = TimeSeriesConfig()
+    cases: CasesConfig = CasesConfig()
+    analytics: AnalyticsConfig = AnalyticsConfig()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # init = the TOML file's contents, passed by load_settings; env wins over it.
+        return (env_settings, init_settings)
+
+
+class Secrets(BaseModel):
+    """Secrets, from the environment only."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mqtt_password: SecretStr | None = None
+    influx_token: SecretStr | None = None
+    db_password: SecretStr | None = None
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> Secrets:
+        env = os.environ if environ is None else environ
+
+        def get(name: str) -> SecretStr | None:
+            value = env.get(name)
+            return SecretStr(value) if value else None
+
+        return cls(
+            mqtt_password=get("SIDEWALK_MQTT_PASSWORD"),
+            influx_token=get("SIDEWALK_INFLUX_TOKEN"),
+            db_password=get("SIDEWALK_DB_PASSWORD"),
+        )
+
+
+def _refuse_secrets(data: dict[str, Any], source: str) -> None:
+    for (section, key), env_name in SECRET_KEYS.items():
+        table = data.get(section)
+        if isinstance(table, dict) and key in table:
+            raise ConfigError(f"{source}: {section}.{key}: secrets are read only from the environment; set {env_name}")
+
+
+def load_settings(path: Path | str | None = None) -> Settings:
+    """Read the TOML file (if any) and the environment into validated settings."""
+    data: dict[str, Any] = {}
+    source = "<defaults>"
+    if path is not None:
+        source = str(path)
+        try:
+            data = tomllib.loads(Path(path).read_text("utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"{source}: no such configuration file") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+        _refuse_secrets(data, source)
+    try:
+        return Settings(**data)
+    except ValidationError as exc:
+        problems = [
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        ]
+        raise ConfigError(f"{source}: invalid configuration\n  " + "\n  ".join(problems)) from None

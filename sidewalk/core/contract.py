@@ -1,0 +1,237 @@
+"""The message contract: topics, payload models and the schema version.
+
+This is the one module that maps each stream to its payload model. The edge
+publishes with it, ingest validates with it, analytics reads with it.
+
+Topic: ``sidewalk/v1/<site_id>/<device_id>/<stream>``.
+Payload: JSON with ``schema`` (integer version), ``device``, ``seq``
+(per-device, monotonic, survives reboots), ``ts`` (event time, UTC, integer
+milliseconds since the Unix epoch) and readings whose names carry their unit.
+
+Frames (evidence JPEGs) are content-addressed: the device publishes a ``frame``
+message whose ``sha256`` names the image, and the JPEG bytes travel on
+``…/frame/<sha256>`` as the raw body. Keeping the JSON small keeps every
+reading inspectable with ``mosquitto_sub``; the hash makes re-sends harmless.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+SCHEMA_VERSION = 1
+TOPIC_ROOT = "sidewalk"
+TOPIC_VERSION = "v1"
+
+SLUG = r"^[a-z0-9][a-z0-9-]{0,62}$"
+_SLUG_RE = re.compile(SLUG)
+
+Slug = Annotated[str, Field(pattern=SLUG)]
+Seq = Annotated[int, Field(ge=0, le=2**63 - 1)]
+# 2000-01-01 .. 2100-01-01: anything outside is a clock fault, not weather.
+EventTimeMs = Annotated[int, Field(ge=946_684_800_000, le=4_102_444_800_000)]
+
+Stream = Literal["weather", "snow", "frame", "status", "stored"]
+READING_STREAMS: tuple[str, ...] = ("weather", "snow", "frame")
+
+
+class ContractError(ValueError):
+    """A message that breaks the contract; ``reason`` is a short stable code."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+class _Payload(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    schema_: Literal[1] = Field(alias="schema", default=SCHEMA_VERSION)
+    device: Slug
+
+    def to_json(self) -> bytes:
+        """Serialise with the wire names (``schema``, not ``schema_``)."""
+        return self.model_dump_json(by_alias=True, exclude_none=True).encode()
+
+
+class Reading(_Payload):
+    """Every stored stream carries a per-device sequence number and event time."""
+
+    seq: Seq
+    ts: EventTimeMs
+
+    @property
+    def event_time(self) -> datetime:
+        return datetime.fromtimestamp(self.ts / 1000, tz=UTC)
+
+
+class WeatherReading(Reading):
+    """A pole's weather sensors, one sample. Absent fields were not measured."""
+
+    stream: Literal["weather"] = "weather"
+    snow_depth_mm: Annotated[float, Field(ge=0, le=5000)] | None = None
+    precip_mm: Annotated[float, Field(ge=0, le=500)] | None = None
+    air_temp_c: Annotated[float, Field(ge=-60, le=60)] | None = None
+    surface_temp_c: Annotated[float, Field(ge=-60, le=80)] | None = None
+    relative_humidity_pct: Annotated[float, Field(ge=0, le=100)] | None = None
+    ground_temp_c: Annotated[float, Field(ge=-60, le=60)] | None = None
+    ground_probe_depth_mm: Annotated[int, Field(ge=0, le=3000)] | None = None
+
+    @model_validator(mode="after")
+    def _has_a_value(self) -> WeatherReading:
+        values = (
+            self.snow_depth_mm,
+            self.precip_mm,
+            self.air_temp_c,
+            self.surface_temp_c,
+            self.relative_humidity_pct,
+            self.ground_temp_c,
+        )
+        if all(v is None for v in values):
+            raise ValueError("a weather reading must carry at least one measured value")
+        if (self.ground_temp_c is None) != (self.ground_probe_depth_mm is None):
+            raise ValueError("ground_temp_c and ground_probe_depth_mm come together")
+        return self
+
+
+class SnowMeasurement(Reading):
+    """The camera's measurement of one frontage.
+
+    ``cleared_width_mm`` is the narrowest clear path along the whole frontage,
+    which is what § 370-10 A's "minimum of four feet" is tested against.
+    """
+
+    stream: Literal["snow"] = "snow"
+    frontage: Slug
+    snow_cover_fraction: Annotated[float, Field(ge=0, le=1)]
+    cleared_width_mm: Annotated[float, Field(ge=0, le=20_000)]
+    ice_suspected: bool = False
+    frame_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
+
+
+class FrameRef(Reading):
+    """Announces an evidence JPEG whose bytes travel on ``…/frame/<sha256>``."""
+
+    stream: Literal["frame"] = "frame"
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    frontage: Slug | None = None
+    bytes_len: Annotated[int, Field(ge=1, le=20_000_000)]
+
+
+class Status(_Payload):
+    """Retained availability. ``offline`` is the broker-sent last will."""
+
+    stream: Literal["status"] = "status"
+    state: Literal["online", "offline", "stopped"]
+    ts: EventTimeMs
+    # The lowest seq the device still holds in its buffer (or its next seq when
+    # the buffer is empty). A seq below it that the server lacks is gone for
+    # good, so ingest can stop waiting for it and let the watermark move on.
+    buffer_floor_seq: Seq | None = None
+
+
+class StoredWatermark(_Payload):
+    """Retained by ingest: every reading of ``device`` with seq <= ``seq`` is durable."""
+
+    stream: Literal["stored"] = "stored"
+    seq: Seq
+    ts: EventTimeMs
+
+
+AnyReading = WeatherReading | SnowMeasurement | FrameRef
+
+STREAM_MODELS: dict[str, type[_Payload]] = {
+    "weather": WeatherReading,
+    "snow": SnowMeasurement,
+    "frame": FrameRef,
+    "status": Status,
+    "stored": StoredWatermark,
+}
+
+
+class TopicParts(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    site: str
+    device: str
+    stream: str
+
+
+def topic_for(site: str, device: str, stream: str) -> str:
+    """Build a topic; ids must be slugs so a topic never needs escaping."""
+    for name, value in (("site", site), ("device", device)):
+        if not _SLUG_RE.match(value):
+            raise ValueError(f"{name} id {value!r} is not a slug ({SLUG})")
+    if stream not in STREAM_MODELS:
+        raise ValueError(f"unknown stream {stream!r}")
+    return f"{TOPIC_ROOT}/{TOPIC_VERSION}/{site}/{device}/{stream}"
+
+
+def subscription(site: str = "+") -> str:
+    """The wildcard an ingest or analytics consumer subscribes to."""
+    return f"{TOPIC_ROOT}/{TOPIC_VERSION}/{site}/+/+"
+
+
+def parse_topic(topic: str) -> TopicParts:
+    """Split a topic, or raise ``ContractError('bad_topic', …)``."""
+    parts = topic.split("/")
+    if len(parts) != 5 or parts[0] != TOPIC_ROOT or parts[1] != TOPIC_VERSION:
+        raise ContractError("bad_topic", f"{topic!r} is not {TOPIC_ROOT}/{TOPIC_VERSION}/site/device/stream")
+    site, device, stream = parts[2:]
+    if not _SLUG_RE.match(site) or not _SLUG_RE.match(device):
+        raise ContractError("bad_topic", f"site and device in {topic!r} must be slugs")
+    if stream not in STREAM_MODELS:
+        raise ContractError("unknown_stream", f"stream {stream!r} in {topic!r}")
+    return TopicParts(site=site, device=device, stream=stream)
+
+
+def _first_error(exc: ValidationError) -> tuple[str, str]:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "payload"
+    kind = err["type"]
+    if kind == "missing":
+        return "missing_field", f"{where}: required"
+    if kind == "extra_forbidden":
+        return "extra_field", f"{where}: not in schema {SCHEMA_VERSION}"
+    if kind in {"greater_than_equal", "less_than_equal", "greater_than", "less_than"}:
+        return "out_of_range", f"{where}: {err['msg']} (got {err.get('input')!r})"
+    return "invalid_value", f"{where}: {err['msg']}"
+
+
+def parse_payload(topic: str, payload: bytes) -> _Payload:
+    """Validate one MQTT message against the contract.
+
+    Raises ``ContractError`` with a stable ``reason`` code: ``bad_topic``,
+    ``unknown_stream``, ``malformed_json``, ``unknown_schema``,
+    ``missing_field``, ``extra_field``, ``out_of_range``, ``invalid_value``,
+    ``topic_mismatch``.
+    """
+    parts = parse_topic(topic)
+    try:
+        raw: Any = json.loads(payload)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ContractError("malformed_json", str(exc)) from None
+    if not isinstance(raw, dict):
+        raise ContractError("malformed_json", f"payload is a JSON {type(raw).__name__}, not an object")
+    schema = raw.get("schema")
+    if schema != SCHEMA_VERSION or isinstance(schema, bool):
+        raise ContractError("unknown_schema", f"schema {schema!r}; this server reads {SCHEMA_VERSION}")
+    raw.setdefault("stream", parts.stream)
+    if raw["stream"] != parts.stream:
+        raise ContractError("topic_mismatch", f"payload stream {raw['stream']!r} on topic stream {parts.stream!r}")
+    model = STREAM_MODELS[parts.stream]
+    try:
+        # Strict mode rejects "12" for a number, but JSON floats like 3 arrive as
+        # int; pydantic strict accepts int for float, which is what we want.
+        msg = model.model_validate(raw)
+    except ValidationError as exc:
+        reason, detail = _first_error(exc)
+        raise ContractError(reason, detail) from None
+    if msg.device != parts.device:
+        raise ContractError("topic_mismatch", f"payload device {msg.device!r} on topic device {parts.device!r}")
+    return msg

@@ -1,0 +1,380 @@
+"""The one adapter that owns paho-mqtt.
+
+Everything else in Sidewalk Watch receives ``MqttMessage`` values and calls
+``MqttClient`` methods; no other module imports paho. paho is in the edge and
+server extras only, so it is imported here and nowhere in ``core``'s own
+dependencies.
+
+Connecting negotiates: MQTT v5 first (a Receive Maximum sized to the ack batch
+and a session that outlives the connection), then MQTT 3.1.1 when the broker
+does not answer a v5 CONNECT in time (the embedded amqtt broker stays silent)
+or says the version is unsupported. A refused connection raises; the client
+never reports itself connected without a CONNACK that says so.
+"""
+
+from __future__ import annotations
+
+import logging
+import ssl
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+import paho.mqtt.client as paho
+from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
+
+log = logging.getLogger(__name__)
+
+Protocol = Literal["5", "3.1.1"]
+
+# MQTT v5 CONNACK 0x84: the broker does not speak this protocol version.
+_UNSUPPORTED_PROTOCOL_VERSION = 132
+
+
+class MqttError(RuntimeError):
+    """Base class for broker failures the caller must handle."""
+
+
+class MqttConnectRefused(MqttError):
+    """The broker answered CONNECT with a failure (bad credentials, banned id, …)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"broker refused the connection: {reason}")
+        self.reason = reason
+
+
+class MqttUnreachable(MqttError):
+    """No broker answered: the socket failed or no CONNACK came in time."""
+
+
+@dataclass(frozen=True, slots=True)
+class MqttMessage:
+    """One received message, detached from paho.
+
+    ``connection`` counts the client's connections; an ack for a message from
+    an earlier connection is skipped because the broker re-sends it anyway.
+    """
+
+    topic: str
+    payload: bytes
+    qos: int
+    retain: bool
+    mid: int
+    connection: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TlsSettings:
+    """Server verification and, optionally, a client certificate."""
+
+    ca_certs: str | None = None
+    certfile: str | None = None
+    keyfile: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Will:
+    """The message the broker publishes when the client vanishes."""
+
+    topic: str
+    payload: bytes
+    qos: int = 1
+    retain: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class MqttSettings:
+    """How to reach the broker and what kind of session to hold there."""
+
+    host: str
+    port: int
+    client_id: str
+    clean_start: bool = False
+    username: str | None = None
+    password: str | None = None
+    tls: TlsSettings | None = None
+    keepalive_s: int = 30
+    # v5 only: how many unacknowledged QoS 1 messages the broker may send us.
+    # Must exceed the ack batch or a batching consumer stalls.
+    receive_maximum: int = 1000
+    # v5 only: a session must outlive the connection or queued messages vanish
+    # on disconnect (v5's default expiry is 0). Devices buffer beyond this.
+    session_expiry_s: int = 7 * 24 * 3600
+    protocol: Literal["auto", "5", "3.1.1"] = "auto"
+    # Short, because amqtt answers a v5 CONNECT with silence.
+    connect_timeout_s: float = 3.0
+    reconnect_min_s: int = 1
+    reconnect_max_s: int = 10
+
+
+class MqttClient:
+    """A connected MQTT session with manual acknowledgement and reconnect.
+
+    Callbacks run on paho's network thread; keep them short (hand work to a
+    queue). ``on_connect(session_present)`` runs on every (re)connect after
+    remembered subscriptions are restored.
+    """
+
+    def __init__(
+        self,
+        settings: MqttSettings,
+        *,
+        on_message: Callable[[MqttMessage], None] | None = None,
+        on_connect: Callable[[bool], None] | None = None,
+        on_disconnect: Callable[[], None] | None = None,
+        on_publish: Callable[[int], None] | None = None,
+        manual_ack: bool = False,
+        will: Will | None = None,
+    ) -> None:
+        if not 1 <= settings.receive_maximum <= 65535:
+            raise ValueError("receive_maximum must be 1..65535")
+        self.settings = settings
+        self._on_message = on_message
+        self._on_connect = on_connect
+        self._on_disconnect = on_disconnect
+        self._on_publish = on_publish
+        self._manual_ack = manual_ack
+        self._will = will
+        self._client: paho.Client | None = None
+        self._protocol: Protocol | None = None
+        self._subscriptions: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._connected = threading.Event()
+        self._connack = threading.Event()
+        self._refusal: str | None = None
+        self._connection = 0
+
+    @property
+    def protocol(self) -> Protocol | None:
+        """The protocol negotiated by ``connect()``; None before it."""
+        return self._protocol
+
+    @property
+    def is_connected(self) -> bool:
+        """True only while a CONNACK accepted the current connection."""
+        return self._connected.is_set()
+
+    def connect(self) -> None:
+        """Connect, negotiating v5 then 3.1.1, and start the network thread.
+
+        Raises ``MqttConnectRefused`` when the broker says no and
+        ``MqttUnreachable`` when nothing answers. After a successful call the
+        client reconnects by itself and restores its subscriptions.
+        """
+        order: tuple[Protocol, ...] = {
+            "auto": ("5", "3.1.1"),
+            "5": ("5",),
+            "3.1.1": ("3.1.1",),
+        }[self.settings.protocol]
+        last: MqttError | None = None
+        for proto in order:
+            try:
+                self._try_connect(proto)
+                return
+            except MqttConnectRefused as exc:
+                if proto == "5" and exc.reason == "unsupported_protocol_version":
+                    last = exc
+                    continue
+                raise
+            except MqttUnreachable as exc:
+                # A dead socket is the same for every protocol; only silence
+                # after CONNECT is worth another try with 3.1.1.
+                if not isinstance(exc.__cause__, OSError):
+                    last = exc
+                    continue
+                raise
+        assert last is not None
+        raise last
+
+    def _try_connect(self, proto: Protocol) -> None:
+        s = self.settings
+        client = paho.Client(
+            callback_api_version=CallbackAPIVersion.VERSION2,
+            client_id=s.client_id,
+            clean_session=None if proto == "5" else s.clean_start,
+            protocol=paho.MQTTv5 if proto == "5" else paho.MQTTv311,
+            manual_ack=self._manual_ack,
+        )
+        client.reconnect_delay_set(s.reconnect_min_s, s.reconnect_max_s)
+        # paho's own outgoing window; the broker's Receive Maximum still applies.
+        client.max_inflight_messages_set(1000)
+        if s.username is not None:
+            client.username_pw_set(s.username, s.password)
+        if s.tls is not None:
+            client.tls_set(
+                ca_certs=s.tls.ca_certs,
+                certfile=s.tls.certfile,
+                keyfile=s.tls.keyfile,
+                cert_reqs=ssl.CERT_REQUIRED,
+            )
+        if self._will is not None:
+            client.will_set(
+                self._will.topic, self._will.payload, self._will.qos, self._will.retain
+            )
+        client.on_connect = self._handle_connect
+        client.on_disconnect = self._handle_disconnect
+        client.on_message = self._handle_message
+        client.on_publish = self._handle_publish
+        self._connack.clear()
+        self._refusal = None
+        self._protocol = proto
+        try:
+            if proto == "5":
+                props = Properties(PacketTypes.CONNECT)
+                props.ReceiveMaximum = s.receive_maximum
+                props.SessionExpiryInterval = 0 if s.clean_start else s.session_expiry_s
+                client.connect(
+                    s.host, s.port, s.keepalive_s, clean_start=s.clean_start, properties=props
+                )
+            else:
+                client.connect(s.host, s.port, s.keepalive_s)
+        except OSError as exc:
+            raise MqttUnreachable(f"{s.host}:{s.port}: {exc}") from exc
+        client.loop_start()
+        if not self._connack.wait(s.connect_timeout_s):
+            self._shutdown(client)
+            raise MqttUnreachable(
+                f"{s.host}:{s.port} sent no CONNACK to MQTT {proto} in {s.connect_timeout_s}s"
+            )
+        if self._refusal is not None:
+            self._shutdown(client)
+            raise MqttConnectRefused(self._refusal)
+        self._client = client
+        log.info("connected to %s:%d with MQTT %s as %s", s.host, s.port, proto, s.client_id)
+
+    @staticmethod
+    def _shutdown(client: paho.Client) -> None:
+        client.disconnect()
+        client.loop_stop()
+
+    def _handle_connect(
+        self,
+        client: paho.Client,
+        userdata: object,
+        flags: paho.ConnectFlags,
+        reason: ReasonCode,
+        properties: Properties | None,
+    ) -> None:
+        if reason.is_failure:
+            code = (
+                "unsupported_protocol_version"
+                if reason.value == _UNSUPPORTED_PROTOCOL_VERSION
+                else str(reason).lower().replace(" ", "_")
+            )
+            self._connected.clear()
+            if not self._connack.is_set():
+                self._refusal = code
+                self._connack.set()
+            else:
+                log.error("broker refused reconnection: %s", code)
+            return
+        with self._lock:
+            self._connection += 1
+            subs = dict(self._subscriptions)
+        if not flags.session_present:
+            # The broker lost or never had our session: subscriptions go again.
+            for topic, qos in subs.items():
+                client.subscribe(topic, qos)
+        self._connected.set()
+        self._connack.set()
+        if self._on_connect is not None:
+            self._on_connect(flags.session_present)
+
+    def _handle_disconnect(
+        self,
+        client: paho.Client,
+        userdata: object,
+        flags: paho.DisconnectFlags,
+        reason: ReasonCode,
+        properties: Properties | None,
+    ) -> None:
+        was = self._connected.is_set()
+        self._connected.clear()
+        if was:
+            log.warning("disconnected from broker: %s", reason)
+            if self._on_disconnect is not None:
+                self._on_disconnect()
+
+    def _handle_message(self, client: paho.Client, userdata: object, msg: paho.MQTTMessage) -> None:
+        if self._on_message is None:
+            return
+        self._on_message(
+            MqttMessage(
+                topic=msg.topic,
+                payload=msg.payload,
+                qos=msg.qos,
+                retain=msg.retain,
+                mid=msg.mid,
+                connection=self._connection,
+            )
+        )
+
+    def _handle_publish(
+        self,
+        client: paho.Client,
+        userdata: object,
+        mid: int,
+        reason: ReasonCode,
+        properties: Properties,
+    ) -> None:
+        if self._on_publish is not None:
+            self._on_publish(mid)
+
+    def _require(self) -> paho.Client:
+        if self._client is None:
+            raise MqttError("not connected: call connect() first")
+        return self._client
+
+    def subscribe(self, topic: str, qos: int = 1) -> None:
+        """Subscribe now and again after any reconnect that lost the session."""
+        client = self._require()
+        with self._lock:
+            self._subscriptions[topic] = qos
+        rc, _ = client.subscribe(topic, qos)
+        if rc != MQTTErrorCode.MQTT_ERR_SUCCESS and rc != MQTTErrorCode.MQTT_ERR_NO_CONN:
+            raise MqttError(f"subscribe {topic!r} failed: {paho.error_string(rc)}")
+
+    def publish(self, topic: str, payload: bytes, qos: int = 1, retain: bool = False) -> int:
+        """Queue a message; returns its mid (``on_publish`` reports the broker's ack).
+
+        While disconnected paho queues QoS 1 messages and sends them after the
+        reconnect; callers that need end-to-end delivery use the watermark.
+        """
+        info = self._require().publish(topic, payload, qos=qos, retain=retain)
+        if info.rc not in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_NO_CONN):
+            raise MqttError(f"publish to {topic!r} failed: {paho.error_string(info.rc)}")
+        return info.mid
+
+    def publish_and_wait(
+        self, topic: str, payload: bytes, qos: int = 1, retain: bool = False, timeout_s: float = 5.0
+    ) -> bool:
+        """Publish and wait for the broker's ack; False when it did not come in time."""
+        info = self._require().publish(topic, payload, qos=qos, retain=retain)
+        try:
+            info.wait_for_publish(timeout_s)
+        except RuntimeError:
+            return False
+        return info.is_published()
+
+    def ack(self, message: MqttMessage) -> None:
+        """Acknowledge a QoS 1 message received on the current connection.
+
+        A message from an earlier connection is left alone: the broker re-sends
+        it on the new one and de-duplication absorbs the second copy.
+        """
+        if message.qos == 0 or message.connection != self._connection:
+            return
+        self._require().ack(message.mid, message.qos)
+
+    def disconnect(self) -> None:
+        """Close cleanly (the will is not sent) and stop the network thread."""
+        client = self._client
+        if client is None:
+            return
+        self._client = None
+        self._connected.clear()
+        self._shutdown(client)
