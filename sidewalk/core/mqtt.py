@@ -147,6 +147,8 @@ class MqttClient:
         self._connack = threading.Event()
         self._refusal: str | None = None
         self._connection = 0
+        self._subacks: dict[int, threading.Event] = {}
+        self._sub_failed: set[int] = set()
 
     @property
     def protocol(self) -> Protocol | None:
@@ -165,11 +167,9 @@ class MqttClient:
         ``MqttUnreachable`` when nothing answers. After a successful call the
         client reconnects by itself and restores its subscriptions.
         """
-        order: tuple[Protocol, ...] = {
-            "auto": ("5", "3.1.1"),
-            "5": ("5",),
-            "3.1.1": ("3.1.1",),
-        }[self.settings.protocol]
+        order: tuple[Protocol, ...] = (
+            ("5", "3.1.1") if self.settings.protocol == "auto" else (self.settings.protocol,)
+        )
         last: MqttError | None = None
         for proto in order:
             try:
@@ -219,12 +219,13 @@ class MqttClient:
         client.on_disconnect = self._handle_disconnect
         client.on_message = self._handle_message
         client.on_publish = self._handle_publish
+        client.on_subscribe = self._handle_subscribe
         self._connack.clear()
         self._refusal = None
         self._protocol = proto
         try:
             if proto == "5":
-                props = Properties(PacketTypes.CONNECT)
+                props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]  # paho leaves it untyped
                 props.ReceiveMaximum = s.receive_maximum
                 props.SessionExpiryInterval = 0 if s.clean_start else s.session_expiry_s
                 client.connect(
@@ -305,7 +306,7 @@ class MqttClient:
         self._on_message(
             MqttMessage(
                 topic=msg.topic,
-                payload=msg.payload,
+                payload=bytes(msg.payload),
                 qos=msg.qos,
                 retain=msg.retain,
                 mid=msg.mid,
@@ -324,19 +325,47 @@ class MqttClient:
         if self._on_publish is not None:
             self._on_publish(mid)
 
+    def _handle_subscribe(
+        self,
+        client: paho.Client,
+        userdata: object,
+        mid: int,
+        reasons: list[ReasonCode],
+        properties: Properties | None,
+    ) -> None:
+        with self._lock:
+            done = self._subacks.pop(mid, None)
+            if any(r.is_failure for r in reasons):
+                self._sub_failed.add(mid)
+        if done is not None:
+            done.set()
+
     def _require(self) -> paho.Client:
         if self._client is None:
             raise MqttError("not connected: call connect() first")
         return self._client
 
-    def subscribe(self, topic: str, qos: int = 1) -> None:
-        """Subscribe now and again after any reconnect that lost the session."""
+    def subscribe(self, topic: str, qos: int = 1, timeout_s: float = 5.0) -> None:
+        """Subscribe and wait for the broker's SUBACK; restored after a lost session.
+
+        Raises ``MqttError`` when the broker rejects the subscription or does
+        not confirm it in time (a subscription is not in place until then).
+        """
         client = self._require()
+        done = threading.Event()
         with self._lock:
             self._subscriptions[topic] = qos
-        rc, _ = client.subscribe(topic, qos)
-        if rc != MQTTErrorCode.MQTT_ERR_SUCCESS and rc != MQTTErrorCode.MQTT_ERR_NO_CONN:
+            rc, mid = client.subscribe(topic, qos)
+            if rc == MQTTErrorCode.MQTT_ERR_SUCCESS and mid is not None:
+                self._subacks[mid] = done
+        if rc != MQTTErrorCode.MQTT_ERR_SUCCESS:
             raise MqttError(f"subscribe {topic!r} failed: {paho.error_string(rc)}")
+        if not done.wait(timeout_s):
+            raise MqttError(f"no SUBACK for {topic!r} in {timeout_s}s")
+        with self._lock:
+            if mid in self._sub_failed:
+                self._sub_failed.discard(mid)
+                raise MqttError(f"broker rejected the subscription to {topic!r}")
 
     def publish(self, topic: str, payload: bytes, qos: int = 1, retain: bool = False) -> int:
         """Queue a message; returns its mid (``on_publish`` reports the broker's ack).

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import random
 import tomllib
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from importlib import resources
 from pathlib import Path
@@ -24,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from sidewalk.core.clock import to_ms
 from sidewalk.core.contract import SLUG, AnyReading, SnowMeasurement, WeatherReading
 from sidewalk.core.units import MM_PER_FOOT
+from sidewalk.edge.simulated import ScenarioReading
 
 TIP_MM = 0.2  # one tip of a standard tipping-bucket gauge
 COVER_AFTER = timedelta(minutes=15)  # new snow hides a cleared path this soon after it starts
@@ -103,15 +103,6 @@ class Scenario(_Strict):
             if c.frontage not in ids:
                 raise ValueError(f"clearing names unknown frontage {c.frontage!r}")
         return self
-
-
-@dataclass(frozen=True)
-class ScenarioReading:
-    """One reading a pole would publish; the publisher adds ``device`` and ``seq``."""
-
-    ts_ms: int
-    stream: Literal["weather", "snow"]
-    values: dict[str, Any]
 
 
 def load_scenario(name_or_path: str | Path) -> Scenario:

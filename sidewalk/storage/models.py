@@ -25,6 +25,7 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
+    CheckConstraint,
     Date,
     DateTime,
     Dialect,
@@ -151,6 +152,8 @@ class Frontage(Base):
     # § 370-10 C exception, decided per frontage.
     may_deposit_on_street: Mapped[bool] = mapped_column(Boolean, default=False)
 
+    __table_args__ = (CheckConstraint("zone IN ('residential', 'commercial')", name="zone"),)
+
 
 class Clock(Base):
     """One ordinance clock, running or finished, with the rule values it used."""
@@ -240,6 +243,10 @@ class Notice(Base):
     delivered_at: Mapped[datetime | None]
     received_at: Mapped[datetime | None]
 
+    __table_args__ = (
+        CheckConstraint("status IN ('pending', 'rendered', 'delivered')", name="status"),
+    )
+
 
 class Delivery(Base):
     """One attempt to deliver a notice or bill by one channel."""
@@ -284,6 +291,8 @@ class Expense(Base):
     description: Mapped[str] = mapped_column(String(400))
     amount: Mapped[Decimal] = mapped_column("amount_cents")
 
+    __table_args__ = (CheckConstraint("amount_cents > 0", name="positive"),)
+
 
 class Bill(Base):
     """The bill for an abatement's expenses; the caller computes the due date."""
@@ -314,6 +323,8 @@ class Payment(Base):
     paid_at: Mapped[datetime]
     method: Mapped[str] = mapped_column(String(32))
     reference: Mapped[str | None] = mapped_column(String(100))
+
+    __table_args__ = (CheckConstraint("amount_cents > 0", name="positive"),)
 
 
 class TaxRollEntry(Base):

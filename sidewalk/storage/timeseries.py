@@ -349,9 +349,7 @@ class SqliteTimeSeriesStore:
                 " VALUES (?, ?, ?, ?, ?)",
                 (device, max_seq + 1, floor - 1, now, now),
             )
-            self._db.execute(
-                "UPDATE devices SET max_seq = ? WHERE device = ?", (floor - 1, device)
-            )
+            self._db.execute("UPDATE devices SET max_seq = ? WHERE device = ?", (floor - 1, device))
         straddling = self._db.execute(
             "SELECT from_seq, to_seq, detected_at FROM seq_gaps"
             " WHERE device = ? AND lost_at IS NULL AND from_seq < ? AND to_seq >= ?",
@@ -421,7 +419,9 @@ class SqliteTimeSeriesStore:
         """How many readings are stored (for one device, or all)."""
         where, args = _filters(("device = ?", device))
         with self._lock:
-            return int(self._db.execute(f"SELECT COUNT(*) FROM readings{where}", args).fetchone()[0])
+            return int(
+                self._db.execute(f"SELECT COUNT(*) FROM readings{where}", args).fetchone()[0]
+            )
 
     def seqs(self, device: str) -> list[int]:
         """Every stored seq of a device, ascending."""

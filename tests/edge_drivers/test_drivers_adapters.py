@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-import serial
+import serial  # type: ignore[import-untyped]  # pyserial ships no type information
 
 from sidewalk.edge.drivers.bme280 import BME280
 from sidewalk.edge.drivers.crc import crc8_sensirion, crc8_smbus_pec, crc16_modbus
@@ -64,8 +64,9 @@ def stream_frames(master: int, frames: bytes, stop: threading.Event) -> threadin
 
 def test_ultrasonic_over_pty_gives_corrected_depth(pty_pair: tuple[int, SerialPort]) -> None:
     master, port = pty_pair
-    sensor = UltrasonicSnowDepth(port, ground_distance_mm=2000.0, sensor_id="sonic-1",
-                                 clock=fixed_clock)  # fmt: skip
+    sensor = UltrasonicSnowDepth(
+        port, ground_distance_mm=2000.0, sensor_id="sonic-1", clock=fixed_clock
+    )
     stop = threading.Event()
     thread = stream_frames(master, b"R1800\rR1801\rR1799\r", stop)
     try:
@@ -82,7 +83,9 @@ def test_ultrasonic_over_pty_gives_corrected_depth(pty_pair: tuple[int, SerialPo
 
 def test_ultrasonic_no_target_and_missing_temperature(pty_pair: tuple[int, SerialPort]) -> None:
     master, port = pty_pair
-    sensor = UltrasonicSnowDepth(port, 2000.0, "sonic-1", clock=fixed_clock, timeout_s=1.0)
+    sensor = UltrasonicSnowDepth(
+        port, ground_distance_mm=2000.0, sensor_id="sonic-1", clock=fixed_clock, timeout_s=1.0
+    )
     stop = threading.Event()
     thread = stream_frames(master, b"R5000\r", stop)
     try:
@@ -101,7 +104,9 @@ def test_ultrasonic_no_target_and_missing_temperature(pty_pair: tuple[int, Seria
 
 def test_ultrasonic_silent_port_is_no_data(pty_pair: tuple[int, SerialPort]) -> None:
     _, port = pty_pair
-    sensor = UltrasonicSnowDepth(port, 2000.0, "sonic-1", timeout_s=0.3, clock=fixed_clock)
+    sensor = UltrasonicSnowDepth(
+        port, ground_distance_mm=2000.0, sensor_id="sonic-1", timeout_s=0.3, clock=fixed_clock
+    )
     assert sensor.read(air_temp_c=0.0).quality is Quality.NO_DATA
 
 
@@ -116,7 +121,9 @@ def test_ultrasonic_stuck_output_is_flagged() -> None:
         def reset_input_buffer(self) -> None:
             raise AssertionError("not used")
 
-    sensor = UltrasonicSnowDepth(Unused(), 2000.0, "sonic-1", clock=fixed_clock)
+    sensor = UltrasonicSnowDepth(
+        Unused(), ground_distance_mm=2000.0, sensor_id="sonic-1", clock=fixed_clock
+    )
     qualities = [sensor.reading_from_ranges([1700] * 7, -5.0).quality for _ in range(60)]
     assert qualities[:59] == [Quality.GOOD] * 59
     assert qualities[59] is Quality.STUCK
@@ -146,14 +153,20 @@ def test_laser_modbus_over_pty(pty_pair: tuple[int, SerialPort]) -> None:
     reply = body + struct.pack("<H", crc16_modbus(body))
     seen: list[bytes] = []
     thread = _serve_once(master, 8, reply, seen)
-    sensor = LaserSnowDepth(port, "laser-1", modbus_slave=7,
-                            channel=LaserChannel(modbus_register=0x10, scale_to_mm=0.1),
-                            clock=fixed_clock)  # fmt: skip
+    sensor = LaserSnowDepth(
+        port,
+        sensor_id="laser-1",
+        modbus_slave=7,
+        channel=LaserChannel(modbus_register=0x10, scale_to_mm=0.1),
+        clock=fixed_clock,
+    )
     reading = sensor.read()
     thread.join()
     # slave 7, read input registers, register 0x0010, one register, CRC low byte first
-    assert seen == [bytes.fromhex("070400100001") + struct.pack("<H", crc16_modbus(
-        bytes.fromhex("070400100001")))]  # fmt: skip
+    assert seen == [
+        bytes.fromhex("070400100001")
+        + struct.pack("<H", crc16_modbus(bytes.fromhex("070400100001")))
+    ]
     assert reading.quality is Quality.GOOD
     assert reading.value == pytest.approx(123.4)
 
@@ -162,7 +175,7 @@ def test_laser_modbus_exception_reply_is_flagged(pty_pair: tuple[int, SerialPort
     master, port = pty_pair
     body = bytes([1, 0x84, 0x02])
     thread = _serve_once(master, 8, body + struct.pack("<H", crc16_modbus(body)), [])
-    reading = LaserSnowDepth(port, "laser-1", clock=fixed_clock).read()
+    reading = LaserSnowDepth(port, sensor_id="laser-1", clock=fixed_clock).read()
     thread.join()
     assert reading.quality is Quality.NO_DATA
     assert "exception code 2" in reading.detail
@@ -180,9 +193,13 @@ def test_laser_sdi12_over_pty(pty_pair: tuple[int, SerialPort]) -> None:
 
     thread = threading.Thread(target=sensor_side, daemon=True)
     thread.start()
-    reading = LaserSnowDepth(port, "laser-1", protocol="sdi12",
-                             channel=LaserChannel(sdi12_value_index=0, scale_to_mm=1000.0),
-                             clock=fixed_clock).read()  # fmt: skip
+    reading = LaserSnowDepth(
+        port,
+        sensor_id="laser-1",
+        protocol="sdi12",
+        channel=LaserChannel(sdi12_value_index=0, scale_to_mm=1000.0),
+        clock=fixed_clock,
+    ).read()
     thread.join()
     assert reading.quality is Quality.GOOD
     assert reading.value == pytest.approx(412.0)
@@ -192,18 +209,29 @@ def test_laser_sdi12_over_pty(pty_pair: tuple[int, SerialPort]) -> None:
 
 
 def test_ground_string_reads_each_probe(tmp_path: Path) -> None:
-    files = {"28-000000000a01": "w1_slave_ok.txt", "28-000000000a02": "w1_slave_minus_10_125.txt",
-             "28-000000000a03": "w1_slave_power_on_85.txt"}  # fmt: skip
+    files = {
+        "28-000000000a01": "w1_slave_ok.txt",
+        "28-000000000a02": "w1_slave_minus_10_125.txt",
+        "28-000000000a03": "w1_slave_power_on_85.txt",
+    }
     for w1_id, name in files.items():
         (tmp_path / w1_id).mkdir()
         (tmp_path / w1_id / "w1_slave").write_text((DATA / name).read_text())
-    probes = [GroundProbe("28-000000000a02", 600), GroundProbe("28-000000000a01", 50),
-              GroundProbe("28-000000000a03", 1200), GroundProbe("28-00000000dead", 900)]  # fmt: skip
+    probes = [
+        GroundProbe("28-000000000a02", 600),
+        GroundProbe("28-000000000a01", 50),
+        GroundProbe("28-000000000a03", 1200),
+        GroundProbe("28-00000000dead", 900),
+    ]
     readings = GroundTemperatureString(probes, devices_dir=tmp_path, clock=fixed_clock).read()
     assert [r.probe_depth_mm for r in readings] == [50, 600, 900, 1200]
     assert [r.value for r in readings] == [23.125, -10.125, None, None]
-    assert [r.quality for r in readings] == [Quality.GOOD, Quality.GOOD, Quality.NO_DATA,
-                                             Quality.NO_DATA]  # fmt: skip
+    assert [r.quality for r in readings] == [
+        Quality.GOOD,
+        Quality.GOOD,
+        Quality.NO_DATA,
+        Quality.NO_DATA,
+    ]
     assert "cannot read" in readings[2].detail
     assert all(r.quantity == "ground_temp_c" for r in readings)
 
@@ -229,8 +257,21 @@ def test_sht31_absent_chip_is_no_data() -> None:
 
 def test_bme280_on_fake_bus() -> None:
     bus = FakeSMBus()
-    block_88 = struct.pack("<HhhHhhhhhhhh", 27504, 26435, -1000, 36477, -10685, 3024, 2855,
-                           140, -7, 15500, -14600, 6000) + bytes([0x00, 75])  # fmt: skip
+    block_88 = struct.pack(
+        "<HhhHhhhhhhhh",
+        27504,
+        26435,
+        -1000,
+        36477,
+        -10685,
+        3024,
+        2855,
+        140,
+        -7,
+        15500,
+        -14600,
+        6000,
+    ) + bytes([0x00, 75])
     block_e1 = struct.pack("<hB", 362, 0) + bytes([0x13, 0x29, 0x03]) + struct.pack("<b", 30)
     bus.set_registers(0x76, 0x88, block_88)
     bus.set_registers(0x76, 0xE1, block_e1)

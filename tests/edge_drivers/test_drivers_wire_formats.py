@@ -291,3 +291,18 @@ def test_checker_flags_range_and_stuck_values() -> None:
 def test_checker_without_stuck_test_accepts_repeated_zero() -> None:
     checker = QualityChecker(Limits(0.0, 25.0))
     assert all(checker.check(0.0) is Quality.GOOD for _ in range(1000))
+
+
+def test_drivers_import_neither_numpy_nor_opencv() -> None:
+    # The drivers must run on the smallest device: importing them loads no numpy or cv2.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pkgutil, importlib, sidewalk.edge.drivers as d\n"
+        "for m in pkgutil.iter_modules(d.__path__):\n"
+        "    importlib.import_module(f'{d.__name__}.{m.name}')\n"
+        "print(sorted(m for m in ('numpy', 'cv2') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -81,12 +81,15 @@ def analyse_height_map(
     fill = np.where(nan, np.nanmin(h) - 100.0, h).astype(np.float32)
     k = _odd(params.closing_mm / c)
     closed = cv2.morphologyEx(fill, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (k, k)))
-    low = coverage & (nan | ((closed - fill) > params.low_mm))
+    # Specks without data are sampling holes; only sizeable holes are gaps.
+    nn, nlab, nstats, _ = cv2.connectedComponentsWithStats(nan.astype(np.uint8), connectivity=8)
+    big_nan = (nstats[:, cv2.CC_STAT_AREA] >= 30)[nlab] & nan
+    low = coverage & (big_nan | ((closed - fill) > params.low_mm))
     smooth = cv2.GaussianBlur(np.where(nan, closed, fill).astype(np.float32), (0, 0), 1.5)
     gx = cv2.Sobel(smooth, cv2.CV_32F, 1, 0, ksize=3) / (8 * c)
     gy = cv2.Sobel(smooth, cv2.CV_32F, 0, 1, ksize=3) / (8 * c)
     steep = np.hypot(gx, gy) > 1.0
-    free = (coverage & valid & ~low & ~steep).astype(np.uint8)
+    free = (coverage & ~low & ~steep).astype(np.uint8)
     free = cv2.erode(free, np.ones((3, 3), np.uint8))
     n, lab, stats, _ = cv2.connectedComponentsWithStats(free, connectivity=4)
     blocks: list[_Block] = []
@@ -282,11 +285,6 @@ def _measure_joint(
         center_mm=hm.to_sensor(a_mm, b_mm, z_mid),
         image_path_px=path,
     )
-
-
-def _nan_to(a: F64, b: F64) -> F64:
-    out: F64 = np.where(np.isnan(a), b, a)
-    return out
 
 
 def _sample(img: F64, cols: F64, rows: F64) -> F64:

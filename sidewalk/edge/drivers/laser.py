@@ -115,6 +115,7 @@ class LaserSnowDepth:
     def __init__(
         self,
         port: SerialPort,
+        *,
         sensor_id: str,
         protocol: str = "modbus",
         modbus_slave: int = 1,

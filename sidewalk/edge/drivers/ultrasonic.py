@@ -75,6 +75,7 @@ class UltrasonicSnowDepth:
     def __init__(
         self,
         port: SerialPort,
+        *,
         ground_distance_mm: float,
         sensor_id: str,
         model: MaxbotixModel | None = None,
@@ -139,7 +140,7 @@ class UltrasonicSnowDepth:
 
 def open_maxbotix_port(device: str) -> SerialPort:
     """Open the serial device at the HRXL's fixed settings (9600 8N1)."""
-    import serial
+    import serial  # type: ignore[import-untyped]  # pyserial ships no type information
 
     port: SerialPort = serial.Serial(
         device, baudrate=9600, bytesize=8, parity="N", stopbits=1, timeout=0.2

@@ -1,0 +1,204 @@
+"""The live analytics runner: MQTT readings → clock engine → case records.
+
+Analytics is its own MQTT consumer (a persistent session with a fixed client
+id); it never calls ingest. Each message is acknowledged only after the
+events it caused are in the case records.
+
+Time:
+* ``live``: wall-clock time. APScheduler calls ``advance(now)`` on a short
+  tick and at each exact deadline the engine reports (``next_due``). With a
+  database URL the job store is persisted, so a deadline set before a restart
+  still fires after it (late, if the server was down, but it fires).
+* ``stream``: the readings' own event time, for replays through the broker
+  at any speed. A replay gives exactly the notices the live run would.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any, Literal
+
+from sidewalk.analytics.clocks.engine import ClockEngine
+from sidewalk.analytics.clocks.events import Event
+from sidewalk.analytics.recorder import CaseRecorder
+from sidewalk.core.clock import Clock, SystemClock
+from sidewalk.core.contract import ContractError, Reading, parse_payload
+from sidewalk.core.mqtt import MqttClient, MqttMessage, MqttSettings
+
+log = logging.getLogger(__name__)
+
+Mode = Literal["live", "stream"]
+
+# APScheduler persists a job as a reference to a module-level function plus
+# plain arguments; the running process registers itself here under its id.
+_RUNNERS: dict[str, AnalyticsRunner] = {}
+
+
+def fire_due(runner_id: str) -> None:
+    """Scheduler entry point: advance the registered runner to now."""
+    runner = _RUNNERS.get(runner_id)
+    if runner is None:
+        log.warning("deadline job for runner %s, which is not running here", runner_id)
+        return
+    runner.tick()
+
+
+class AnalyticsRunner:
+    """Feeds one ``ClockEngine`` from MQTT and records what it decides."""
+
+    def __init__(
+        self,
+        engine: ClockEngine,
+        recorder: CaseRecorder,
+        mqtt: MqttSettings,
+        *,
+        site: str = "+",
+        mode: Mode = "live",
+        clock: Clock | None = None,
+        scheduler_url: str | None = None,
+        tick_seconds: float = 30.0,
+        on_events: Callable[[Sequence[Event]], None] | None = None,
+    ) -> None:
+        self.engine = engine
+        self.recorder = recorder
+        self.mode = mode
+        self.clock = clock or SystemClock()
+        self.id = mqtt.client_id
+        self.processed = 0
+        self._site = site
+        self._mqtt_settings = mqtt
+        self._scheduler_url = scheduler_url
+        self._tick_seconds = tick_seconds
+        self._on_events = on_events
+        self._lock = threading.Lock()
+        self._queue: queue.Queue[MqttMessage | None] = queue.Queue()
+        self._client: MqttClient | None = None
+        self._worker: threading.Thread | None = None
+        self._scheduler: Any = None
+        self._scheduled_due: datetime | None = None
+
+    # -- lifecycle -------------------------------------------------------------
+
+    def start(self) -> None:
+        """Connect, subscribe and start processing (returns at once)."""
+        _RUNNERS[self.id] = self
+        if self.mode == "live":
+            self._start_scheduler()
+        self._worker = threading.Thread(target=self._work, name=f"analytics-{self.id}", daemon=True)
+        self._worker.start()
+        self._client = MqttClient(self._mqtt_settings, on_message=self._queue.put, manual_ack=True)
+        self._client.connect()
+        for stream in ("weather", "snow"):
+            self._client.subscribe(f"sidewalk/v1/{self._site}/+/{stream}", qos=1)
+
+    def stop(self) -> None:
+        """Stop consuming; unacknowledged messages come again on the next start."""
+        if self._client is not None:
+            self._client.disconnect()
+            self._client = None
+        self._queue.put(None)
+        if self._worker is not None:
+            self._worker.join(timeout=10)
+        if self._scheduler is not None:
+            self._scheduler.shutdown(wait=False)
+            self._scheduler = None
+        _RUNNERS.pop(self.id, None)
+
+    def wait_for(self, predicate: Callable[[], bool], timeout_s: float = 30.0) -> bool:
+        """Wait (bounded) until ``predicate()`` holds; for tests and the demo."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if predicate():
+                return True
+            time.sleep(0.02)
+        return predicate()
+
+    # -- processing ------------------------------------------------------------
+
+    def handle(self, reading: Reading) -> list[Event]:
+        """Observe one reading (and, in stream mode, advance to its time); record the events."""
+        with self._lock:
+            events = self.engine.observe(reading)  # type: ignore[arg-type]
+            if self.mode == "stream":
+                events += self.engine.advance(reading.event_time)
+            self._commit(events)
+            self.processed += 1
+        return events
+
+    def tick(self) -> list[Event]:
+        """Advance to the clock's now (the scheduler's tick and deadline jobs)."""
+        with self._lock:
+            events = self.engine.advance(self.clock.now())
+            self._commit(events)
+        return events
+
+    def _commit(self, events: list[Event]) -> None:
+        if events:
+            self.recorder.record(events)
+            if self._on_events is not None:
+                self._on_events(events)
+        if self.mode == "live":
+            self._schedule_next_due()
+
+    def _work(self) -> None:
+        while True:
+            msg = self._queue.get()
+            if msg is None:
+                return
+            try:
+                payload = parse_payload(msg.topic, msg.payload)
+            except ContractError:
+                # Ingest dead-letters it with the reason; analytics just skips it.
+                self._ack(msg)
+                continue
+            if isinstance(payload, Reading):
+                try:
+                    self.handle(payload)
+                except Exception:
+                    # Not acknowledged: the broker will deliver it again.
+                    log.exception("analytics failed on %s; message left unacknowledged", msg.topic)
+                    continue
+            self._ack(msg)
+
+    def _ack(self, msg: MqttMessage) -> None:
+        if self._client is not None:
+            self._client.ack(msg)
+
+    # -- scheduling ------------------------------------------------------------
+
+    def _start_scheduler(self) -> None:
+        from apscheduler.jobstores.memory import MemoryJobStore
+        from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+        from apscheduler.schedulers.background import BackgroundScheduler
+
+        store = SQLAlchemyJobStore(url=self._scheduler_url) if self._scheduler_url else MemoryJobStore()
+        scheduler = BackgroundScheduler(
+            jobstores={"default": store},
+            job_defaults={"coalesce": True, "misfire_grace_time": None, "max_instances": 1},
+            timezone="UTC",
+        )
+        scheduler.add_job(
+            fire_due, "interval", seconds=self._tick_seconds, args=[self.id],
+            id=f"{self.id}:tick", replace_existing=True,
+        )  # fmt: skip
+        scheduler.start()
+        self._scheduler = scheduler
+
+    def _schedule_next_due(self) -> None:
+        due = self.engine.next_due()
+        if self._scheduler is None or due == self._scheduled_due:
+            return
+        job_id = f"{self.id}:next-due"
+        if due is None:
+            if self._scheduler.get_job(job_id) is not None:
+                self._scheduler.remove_job(job_id)
+        else:
+            self._scheduler.add_job(
+                fire_due, "date", run_date=due, args=[self.id], id=job_id, replace_existing=True
+            )
+        self._scheduled_due = due

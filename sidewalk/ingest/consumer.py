@@ -1,0 +1,253 @@
+"""The ingest consumer: MQTT → validation → SQLite, acknowledging only what is durable.
+
+paho's network thread only queues messages. One writer thread takes batches
+(up to ``batch_size`` messages or ``batch_wait_s`` after the first), writes
+readings, statuses and dead letters in one transaction, and only then
+acknowledges every message of the batch. After each commit it publishes, per
+device, the retained "stored up to" watermark that lets the device free its
+buffer. A crash before the commit loses nothing: the unacknowledged messages
+come again and the store drops duplicates by ``(device, seq)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from sidewalk.core.contract import AnyReading, Reading, StoredWatermark, subscription, topic_for
+from sidewalk.core.mqtt import MqttClient, MqttMessage, MqttSettings
+from sidewalk.ingest.validate import Accepted, Availability, Ignored, Rejected, classify
+from sidewalk.storage.timeseries import (
+    BatchResult,
+    DeadLetter,
+    StatusUpdate,
+    TimeSeriesStore,
+)
+
+log = logging.getLogger(__name__)
+
+
+class ReadingSink(Protocol):
+    """A secondary store fed after the SQLite commit (the InfluxDB writer)."""
+
+    def write(self, readings: Sequence[Reading]) -> None:
+        """Write readings; may buffer and retry on its own."""
+        ...
+
+
+@dataclass(slots=True)
+class IngestStats:
+    """Counters since start (read them from any thread; they only grow)."""
+
+    received: int = 0
+    stored: int = 0
+    duplicates: int = 0
+    dead_letters: int = 0
+    statuses: int = 0
+    batches: int = 0
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class IngestConsumer:
+    """Consumes ``sidewalk/v1/<site>/+/+`` into a ``TimeSeriesStore``.
+
+    ``shared_group`` subscribes through ``$share/<group>/…`` so several
+    workers split the stream (each needs its own ``client_id``).
+    """
+
+    def __init__(
+        self,
+        store: TimeSeriesStore,
+        mqtt: MqttSettings,
+        *,
+        site: str = "+",
+        shared_group: str | None = None,
+        batch_size: int = 500,
+        batch_wait_s: float = 0.05,
+        influx: ReadingSink | None = None,
+        on_stored: Callable[[Sequence[AnyReading]], None] | None = None,
+        write_retry_s: float = 1.0,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self.store = store
+        self.stats = IngestStats()
+        self._topic = subscription(site)
+        if shared_group is not None:
+            self._topic = f"$share/{shared_group}/{self._topic}"
+        self._batch_size = batch_size
+        self._batch_wait_s = batch_wait_s
+        self._influx = influx
+        self._on_stored = on_stored
+        self._write_retry_s = write_retry_s
+        self._queue: queue.SimpleQueue[MqttMessage] = queue.SimpleQueue()
+        self._client = MqttClient(
+            mqtt, on_message=self._queue.put, manual_ack=True
+        )
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._sites: dict[str, str] = {}
+        self._published: dict[str, int] = {}
+        self._committed = threading.Condition()
+
+    @property
+    def protocol(self) -> str | None:
+        """The MQTT protocol negotiated with the broker ("5" or "3.1.1")."""
+        return self._client.protocol
+
+    def start(self) -> None:
+        """Connect (raising if the broker refuses), subscribe and start writing."""
+        if self._thread is not None:
+            raise RuntimeError("ingest already started")
+        self._stop.clear()
+        self._client.connect()
+        self._thread = threading.Thread(target=self._write_loop, name="ingest-writer", daemon=True)
+        self._thread.start()
+        self._client.subscribe(self._topic, 1)
+
+    def run(self) -> None:
+        """``start()`` and block until ``stop()`` is called from another thread."""
+        self.start()
+        self._stop.wait()
+        self.stop()
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """Commit and acknowledge what was received, then disconnect."""
+        self._stop.set()
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.join(timeout_s)
+        self._client.disconnect()
+
+    def wait_for(self, predicate: Callable[[], bool], timeout_s: float = 10.0) -> bool:
+        """Wait until ``predicate()`` holds, re-checking after every commit."""
+        deadline = time.monotonic() + timeout_s
+        with self._committed:
+            while not predicate():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._committed.wait(min(left, 0.5))
+        return True
+
+    def _next_batch(self) -> list[MqttMessage]:
+        try:
+            batch = [self._queue.get(timeout=0.2)]
+        except queue.Empty:
+            return []
+        deadline = time.monotonic() + self._batch_wait_s
+        while len(batch) < self._batch_size:
+            try:
+                batch.append(self._queue.get_nowait())
+                continue
+            except queue.Empty:
+                pass
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            try:
+                batch.append(self._queue.get(timeout=left))
+            except queue.Empty:
+                break
+        return batch
+
+    def _write_loop(self) -> None:
+        while True:
+            batch = self._next_batch()
+            if not batch:
+                if self._stop.is_set():
+                    return
+                continue
+            if not self._commit(batch):
+                return
+
+    def _commit(self, batch: list[MqttMessage]) -> bool:
+        """Write one batch durably, then ack it. False when stopped before success."""
+        now = _now_ms()
+        readings: list[AnyReading] = []
+        statuses: list[StatusUpdate] = []
+        dead: list[DeadLetter] = []
+        sites: dict[str, str] = {}
+        for msg in batch:
+            verdict = classify(msg, now)
+            if isinstance(verdict, Accepted):
+                readings.append(verdict.reading)
+                sites[verdict.reading.device] = verdict.site
+            elif isinstance(verdict, Availability):
+                statuses.append(verdict.update)
+                sites[verdict.update.status.device] = verdict.update.site
+            elif isinstance(verdict, Rejected):
+                dead.append(verdict.dead_letter)
+                log.warning(
+                    "dead letter %s on %s: %s",
+                    verdict.dead_letter.reason,
+                    msg.topic,
+                    verdict.dead_letter.detail,
+                )
+            else:
+                assert isinstance(verdict, Ignored)
+        while True:
+            try:
+                result = self.store.write_batch(
+                    readings,
+                    sites=sites,
+                    statuses=statuses,
+                    dead_letters=dead,
+                    received_at_ms=now,
+                )
+                break
+            except sqlite3.Error:
+                # Not acknowledged, so nothing is lost; the broker keeps it.
+                log.exception("store write failed; retrying in %.1fs", self._write_retry_s)
+                if self._stop.wait(self._write_retry_s):
+                    return False
+        for msg in batch:
+            self._client.ack(msg)
+        self._sites.update(sites)
+        self._after_commit(result, len(batch), len(statuses), len(dead))
+        return True
+
+    def _after_commit(self, result: BatchResult, received: int, statuses: int, dead: int) -> None:
+        now = _now_ms()
+        for device, seq in result.watermarks.items():
+            if self._published.get(device) == seq or device not in self._sites:
+                continue
+            mark = StoredWatermark(device=device, seq=seq, ts=now)
+            self._client.publish(
+                topic_for(self._sites[device], device, "stored"), mark.to_json(), 1, retain=True
+            )
+            self._published[device] = seq
+        with self._committed:
+            s = self.stats
+            s.received += received
+            s.stored += len(result.stored)
+            s.duplicates += len(result.duplicates)
+            s.dead_letters += dead
+            s.statuses += statuses
+            s.batches += 1
+            self._committed.notify_all()
+        if result.gaps_opened:
+            for gap in result.gaps_opened:
+                log.warning("seq gap %s %d..%d", gap.device, gap.from_seq, gap.to_seq)
+        if not result.stored:
+            return
+        if self._on_stored is not None:
+            try:
+                self._on_stored(result.stored)
+            except Exception:
+                log.exception("on_stored hook failed (the readings are stored)")
+        if self._influx is not None:
+            try:
+                self._influx.write(result.stored)
+            except Exception:
+                # SQLite is the system of record; InfluxDB is a view of it.
+                log.exception("InfluxDB write failed for %d readings", len(result.stored))

@@ -1,0 +1,1 @@
+pytest_plugins = ["tests.harness.mosquitto", "tests.harness.postgres", "tests.harness.victoria"]

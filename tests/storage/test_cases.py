@@ -1,0 +1,416 @@
+"""Case records on SQLite and on a real PostgreSQL (every test runs on both)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from typing import Any, TypeVar
+from zoneinfo import ZoneInfo
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import create_engine, inspect, text
+
+from sidewalk.core.profile import load_profile
+from sidewalk.storage.cases import (
+    KEEP,
+    BillingError,
+    CaseStore,
+    CaseStoreError,
+    Cause,
+    ClockStateError,
+    NotFoundError,
+    RuleUse,
+)
+from sidewalk.storage.models import Base
+from tests.storage.conftest import T0
+
+T = TypeVar("T")
+CHICAGO = ZoneInfo("America/Chicago")
+TABLES = {
+    "owners", "devices", "frontages", "clocks", "clock_transitions", "violations",
+    "notice_counters", "notices", "deliveries", "abatements", "expenses", "bills",
+    "payments", "tax_roll_entries", "audit_log",
+}  # fmt: skip
+
+
+def ms(at: datetime) -> int:
+    return int(at.timestamp() * 1000)
+
+
+def reading_cause(at: datetime, seq: int = 1) -> Cause:
+    return Cause(kind="reading", ts=ms(at), device="pole-1", seq=seq)
+
+
+def raw_execute(store: CaseStore, sql: str, **params: Any) -> list[Any]:
+    """Run SQL behind the store's back (to tamper, or to look at stored bytes)."""
+    engine = create_engine(store.url)
+    try:
+        with engine.begin() as conn:
+            result = conn.execute(text(sql), params)
+            return list(result) if result.returns_rows else []
+    finally:
+        engine.dispose()
+
+
+def in_threads(count: int, work: Callable[[int], T]) -> list[T]:
+    """Run ``work(i)`` on ``count`` threads started together; re-raise any failure."""
+    barrier = threading.Barrier(count)
+    results: list[T | None] = [None] * count
+    errors: list[BaseException] = []
+
+    def run(i: int) -> None:
+        barrier.wait()
+        try:
+            results[i] = work(i)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    if errors:
+        raise errors[0]
+    return [r for r in results if r is not None]
+
+
+# ---------------------------------------------------------------- schema
+
+
+def test_migrations_apply_from_empty_and_match_the_models(empty_store: CaseStore) -> None:
+    engine = create_engine(empty_store.url)
+    try:
+        assert TABLES.isdisjoint(inspect(engine).get_table_names())
+        empty_store.create_schema()
+        empty_store.create_schema()  # a second upgrade is a no-op
+        assert TABLES <= set(inspect(engine).get_table_names())
+        with engine.connect() as conn:
+            assert conn.scalar(text("SELECT version_num FROM alembic_version")) == "0001"
+            context = MigrationContext.configure(conn, opts={"compare_type": True})
+            # The hand-reviewed migration must create exactly what the models declare.
+            assert compare_metadata(context, Base.metadata) == []
+    finally:
+        engine.dispose()
+
+
+def test_sqlite_runs_in_wal_mode_with_foreign_keys(case_store: CaseStore) -> None:
+    if case_store.dialect != "sqlite":
+        pytest.skip("SQLite pragmas")
+    engine = case_store._engine  # the store's own connections carry the pragmas
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+
+
+def test_apscheduler_job_store_shares_the_database(case_store: CaseStore) -> None:
+    from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+    from apscheduler.schedulers.background import BackgroundScheduler
+
+    scheduler = BackgroundScheduler(jobstores={"default": SQLAlchemyJobStore(url=case_store.url)})
+    scheduler.start(paused=True)
+    try:
+        scheduler.add_job(print, "date", run_date=T0 + timedelta(days=3650), id="deadline-1")
+        assert scheduler.get_job("deadline-1") is not None
+    finally:
+        scheduler.shutdown(wait=False)
+    # A later upgrade must leave APScheduler's table alone.
+    case_store.create_schema()
+    rows = raw_execute(case_store, "SELECT id FROM apscheduler_jobs")
+    assert [r[0] for r in rows] == ["deadline-1"]
+
+
+# ---------------------------------------------------------------- owners, frontages, devices
+
+
+def test_frontage_and_owner_round_trip(case_store: CaseStore) -> None:
+    frontage = case_store.get_frontage("main-101")
+    assert frontage.parcel_number == "026-0915-0001"
+    assert frontage.zone == "residential"
+    assert frontage.device_id == "pole-1"
+    assert frontage.may_deposit_on_street is False
+
+    case_store.upsert_owner("owner-jones", "Al Jones", ["PO Box 7", "Juneau, WI 53039"], "al@x.org")
+    updated = case_store.upsert_frontage(
+        "main-101", site="clyman", parcel_number="026-0915-0001", street_address="101 Main St",
+        length_ft=70.5, zone="commercial", owner_id="owner-jones", may_deposit_on_street=True,
+    )  # fmt: skip
+    assert updated == case_store.get_frontage("main-101")
+    assert (updated.owner_id, updated.device_id, updated.length_ft) == ("owner-jones", None, 70.5)
+    assert case_store.get_owner("owner-jones").address_lines == ("PO Box 7", "Juneau, WI 53039")
+    assert [f.id for f in case_store.list_frontages(site="clyman")] == ["main-101"]
+    assert case_store.list_frontages(site="elsewhere") == []
+
+    with pytest.raises(NotFoundError):
+        case_store.upsert_frontage(
+            "main-103", site="clyman", parcel_number="x", street_address="103 Main St",
+            length_ft=50, zone="residential", owner_id="nobody",
+        )  # fmt: skip
+    with pytest.raises(NotFoundError):
+        case_store.get_frontage("main-999")
+
+
+def test_device_last_seen_only_moves_forward(case_store: CaseStore) -> None:
+    later = T0 + timedelta(minutes=5)
+    case_store.record_device_seen("pole-1", later, "online")
+    device = case_store.record_device_seen("pole-1", T0, "offline")  # late, out-of-order status
+    assert (device.last_seen, device.availability) == (later, "online")
+    assert case_store.list_devices("clyman") == [device]
+
+
+def test_times_come_back_aware_utc_and_naive_is_refused(case_store: CaseStore) -> None:
+    local = datetime(2026, 11, 1, 1, 30, tzinfo=CHICAGO)  # the ambiguous DST hour (first pass)
+    clock = case_store.open_clock("main-101", "clearing", "running", local, reading_cause(local))
+    stored = case_store.get_clock(clock.id).started_at
+    assert stored == local
+    assert stored.tzinfo is UTC
+    assert stored.hour == 6  # 01:30 CDT is 06:30 UTC
+    with pytest.raises(ValueError, match="timezone-aware"):
+        case_store.open_clock("main-101", "clearing", "running", datetime(2026, 1, 1), reading_cause(T0))  # noqa: DTZ001
+
+
+# ---------------------------------------------------------------- clocks
+
+
+def test_clock_lifecycle_history_and_replay(case_store: CaseStore) -> None:
+    profile = load_profile()
+    rules = [
+        RuleUse.from_rule("clearing_deadline", profile.snow_and_ice.clearing_deadline),
+        RuleUse.from_rule("nonhazard_notice_period", profile.snow_and_ice.nonhazard_notice_period),
+    ]
+    deadline = T0 + profile.snow_and_ice.clearing_deadline.duration
+    clock = case_store.open_clock(
+        "main-101", "clearing", "running", T0, reading_cause(T0, seq=41),
+        deadline=deadline, citation="§ 370-10 A", rules=rules,
+    )  # fmt: skip
+    assert clock.unconfirmed  # nonhazard_notice_period is a gap in the text
+    assert clock.rules == tuple(rules)
+    assert clock.cause.seq == 41
+    assert clock.cause.at == T0
+    again = case_store.open_clock("main-101", "clearing", "running", T0, reading_cause(T0, seq=41))
+    assert again == clock
+    assert [c.id for c in case_store.list_clocks(active_only=True)] == [clock.id]
+
+    snow = T0 + timedelta(hours=3)
+    moved = case_store.record_transition(
+        clock.id, "suspended", snow, reading_cause(snow, seq=77), detail={"depth_mm": Decimal("12.5")},
+        deadline=None,
+    )  # fmt: skip
+    assert (moved.from_state, moved.to_state, moved.detail) == ("running", "suspended", {"depth_mm": "12.5"})
+    assert case_store.get_clock(clock.id).deadline is None
+    # Replaying the same transition returns the stored one, not a second row.
+    assert case_store.record_transition(clock.id, "suspended", snow, reading_cause(snow, 77)) == moved
+
+    restart = T0 + timedelta(hours=5)
+    case_store.record_transition(
+        clock.id, "running", restart, reading_cause(restart, 90), deadline=restart + timedelta(hours=24)
+    )
+    passed = restart + timedelta(hours=24)
+    case_store.record_transition(
+        clock.id, "violated", passed, Cause("deadline", ms(passed)), deadline=KEEP, closes=True
+    )
+    finished = case_store.get_clock(clock.id)
+    assert (finished.state, finished.closed_at, finished.active) == ("violated", passed, False)
+    assert finished.deadline == passed
+    assert [t.to_state for t in case_store.clock_history(clock.id)] == ["suspended", "running", "violated"]
+    assert case_store.list_clocks(active_only=True) == []
+    assert case_store.list_clocks(frontage_id="main-101", kind="clearing") == [finished]
+    with pytest.raises(ClockStateError):
+        case_store.record_transition(clock.id, "running", passed + timedelta(hours=1), Cause("deadline", 0))
+
+
+def test_cause_needs_its_evidence() -> None:
+    with pytest.raises(ValueError, match="device and seq"):
+        Cause("reading", ts=1)
+    with pytest.raises(ValueError, match="who"):
+        Cause("person", ts=1)
+    officer = Cause("person", ts=ms(T0), who="officer-kraus")
+    assert Cause.from_json(officer.to_json()) == officer
+
+
+# ---------------------------------------------------------------- violations and notices
+
+
+def test_violation_is_recorded_once_per_key(case_store: CaseStore) -> None:
+    evidence = {"cleared_width_mm": 812.0, "snow_seqs": [41, 42], "measured_at": T0}
+    first = case_store.record_violation(
+        "main-101/clearing/1", "main-101", "clearing_min_width", T0, citation="§ 370-10 A",
+        evidence=evidence,
+    )  # fmt: skip
+    again = case_store.record_violation("main-101/clearing/1", "main-101", "other", T0)
+    assert again == first
+    assert first.evidence == {"cleared_width_mm": 812.0, "snow_seqs": [41, 42], "measured_at": T0.isoformat()}
+    assert case_store.set_violation_offenses(first.id, 3).offense_count == 3
+    assert case_store.set_violation_offenses(first.id, 2).offense_count == 3  # replays never lower it
+    assert case_store.set_violation_status(first.id, "abated").status == "abated"
+
+
+def test_notice_is_created_once_per_idempotency_key(case_store: CaseStore) -> None:
+    violation = case_store.record_violation("v1", "main-101", "clearing_deadline", T0)
+    first = case_store.create_notice(
+        "notice/v1", "clearing_violation", "main-101", T0, violation_id=violation.id,
+        deadline=T0 + timedelta(hours=24), citation="§ 370-10 B(2)",
+    )  # fmt: skip
+    second = case_store.create_notice("notice/v1", "clearing_violation", "main-101", T0)
+    assert second == first
+    assert len(case_store.list_notices()) == 1
+    assert first.number == "CLY-2026-000001"
+    assert (first.status, first.owner_name) == ("pending", "Jane Smith")
+
+    # The notice keeps the address it was issued to, whatever the owner record says later.
+    case_store.upsert_owner("owner-smith", "Jane Smith", ["9 New Rd", "Watertown, WI"])
+    assert case_store.get_notice(first.id).owner_address_lines == ("101 Main St", "Clyman, WI 53016")
+    third = case_store.create_notice("notice/v2", "hazard", "main-101", T0)
+    assert third.owner_address_lines == ("9 New Rd", "Watertown, WI")
+    assert third.number == "CLY-2026-000002"
+
+
+def test_notice_year_is_the_villages_year(case_store: CaseStore) -> None:
+    new_years_eve = datetime(2026, 12, 31, 21, 0, tzinfo=CHICAGO)  # already 2027 in UTC
+    notice = case_store.create_notice("nye", "clearing_violation", "main-101", new_years_eve)
+    assert notice.number == "CLY-2026-000001"
+    next_year = case_store.create_notice("ny", "clearing_violation", "main-101", datetime(2027, 1, 2, tzinfo=UTC))
+    assert next_year.number == "CLY-2027-000001"
+
+
+def test_notice_numbers_are_unique_under_concurrent_allocation(case_store: CaseStore) -> None:
+    per_thread = 15
+
+    def issue(thread: int) -> list[str]:
+        return [
+            case_store.create_notice(f"t{thread}/{i}", "clearing_violation", "main-101", T0).number
+            for i in range(per_thread)
+        ]
+
+    numbers = [n for batch in in_threads(2, issue) for n in batch]
+    assert len(numbers) == 2 * per_thread
+    assert sorted(numbers) == [f"CLY-2026-{i:06d}" for i in range(1, 2 * per_thread + 1)]
+
+    # Both threads replaying the same decisions at once still make one notice per key.
+    def replay(_thread: int) -> list[str]:
+        return [
+            case_store.create_notice(f"race/{i}", "clearing_violation", "main-101", T0).number
+            for i in range(5)
+        ]
+
+    first, second = in_threads(2, replay)
+    assert first == second
+    assert len(case_store.list_notices()) == 2 * per_thread + 5
+
+
+def test_notice_status_flow_and_filters(case_store: CaseStore) -> None:
+    notice = case_store.create_notice("n1", "hazard", "main-101", T0)
+    other = case_store.create_notice("n2", "clearing_violation", "main-101", T0)
+    rendered = case_store.set_notice_rendered(notice.id, "Remove the ice within 2 hours.", "<p>…</p>")
+    assert (rendered.status, rendered.body_html) == ("rendered", "<p>…</p>")
+    delivered_at = T0 + timedelta(minutes=40)
+    delivered = case_store.set_notice_delivered(notice.id, delivered_at)
+    assert (delivered.status, delivered.delivered_at) == ("delivered", delivered_at)
+    assert case_store.set_notice_delivered(notice.id, delivered_at + timedelta(hours=1)).delivered_at == delivered_at
+    with pytest.raises(CaseStoreError, match="final"):
+        case_store.set_notice_rendered(notice.id, "changed")
+    received = case_store.set_notice_received(notice.id, delivered_at + timedelta(hours=2))
+    assert received.received_at == delivered_at + timedelta(hours=2)
+
+    case_store.record_delivery("hand", "101 Main St", delivered_at, "delivered", notice_id=notice.id)
+    assert [d.channel for d in case_store.list_deliveries(notice_id=notice.id)] == ["hand"]
+    assert [n.id for n in case_store.list_notices(status="delivered")] == [notice.id]
+    assert [n.id for n in case_store.list_notices(status="pending")] == [other.id]
+    assert [n.id for n in case_store.list_notices(kind="clearing_violation")] == [other.id]
+    assert case_store.get_notice_by_number(notice.number) == received
+
+
+# ---------------------------------------------------------------- money
+
+
+def _billed_abatement(store: CaseStore, *amounts: str) -> int:
+    abatement = store.order_abatement("ab1", "main-101", "notice_deadline_passed", T0)
+    for i, amount in enumerate(amounts):
+        store.add_expense(abatement.id, Decimal(amount), T0 + timedelta(hours=i), f"line {i}")
+    return store.create_bill("bill/ab1", abatement.id, T0 + timedelta(days=1)).id
+
+
+def test_money_is_exact_decimal(case_store: CaseStore) -> None:
+    bill_id = _billed_abatement(case_store, "0.10", "0.20")
+    bill = case_store.get_bill(bill_id)
+    assert bill.amount == Decimal("0.30")
+    assert isinstance(bill.amount, Decimal)
+    assert bill.costs_incurred_at == T0 + timedelta(hours=1)
+    assert raw_execute(case_store, "SELECT amount_cents FROM bills")[0][0] == 30
+
+    case_store.record_payment("pay/1", bill_id, Decimal("0.10"), T0, method="check", reference="1001")
+    assert case_store.bill_balance(bill_id) == Decimal("0.20")
+    case_store.record_payment("pay/1", bill_id, Decimal("0.10"), T0, method="check")  # replay
+    assert case_store.bill_balance(bill_id) == Decimal("0.20")
+    case_store.record_payment("pay/2", bill_id, Decimal("0.20"), T0, method="cash")
+    paid = case_store.get_bill(bill_id)
+    assert (paid.balance, paid.status) == (Decimal("0.00"), "paid")
+
+    with pytest.raises(ValueError, match="fraction of a cent"):
+        case_store.add_expense(paid.abatement_id + 0, Decimal("1.005"), T0, "bad")
+    with pytest.raises(BillingError):
+        case_store.record_payment("pay/3", bill_id, Decimal("-1.00"), T0, method="cash")
+
+
+def test_large_amounts_stay_exact(case_store: CaseStore) -> None:
+    bill_id = _billed_abatement(case_store, "12345678901.23", "0.01")
+    assert case_store.get_bill(bill_id).amount == Decimal("12345678901.24")
+
+
+def test_bill_receipt_and_tax_roll(case_store: CaseStore) -> None:
+    bill_id = _billed_abatement(case_store, "150.00", "37.50")
+    with pytest.raises(BillingError, match="already billed"):
+        case_store.add_expense(case_store.get_bill(bill_id).abatement_id, Decimal("1.00"), T0, "late")
+    received = case_store.set_bill_received(bill_id, T0 + timedelta(days=2), date(2026, 12, 22))
+    assert received.due_date == date(2026, 12, 22)
+    case_store.record_payment("p", bill_id, Decimal("50.00"), T0 + timedelta(days=5), method="check")
+    entry = case_store.certify_tax_roll(bill_id, T0 + timedelta(days=61), 2026, "§ 370-10 G")
+    assert (entry.amount, entry.parcel_number) == (Decimal("137.50"), "026-0915-0001")
+    assert case_store.certify_tax_roll(bill_id, T0 + timedelta(days=62), 2026) == entry
+    assert case_store.get_bill(bill_id).status == "certified"
+    assert case_store.list_tax_roll(2026) == [entry]
+
+
+# ---------------------------------------------------------------- audit
+
+
+def test_audit_chain_verifies_and_tampering_fails(case_store: CaseStore) -> None:
+    case_store.append_audit("officer-kraus", "hazard.confirmed", "frontage:main-101", {"at": T0})
+    case_store.create_notice("n1", "hazard", "main-101", T0)  # appends notice.issued
+    case_store.append_audit("clerk", "note", "notice:CLY-2026-000001", {"text": "called owner"})
+    entries = case_store.list_audit()
+    assert [e.action for e in entries] == ["hazard.confirmed", "notice.issued", "note"]
+    assert entries[1].prev_hash == entries[0].hash
+    assert case_store.verify_audit_chain().ok
+
+    raw_execute(
+        case_store, "UPDATE audit_log SET detail_json = :d WHERE id = :id",
+        d='{"text":"never called"}', id=entries[2].id,
+    )  # fmt: skip
+    result = case_store.verify_audit_chain()
+    assert (result.ok, result.first_bad_id) == (False, entries[2].id)
+
+
+def test_audit_chain_detects_a_deleted_row(case_store: CaseStore) -> None:
+    for i in range(3):
+        case_store.append_audit("system", "tick", f"n:{i}")
+    middle = case_store.list_audit()[1]
+    raw_execute(case_store, "DELETE FROM audit_log WHERE id = :id", id=middle.id)
+    result = case_store.verify_audit_chain()
+    assert not result.ok
+    assert result.reason == "link to previous row broken"
+
+
+def test_audit_chain_holds_under_concurrent_appends(case_store: CaseStore) -> None:
+    def append(thread: int) -> int:
+        for i in range(20):
+            case_store.append_audit(f"worker-{thread}", "tick", f"n:{i}")
+        return thread
+
+    in_threads(2, append)
+    verification = case_store.verify_audit_chain()
+    assert (verification.ok, verification.rows) == (True, 40)
