@@ -11,6 +11,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from sidewalk.alerts.issue import NoticeIssuer
 from sidewalk.analytics.clocks.engine import ClockEngine, FrontageSpec
@@ -23,7 +24,12 @@ from sidewalk.scenarios import Scenario, expand
 from sidewalk.storage.cases import CaseStore, NoticeRecord, TransitionRecord
 
 
-def mqtt_settings(settings: Settings, client_id: str, secrets: Secrets | None = None) -> MqttSettings:
+def mqtt_settings(
+    settings: Settings,
+    client_id: str,
+    secrets: Secrets | None = None,
+    protocol: Literal["auto", "5", "3.1.1"] = "auto",
+) -> MqttSettings:
     """Connection settings for one client of the configured broker."""
     secrets = secrets or Secrets.from_env()
     cfg = settings.mqtt
@@ -37,6 +43,7 @@ def mqtt_settings(settings: Settings, client_id: str, secrets: Secrets | None = 
         password=password,
         tls=tls,
         receive_maximum=max(cfg.ack_batch * 2, 20),
+        protocol=protocol,
     )
 
 
@@ -144,7 +151,11 @@ def run_through_broker(
     workdir.mkdir(parents=True, exist_ok=True)
     profile = profile or load_profile()
     broker: EmbeddedBroker | None = None
+    # The embedded broker is amqtt, which speaks 3.1.1 only and answers a v5
+    # CONNECT with silence: skip the negotiation's timeout when we know.
+    protocol: Literal["auto", "5", "3.1.1"] = "auto"
     if mqtt_url is None:
+        protocol = "3.1.1"
         broker = EmbeddedBroker()
         broker.start()
         mqtt_url = f"mqtt://{broker.host}:{broker.port}"
@@ -162,14 +173,14 @@ def run_through_broker(
     publisher: Publisher | None = None
     try:
         seed_scenario(cases, scenario)
-        ingest = IngestConsumer(store, mqtt_settings(settings, f"{run_id}-ingest"), site=site)
+        ingest = IngestConsumer(store, mqtt_settings(settings, f"{run_id}-ingest", protocol=protocol), site=site)
         ingest.start()
         analytics = build_analytics(
-            cases, profile, mqtt_settings(settings, f"{run_id}-analytics"), site=site, mode="stream"
+            cases, profile, mqtt_settings(settings, f"{run_id}-analytics", protocol=protocol), site=site, mode="stream"
         )
         analytics.start()
         buffer = ReadingBuffer(workdir / f"{scenario.scenario.device}-buffer.sqlite3", scenario.scenario.device)
-        publisher = Publisher(buffer, mqtt_settings(settings, scenario.scenario.device), site=site)
+        publisher = Publisher(buffer, mqtt_settings(settings, scenario.scenario.device, protocol=protocol), site=site)
         publisher.start()
         played = SimulatedPole(publisher, expand(scenario)).run()
         if not publisher.wait_stored(timeout_s=timeout_s):

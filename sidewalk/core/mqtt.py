@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import logging
 import ssl
+import struct
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -33,6 +34,9 @@ Protocol = Literal["5", "3.1.1"]
 
 # MQTT v5 CONNACK 0x84: the broker does not speak this protocol version.
 _UNSUPPORTED_PROTOCOL_VERSION = 132
+# PUBACK fixed header, remaining length 2, packet id.
+_PUBACK_HEADER = 0x40
+_PUBACK = struct.Struct("!BBH")
 
 
 class MqttError(RuntimeError):
@@ -148,6 +152,7 @@ class MqttClient:
         self._refusal: str | None = None
         self._connection = 0
         self._subacks: dict[int, threading.Event] = {}
+        self._session_present = False
         self._sub_failed: set[int] = set()
 
     @property
@@ -275,6 +280,7 @@ class MqttClient:
             return
         with self._lock:
             self._connection += 1
+            self._session_present = flags.session_present
             subs = dict(self._subscriptions)
         if not flags.session_present:
             # The broker lost or never had our session: subscriptions go again.
@@ -345,11 +351,20 @@ class MqttClient:
             raise MqttError("not connected: call connect() first")
         return self._client
 
-    def subscribe(self, topic: str, qos: int = 1, timeout_s: float = 5.0) -> None:
-        """Subscribe and wait for the broker's SUBACK; restored after a lost session.
+    @property
+    def session_present(self) -> bool:
+        """True when the broker resumed a stored session on the last connect."""
+        return self._session_present
+
+    def subscribe(
+        self, topic: str, qos: int = 1, *, wait: bool = True, timeout_s: float = 5.0
+    ) -> None:
+        """Subscribe and (by default) wait for the SUBACK; restored after a lost session.
 
         Raises ``MqttError`` when the broker rejects the subscription or does
         not confirm it in time (a subscription is not in place until then).
+        Pass ``wait=False`` on a resumed session: its SUBACK queues behind the
+        session's backlog, which may take longer than any sensible timeout.
         """
         client = self._require()
         done = threading.Event()
@@ -360,6 +375,8 @@ class MqttClient:
                 self._subacks[mid] = done
         if rc != MQTTErrorCode.MQTT_ERR_SUCCESS:
             raise MqttError(f"subscribe {topic!r} failed: {paho.error_string(rc)}")
+        if not wait:
+            return
         if not done.wait(timeout_s):
             raise MqttError(f"no SUBACK for {topic!r} in {timeout_s}s")
         with self._lock:
@@ -398,6 +415,29 @@ class MqttClient:
         if message.qos == 0 or message.connection != self._connection:
             return
         self._require().ack(message.mid, message.qos)
+
+    def ack_many(self, messages: Iterable[MqttMessage]) -> None:
+        """Acknowledge a batch of messages from the current connection in one write.
+
+        paho sends each PUBACK with its own socket write, which costs more
+        than the rest of ingest put together. The batch goes through paho's
+        own outgoing queue as one blob of ordinary PUBACK packets (identical
+        bytes in MQTT 3.1.1 and 5, where reason "success" may be omitted), so
+        paho's single writer still owns the socket.
+        """
+        client = self._require()
+        current = self._connection
+        blob = bytearray()
+        for m in messages:
+            if m.connection != current or m.qos == 0:
+                continue
+            if m.qos == 1 and self._manual_ack:
+                blob += _PUBACK.pack(_PUBACK_HEADER, 2, m.mid)
+            else:
+                self.ack(m)
+        if blob:
+            # Private paho API, pinned by paho-mqtt<3 in pyproject.
+            client._packet_queue(_PUBACK_HEADER, bytes(blob), 0, 0)
 
     def disconnect(self) -> None:
         """Close cleanly (the will is not sent) and stop the network thread."""

@@ -13,76 +13,132 @@ A profile is a TOML file. Each rule is a table::
 text: such a value carries a ``note`` instead and never an invented citation).
 Code reads typed values (``profile.snow_and_ice.clearing_deadline.duration``);
 no ordinance number is a literal anywhere else.
+
+A value may be written as a fraction where the code does (``value = "1 1/4"``).
+Yearly date windows and month-days (§ 370-7 A "between November 15 and April
+1") are their own rule shapes, ``DateWindowRule`` and ``MonthDayRule``, with
+``"MM-DD"`` strings. The ``[calendar]`` table lists the business weekdays and
+holidays that business-day clocks count with.
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
-from datetime import timedelta
+from collections.abc import Iterator
+from datetime import date, timedelta
 from decimal import Decimal
+from fractions import Fraction
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-from sidewalk.core.units import length_to_mm
+from sidewalk.core.calendar import BusinessCalendar, MonthDay, MonthDayWindow
+from sidewalk.core.units import c_to_f, f_to_c, length_to_mm
 
-DurationUnit = Literal["minutes", "hours"]
+DurationUnit = Literal["minutes", "hours", "days"]
 DayUnit = Literal["calendar_days", "business_days"]
 LengthUnit = Literal["mm", "inches", "feet"]
+# "days" is elapsed time (24-hour periods, e.g. curing); "calendar_days" and
+# "business_days" count local dates; "months"/"years" are calendar months.
 Unit = Literal[
     "minutes",
     "hours",
+    "days",
     "calendar_days",
     "business_days",
+    "months",
+    "years",
     "mm",
     "inches",
     "feet",
+    "in_per_ft",
     "percent",
+    "fraction",
     "usd",
     "degF",
+    "degC",
 ]
-_DURATIONS = {"minutes", "hours"}
+Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+_DURATIONS = {"minutes", "hours", "days"}
 _DAYS = {"calendar_days", "business_days"}
+_MONTHS = {"months", "years"}
 _LENGTHS = {"mm", "inches", "feet"}
+_SHARES = {"percent", "fraction"}
+_TEMPERATURES = {"degF", "degC"}
+_MINUTES_PER = {"minutes": 1, "hours": 60, "days": 24 * 60}
+# "3/4" or "1 1/4": the code writes several limits as fractions.
+_FRACTION = re.compile(r"^\s*(?:(\d+)\s+)?(\d+)\s*/\s*(\d+)\s*$")
 
 
 class ProfileError(ValueError):
     """A profile that cannot be used, naming the field and (when found) the line."""
 
 
-class Rule(BaseModel):
-    """One ordinance value with where it comes from."""
+class _Cited(BaseModel):
+    """Where a value comes from: citation and words, or an unconfirmed mark with a note."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    value: Decimal = Field(description="the number the ordinance sets, in `unit`")
-    unit: Unit
     citation: str | None = Field(default=None, min_length=3)
     words: str | None = Field(default=None, description="the ordinance's own words, quoted")
     unconfirmed: bool = False
     note: str | None = None
 
     @model_validator(mode="after")
-    def _cited_or_unconfirmed(self) -> Rule:
-        if self.value < 0:
-            raise ValueError(f"value must not be negative (got {self.value})")
+    def _cited_or_unconfirmed(self) -> Any:
         if self.citation is None and not self.unconfirmed:
             raise ValueError("citation is required unless unconfirmed = true")
         if self.unconfirmed and not self.note:
             raise ValueError("an unconfirmed value needs a note saying what is missing")
         return self
 
+    def _mark(self, shown: str) -> str:
+        if self.unconfirmed:
+            return f"{shown} [unconfirmed: {self.note}]"
+        return f"{shown} ({self.citation})"
+
+
+class Rule(_Cited):
+    """One ordinance value with where it comes from."""
+
+    value: Decimal = Field(description="the number the ordinance sets, in `unit`")
+    unit: Unit
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _fraction_text(cls, value: object) -> object:
+        if isinstance(value, str) and (match := _FRACTION.match(value)):
+            whole, numerator, denominator = (int(g) if g else 0 for g in match.groups())
+            if denominator == 0:
+                raise ValueError(f"{value!r}: a fraction needs a non-zero denominator")
+            return Decimal(whole) + Decimal(numerator) / Decimal(denominator)
+        return value
+
+    @model_validator(mode="after")
+    def _not_negative(self) -> Rule:
+        # Temperatures may be below zero; no other ordinance value may.
+        if self.value < 0 and self.unit not in _TEMPERATURES:
+            raise ValueError(f"value must not be negative (got {self.value})")
+        return self
+
     @property
     def duration(self) -> timedelta:
-        """An elapsed-time rule (minutes or hours) as a timedelta of real time."""
+        """An elapsed-time rule (minutes, hours, days of 24 h) as a timedelta of real time."""
         if self.unit not in _DURATIONS:
             raise TypeError(f"{self.unit} is not a duration unit")
-        minutes = self.value * (60 if self.unit == "hours" else 1)
-        return timedelta(minutes=float(minutes))
+        return timedelta(minutes=float(self.value * _MINUTES_PER[self.unit]))
 
     @property
     def days(self) -> int:
@@ -94,6 +150,16 @@ class Rule(BaseModel):
         return int(self.value)
 
     @property
+    def months(self) -> int:
+        """A calendar-month or -year rule as a whole number of months."""
+        if self.unit not in _MONTHS:
+            raise TypeError(f"{self.unit} is not a month or year unit")
+        months = self.value * (12 if self.unit == "years" else 1)
+        if months != int(months):
+            raise TypeError("month and year rules must be whole months")
+        return int(months)
+
+    @property
     def length_mm(self) -> float:
         if self.unit not in _LENGTHS:
             raise TypeError(f"{self.unit} is not a length unit")
@@ -101,16 +167,83 @@ class Rule(BaseModel):
 
     @property
     def fraction(self) -> float:
-        if self.unit != "percent":
-            raise TypeError(f"{self.unit} is not a percentage")
-        return float(self.value) / 100
+        """A share (percent, or a fraction such as 1/3) as a number in [0, 1]."""
+        if self.unit not in _SHARES:
+            raise TypeError(f"{self.unit} is not a share")
+        return float(self.value) / (100 if self.unit == "percent" else 1)
+
+    @property
+    def slope(self) -> float:
+        """A cross-slope rule (inches per foot) as rise over run."""
+        if self.unit != "in_per_ft":
+            raise TypeError(f"{self.unit} is not a slope unit")
+        return float(self.value) / 12
+
+    @property
+    def deg_f(self) -> float:
+        if self.unit not in _TEMPERATURES:
+            raise TypeError(f"{self.unit} is not a temperature unit")
+        return float(self.value) if self.unit == "degF" else c_to_f(float(self.value))
+
+    @property
+    def deg_c(self) -> float:
+        if self.unit not in _TEMPERATURES:
+            raise TypeError(f"{self.unit} is not a temperature unit")
+        return float(self.value) if self.unit == "degC" else f_to_c(float(self.value))
 
     def describe(self) -> str:
         """Human form for notices: ``24 hours (§ 370-10 A)`` or ``… [unconfirmed]``."""
-        shown = f"{self.value.normalize():f} {self.unit.replace('_', ' ')}"
-        if self.unconfirmed:
-            return f"{shown} [unconfirmed: {self.note}]"
-        return f"{shown} ({self.citation})"
+        if self.unit == "fraction":
+            number = str(Fraction(self.value).limit_denominator(100))
+        else:
+            number = f"{self.value.normalize():f}"
+        return self._mark(f"{number} {self.unit.replace('_', ' ')}")
+
+
+def _month_day(text: str) -> str:
+    MonthDay.parse(text)
+    return text
+
+
+class MonthDayRule(_Cited):
+    """A yearly date the ordinance names ("by not later than the following June 1")."""
+
+    value: str = Field(description='"MM-DD"')
+
+    @field_validator("value")
+    @classmethod
+    def _date(cls, value: str) -> str:
+        return _month_day(value)
+
+    @property
+    def month_day(self) -> MonthDay:
+        return MonthDay.parse(self.value)
+
+    def describe(self) -> str:
+        return self._mark(f"{self.month_day.in_year(2001):%B} {self.month_day.day}")
+
+
+class DateWindowRule(_Cited):
+    """A yearly window of dates, both ends included, that may wrap the year end."""
+
+    start: str = Field(description='first date of the window, "MM-DD"')
+    end: str = Field(description='last date of the window, "MM-DD" (included)')
+
+    @field_validator("start", "end")
+    @classmethod
+    def _dates(cls, value: str) -> str:
+        return _month_day(value)
+
+    @property
+    def window(self) -> MonthDayWindow:
+        return MonthDayWindow(MonthDay.parse(self.start), MonthDay.parse(self.end))
+
+    def describe(self) -> str:
+        first, last = (MonthDay.parse(v).in_year(2001) for v in (self.start, self.end))
+        return self._mark(f"{first:%B} {first.day} – {last:%B} {last.day}")
+
+
+AnyRule = Rule | MonthDayRule | DateWindowRule
 
 
 def _require_unit(rule: Rule, allowed: set[str], name: str) -> Rule:
@@ -131,7 +264,9 @@ class SnowAndIce(BaseModel):
     offense_period: Rule
     deposit_building_setback: Rule
 
-    @field_validator("clearing_deadline", "hazard_notice_period", "nonhazard_notice_period", "offense_period")
+    @field_validator(
+        "clearing_deadline", "hazard_notice_period", "nonhazard_notice_period", "offense_period"
+    )
     @classmethod
     def _durations(cls, rule: Rule) -> Rule:
         return _require_unit(rule, _DURATIONS, "this rule")
@@ -155,6 +290,128 @@ class Billing(BaseModel):
     @classmethod
     def _days(cls, rule: Rule) -> Rule:
         return _require_unit(rule, _DAYS, "this rule")
+
+
+def _in_units(allowed: set[str]) -> AfterValidator:
+    return AfterValidator(lambda rule: _require_unit(rule, allowed, "this rule"))
+
+
+# Rule shapes by unit, so a profile with a width in hours is refused where it is loaded.
+ElapsedRule = Annotated[Rule, _in_units(_DURATIONS)]
+CalendarDaysRule = Annotated[Rule, _in_units({"calendar_days"})]
+BusinessDaysRule = Annotated[Rule, _in_units({"business_days"})]
+MonthsRule = Annotated[Rule, _in_units(_MONTHS)]
+LengthRule = Annotated[Rule, _in_units(_LENGTHS)]
+ShareRule = Annotated[Rule, _in_units(_SHARES)]
+TemperatureRule = Annotated[Rule, _in_units(_TEMPERATURES)]
+SlopeRule = Annotated[Rule, _in_units({"in_per_ft"})]
+MoneyRule = Annotated[Rule, _in_units({"usd"})]
+
+
+class StreetOpenings(BaseModel):
+    """§ 370-7: frozen ground, notices, pavement replacement, emergency excavation, new streets."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    frozen_ground_window: DateWindowRule
+    emergency_permit_application: BusinessDaysRule
+    dpw_notice_before_excavation: ElapsedRule
+    utility_loss_notice: ElapsedRule
+    affected_parties_notice: BusinessDaysRule
+    backfill_notice: ElapsedRule
+    cold_mix_replacement_by: MonthDayRule
+    permanent_pavement_within: CalendarDaysRule
+    street_concrete_protection: ElapsedRule
+    repaving_determination_lead: CalendarDaysRule
+    utility_completion: CalendarDaysRule
+    repaving_moratorium: MonthsRule
+
+
+class Permits(BaseModel):
+    """§ 370-6 street-opening permits and § 370-9 street-privilege permits."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    opening_permit_validity: CalendarDaysRule
+    opening_permit_renewal: CalendarDaysRule
+    opening_permit_renewal_fee: MoneyRule
+    street_privilege_term: MonthsRule
+
+
+class ColdWeather(BaseModel):
+    """§ 370-5 (9) concrete pours and keep-off; § 144-13 sump discharge window."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pour_min_temp: TemperatureRule
+    pour_forecast_window: ElapsedRule
+    frozen_subgrade_at_or_below: TemperatureRule
+    cold_weather_below: TemperatureRule
+    keep_off_normal: ElapsedRule
+    keep_off_cold: ElapsedRule
+    sump_discharge_window: DateWindowRule
+
+    @model_validator(mode="after")
+    def _cold_is_longer(self) -> ColdWeather:
+        if self.keep_off_cold.duration < self.keep_off_normal.duration:
+            raise ValueError("keep_off_cold must not be shorter than keep_off_normal")
+        return self
+
+
+class Obstructions(BaseModel):
+    """§ 370-8 obstructions and encroachments; § 370-9 conditions of occupancy."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    fixture_min_clear_width: LengthRule
+    sidewalk_removal_after_notice: ElapsedRule
+    street_removal_after_notice: ElapsedRule
+    building_materials_max_sidewalk: ShareRule
+    building_materials_max_street: ShareRule
+    privilege_max_street: ShareRule
+    temporary_walk_min_width: LengthRule
+    privilege_removal_after_notice: ElapsedRule
+
+
+class Streets(BaseModel):
+    """§ 144-17: construction debris swept from streets; the village's bill."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    sweeping_deadline: ElapsedRule
+    sweeping_costs_payable: CalendarDaysRule
+
+
+class SidewalkCondition(BaseModel):
+    """§ 370-5 (sidewalk construction): defect limits (11), width (7), slope (6), joints (5)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    vertical_differential: LengthRule
+    horizontal_gap: LengthRule
+    surface_deterioration: LengthRule
+    replacement_share: ShareRule
+    residential_width: LengthRule
+    commercial_width: LengthRule
+    min_cross_slope: SlopeRule
+    max_joint_spacing: LengthRule
+
+
+class Calendar(_Cited):
+    """Business days for business-day clocks: weekdays, minus the village's holidays."""
+
+    business_weekdays: tuple[Weekday, ...] = Field(min_length=1)
+    holidays: tuple[date, ...] = ()
+
+    @field_validator("business_weekdays")
+    @classmethod
+    def _unique(cls, days: tuple[Weekday, ...]) -> tuple[Weekday, ...]:
+        if len(set(days)) != len(days):
+            raise ValueError("business weekdays must not repeat")
+        return days
+
+    def business_calendar(self) -> BusinessCalendar:
+        return BusinessCalendar.of(self.business_weekdays, self.holidays)
 
 
 class Village(BaseModel):
@@ -183,20 +440,45 @@ class Profile(BaseModel):
     village: Village
     snow_and_ice: SnowAndIce
     billing: Billing
+    street_openings: StreetOpenings
+    permits: Permits
+    cold_weather: ColdWeather
+    obstructions: Obstructions
+    streets: Streets
+    sidewalk_condition: SidewalkCondition
+    calendar: Calendar
 
     @property
     def zone(self) -> ZoneInfo:
         return ZoneInfo(self.village.timezone)
 
-    def unconfirmed_rules(self) -> list[str]:
-        """Dotted names of every value the text does not settle."""
-        names = []
-        for section_name in ("snow_and_ice", "billing"):
+    @property
+    def business_calendar(self) -> BusinessCalendar:
+        return self.calendar.business_calendar()
+
+    def rules(self) -> Iterator[tuple[str, AnyRule | Calendar]]:
+        """Every cited value by dotted name (``cold_weather.pour_min_temp``), then the calendar."""
+        for section_name in _RULE_SECTIONS:
             section = getattr(self, section_name)
             for field in type(section).model_fields:
-                if getattr(section, field).unconfirmed:
-                    names.append(f"{section_name}.{field}")
-        return names
+                yield f"{section_name}.{field}", getattr(section, field)
+        yield "calendar", self.calendar
+
+    def unconfirmed_rules(self) -> list[str]:
+        """Dotted names of every value the text does not settle."""
+        return [name for name, rule in self.rules() if rule.unconfirmed]
+
+
+_RULE_SECTIONS = (
+    "snow_and_ice",
+    "billing",
+    "street_openings",
+    "permits",
+    "cold_weather",
+    "obstructions",
+    "streets",
+    "sidewalk_condition",
+)
 
 
 def _line_of(text: str, loc: tuple[str | int, ...]) -> int | None:

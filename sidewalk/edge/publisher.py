@@ -4,7 +4,10 @@ Delivery is end to end: the broker's PUBACK only paces sending; a reading
 leaves the disk buffer when ingest's retained ``…/<device>/stored`` watermark
 covers it. After every (re)connect the publisher announces itself ``online``
 (retained, with its buffer floor) and re-sends everything the watermark does
-not cover; ingest drops the duplicates by ``(device, seq)``.
+not cover; ingest drops the duplicates by ``(device, seq)``. It re-sends the
+same way when the watermark stops short of what was sent for
+``resend_after_s`` (doubling up to ``resend_max_s``), which covers a message
+the broker accepted and then lost without the publisher ever disconnecting.
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ class Publisher:
         max_in_flight: int = 500,
         batch: int = 500,
         retry_connect_s: float = 1.0,
+        resend_after_s: float = 30.0,
+        resend_max_s: float = 3600.0,
     ) -> None:
         self.buffer = buffer
         self.device = buffer.device
@@ -57,6 +62,8 @@ class Publisher:
         self._max_in_flight = max_in_flight
         self._batch = batch
         self._retry_connect_s = retry_connect_s
+        self._resend_after_s = resend_after_s
+        self._resend_max_s = resend_max_s
         self._stored_topic = topic_for(site, self.device, "stored")
         self._status_topic = topic_for(site, self.device, "status")
         self._client: MqttClient | None = None
@@ -176,6 +183,8 @@ class Publisher:
     def _run(self) -> None:
         cursor = 0
         last_dropped = self.buffer.dropped
+        stalled_since = time.monotonic()
+        resend_after = self._resend_after_s
         while not self._stop.is_set():
             if self._client is None:
                 self._client = self._connect()
@@ -190,7 +199,10 @@ class Publisher:
             if release is not None:
                 self.buffer.release_through(release)
                 with self._cond:
-                    self._watermark = max(self._watermark, release)
+                    if release > self._watermark:
+                        self._watermark = release
+                        stalled_since = time.monotonic()
+                        resend_after = self._resend_after_s
                     self._cond.notify_all()
             if not client.is_connected:
                 self._wake.wait(0.5)
@@ -200,9 +212,23 @@ class Publisher:
                 # The floor goes first so ingest can close gaps before the re-send.
                 client.publish(self._status_topic, self._status("online"), qos=1, retain=True)
                 last_dropped = dropped
+            watermark = self.watermark
             if reconnected:
-                cursor = self.watermark
-            rows = self.buffer.after(max(cursor, self.watermark), self._batch)
+                cursor = watermark
+            elif cursor <= watermark:
+                stalled_since = time.monotonic()
+            elif time.monotonic() - stalled_since > resend_after:
+                # Sent but never covered: lost after the broker took it (e.g. it
+                # restarted before ingest re-subscribed). Send again, backing
+                # off so a long ingest outage does not multiply the queue.
+                log.warning(
+                    "%s: watermark stuck at %d below sent %d; re-sending",
+                    self.device, watermark, cursor,
+                )
+                cursor = watermark
+                stalled_since = time.monotonic()
+                resend_after = min(resend_after * 2, self._resend_max_s)
+            rows = self.buffer.after(max(cursor, watermark), self._batch)
             if not rows:
                 self._wake.wait(1.0)
                 continue

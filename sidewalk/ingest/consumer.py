@@ -91,7 +91,7 @@ class IngestConsumer:
         self._write_retry_s = write_retry_s
         self._queue: queue.SimpleQueue[MqttMessage] = queue.SimpleQueue()
         self._client = MqttClient(
-            mqtt, on_message=self._queue.put, manual_ack=True
+            mqtt, on_message=self._queue.put, on_connect=self._on_connect, manual_ack=True
         )
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -112,7 +112,10 @@ class IngestConsumer:
         self._client.connect()
         self._thread = threading.Thread(target=self._write_loop, name="ingest-writer", daemon=True)
         self._thread.start()
-        self._client.subscribe(self._topic, 1)
+        # A resumed session already holds the subscription, and its SUBACK
+        # would queue behind the backlog; a new session must be subscribed
+        # before start() returns, or what is published next is not queued.
+        self._client.subscribe(self._topic, 1, wait=not self._client.session_present)
 
     def run(self) -> None:
         """``start()`` and block until ``stop()`` is called from another thread."""
@@ -138,6 +141,11 @@ class IngestConsumer:
                     return False
                 self._committed.wait(min(left, 0.5))
         return True
+
+    def _on_connect(self, session_present: bool) -> None:
+        # A restarted broker may have lost the retained watermarks: send each
+        # again at the next commit that touches its device.
+        self._published.clear()
 
     def _next_batch(self) -> list[MqttMessage]:
         try:
@@ -210,8 +218,7 @@ class IngestConsumer:
                 log.exception("store write failed; retrying in %.1fs", self._write_retry_s)
                 if self._stop.wait(self._write_retry_s):
                     return False
-        for msg in batch:
-            self._client.ack(msg)
+        self._client.ack_many(batch)
         self._sites.update(sites)
         self._after_commit(result, len(batch), len(statuses), len(dead))
         return True

@@ -12,7 +12,6 @@ from sidewalk.core.contract import (
     Status,
     WeatherReading,
     parse_payload,
-    parse_topic,
 )
 from sidewalk.core.mqtt import MqttMessage
 from sidewalk.storage.timeseries import DeadLetter, StatusUpdate
@@ -52,19 +51,19 @@ Verdict = Accepted | Availability | Ignored | Rejected
 
 def classify(msg: MqttMessage, received_at_ms: int) -> Verdict:
     """Validate one message against the contract and say where it goes."""
-    device: str | None = None
+    levels = msg.topic.split("/")
+    if len(levels) == 5 and levels[4] == "stored":
+        return Ignored(msg.topic)
     try:
-        parts = parse_topic(msg.topic)
-        device = parts.device
-        if parts.stream == "stored":
-            return Ignored(msg.topic)
         payload = parse_payload(msg.topic, msg.payload)
     except ContractError as exc:
+        device = levels[3] if exc.reason != "bad_topic" and len(levels) == 5 else None
         return Rejected(
             DeadLetter(received_at_ms, msg.topic, device, msg.payload, exc.reason, exc.detail)
         )
+    # parse_payload checked the topic's shape, so levels[2] is the site slug.
     if isinstance(payload, Status):
-        return Availability(StatusUpdate(parts.site, payload))
+        return Availability(StatusUpdate(levels[2], payload))
     if isinstance(payload, WeatherReading | SnowMeasurement | FrameRef):
-        return Accepted(parts.site, payload)
+        return Accepted(levels[2], payload)
     raise AssertionError(f"parse_payload returned {type(payload).__name__} for {msg.topic}")

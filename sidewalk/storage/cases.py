@@ -26,7 +26,7 @@ from zoneinfo import ZoneInfo
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event, func, select, text, update
+from sqlalchemy import URL, Engine, create_engine, event, func, make_url, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
@@ -64,7 +64,7 @@ class ClockStateError(CaseStoreError):
     """A transition that the clock's current state does not allow (it is closed)."""
 
 
-class BillingError(CaseStoreError):
+class BillingError(CaseStoreError, ValueError):
     """A money operation that the ledger refuses (e.g. certifying a paid bill)."""
 
 
@@ -420,6 +420,15 @@ def _aware(name: str, value: datetime) -> datetime:
     return value.astimezone(UTC)
 
 
+def _check_amount(what: str, amount: Decimal) -> None:
+    if not isinstance(amount, Decimal):
+        raise BillingError(f"{what} amount must be a Decimal, got {type(amount).__name__}")
+    if amount <= 0:
+        raise BillingError(f"{what} amount must be positive, got {amount}")
+    if amount != amount.quantize(Decimal("0.01")):
+        raise BillingError(f"{what} amount {amount} has a fraction of a cent")
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -580,26 +589,36 @@ def _audit(row: m.AuditEntry) -> AuditRecord:
 class CaseStore:
     """Case records on SQLite or PostgreSQL.
 
-    ``url``: ``sqlite:///path/to/cases.db`` or ``postgresql+psycopg://user@host/db``.
+    ``url``: ``sqlite:///path/to/cases.db`` or ``postgresql+psycopg://user@host/db``;
+    ``password`` is kept out of the URL (``self.url`` is safe to log).
     ``notice_prefix`` and ``zone`` shape notice numbers: ``CLY-2026-000123``,
     the year taken in the village's zone at issue time.
     """
 
     def __init__(
-        self, url: str, *, notice_prefix: str = "CLY", zone: str = "America/Chicago"
+        self,
+        url: str,
+        *,
+        password: str | None = None,
+        notice_prefix: str = "CLY",
+        zone: str = "America/Chicago",
     ) -> None:
-        self.url = normalize_url(url)
+        full = make_url(normalize_url(url))
+        if password is not None:
+            # The password comes from the environment (SIDEWALK_DB_PASSWORD), never the URL.
+            full = full.set(password=password)
+        self.url = full.render_as_string(hide_password=True)
         self.notice_prefix = notice_prefix
         self.zone = ZoneInfo(zone)
-        self._engine = self._make_engine(self.url)
+        self._engine = self._make_engine(full)
         # Reads skip SQLite's write lock; writes take it at BEGIN (see _make_engine).
         self._read_engine = self._engine.execution_options(sidewalk_read_only=True)
         self._writes = sessionmaker(self._engine, expire_on_commit=False)
         self._reads = sessionmaker(self._read_engine, expire_on_commit=False)
 
     @staticmethod
-    def _make_engine(url: str) -> Engine:
-        if not url.startswith("sqlite"):
+    def _make_engine(url: URL) -> Engine:
+        if url.get_backend_name() != "sqlite":
             return create_engine(url, pool_pre_ping=True)
         engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
 
@@ -641,6 +660,16 @@ class CaseStore:
         """Release every pooled connection."""
         self._engine.dispose()
 
+    def job_store(self, tablename: str = "apscheduler_jobs") -> Any:
+        """An APScheduler ``SQLAlchemyJobStore`` in this database, on this store's engine.
+
+        Shares the pool and the password; its table is APScheduler's own and
+        the migrations leave it alone.
+        """
+        from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+
+        return SQLAlchemyJobStore(engine=self._engine, tablename=tablename)
+
     @contextmanager
     def _write(self) -> Iterator[Session]:
         with self._writes() as session, session.begin():
@@ -668,11 +697,11 @@ class CaseStore:
                 row = build(session)
                 session.flush()
                 return convert(session, row)
-        except IntegrityError:
+        except IntegrityError as exc:
             with self._read() as session:
                 existing = session.scalar(lookup)
                 if existing is None:
-                    raise
+                    raise CaseStoreError(f"refused by the database: {exc.orig}") from exc
                 return convert(session, existing)
 
     @staticmethod
@@ -1221,8 +1250,7 @@ class CaseStore:
         self, abatement_id: int, amount: Decimal, incurred_at: datetime, description: str
     ) -> ExpenseRecord:
         """Add a ledger line to an abatement (before it is billed)."""
-        if amount <= 0:
-            raise BillingError(f"an expense must be positive, got {amount}")
+        _check_amount("expense", amount)
         with self._write() as session:
             self._get(session, m.Abatement, abatement_id)
             if session.scalar(select(m.Bill.id).where(m.Bill.abatement_id == abatement_id)):
@@ -1248,12 +1276,11 @@ class CaseStore:
 
     @staticmethod
     def _paid(session: Session, bill_id: int) -> Decimal:
-        cents = session.scalar(
-            select(func.coalesce(func.sum(m.Payment.__table__.c.amount_cents), 0)).where(
-                m.Payment.bill_id == bill_id
-            )
+        # SUM keeps the Money type, so the total comes back as exact Decimal dollars.
+        paid = session.scalar(
+            select(func.coalesce(func.sum(m.Payment.amount), 0)).where(m.Payment.bill_id == bill_id)
         )
-        return Decimal(int(cents or 0)).scaleb(-2)
+        return paid if isinstance(paid, Decimal) else Decimal("0.00")
 
     def _bill(self, session: Session, row: m.Bill) -> BillRecord:
         return BillRecord(
@@ -1350,8 +1377,7 @@ class CaseStore:
         reference: str | None = None,
     ) -> PaymentRecord:
         """Record a payment once per ``key``; a bill paid in full becomes ``paid``."""
-        if amount <= 0:
-            raise BillingError(f"a payment must be positive, got {amount}")
+        _check_amount("payment", amount)
         paid_at = _aware("paid_at", paid_at)
 
         def build(session: Session) -> m.Payment:

@@ -233,11 +233,12 @@ def flux_range_query(
     Every string is emitted as an escaped literal and times are rendered from
     ``datetime`` values, so no argument can change the query's shape.
     """
+    start_lit, stop_lit = flux_time(start), flux_time(stop)
     if stop <= start:
         raise ValueError("stop must be after start")
     lines = [
         f"from(bucket: {flux_string(bucket)})",
-        f"  |> range(start: {flux_time(start)}, stop: {flux_time(stop)})",
+        f"  |> range(start: {start_lit}, stop: {stop_lit})",
         f"  |> filter(fn: (r) => r._measurement == {flux_string(measurement)})",
         f"  |> filter(fn: (r) => r.device == {flux_string(device)})",
     ]

@@ -231,35 +231,47 @@ class SqliteTimeSeriesStore:
                 for status_update in statuses:
                     self._record_status(status_update, now)
                     touched.add(status_update.status.device)
+                # Seqs above a device's highest stored seq cannot be stored yet:
+                # they go in one executemany. Lower seqs (re-sends, late fills)
+                # are checked one by one, after flushing the pending new rows.
+                fresh: list[tuple[str, int, str, int, str | None, int, str]] = []
                 for r in readings:
                     dev = r.device
                     if dev not in max_seq:
                         max_seq[dev] = self._ensure_device(dev, sites.get(dev), now)
                         touched.add(dev)
-                    payload = r.to_json().decode()
-                    cur = db.execute(
-                        "INSERT OR IGNORE INTO readings"
-                        " (device, seq, stream, ts, frontage, received_at, payload)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        (dev, r.seq, r.stream, r.ts, getattr(r, "frontage", None), now, payload),
-                    )
-                    if cur.rowcount == 0:
-                        result.duplicates.append((dev, r.seq))
-                        self._check_conflict(r, payload, now)
-                        continue
-                    result.stored.append(r)
                     top = max_seq[dev]
-                    if r.seq > top + 1:
-                        gap = SeqGap(dev, top + 1, r.seq - 1, now, None)
-                        db.execute(
-                            "INSERT INTO seq_gaps (device, from_seq, to_seq, detected_at)"
-                            " VALUES (?, ?, ?, ?)",
-                            (dev, gap.from_seq, gap.to_seq, now),
-                        )
-                        result.gaps_opened.append(gap)
-                    elif r.seq <= top:
+                    row = (
+                        dev,
+                        r.seq,
+                        r.stream,
+                        r.ts,
+                        getattr(r, "frontage", None),
+                        now,
+                        r.to_json().decode(),
+                    )
+                    if r.seq > top:
+                        fresh.append(row)
+                        result.stored.append(r)
+                        if r.seq > top + 1:
+                            gap = SeqGap(dev, top + 1, r.seq - 1, now, None)
+                            db.execute(
+                                "INSERT INTO seq_gaps (device, from_seq, to_seq, detected_at)"
+                                " VALUES (?, ?, ?, ?)",
+                                (dev, gap.from_seq, gap.to_seq, now),
+                            )
+                            result.gaps_opened.append(gap)
+                        max_seq[dev] = r.seq
+                        continue
+                    self._insert(fresh)
+                    fresh = []
+                    if self._insert([row]) == 0:
+                        result.duplicates.append((dev, r.seq))
+                        self._check_conflict(r, row[-1], now)
+                    else:
+                        result.stored.append(r)
                         self._fill(dev, r.seq)
-                    max_seq[dev] = max(top, r.seq)
+                self._insert(fresh)
                 for dev, top in max_seq.items():
                     db.execute(
                         "UPDATE devices SET max_seq = ?, last_seen_at = ? WHERE device = ?",
@@ -275,6 +287,17 @@ class SqliteTimeSeriesStore:
                 db.execute("ROLLBACK")
                 raise
         return result
+
+    def _insert(self, rows: list[tuple[str, int, str, int, str | None, int, str]]) -> int:
+        if not rows:
+            return 0
+        cur = self._db.executemany(
+            "INSERT OR IGNORE INTO readings"
+            " (device, seq, stream, ts, frontage, received_at, payload)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        return int(cur.rowcount)
 
     def _ensure_device(self, device: str, site: str | None, now: int) -> int:
         self._db.execute(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
@@ -19,56 +18,14 @@ from sidewalk.analytics.clocks.events import (
     Transition,
 )
 from sidewalk.core.clock import format_local, to_ms
-from sidewalk.core.contract import AnyReading, SnowMeasurement, WeatherReading
+from sidewalk.core.contract import AnyReading, WeatherReading
 from sidewalk.core.profile import Profile, load_profile
+from tests.clocks.streams import DEVICE, Pole, every, storm
 
 CHICAGO = ZoneInfo("America/Chicago")
-DEVICE = "pole-1"
 FOUR_FT_MM = 1219.2
 T = TypeVar("T")
 EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "example_village.toml"
-
-
-class Pole:
-    """Builds one pole's readings with a running seq."""
-
-    def __init__(self) -> None:
-        self.seq = 0
-
-    def weather(self, at: datetime, depth: float, precip: float = 0.0) -> WeatherReading:
-        self.seq += 1
-        return WeatherReading(
-            device=DEVICE, seq=self.seq, ts=to_ms(at), snow_depth_mm=depth, precip_mm=precip, air_temp_c=-5.0
-        )
-
-    def camera(self, at: datetime, frontage: str, width_mm: float) -> SnowMeasurement:
-        self.seq += 1
-        return SnowMeasurement(
-            device=DEVICE,
-            seq=self.seq,
-            ts=to_ms(at),
-            frontage=frontage,
-            cleared_width_mm=width_mm,
-            snow_cover_fraction=0.5,
-        )
-
-
-def every(start: datetime, end: datetime, step: timedelta) -> Iterator[datetime]:
-    t = start
-    while t <= end:
-        yield t
-        t += step
-
-
-def storm(pole: Pole, onset: datetime, hours: float, rate_mm_h: float = 20.0, base: float = 0.0) -> list[AnyReading]:
-    """Five-minute weather readings: depth rising linearly for ``hours``, then flat for 3 h."""
-    end = onset + timedelta(hours=hours)
-    readings: list[AnyReading] = []
-    for t in every(onset - timedelta(minutes=30), end + timedelta(hours=3), timedelta(minutes=5)):
-        falling = onset < t <= end
-        elapsed = min(max((t - onset).total_seconds(), 0), hours * 3600) / 3600
-        readings.append(pole.weather(t, base + rate_mm_h * elapsed, precip=0.4 if falling else 0.0))
-    return readings
 
 
 def engine(profile: Profile | None = None, frontages: tuple[str, ...] = ("a",)) -> ClockEngine:

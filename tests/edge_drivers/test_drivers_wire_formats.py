@@ -201,9 +201,25 @@ def test_sht31_conversion_and_crc() -> None:
 # Datasheet example trimming (BMP280 DS §3.12, same T/P formulas in the BME280)
 # and typical humidity trimming values read from a BME280.
 BOSCH_EXAMPLE = Bme280Calibration(
-    27504, 26435, -1000, 36477, -10685, 3024, 2855, 140, -7, 15500, -14600, 6000,
-    75, 362, 0, 313, 50, 30,
-)  # fmt: skip
+    27504,
+    26435,
+    -1000,
+    36477,
+    -10685,
+    3024,
+    2855,
+    140,
+    -7,
+    15500,
+    -14600,
+    6000,
+    75,
+    362,
+    0,
+    313,
+    50,
+    30,
+)
 
 
 def test_bme280_temperature_and_pressure_match_the_datasheet_example() -> None:
@@ -218,8 +234,10 @@ def _humidity_int32(cal: Bme280Calibration, adc_t: int, adc_h: int) -> float:
     var2 = (((((adc_t >> 4) - cal.t1) * ((adc_t >> 4) - cal.t1)) >> 12) * cal.t3) >> 14
     x = var1 + var2 - 76800  # t_fine - 76800
     a = (((adc_h << 14) - (cal.h4 << 20) - (cal.h5 * x)) + 16384) >> 15
-    b = (((((((x * cal.h6) >> 10) * (((x * cal.h3) >> 11) + 32768)) >> 10) + 2097152) * cal.h2)
-         + 8192) >> 14  # fmt: skip
+    b = (
+        ((((((x * cal.h6) >> 10) * (((x * cal.h3) >> 11) + 32768)) >> 10) + 2097152) * cal.h2)
+        + 8192
+    ) >> 14
     v = a * b
     v = v - (((((v >> 15) * (v >> 15)) >> 7) * cal.h1) >> 4)
     v = min(max(v, 0), 419430400)
@@ -234,8 +252,21 @@ def test_bme280_humidity_agrees_with_the_integer_formula(adc_h: int) -> None:
 
 
 def test_bme280_register_decoding() -> None:
-    block_88 = struct.pack("<HhhHhhhhhhhh", 27504, 26435, -1000, 36477, -10685, 3024, 2855,
-                           140, -7, 15500, -14600, 6000) + bytes([0x00, 75])  # fmt: skip
+    block_88 = struct.pack(
+        "<HhhHhhhhhhhh",
+        27504,
+        26435,
+        -1000,
+        36477,
+        -10685,
+        3024,
+        2855,
+        140,
+        -7,
+        15500,
+        -14600,
+        6000,
+    ) + bytes([0x00, 75])
     # dig_H4 = 0x139 = 313 -> E4=0x13, E5 low nibble 9; dig_H5 = 50 = 0x032 -> E6=0x03, E5 high 2.
     block_e1 = struct.pack("<hB", 362, 0) + bytes([0x13, 0x29, 0x03]) + struct.pack("<b", 30)
     assert parse_calibration(block_88, block_e1) == BOSCH_EXAMPLE

@@ -8,6 +8,7 @@ to get the session-scoped ``mosquitto`` fixture. ``restart()`` stops it cleanly
 
 from __future__ import annotations
 
+import getpass
 import os
 import shutil
 import signal
@@ -40,6 +41,7 @@ class MosquittoServer:
         *,
         autosave_s: int = 1,
         allow_anonymous: bool = True,
+        extra_config: str = "",
     ) -> None:
         self.host = "127.0.0.1"
         self.port = port or free_port()
@@ -49,6 +51,9 @@ class MosquittoServer:
         (workdir / "data").mkdir(parents=True, exist_ok=True)
         self.config.write_text(
             f"listener {self.port} {self.host}\n"
+            # Mosquitto started as root drops to user "mosquitto", which could
+            # not write our temp dir: persistence would silently do nothing.
+            f"user {getpass.getuser()}\n"
             f"allow_anonymous {'true' if allow_anonymous else 'false'}\n"
             "persistence true\n"
             f"persistence_location {workdir / 'data'}/\n"
@@ -58,7 +63,7 @@ class MosquittoServer:
             "max_queued_bytes 0\n"
             "persistent_client_expiration 1d\n"
             f"log_dest file {self.log}\n"
-            "log_type error\nlog_type warning\nlog_type notice\n"
+            "log_type error\nlog_type warning\nlog_type notice\n" + extra_config
         )
         self._proc: subprocess.Popen[bytes] | None = None
 

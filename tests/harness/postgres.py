@@ -9,9 +9,9 @@ Fixtures:
 - ``postgres_fresh_url`` (function): a new, empty database per test, for tests
   that need a schema of their own (migrations from empty, counters from 1).
 
-PostgreSQL refuses to run as root, so initdb and the server run as the
-``postgres`` system user (``subprocess``'s ``user=``), with a data dir that
-user owns and the unix socket inside the temp dir. Auth is ``trust``: the
+PostgreSQL refuses to run as root, so when the tests run as root, initdb and
+the server run as the ``postgres`` system user (``subprocess``'s ``user=``),
+with a data dir that user owns and the unix socket inside the temp dir. Auth is ``trust``: the
 server listens on loopback only and lives for one test session.
 """
 
@@ -89,13 +89,19 @@ def postgres_server() -> Iterator[PostgresServer]:
     root = Path(tempfile.mkdtemp(prefix="sidewalk-pg-"))
     data, sockets, log = root / "data", root / "sock", root / "postgres.log"
     sockets.mkdir()
-    shutil.chown(root, PG_USER)
-    shutil.chown(sockets, PG_USER)
-    subprocess.run(
+    # As root, become the postgres user; as anyone else, run as ourselves.
+    run_as = PG_USER if os.geteuid() == 0 else None
+    if run_as is not None:
+        shutil.chown(root, run_as)
+        shutil.chown(sockets, run_as)
+    init = subprocess.run(
         [str(PG_BIN / "initdb"), "-D", str(data), "-U", PG_USER, "-A", "trust",
          "-E", "UTF8", "--locale=C", "--no-sync"],
-        user=PG_USER, cwd=root, check=True, capture_output=True,
+        user=run_as, cwd=root, capture_output=True, text=True, check=False,
     )  # fmt: skip
+    if init.returncode != 0:
+        shutil.rmtree(root, ignore_errors=True)
+        raise RuntimeError(f"initdb failed ({init.returncode}):\n{init.stderr}")
     port = free_port()
     with log.open("wb") as log_file:
         # Durability settings off: this cluster lives for one test run.
@@ -103,7 +109,7 @@ def postgres_server() -> Iterator[PostgresServer]:
             [str(PG_BIN / "postgres"), "-D", str(data), "-h", "127.0.0.1", "-p", str(port),
              "-k", str(sockets), "-c", "fsync=off", "-c", "synchronous_commit=off",
              "-c", "full_page_writes=off", "-c", "max_connections=50"],
-            user=PG_USER, cwd=root, stdout=log_file, stderr=subprocess.STDOUT,
+            user=run_as, cwd=root, stdout=log_file, stderr=subprocess.STDOUT,
         )  # fmt: skip
     try:
         _wait_ready(proc, "127.0.0.1", port, log)

@@ -34,7 +34,8 @@ def storm(n: int, frontage: str = "main-st-101") -> list[ScenarioReading]:
     for i in range(n):
         ts = T0 + i * 60_000
         if i % 2 == 0:
-            out.append(ScenarioReading(ts, "weather", {"air_temp_c": -5.0 + i % 7, "precip_mm": 0.2}))
+            weather = {"air_temp_c": -5.0 + i % 7, "precip_mm": 0.2}
+            out.append(ScenarioReading(ts, "weather", weather))
         else:
             out.append(
                 ScenarioReading(
@@ -56,6 +57,7 @@ def running_ingest(
     port: int,
     db: Path,
     site: str,
+    *,
     client_id: str | None = None,
     connect_timeout_s: float = 3.0,
     **kw: Any,
@@ -79,11 +81,13 @@ def running_publisher(
     buffer_path: Path,
     site: str,
     device: str,
+    *,
     connect_timeout_s: float = 3.0,
+    max_rows: int = 1_000_000,
     **kw: Any,
 ) -> Iterator[Publisher]:
     """A started publisher over a disk buffer, stopped (and buffer closed) on exit."""
-    buffer = ReadingBuffer(buffer_path, device)
+    buffer = ReadingBuffer(buffer_path, device, max_rows=max_rows)
     mqtt = settings(host, port, f"pole-{device}", connect_timeout_s=connect_timeout_s)
     publisher = Publisher(buffer, mqtt, site=site, **kw)
     publisher.start()

@@ -9,7 +9,6 @@ import pytest
 
 from sidewalk.core.contract import StoredWatermark, topic_for
 from sidewalk.core.mqtt import MqttClient
-from sidewalk.edge.buffer import ReadingBuffer
 from sidewalk.edge.simulated import SimulatedPole
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore
 from tests.harness.mosquitto import MosquittoServer
@@ -36,7 +35,9 @@ def _weather(device: str, seq: int, **extra: object) -> bytes:
     return json.dumps(body).encode()
 
 
-def test_simulated_pole_readings_arrive_exactly_once(broker: MosquittoServer, tmp_path: Path) -> None:
+def test_simulated_pole_readings_arrive_exactly_once(
+    broker: MosquittoServer, tmp_path: Path
+) -> None:
     site, device = slug("site"), slug("pole")
     scenario = storm(300)
     with (
@@ -95,7 +96,9 @@ def test_malformed_message_is_dead_lettered_and_stream_goes_on(
             raw.publish(topic, _weather(device, 2), 1)
             store = ingest.store
             assert isinstance(store, SqliteTimeSeriesStore)
-            assert ingest.wait_for(lambda: store.count(device) == 2 and ingest.stats.dead_letters == 1)
+            assert ingest.wait_for(
+                lambda: store.count(device) == 2 and ingest.stats.dead_letters == 1
+            )
         finally:
             raw.disconnect()
         letters = store.dead_letters(reason=reason)
@@ -185,3 +188,25 @@ def test_buffer_keeps_readings_until_the_watermark_passes(
     finally:
         raw.publish_and_wait(stored_topic, b"", 1, retain=True)
         raw.disconnect()
+
+
+def test_readings_the_full_buffer_dropped_are_recorded_lost_not_awaited(
+    broker: MosquittoServer, tmp_path: Path
+) -> None:
+    site, device = slug("site"), slug("pole")
+    buf = tmp_path / "buf.db"
+    # Link to ingest down (nobody consumes): the bound of 10 drops the oldest 20.
+    with running_publisher(broker.host, broker.port, buf, site, device, max_rows=10) as pub:
+        SimulatedPole(pub, storm(30)).run()
+        assert (pub.buffer.dropped, pub.buffer.floor) == (20, 21)
+    with (
+        running_ingest(broker.host, broker.port, tmp_path / "ts.db", site) as ingest,
+        running_publisher(broker.host, broker.port, buf, site, device, max_rows=10) as pub,
+    ):
+        assert pub.wait_stored(30, timeout_s=20), pub.watermark
+        store = ingest.store
+        assert isinstance(store, SqliteTimeSeriesStore)
+        assert store.seqs(device) == list(range(21, 31))
+        [lost] = store.gaps(device, lost_only=True)
+        assert (lost.from_seq, lost.to_seq) == (1, 20)
+        assert ingest.wait_for(lambda: len(pub.buffer) == 0, 5)

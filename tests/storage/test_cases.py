@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
+from pathlib import Path
 from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
 
@@ -14,7 +17,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import create_engine, inspect, text
 
-from sidewalk.core.profile import load_profile
+from sidewalk.core.profile import Rule
 from sidewalk.storage.cases import (
     KEEP,
     BillingError,
@@ -47,7 +50,11 @@ def reading_cause(at: datetime, seq: int = 1) -> Cause:
 
 def raw_execute(store: CaseStore, sql: str, **params: Any) -> list[Any]:
     """Run SQL behind the store's back (to tamper, or to look at stored bytes)."""
-    engine = create_engine(store.url)
+    return raw_execute_url(store.url, sql, **params)
+
+
+def raw_execute_url(url: str, sql: str, **params: Any) -> list[Any]:
+    engine = create_engine(url)
     try:
         with engine.begin() as conn:
             result = conn.execute(text(sql), params)
@@ -88,7 +95,7 @@ def test_migrations_apply_from_empty_and_match_the_models(empty_store: CaseStore
         assert TABLES.isdisjoint(inspect(engine).get_table_names())
         empty_store.create_schema()
         empty_store.create_schema()  # a second upgrade is a no-op
-        assert TABLES <= set(inspect(engine).get_table_names())
+        assert set(inspect(engine).get_table_names()) >= TABLES
         with engine.connect() as conn:
             assert conn.scalar(text("SELECT version_num FROM alembic_version")) == "0001"
             context = MigrationContext.configure(conn, opts={"compare_type": True})
@@ -98,13 +105,34 @@ def test_migrations_apply_from_empty_and_match_the_models(empty_store: CaseStore
         engine.dispose()
 
 
-def test_sqlite_runs_in_wal_mode_with_foreign_keys(case_store: CaseStore) -> None:
-    if case_store.dialect != "sqlite":
-        pytest.skip("SQLite pragmas")
-    engine = case_store._engine  # the store's own connections carry the pragmas
-    with engine.connect() as conn:
-        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
-        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+def test_sqlite_runs_in_wal_mode_with_foreign_keys(tmp_path: Path) -> None:
+    store = CaseStore(f"sqlite:///{tmp_path / 'cases.db'}")
+    try:
+        store.create_schema()
+        # WAL is a property of the file: any connection sees it.
+        assert raw_execute(store, "PRAGMA journal_mode") == [("wal",)]
+        store.upsert_owner("o", "O", ["x"])
+        # While another writer holds the write lock, reads go on and writes wait.
+        writer = sqlite3.connect(
+            tmp_path / "cases.db", isolation_level=None, check_same_thread=False
+        )
+        writer.execute("BEGIN IMMEDIATE")
+        started = time.monotonic()
+        assert store.get_owner("o").name == "O"
+        assert time.monotonic() - started < 1
+        threading.Timer(0.5, writer.commit).start()
+        store.upsert_owner("o", "Owen", ["x"])
+        assert time.monotonic() - started >= 0.5
+        writer.close()
+    finally:
+        store.close()
+
+
+def test_database_enforces_foreign_keys(case_store: CaseStore) -> None:
+    # Only the database checks violation_id; on SQLite that needs PRAGMA foreign_keys.
+    with pytest.raises(CaseStoreError, match=r"(?i)foreign key"):
+        case_store.create_notice("k", "clearing_violation", "main-101", T0, violation_id=999)
+    assert case_store.list_notices() == []
 
 
 def test_apscheduler_job_store_shares_the_database(case_store: CaseStore) -> None:
@@ -122,6 +150,24 @@ def test_apscheduler_job_store_shares_the_database(case_store: CaseStore) -> Non
     case_store.create_schema()
     rows = raw_execute(case_store, "SELECT id FROM apscheduler_jobs")
     assert [r[0] for r in rows] == ["deadline-1"]
+    # The store's own job store (its engine, its password) sees the same job.
+    assert [job.id for job in case_store.job_store().get_all_jobs()] == ["deadline-1"]
+
+
+def test_password_is_used_but_kept_out_of_the_url() -> None:
+    # No connection is made: the engine is lazy. Trust auth in the harness could not tell anyway.
+    store = CaseStore("postgresql://sidewalk@127.0.0.1:1/cases", password="pw-secret")
+    assert "pw-secret" not in store.url
+    assert store.url.startswith("postgresql+psycopg://sidewalk:")
+    assert store._engine.url.password == "pw-secret"
+    store.close()
+
+
+@pytest.mark.services
+def test_harness_runs_a_real_postgresql_15(postgres_url: str) -> None:
+    assert postgres_url.startswith("postgresql+psycopg://")
+    version = raw_execute_url(postgres_url, "SHOW server_version")[0][0]
+    assert version.startswith("15.")
 
 
 # ---------------------------------------------------------------- owners, frontages, devices
@@ -166,23 +212,26 @@ def test_times_come_back_aware_utc_and_naive_is_refused(case_store: CaseStore) -
     local = datetime(2026, 11, 1, 1, 30, tzinfo=CHICAGO)  # the ambiguous DST hour (first pass)
     clock = case_store.open_clock("main-101", "clearing", "running", local, reading_cause(local))
     stored = case_store.get_clock(clock.id).started_at
-    assert stored == local
+    # (Python never calls a time in a DST fold equal across zones; compare in UTC.)
+    assert stored == local.astimezone(UTC)
     assert stored.tzinfo is UTC
     assert stored.hour == 6  # 01:30 CDT is 06:30 UTC
+    naive = datetime(2026, 1, 1)  # noqa: DTZ001 (the point of the test)
     with pytest.raises(ValueError, match="timezone-aware"):
-        case_store.open_clock("main-101", "clearing", "running", datetime(2026, 1, 1), reading_cause(T0))  # noqa: DTZ001
+        case_store.open_clock("main-101", "clearing", "running", naive, reading_cause(T0))
 
 
 # ---------------------------------------------------------------- clocks
 
 
 def test_clock_lifecycle_history_and_replay(case_store: CaseStore) -> None:
-    profile = load_profile()
+    clearing = Rule(value=Decimal(24), unit="hours", citation="§ 370-10 A")
+    gap = Rule(value=Decimal(24), unit="hours", unconfirmed=True, note="B(2) missing from the seed")
     rules = [
-        RuleUse.from_rule("clearing_deadline", profile.snow_and_ice.clearing_deadline),
-        RuleUse.from_rule("nonhazard_notice_period", profile.snow_and_ice.nonhazard_notice_period),
+        RuleUse.from_rule("clearing_deadline", clearing),
+        RuleUse.from_rule("nonhazard_notice_period", gap),
     ]
-    deadline = T0 + profile.snow_and_ice.clearing_deadline.duration
+    deadline = T0 + clearing.duration
     clock = case_store.open_clock(
         "main-101", "clearing", "running", T0, reading_cause(T0, seq=41),
         deadline=deadline, citation="§ 370-10 A", rules=rules,
@@ -197,17 +246,27 @@ def test_clock_lifecycle_history_and_replay(case_store: CaseStore) -> None:
 
     snow = T0 + timedelta(hours=3)
     moved = case_store.record_transition(
-        clock.id, "suspended", snow, reading_cause(snow, seq=77), detail={"depth_mm": Decimal("12.5")},
-        deadline=None,
+        clock.id, "suspended", snow, reading_cause(snow, seq=77),
+        detail={"depth_mm": Decimal("12.5")}, deadline=None,
     )  # fmt: skip
-    assert (moved.from_state, moved.to_state, moved.detail) == ("running", "suspended", {"depth_mm": "12.5"})
+    assert (moved.from_state, moved.to_state, moved.detail) == (
+        "running",
+        "suspended",
+        {"depth_mm": "12.5"},
+    )
     assert case_store.get_clock(clock.id).deadline is None
     # Replaying the same transition returns the stored one, not a second row.
-    assert case_store.record_transition(clock.id, "suspended", snow, reading_cause(snow, 77)) == moved
+    assert (
+        case_store.record_transition(clock.id, "suspended", snow, reading_cause(snow, 77)) == moved
+    )
 
     restart = T0 + timedelta(hours=5)
     case_store.record_transition(
-        clock.id, "running", restart, reading_cause(restart, 90), deadline=restart + timedelta(hours=24)
+        clock.id,
+        "running",
+        restart,
+        reading_cause(restart, 90),
+        deadline=restart + timedelta(hours=24),
     )
     passed = restart + timedelta(hours=24)
     case_store.record_transition(
@@ -216,11 +275,17 @@ def test_clock_lifecycle_history_and_replay(case_store: CaseStore) -> None:
     finished = case_store.get_clock(clock.id)
     assert (finished.state, finished.closed_at, finished.active) == ("violated", passed, False)
     assert finished.deadline == passed
-    assert [t.to_state for t in case_store.clock_history(clock.id)] == ["suspended", "running", "violated"]
+    assert [t.to_state for t in case_store.clock_history(clock.id)] == [
+        "suspended",
+        "running",
+        "violated",
+    ]
     assert case_store.list_clocks(active_only=True) == []
     assert case_store.list_clocks(frontage_id="main-101", kind="clearing") == [finished]
     with pytest.raises(ClockStateError):
-        case_store.record_transition(clock.id, "running", passed + timedelta(hours=1), Cause("deadline", 0))
+        case_store.record_transition(
+            clock.id, "running", passed + timedelta(hours=1), Cause("deadline", 0)
+        )
 
 
 def test_cause_needs_its_evidence() -> None:
@@ -243,9 +308,15 @@ def test_violation_is_recorded_once_per_key(case_store: CaseStore) -> None:
     )  # fmt: skip
     again = case_store.record_violation("main-101/clearing/1", "main-101", "other", T0)
     assert again == first
-    assert first.evidence == {"cleared_width_mm": 812.0, "snow_seqs": [41, 42], "measured_at": T0.isoformat()}
+    assert first.evidence == {
+        "cleared_width_mm": 812.0,
+        "snow_seqs": [41, 42],
+        "measured_at": T0.isoformat(),
+    }
     assert case_store.set_violation_offenses(first.id, 3).offense_count == 3
-    assert case_store.set_violation_offenses(first.id, 2).offense_count == 3  # replays never lower it
+    assert (
+        case_store.set_violation_offenses(first.id, 2).offense_count == 3
+    )  # replays never lower it
     assert case_store.set_violation_status(first.id, "abated").status == "abated"
 
 
@@ -263,7 +334,10 @@ def test_notice_is_created_once_per_idempotency_key(case_store: CaseStore) -> No
 
     # The notice keeps the address it was issued to, whatever the owner record says later.
     case_store.upsert_owner("owner-smith", "Jane Smith", ["9 New Rd", "Watertown, WI"])
-    assert case_store.get_notice(first.id).owner_address_lines == ("101 Main St", "Clyman, WI 53016")
+    assert case_store.get_notice(first.id).owner_address_lines == (
+        "101 Main St",
+        "Clyman, WI 53016",
+    )
     third = case_store.create_notice("notice/v2", "hazard", "main-101", T0)
     assert third.owner_address_lines == ("9 New Rd", "Watertown, WI")
     assert third.number == "CLY-2026-000002"
@@ -273,7 +347,9 @@ def test_notice_year_is_the_villages_year(case_store: CaseStore) -> None:
     new_years_eve = datetime(2026, 12, 31, 21, 0, tzinfo=CHICAGO)  # already 2027 in UTC
     notice = case_store.create_notice("nye", "clearing_violation", "main-101", new_years_eve)
     assert notice.number == "CLY-2026-000001"
-    next_year = case_store.create_notice("ny", "clearing_violation", "main-101", datetime(2027, 1, 2, tzinfo=UTC))
+    next_year = case_store.create_notice(
+        "ny", "clearing_violation", "main-101", datetime(2027, 1, 2, tzinfo=UTC)
+    )
     assert next_year.number == "CLY-2027-000001"
 
 
@@ -305,18 +381,25 @@ def test_notice_numbers_are_unique_under_concurrent_allocation(case_store: CaseS
 def test_notice_status_flow_and_filters(case_store: CaseStore) -> None:
     notice = case_store.create_notice("n1", "hazard", "main-101", T0)
     other = case_store.create_notice("n2", "clearing_violation", "main-101", T0)
-    rendered = case_store.set_notice_rendered(notice.id, "Remove the ice within 2 hours.", "<p>…</p>")
+    rendered = case_store.set_notice_rendered(
+        notice.id, "Remove the ice within 2 hours.", "<p>…</p>"
+    )
     assert (rendered.status, rendered.body_html) == ("rendered", "<p>…</p>")
     delivered_at = T0 + timedelta(minutes=40)
     delivered = case_store.set_notice_delivered(notice.id, delivered_at)
     assert (delivered.status, delivered.delivered_at) == ("delivered", delivered_at)
-    assert case_store.set_notice_delivered(notice.id, delivered_at + timedelta(hours=1)).delivered_at == delivered_at
+    assert (
+        case_store.set_notice_delivered(notice.id, delivered_at + timedelta(hours=1)).delivered_at
+        == delivered_at
+    )
     with pytest.raises(CaseStoreError, match="final"):
         case_store.set_notice_rendered(notice.id, "changed")
     received = case_store.set_notice_received(notice.id, delivered_at + timedelta(hours=2))
     assert received.received_at == delivered_at + timedelta(hours=2)
 
-    case_store.record_delivery("hand", "101 Main St", delivered_at, "delivered", notice_id=notice.id)
+    case_store.record_delivery(
+        "hand", "101 Main St", delivered_at, "delivered", notice_id=notice.id
+    )
     assert [d.channel for d in case_store.list_deliveries(notice_id=notice.id)] == ["hand"]
     assert [n.id for n in case_store.list_notices(status="delivered")] == [notice.id]
     assert [n.id for n in case_store.list_notices(status="pending")] == [other.id]
@@ -342,7 +425,9 @@ def test_money_is_exact_decimal(case_store: CaseStore) -> None:
     assert bill.costs_incurred_at == T0 + timedelta(hours=1)
     assert raw_execute(case_store, "SELECT amount_cents FROM bills")[0][0] == 30
 
-    case_store.record_payment("pay/1", bill_id, Decimal("0.10"), T0, method="check", reference="1001")
+    case_store.record_payment(
+        "pay/1", bill_id, Decimal("0.10"), T0, method="check", reference="1001"
+    )
     assert case_store.bill_balance(bill_id) == Decimal("0.20")
     case_store.record_payment("pay/1", bill_id, Decimal("0.10"), T0, method="check")  # replay
     assert case_store.bill_balance(bill_id) == Decimal("0.20")
@@ -350,10 +435,13 @@ def test_money_is_exact_decimal(case_store: CaseStore) -> None:
     paid = case_store.get_bill(bill_id)
     assert (paid.balance, paid.status) == (Decimal("0.00"), "paid")
 
-    with pytest.raises(ValueError, match="fraction of a cent"):
-        case_store.add_expense(paid.abatement_id + 0, Decimal("1.005"), T0, "bad")
-    with pytest.raises(BillingError):
+    other = case_store.order_abatement("ab2", "main-101", "hazard_owner_unavailable", T0)
+    with pytest.raises(BillingError, match="fraction of a cent"):
+        case_store.add_expense(other.id, Decimal("1.005"), T0, "bad")
+    with pytest.raises(BillingError, match="positive"):
         case_store.record_payment("pay/3", bill_id, Decimal("-1.00"), T0, method="cash")
+    with pytest.raises(BillingError, match="Decimal"):
+        case_store.add_expense(other.id, 0.1, T0, "float")  # type: ignore[arg-type]
 
 
 def test_large_amounts_stay_exact(case_store: CaseStore) -> None:
@@ -361,13 +449,45 @@ def test_large_amounts_stay_exact(case_store: CaseStore) -> None:
     assert case_store.get_bill(bill_id).amount == Decimal("12345678901.24")
 
 
+def test_abatement_work_order_and_its_ledger(case_store: CaseStore) -> None:
+    violation = case_store.record_violation("v", "main-101", "hazard", T0)
+    order = case_store.order_abatement(
+        "abate/v", "main-101", "hazard_owner_unavailable", T0, violation_id=violation.id,
+        detail={"crew": "DPW-2"},
+    )  # fmt: skip
+    assert (
+        case_store.order_abatement("abate/v", "main-101", "other", T0 + timedelta(hours=1)) == order
+    )
+    assert (order.status, order.completed_at, order.detail) == ("ordered", None, {"crew": "DPW-2"})
+    done = case_store.complete_abatement(order.id, T0 + timedelta(hours=2))
+    assert (done.status, done.completed_at) == ("completed", T0 + timedelta(hours=2))
+    case_store.add_expense(order.id, Decimal("80.00"), T0 + timedelta(hours=2), "salt and labour")
+    case_store.add_expense(order.id, Decimal("12.25"), T0 + timedelta(hours=1), "sand")
+    assert [e.description for e in case_store.list_expenses(order.id)] == [
+        "sand",
+        "salt and labour",
+    ]
+    assert [e.action for e in case_store.list_audit(f"abatement:{order.id}")] == [
+        "abatement.ordered",
+        "abatement.completed",
+    ]
+    with pytest.raises(ValueError, match="exactly one"):
+        case_store.record_delivery("mail", "x", T0, "sent")
+    with pytest.raises(NotFoundError):
+        case_store.add_expense(9999, Decimal("1.00"), T0, "no such work order")
+
+
 def test_bill_receipt_and_tax_roll(case_store: CaseStore) -> None:
     bill_id = _billed_abatement(case_store, "150.00", "37.50")
     with pytest.raises(BillingError, match="already billed"):
-        case_store.add_expense(case_store.get_bill(bill_id).abatement_id, Decimal("1.00"), T0, "late")
+        case_store.add_expense(
+            case_store.get_bill(bill_id).abatement_id, Decimal("1.00"), T0, "late"
+        )
     received = case_store.set_bill_received(bill_id, T0 + timedelta(days=2), date(2026, 12, 22))
     assert received.due_date == date(2026, 12, 22)
-    case_store.record_payment("p", bill_id, Decimal("50.00"), T0 + timedelta(days=5), method="check")
+    case_store.record_payment(
+        "p", bill_id, Decimal("50.00"), T0 + timedelta(days=5), method="check"
+    )
     entry = case_store.certify_tax_roll(bill_id, T0 + timedelta(days=61), 2026, "§ 370-10 G")
     assert (entry.amount, entry.parcel_number) == (Decimal("137.50"), "026-0915-0001")
     assert case_store.certify_tax_roll(bill_id, T0 + timedelta(days=62), 2026) == entry

@@ -1,28 +1,40 @@
-"""When does "snow cease to accumulate" (§ 370-10 A)? Decided from one pole's weather stream.
+"""When does "snow cease to accumulate" (§ 370-10 A)? Decided from one pole's stream.
 
-Signals of accumulation, per reading:
+Signals of accumulation (docs/cessation.md has the measurements behind the defaults):
 
-* depth: the snow depth rose at least ``depth_rise_mm`` above a reference level
-  (the depth at the last accumulation, lowered when snow settles or melts), so
-  sensor noise smaller than that never starts or extends a snowfall;
+* depth: the *filtered* depth (median of the readings in the last
+  ``depth_median_window``, at least ``depth_min_readings`` of them) rose at
+  least ``depth_rise_mm`` above a reference level. The reference is the
+  filtered depth at the last signal, lowered when snow settles, melts or is
+  cleared under the sensor. The median removes what an ultrasonic sensor does
+  on its own: ±10 mm noise, echoes off falling flakes, short wind-drift bumps
+  and missing values;
 * precipitation: the gauge tipped at least ``precip_min_mm`` while the air was at
-  or below ``snow_max_air_temp_c`` (warmer precipitation is rain).
+  or below ``snow_max_air_temp_c`` (warmer precipitation is rain);
+* camera (optional, ``observe_camera``): a frontage's snow cover rose by at
+  least ``camera_cover_rise`` within ``camera_window`` while the air was at or
+  below ``snow_max_air_temp_c``: fresh snow covering a cleared walk.
 
-A snowfall begins at the first signal. It has ceased once ``quiet_period`` of
-event time passes with no signal; the cessation time is then set in the
-owner's favour: the later of the last signal and the first reading that came
-within half the rise threshold of the snowfall's peak depth. A brief lull
-shorter than ``quiet_period`` stays inside one storm.
+A snowfall begins when ``onset_signals`` signals fall within ``onset_window``; its
+onset is the first of them. One stray signal (a drift bump, a knock on the
+gauge) starts nothing. It has ceased once ``quiet_period`` of event time passes
+with no signal, so a lull shorter than that stays inside one storm. The
+cessation time is set in the owner's favour: the later of the last signal and
+the time the filtered depth first came within ``near_peak_mm`` of the
+snowfall's filtered peak (that time taken back by half the median window, the
+filter's own delay on a rising depth).
 """
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from statistics import median
 from typing import Literal
 
 from sidewalk.analytics.clocks.events import Cause
-from sidewalk.core.contract import WeatherReading
+from sidewalk.core.contract import SnowMeasurement, WeatherReading
 
 
 @dataclass(frozen=True)
@@ -32,7 +44,21 @@ class DetectionParams:
     depth_rise_mm: float = 8.0
     precip_min_mm: float = 0.2
     snow_max_air_temp_c: float = 1.5
-    quiet_period: timedelta = timedelta(hours=1)
+    quiet_period: timedelta = timedelta(hours=2, minutes=30)
+    depth_median_window: timedelta = timedelta(minutes=30)
+    depth_min_readings: int = 3
+    # Hindsight: the depth's end is fitted over this much record before the
+    # quiet period, after dropping readings this far from their centred median.
+    fit_span: timedelta = timedelta(hours=3)
+    hindsight_window: timedelta = timedelta(hours=1)
+    outlier_mm: float = 15.0
+    onset_signals: int = 2
+    onset_window: timedelta = timedelta(hours=1)
+    # Depth alone starts a snowfall only if its signals span this long: a gust
+    # of drifting snow under the sensor passes sooner.
+    depth_onset_span: timedelta = timedelta(minutes=30)
+    camera_cover_rise: float = 0.3
+    camera_window: timedelta = timedelta(hours=2)
     # A camera measurement older than this at the deadline is not evidence.
     evidence_max_age: timedelta = timedelta(hours=2)
     # Decide a deadline only after this much more event time, so readings
@@ -40,10 +66,14 @@ class DetectionParams:
     decision_grace: timedelta = timedelta(minutes=10)
 
     def __post_init__(self) -> None:
-        if self.depth_rise_mm <= 0 or self.precip_min_mm <= 0:
+        if self.depth_rise_mm <= 0 or self.precip_min_mm <= 0 or self.outlier_mm <= 0:
             raise ValueError("thresholds must be positive")
         if self.quiet_period <= timedelta(0) or self.decision_grace < timedelta(0):
             raise ValueError("quiet_period must be positive and decision_grace not negative")
+        if self.depth_min_readings < 1 or self.onset_signals < 1:
+            raise ValueError("depth_min_readings and onset_signals must be at least 1")
+        if not 0 < self.camera_cover_rise <= 1:
+            raise ValueError("camera_cover_rise is a fraction of the walk, in (0, 1]")
 
 
 @dataclass(frozen=True)
@@ -67,8 +97,15 @@ class SnowfallDetector:
     last_signal_at: datetime | None = None
     last_signal_cause: Cause | None = None
     peak_depth_mm: float | None = None
-    # (ts, depth) since onset: the cessation estimate looks back over it.
+    last_air_temp_c: float | None = None
+    # Raw depths inside the median window.
+    recent: deque[tuple[datetime, float]] = field(default_factory=deque)
+    # Raw (ts, depth) since onset: the cessation estimate looks back over it.
     depths: list[tuple[datetime, float]] = field(default_factory=list)
+    # Signals not yet enough for an onset, each marked True if not from depth.
+    pending: list[tuple[Cause, bool]] = field(default_factory=list)
+    last_other_cause: Cause | None = None
+    covers: dict[str, tuple[datetime, float]] = field(default_factory=dict)
     late_readings: int = 0
 
     def observe(self, reading: WeatherReading) -> list[SnowfallChange]:
@@ -80,20 +117,35 @@ class SnowfallDetector:
             return []
         changes = self.advance(at)
         self.last_ts = at
+        if reading.air_temp_c is not None:
+            self.last_air_temp_c = reading.air_temp_c
         cause = Cause(kind="reading", at=at, device=reading.device, seq=reading.seq)
-        signal = self._depth_signal(reading.snow_depth_mm) | self._precip_signal(reading)
-        if self.accumulating and reading.snow_depth_mm is not None:
+        depth_signal = self._depth_signal(self._filter(at, reading.snow_depth_mm))
+        gauge_signal = self._precip_signal(reading)
+        if reading.snow_depth_mm is not None and self.accumulating:
             self.depths.append((at, reading.snow_depth_mm))
-            self.peak_depth_mm = max(self.peak_depth_mm or 0.0, reading.snow_depth_mm)
-        if signal:
-            if not self.accumulating:
-                self.accumulating = True
-                self.onset_at = at
-                self.depths = [] if reading.snow_depth_mm is None else [(at, reading.snow_depth_mm)]
-                self.peak_depth_mm = reading.snow_depth_mm
-                changes.append(SnowfallChange("onset", at, cause))
-            self.last_signal_at = at
-            self.last_signal_cause = cause
+        if depth_signal or gauge_signal:
+            changes += self._signal(cause, gauge=gauge_signal)
+        return changes
+
+    def observe_camera(self, measurement: SnowMeasurement) -> list[SnowfallChange]:
+        """Take one camera measurement of a frontage this pole's weather covers.
+
+        Fresh cover on a walk that was clearer within ``camera_window`` is a
+        signal of accumulation when the air is cold enough for snow.
+        """
+        at = measurement.event_time
+        changes = self.advance(at)
+        before = self.covers.get(measurement.frontage)
+        if before is not None and at <= before[0]:
+            return changes
+        self.covers[measurement.frontage] = (at, measurement.snow_cover_fraction)
+        cold = self.last_air_temp_c is not None and self.last_air_temp_c <= self.params.snow_max_air_temp_c
+        if before is None or not cold or at - before[0] > self.params.camera_window:
+            return changes
+        if measurement.snow_cover_fraction - before[1] >= self.params.camera_cover_rise:
+            cause = Cause(kind="frame", at=at, device=measurement.device, seq=measurement.seq)
+            changes += self._signal(cause, gauge=True)
         return changes
 
     def advance(self, to: datetime) -> list[SnowfallChange]:
@@ -102,23 +154,102 @@ class SnowfallDetector:
             return []
         if to < self.last_signal_at + self.params.quiet_period:
             return []
-        assert self.last_signal_cause is not None
         ceased_at, cause = self._cessation_estimate()
         change = SnowfallChange("cessation", ceased_at, cause, self.peak_depth_mm)
         self.accumulating = False
         self.depths = []
+        self.pending = []
+        self.last_other_cause = None
         return [change]
 
+    def _signal(self, cause: Cause, gauge: bool) -> list[SnowfallChange]:
+        """Record a signal; ``gauge`` marks one not from depth (precipitation or camera)."""
+        if self.last_signal_at is not None and cause.at < self.last_signal_at:
+            return []  # a late camera frame cannot pull a storm back
+        self.last_signal_at = cause.at
+        self.last_signal_cause = cause
+        if self.accumulating:
+            if gauge:
+                self.last_other_cause = cause
+            return []
+        window_start = cause.at - self.params.onset_window
+        self.pending = [p for p in self.pending if p[0].at >= window_start] + [(cause, gauge)]
+        first = self.pending[0][0]
+        gauged = any(g for _, g in self.pending)
+        if len(self.pending) < self.params.onset_signals:
+            return []
+        if not gauged and cause.at - first.at < self.params.depth_onset_span:
+            return []
+        self.last_other_cause = next((c for c, g in reversed(self.pending) if g), None)
+        self.pending = []
+        self.accumulating = True
+        self.onset_at = first.at
+        # The window before the onset is part of the depth record the estimate reads.
+        self.depths = list(self.recent)
+        return [SnowfallChange("onset", first.at, first)]
+
     def _cessation_estimate(self) -> tuple[datetime, Cause]:
+        """The later of the last gauge/camera signal and the end of the depth's rise.
+
+        Decided in hindsight, a quiet period later, so the depth's end is a
+        fitted break (``_depth_break``), free of any filter delay. Without a
+        gauge or camera signal, the break alone decides.
+        """
         assert self.last_signal_at is not None and self.last_signal_cause is not None
         ceased_at, cause = self.last_signal_at, self.last_signal_cause
-        if self.peak_depth_mm is not None:
-            near_peak = self.peak_depth_mm - self.params.depth_rise_mm / 2
-            reached = next((ts for ts, depth in self.depths if depth >= near_peak), None)
-            if reached is not None and reached > ceased_at:
-                ceased_at = reached
-                cause = Cause(kind="reading", at=reached, device=self.device)
+        if self.last_other_cause is not None:
+            ceased_at, cause = self.last_other_cause.at, self.last_other_cause
+        fitted = self._depth_break()
+        if fitted is None:
+            return ceased_at, cause
+        broke_at, self.peak_depth_mm = fitted
+        broke_at = max(broke_at, self.onset_at or broke_at)
+        if self.last_other_cause is None or broke_at > ceased_at:
+            ceased_at = broke_at
+            cause = Cause(kind="reading", at=broke_at, device=self.device)
         return ceased_at, cause
+
+    def _depth_break(self) -> tuple[datetime, float] | None:
+        """When the depth stopped rising, and the level it stopped at.
+
+        The raw depths of the last ``quiet_period + fit_span`` since the onset (outliers more than
+        ``outlier_mm`` from their centred ``hindsight_window`` median dropped) are
+        fitted by least squares with a hinge: a line rising into a flat level
+        ``P`` at the break ``b``, ``y = P + s * min(t - b, 0)``; ``b`` is the
+        reading that fits best. None when the best fit does not rise at least
+        ``depth_rise_mm`` over the ``fit_span`` before its break.
+        """
+        if not self.depths:
+            return None
+        levels = _centred_medians(self.depths, self.params.hindsight_window / 2)
+        since = self.depths[-1][0] - self.params.quiet_period - self.params.fit_span
+        if self.onset_at is not None:
+            since = max(since, self.onset_at)  # before the onset the depth was flat, not rising
+        points = [
+            ((ts - since).total_seconds() / 3600, depth)
+            for (ts, depth), (_, level) in zip(self.depths, levels, strict=True)
+            if ts >= since and abs(depth - level) <= self.params.outlier_mm
+        ]
+        best: tuple[float, float, float, float] | None = None  # sse, break, level, slope
+        for b, _ in points[2:]:
+            fit = _hinge_fit(points, b)
+            if fit is not None and (best is None or fit[0] < best[0]):
+                best = (fit[0], b, fit[1], fit[2])
+        span_h = self.params.fit_span.total_seconds() / 3600
+        if best is None or best[3] * min(span_h, best[1] - points[0][0]) < self.params.depth_rise_mm:
+            return None
+        return since + timedelta(hours=best[1]), best[2]
+
+    def _filter(self, at: datetime, depth: float | None) -> float | None:
+        """Median of the raw depths in the window ending at ``at``, if there are enough."""
+        if depth is not None:
+            self.recent.append((at, depth))
+        start = at - self.params.depth_median_window
+        while self.recent and self.recent[0][0] < start:
+            self.recent.popleft()
+        if depth is None or len(self.recent) < self.params.depth_min_readings:
+            return None
+        return median(d for _, d in self.recent)
 
     def _depth_signal(self, depth: float | None) -> bool:
         if depth is None:
@@ -137,3 +268,35 @@ class SnowfallDetector:
         if reading.precip_mm is None or reading.precip_mm < self.params.precip_min_mm:
             return False
         return reading.air_temp_c is None or reading.air_temp_c <= self.params.snow_max_air_temp_c
+
+
+def _centred_medians(depths: list[tuple[datetime, float]], half: timedelta) -> list[tuple[datetime, float]]:
+    """Median of the raw depths within ``half`` either side of each reading."""
+    out: list[tuple[datetime, float]] = []
+    lo = hi = 0
+    for ts, _ in depths:
+        while depths[lo][0] < ts - half:
+            lo += 1
+        while hi < len(depths) and depths[hi][0] <= ts + half:
+            hi += 1
+        out.append((ts, median(d for _, d in depths[lo:hi])))
+    return out
+
+
+def _hinge_fit(points: list[tuple[float, float]], b: float) -> tuple[float, float, float] | None:
+    """Least squares of ``y = P + s * min(x - b, 0)``: (sse, P, s), or None if degenerate."""
+    n = len(points)
+    sx = sy = sxx = sxy = 0.0
+    for x, y in points:
+        u = min(x - b, 0.0)
+        sx += u
+        sy += y
+        sxx += u * u
+        sxy += u * y
+    det = n * sxx - sx * sx
+    if det <= 1e-12:
+        return None
+    slope = (n * sxy - sx * sy) / det
+    level = (sy - slope * sx) / n
+    sse = sum((y - level - slope * min(x - b, 0.0)) ** 2 for x, y in points)
+    return sse, level, slope

@@ -25,13 +25,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from sidewalk.analytics.clocks.cessation import DetectionParams, SnowfallChange, SnowfallDetector
+from sidewalk.analytics.clocks.enforcement import Enforcement
 from sidewalk.analytics.clocks.events import (
     Cause,
     ClearingUnverified,
     ClearingViolation,
     Event,
+    HazardCandidate,
+    PersonAction,
     Transition,
 )
+from sidewalk.core.calendar import plus_elapsed
 from sidewalk.core.clock import require_aware
 from sidewalk.core.contract import AnyReading, SnowMeasurement, WeatherReading
 from sidewalk.core.profile import Profile
@@ -54,6 +58,7 @@ class _Measurement:
     seq: int
     cleared_width_mm: float
     snow_cover_fraction: float
+    ice_suspected: bool = False
 
 
 @dataclass
@@ -68,6 +73,8 @@ class ClearingClock:
     peak_depth_mm: float | None = None
     history: list[Transition] = field(default_factory=list)
     measurements: list[_Measurement] = field(default_factory=list)
+    # When a person (or a sensor) recorded ice as sanded/salted: A's alternative to removal.
+    treated: list[tuple[datetime, Cause]] = field(default_factory=list)
 
     def move(self, to_state: str, at: datetime, cause: Cause, **detail: object) -> Transition:
         transition = Transition(self.frontage, CLEARING, self.state, to_state, at, cause, dict(detail))
@@ -93,6 +100,7 @@ class ClockEngine:
         for f in frontages:
             self._by_device.setdefault(f.weather_device, []).append(f.id)
         self.detectors = {d: SnowfallDetector(d, self.params) for d in sorted(self._by_device)}
+        self.enforcement = Enforcement(profile)
 
     # -- input -------------------------------------------------------------
 
@@ -112,9 +120,25 @@ class ClockEngine:
                     reading.seq,
                     reading.cleared_width_mm,
                     reading.snow_cover_fraction,
+                    reading.ice_suspected,
                 )
                 bisect.insort(clock.measurements, m, key=lambda x: x.at)
+                if clock.state not in {"snowing", "clearing_period"}:
+                    # Only a pending decision needs history; keep a few for late arrivals.
+                    del clock.measurements[:-8]
+                cause = Cause(kind="reading", at=m.at, device=m.device, seq=m.seq)
+                return self.enforcement.measured(clock.frontage, m.at, m.cleared_width_mm, cause)
         return []
+
+    def act(self, action: PersonAction) -> list[Event]:
+        """Apply what a person recorded (hazard confirmed, notice delivered, bill paid, …)."""
+        if action.kind == "record_treated":
+            clock = self.clocks.get(action.target)
+            if clock is None:
+                raise KeyError(f"no frontage {action.target!r}")
+            clock.treated.append((action.at, action.cause))
+            return []
+        return self.enforcement.act(action)
 
     def advance(self, to: datetime) -> list[Event]:
         """Move event time to ``to`` (never backwards); returns what came due."""
@@ -129,6 +153,7 @@ class ClockEngine:
             if clock.state == "clearing_period" and clock.deadline is not None:
                 if to >= clock.deadline + self.params.decision_grace:
                     events += self._decide(clock)
+        events += self.enforcement.advance(to)
         return events
 
     def feed(self, readings: Iterable[AnyReading]) -> list[Event]:
@@ -151,6 +176,9 @@ class ClockEngine:
             for d in self.detectors.values()
             if d.accumulating and d.last_signal_at is not None
         ]
+        enforcement_due = self.enforcement.next_due()
+        if enforcement_due is not None:
+            due.append(enforcement_due)
         return min(due, default=None)
 
     # -- the § 370-10 A sequence ------------------------------------------------
@@ -169,7 +197,7 @@ class ClockEngine:
                     events.append(clock.move("snowing", change.at, change.cause, restarted=restarted))
                 elif change.kind == "cessation" and clock.state == "snowing":
                     clock.cessation_at = change.at
-                    clock.deadline = change.at + rule.duration
+                    clock.deadline = plus_elapsed(change.at, rule.duration)
                     clock.peak_depth_mm = change.peak_depth_mm
                     events.append(
                         clock.move(
@@ -205,7 +233,12 @@ class ClockEngine:
         clock.measurements = [m for m in clock.measurements if m.at > deadline]
         if evidence.cleared_width_mm >= required:
             return [clock.move("complied", deadline, cause, **detail)]
-        move = clock.move("violation", deadline, cause, **detail)
+        if evidence.ice_suspected:
+            treated = [c for at, c in clock.treated if clock.cessation_at <= at <= deadline]
+            if treated:
+                # A: ice that cannot be removed complies when kept sanded or salted.
+                return [clock.move("complied", deadline, treated[-1], treated=True, **detail)]
+        move = clock.move("violation", deadline, cause, ice_suspected=evidence.ice_suspected, **detail)
         deadline_rule = self.profile.snow_and_ice.clearing_deadline
         violation = ClearingViolation(
             key=key,
@@ -224,7 +257,16 @@ class ClockEngine:
             unconfirmed=deadline_rule.unconfirmed or width_rule.unconfirmed,
             history=tuple(clock.history),
         )
-        return [move, violation]
+        events: list[Event] = [move, violation]
+        events += self.enforcement.open(key, clock.frontage, deadline, required, violation.decided_at)
+        reasons = []
+        if evidence.ice_suspected:
+            reasons.append("ice suspected on the walk")
+        if evidence.cleared_width_mm < 0.01 * required:
+            reasons.append("no path cleared at all")
+        if reasons:
+            events.append(HazardCandidate(key, clock.frontage, violation.decided_at, tuple(reasons)))
+        return events
 
     def _evidence(self, clock: ClearingClock, since: datetime, until: datetime) -> _Measurement | None:
         """The latest measurement in [since, until], if fresh enough to decide on."""

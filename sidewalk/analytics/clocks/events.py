@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 CauseKind = Literal["reading", "frame", "person", "deadline"]
@@ -77,4 +77,106 @@ class ClearingUnverified:
     last_measured_at: datetime | None
 
 
-Event = Transition | ClearingViolation | ClearingUnverified
+
+# -- § 370-10 B–G: what follows a violation ------------------------------------
+
+ActionKind = Literal[
+    "confirm_hazard",  # an officer finds an immediate danger (B(1))
+    "record_delivery",  # a written notice reached the owner: B(1)/(2) periods run from here
+    "owner_unavailable",  # no one to receive a hazard notice: the village removes at once (B(1))
+    "record_treated",  # ice that cannot be removed was sanded/salted (A)
+    "inspected_clear",  # an inspector saw the walk cleared to the width (cure)
+    "abatement_done",  # the village's crew finished; the costs are incurred (F, G)
+    "bill_received",  # the owner received the bill: 10 calendar days run from here (G)
+    "paid_in_full",  # the bill is paid
+]
+
+
+@dataclass(frozen=True)
+class PersonAction:
+    """Something a person recorded; ``target`` is a violation key or, for ``record_treated``, a frontage."""
+
+    kind: ActionKind
+    target: str
+    at: datetime
+    who: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Durations are added to this instant: keep it in UTC so a wall-clock
+        # zone never turns "2 hours" into 1 or 3 across a DST change.
+        if self.at.tzinfo is None:
+            raise ValueError("an action's time must carry a zone")
+        object.__setattr__(self, "at", self.at.astimezone(UTC))
+        if not self.who.strip():
+            raise ValueError("an action must name who recorded it")
+
+    @property
+    def cause(self) -> Cause:
+        return Cause(kind="person", at=self.at, who=self.who)
+
+
+NoticeKind = Literal["clearing_violation", "hazard_notice", "hazard_abatement_notice"]
+
+
+@dataclass(frozen=True)
+class NoticeRequired:
+    """A written notice the ordinance requires now (alerts renders and delivers it)."""
+
+    key: str
+    violation_key: str
+    frontage: str
+    kind: NoticeKind
+    at: datetime
+    citation: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class HazardCandidate:
+    """Evidence that a violation may be an immediate danger; an officer decides (B(1))."""
+
+    violation_key: str
+    frontage: str
+    at: datetime
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AbatementOrdered:
+    """The village must remove the snow and ice (B(1) unavailable owner, or F)."""
+
+    key: str
+    violation_key: str
+    frontage: str
+    at: datetime
+    reason: str
+    citation: str
+
+
+@dataclass(frozen=True)
+class OffenseCounted:
+    """Another 24-hour period of a continuing violation began: a separate offense (E)."""
+
+    violation_key: str
+    frontage: str
+    at: datetime
+    count: int
+    citation: str
+
+
+@dataclass(frozen=True)
+class TaxRollDue:
+    """Costs unpaid 60 days after they were incurred go on the tax roll (G)."""
+
+    violation_key: str
+    frontage: str
+    at: datetime
+    costs_incurred_at: datetime
+    citation: str
+
+
+EnforcementEvent = NoticeRequired | HazardCandidate | AbatementOrdered | OffenseCounted | TaxRollDue
+
+
+Event = Transition | ClearingViolation | ClearingUnverified | EnforcementEvent

@@ -73,10 +73,13 @@ def measure_depth_map(
     normal, offset = _ransac_plane(pts)
     stages.append(("plane", time.perf_counter() - t0))
     # A little over the median pixel footprint, so few cells stay empty.
-    cell = 1.3 * float(np.median(z)) / intrinsics.fx
+    import os; cell = float(os.environ.get("CF","1.3")) * float(np.median(z)) / intrinsics.fx
     hm = _height_map(pts, normal, offset, cell)
     stages.append(("height_map", time.perf_counter() - t0))
-    p = replace(p, noise_mm=max(p.noise_mm, _noise_estimate(hm.height_mm)))
+    p = replace(
+        p,
+        noise_mm=max(p.noise_mm, _noise_estimate(hm.height_mm)),
+    )
     joints, blocks, fits = analyse_height_map(hm, p)
     stages.append(("blocks_joints_spalls", time.perf_counter() - t0))
     if level is not None:
@@ -154,13 +157,20 @@ def _height_map(pts: F64, normal: F64, offset: float, cell: float) -> HeightMap:
     empty = (n == 0).astype(np.uint8)
     # Fill only specks: a long empty run is an occluded gap and must stay empty.
     _, lab, stats, _ = cv2.connectedComponentsWithStats(empty, connectivity=8)
-    speck = (stats[:, cv2.CC_STAT_AREA] < 30)[lab] & (empty > 0) & (c5 >= 5)
+    import os; speck = (stats[:, cv2.CC_STAT_AREA] < int(os.environ.get("SP","30")))[lab] & (empty > 0) & (c5 >= 5)
     with np.errstate(invalid="ignore", divide="ignore"):
         grid = np.where(speck, s5 / n5, s / n)
     origin = normal * offset
     # Cell centres: a = a0 + (k + 0.5) * cell.
+    # The camera sits at the sensor origin: a = b = 0, h = -offset.
     return HeightMap(
-        grid, cell, a0 + cell / 2, b0 + cell / 2, origin, np.stack([ax, bx, normal])
+        grid,
+        cell,
+        a0 + cell / 2,
+        b0 + cell / 2,
+        origin,
+        np.stack([ax, bx, normal]),
+        viewpoint_mm=(0.0, 0.0, -offset),
     )
 
 

@@ -39,6 +39,9 @@ class JointMeasurement:
     observed_length_mm: float
     center_mm: Point3  # in the sensor frame (camera, or fiducial ground frame)
     image_path_px: PixelPath = field(default=(), compare=False)
+    # True when the higher block hides the lower edge: the gap is then an
+    # upper bound (it is no wider than gap_width_mm).
+    gap_occluded: bool = False
 
 
 @dataclass(frozen=True, slots=True)

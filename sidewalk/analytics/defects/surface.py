@@ -35,6 +35,9 @@ class SurfaceParams:
     spall_edge_margin_mm: float = 25.0
     crack_straightness_mm: float = 1.5
     noise_mm: float = 1.0  # sensor noise, only for uncertainties
+    # Depth sensors return the nearer surface for a pixel straddling an edge
+    # (foreground fattening), so a gap reads narrower by about this much.
+    gap_fattening_mm: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -51,6 +54,7 @@ class HeightMap:
     b0_mm: float
     origin: F64
     axes: F64  # rows: a axis, b axis, normal (unit vectors in sensor frame)
+    viewpoint_mm: tuple[float, float, float] | None = None  # sensor (a, b, h), for occlusion
 
     def to_sensor(self, a: float, b: float, h: float) -> tuple[float, float, float]:
         p = self.origin + a * self.axes[0] + b * self.axes[1] + h * self.axes[2]
@@ -78,14 +82,21 @@ def analyse_height_map(
     nan = np.isnan(h)
     valid = ~nan
     coverage = _coverage(valid)
-    fill = np.where(nan, np.nanmin(h) - 100.0, h).astype(np.float32)
+    # Noise-free enough heights first: a closing of raw noisy data rides on the
+    # noise peaks and would mark plain concrete as low.
+    num = cv2.GaussianBlur(np.where(nan, 0.0, h).astype(np.float32), (0, 0), 1.5)
+    den = cv2.GaussianBlur(valid.astype(np.float32), (0, 0), 1.5)
+    deep = float(np.nanmin(h)) - 100.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        smooth = np.where(den > 0.2, num / den, deep).astype(np.float32)
     k = _odd(params.closing_mm / c)
-    closed = cv2.morphologyEx(fill, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (k, k)))
+    closed = cv2.morphologyEx(
+        smooth, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (k, k))
+    )
     # Specks without data are sampling holes; only sizeable holes are gaps.
-    nn, nlab, nstats, _ = cv2.connectedComponentsWithStats(nan.astype(np.uint8), connectivity=8)
+    _, nlab, nstats, _ = cv2.connectedComponentsWithStats(nan.astype(np.uint8), connectivity=8)
     big_nan = (nstats[:, cv2.CC_STAT_AREA] >= 30)[nlab] & nan
-    low = coverage & (big_nan | ((closed - fill) > params.low_mm))
-    smooth = cv2.GaussianBlur(np.where(nan, closed, fill).astype(np.float32), (0, 0), 1.5)
+    low = coverage & (big_nan | ((closed - smooth) > params.low_mm))
     gx = cv2.Sobel(smooth, cv2.CV_32F, 1, 0, ksize=3) / (8 * c)
     gy = cv2.Sobel(smooth, cv2.CV_32F, 0, 1, ksize=3) / (8 * c)
     steep = np.hypot(gx, gy) > 1.0
@@ -236,14 +247,29 @@ def _measure_joint(
             continue
         oa = _cross(offs[a - 1], offs[a], drop_i[k, a - 1], drop_i[k, a], level)
         ob = _cross(offs[b], offs[b + 1], drop_j[k, b], drop_j[k, b + 1], level)
-        gaps.append((ob - oa) * c)
+        gaps.append((ob - oa) * c + params.gap_fattening_mm)
         centers.append((ob + oa) / 2 * c)
         svals.append(float(stations[k]) * c)
     g = np.array(gaps)
     gap = float(np.median(g))
     n_eff = max(len(g), 1)
     mad = float(1.4826 * np.median(np.abs(g - gap)))
-    gap_unc = math.hypot(1.2533 * mad / math.sqrt(n_eff), 0.1 * c)
+    gap_unc = math.hypot(1.2533 * mad / math.sqrt(n_eff), 0.1 * c, 0.25 * params.gap_fattening_mm)
+    occluded = False
+    if hm.viewpoint_mm is not None:
+        # The higher block's edge hides a strip of the lower side whose width is
+        # the step times the ray's horizontal run over its drop. A gap narrower
+        # than that strip cannot be seen; its width is then only bounded.
+        pc = p0 + (stations[0] + stations[-1]) / 2 * t
+        va, vb, vh = hm.viewpoint_mm
+        run = (np.array([va - hm.a0_mm, vb - hm.b0_mm]) / c - pc) @ nrm * c
+        zi0 = float(bi.coef @ np.array([1.0, *pc]))
+        zj0 = float(bj.coef @ np.array([1.0, *pc]))
+        camera_on_higher = (run < 0) == (zi0 > zj0)
+        shadow = abs(zj0 - zi0) * abs(run) / max(vh, 1.0)
+        occluded = bool(camera_on_higher and shadow > 0.5 * c and gap <= shadow + c)
+        if occluded:
+            gap_unc = max(gap_unc, gap / 2)
     if len(centers) >= 3:
         sv = np.array(svals)
         cv = np.array(centers)
@@ -284,6 +310,7 @@ def _measure_joint(
         observed_length_mm=float((stations[-1] - stations[0]) * c),
         center_mm=hm.to_sensor(a_mm, b_mm, z_mid),
         image_path_px=path,
+        gap_occluded=occluded,
     )
 
 

@@ -54,10 +54,34 @@ class MarkerPlacement:
 
 
 def marker_ground_corners(placement: MarkerPlacement, marker_mm: float) -> FloatArray:
-    """Ground positions of a marker's corners in ArUco order (TL, TR, BR, BL)."""
+    """Ground positions of a marker's corners in ArUco order (TL, TR, BR, BL).
+
+    The sheet lies face up with its arrow along +x, so its printed top edge faces
+    +y (away from the street): the printed top-left corner is at (-half, +half).
+    """
     half = marker_mm / 2.0
-    offsets = np.array([[-half, -half], [half, -half], [half, half], [-half, half]])
-    return offsets + np.array([placement.x_mm, placement.y_mm])
+    offsets = np.array([[-half, half], [half, half], [half, -half], [-half, -half]], np.float64)
+    return np.asarray(offsets + np.array([placement.x_mm, placement.y_mm]), dtype=np.float64)
+
+
+def aruco_correspondences(
+    frame: Image, placements: list[MarkerPlacement], marker_mm: float
+) -> tuple[FloatArray, FloatArray]:
+    """Detected image corners of the placed markers and their taped ground positions."""
+    gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame
+    detector = cv2.aruco.ArucoDetector(
+        cv2.aruco.getPredefinedDictionary(ARUCO_DICTIONARY), cv2.aruco.DetectorParameters()
+    )
+    corners, ids, _ = detector.detectMarkers(gray)
+    by_id = {p.marker_id: p for p in placements}
+    image_pts: list[FloatArray] = [np.empty((0, 2))]
+    ground_pts: list[FloatArray] = [np.empty((0, 2))]
+    for marker_corners, marker_id in zip(corners, [] if ids is None else ids.ravel(), strict=True):
+        placement = by_id.get(int(marker_id))
+        if placement is not None:
+            image_pts.append(np.asarray(marker_corners, dtype=np.float64).reshape(4, 2))
+            ground_pts.append(marker_ground_corners(placement, marker_mm))
+    return np.vstack(image_pts), np.vstack(ground_pts)
 
 
 def homography_from_aruco(
@@ -68,23 +92,10 @@ def homography_from_aruco(
     Raises ValueError if fewer than two placed markers are found (eight corners
     is the least that still over-determines the fit).
     """
-    gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame
-    detector = cv2.aruco.ArucoDetector(
-        cv2.aruco.getPredefinedDictionary(ARUCO_DICTIONARY), cv2.aruco.DetectorParameters()
-    )
-    corners, ids, _ = detector.detectMarkers(gray)
-    by_id = {p.marker_id: p for p in placements}
-    image_pts: list[FloatArray] = []
-    ground_pts: list[FloatArray] = []
-    for marker_corners, marker_id in zip(corners, [] if ids is None else ids.ravel(), strict=True):
-        placement = by_id.get(int(marker_id))
-        if placement is None:
-            continue
-        image_pts.append(np.asarray(marker_corners, dtype=np.float64).reshape(4, 2))
-        ground_pts.append(marker_ground_corners(placement, marker_mm))
-    if len(image_pts) < 2:
-        raise ValueError(f"found {len(image_pts)} of the placed markers; need at least 2")
-    return homography_from_points(np.vstack(image_pts), np.vstack(ground_pts))
+    image_pts, ground_pts = aruco_correspondences(frame, placements, marker_mm)
+    if len(image_pts) < 8:
+        raise ValueError(f"found {len(image_pts) // 4} of the placed markers; need at least 2")
+    return homography_from_points(image_pts, ground_pts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,11 +142,15 @@ class FrontageGeometry:
     def image_roi(self, frame_shape: tuple[int, ...]) -> BoolMask:
         """Mask of the walk's outline in the camera image (for cover fraction and evidence)."""
         corners = np.array(
-            [[0, 0], [self.length_mm, 0], [self.length_mm, self.walk_width_mm],
-             [0, self.walk_width_mm]],
+            [
+                [0, 0],
+                [self.length_mm, 0],
+                [self.length_mm, self.walk_width_mm],
+                [0, self.walk_width_mm],
+            ],
             dtype=np.float64,
-        )  # fmt: skip
-        poly = project(np.linalg.inv(self.image_to_ground), corners)
+        )
+        poly = project(np.asarray(np.linalg.inv(self.image_to_ground), np.float64), corners)
         mask = np.zeros(frame_shape[:2], np.uint8)
         cv2.fillPoly(mask, [np.round(poly).astype(np.int32)], 255)
         return np.asarray(mask > 0)

@@ -15,6 +15,7 @@ the figures and their leave-one-out check).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import cv2
 import numpy as np
@@ -29,9 +30,9 @@ class SnowParams:
     """Segmentation constants; scores are on the 0-255 scale of the image."""
 
     blueness_weight: float = 1.5
-    fixed_threshold: float = 130.0
+    fixed_threshold: float = 115.0
     # Otsu is trusted only when its bright class looks like snow and both classes are real.
-    snow_class_min_score: float = 110.0
+    snow_class_min_score: float = 85.0
     min_class_share: float = 0.05
     min_class_separation: float = 50.0
 
@@ -41,30 +42,55 @@ DEFAULT_PARAMS = SnowParams()
 
 def snow_score(bgr: Image, params: SnowParams = DEFAULT_PARAMS) -> Image:
     """Per-pixel snow score: min(B, G, R) + weight x (B - R), clipped to 0..255."""
-    smooth = cv2.GaussianBlur(bgr, (5, 5), 0).astype(np.float32)
-    darkest = smooth.min(axis=2)
-    blueness = smooth[..., 0] - smooth[..., 2]
-    score: Image = np.clip(darkest + params.blueness_weight * blueness, 0, 255).astype(np.uint8)
-    return score
+    # OpenCV's saturating uint8/float kernels keep this a few passes over the frame.
+    blue, green, red = cv2.split(cv2.GaussianBlur(bgr, (5, 5), 0))
+    darkest = cv2.min(cv2.min(blue, green), red)
+    blueness = cv2.subtract(blue, red, dtype=cv2.CV_16S)
+    score = cv2.addWeighted(darkest, 1.0, blueness, params.blueness_weight, 0.0, dtype=cv2.CV_32F)
+    return np.asarray(cv2.convertScaleAbs(np.maximum(score, 0.0)), dtype=np.uint8)
 
 
-def snow_threshold(values: Image, params: SnowParams = DEFAULT_PARAMS) -> float:
-    """Threshold for a 1-D array of scores: Otsu if it splits snow from ground, else fixed."""
+class Threshold(NamedTuple):
+    """The score threshold and whether the scene showed two classes to split.
+
+    A one-class scene (all snow or none) is decided by the fixed threshold alone,
+    which a very dim snowfield or very bright bare concrete can fool: such a
+    measurement is reported as such and should not be the only evidence.
+    """
+
+    value: float
+    two_class: bool
+
+
+def snow_threshold(values: Image, params: SnowParams = DEFAULT_PARAMS) -> Threshold:
+    """Threshold for an array of scores: Otsu if it splits snow from ground, else fixed."""
+    fixed = Threshold(params.fixed_threshold, two_class=False)
     if values.size == 0:
-        return params.fixed_threshold
-    otsu, _ = cv2.threshold(values.reshape(-1, 1), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    upper = values > otsu
-    share = float(upper.mean())
+        return fixed
+    hist = np.bincount(values.ravel(), minlength=256).astype(np.float64)
+    levels = np.arange(256, dtype=np.float64)
+    # Otsu from the histogram: the split maximising the between-class variance.
+    weight_low = np.cumsum(hist)
+    sum_low = np.cumsum(hist * levels)
+    total, total_sum = weight_low[-1], sum_low[-1]
+    weight_high = total - weight_low
+    valid = (weight_low > 0) & (weight_high > 0)
+    if not valid.any():
+        return fixed
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean_low = sum_low / weight_low
+        mean_high = (total_sum - sum_low) / weight_high
+        between = np.where(valid, weight_low * weight_high * (mean_low - mean_high) ** 2, -1.0)
+    split = int(np.argmax(between))
+    share = float(weight_high[split] / total)
     if not params.min_class_share <= share <= 1.0 - params.min_class_share:
-        return params.fixed_threshold
-    bright_mean = float(values[upper].mean())
-    dark_mean = float(values[~upper].mean())
+        return fixed
     if (
-        bright_mean >= params.snow_class_min_score
-        and bright_mean - dark_mean >= params.min_class_separation
+        mean_high[split] >= params.snow_class_min_score
+        and mean_high[split] - mean_low[split] >= params.min_class_separation
     ):
-        return float(otsu)
-    return params.fixed_threshold
+        return Threshold(float(split), two_class=True)
+    return fixed
 
 
 def snow_mask(
@@ -73,7 +99,7 @@ def snow_mask(
     """Boolean snow mask of ``bgr``; the threshold is chosen from the pixels in ``roi`` only."""
     score = snow_score(bgr, params)
     inside = score[roi] if roi is not None else score.ravel()
-    mask: BoolMask = score > snow_threshold(inside, params)
+    mask: BoolMask = score > snow_threshold(inside, params).value
     if roi is not None:
         mask &= roi
     return mask

@@ -52,6 +52,7 @@ class FrontageMeasurement:
     cleared_width_mm: float  # narrowest clear cross-section along the whole visible frontage
     narrowest_at_mm: float  # where along the frontage (x) that cross-section is
     visible_fraction: float  # share of the walk the camera sees (occlusion, framing)
+    two_class: bool  # False: one-class scene decided by the fixed threshold (weaker evidence)
     width_profile_mm: FloatArray  # clear width of every column, for evidence
 
 
@@ -65,7 +66,8 @@ def measure_frontage(
     wp = width_params or WidthParams()
     top, seen = geometry.rectify(frame)
     score = snow_score(top, snow_params)
-    snow = (score > snow_threshold(score[seen], snow_params)) & seen
+    threshold = snow_threshold(score[seen], snow_params)
+    snow = (score > threshold.value) & seen
 
     k = max(1, round(wp.ignore_specks_mm / geometry.mm_per_px)) | 1
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
@@ -80,7 +82,8 @@ def measure_frontage(
 
     seen_cells = int(walk_seen.sum())
     if not visible_cols.any():
-        return FrontageMeasurement(float("nan"), float("nan"), float("nan"), 0.0, profile)
+        nan = float("nan")
+        return FrontageMeasurement(nan, nan, nan, 0.0, threshold.two_class, profile)
     cols = np.flatnonzero(visible_cols)
     narrowest = int(cols[np.argmin(profile[cols])])
     return FrontageMeasurement(
@@ -88,5 +91,6 @@ def measure_frontage(
         cleared_width_mm=float(profile[narrowest]),
         narrowest_at_mm=(narrowest + 0.5) * geometry.mm_per_px,
         visible_fraction=float(visible_cols.mean()),
+        two_class=threshold.two_class,
         width_profile_mm=profile,
     )

@@ -70,7 +70,11 @@ class MaxbotixModel:
 
 
 class UltrasonicSnowDepth:
-    """Reads a burst of frames, takes the median, corrects for temperature, returns depth."""
+    """Reads a burst of frames, takes the median, corrects for temperature, returns depth.
+
+    ``ground_distance_mm`` is the true distance from the transducer face to the
+    bare snow board, taped at installation (hardware/calibration.md).
+    """
 
     def __init__(
         self,
@@ -131,7 +135,8 @@ class UltrasonicSnowDepth:
         depth = snow_depth_from_range_mm(
             self.ground_distance_mm, speed_of_sound_corrected_mm(median, air_temp_c)
         )
-        return flagged(self.checker.check(depth), "", round(depth, 1))
+        # Bare ground reads a few mm either side of zero; the contract has no negative depth.
+        return flagged(self.checker.check(depth), "", round(max(depth, 0.0), 1))
 
     def read(self, air_temp_c: float | None) -> SensorReading:
         """One snow-depth reading; pass the current GOOD air temperature or None."""

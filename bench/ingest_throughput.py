@@ -1,0 +1,199 @@
+"""Ingest throughput beside the raw receive rate of paho and of the C client.
+
+Starts its own Mosquitto, queues the same N QoS 1 readings to three persistent
+sessions (mosquitto_sub, a bare subscriber through ``core.mqtt`` that acks on
+receipt and stores nothing, and ingest), then drains each session in turn and
+times it. Ingest validates, commits to SQLite in batches and acknowledges only
+after each commit. Finally checks the store holds exactly N readings.
+
+    uv run python -m bench.ingest_throughput [--n 50000] [--batch 500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from sidewalk.core.contract import WeatherReading, topic_for
+from sidewalk.core.mqtt import MqttClient, MqttMessage, MqttSettings
+from sidewalk.ingest.consumer import IngestConsumer
+from sidewalk.storage.timeseries import SqliteTimeSeriesStore
+from tests.harness.mosquitto import MosquittoServer
+
+SITE = "bench"
+T0 = 1_764_460_800_000
+
+
+def _settings(
+    server: MosquittoServer, client_id: str, receive_maximum: int, protocol: str = "5"
+) -> MqttSettings:
+    return MqttSettings(
+        host=server.host,
+        port=server.port,
+        client_id=client_id,
+        receive_maximum=receive_maximum,
+        protocol="3.1.1" if protocol == "3.1.1" else "5",
+    )
+
+
+def _make_session(
+    server: MosquittoServer, client_id: str, topic: str, receive_max: int, protocol: str = "5"
+) -> None:
+    """Create a persistent session with a subscription, then leave it to queue."""
+    client = MqttClient(_settings(server, client_id, receive_max, protocol), manual_ack=True)
+    client.connect()
+    client.subscribe(topic, 1)
+    client.disconnect()
+
+
+def _publish(server: MosquittoServer, n: int, devices: int) -> float:
+    """Publish n weather readings at QoS 1 spread over devices; returns seconds."""
+    done = threading.Event()
+    acked = 0
+    lock = threading.Lock()
+
+    def on_publish(_mid: int) -> None:
+        nonlocal acked
+        with lock:
+            acked += 1
+            if acked == n:
+                done.set()
+
+    client = MqttClient(
+        MqttSettings(host=server.host, port=server.port, client_id="bench-pub", clean_start=True),
+        on_publish=on_publish,
+    )
+    client.connect()
+    start = time.perf_counter()
+    for i in range(n):
+        device = f"pole-{i % devices}"
+        reading = WeatherReading(
+            device=device, seq=i // devices + 1, ts=T0 + i, air_temp_c=-5.0 + (i % 50) / 10
+        )
+        client.publish(topic_for(SITE, device, "weather"), reading.to_json(), 1)
+    if not done.wait(300):
+        raise RuntimeError(f"only {acked} of {n} publishes acknowledged")
+    elapsed = time.perf_counter() - start
+    client.disconnect()
+    return elapsed
+
+
+def _drain_mosquitto_sub(server: MosquittoServer, topic: str, n: int) -> float:
+    exe = shutil.which("mosquitto_sub")
+    if exe is None:
+        raise RuntimeError("mosquitto_sub not installed (Debian package mosquitto-clients)")
+    start = time.perf_counter()
+    subprocess.run(
+        [exe, "-h", server.host, "-p", str(server.port), "-i", "bench-c", "-c",
+         "-q", "1", "-t", topic, "-C", str(n)],
+        stdout=subprocess.DEVNULL,
+        check=True,
+        timeout=600,
+    )
+    return time.perf_counter() - start
+
+
+def _drain_paho(server: MosquittoServer, n: int, receive_max: int, protocol: str) -> float:
+    done = threading.Event()
+    count = 0
+
+    def on_message(_msg: MqttMessage) -> None:
+        nonlocal count
+        count += 1
+        if count == n:
+            done.set()
+
+    client = MqttClient(
+        _settings(server, f"bench-paho-{protocol}", receive_max, protocol), on_message=on_message
+    )
+    start = time.perf_counter()
+    client.connect()  # the session made earlier holds the subscription
+    if not done.wait(600):
+        raise RuntimeError(f"bare subscriber got {count} of {n}")
+    elapsed = time.perf_counter() - start
+    client.disconnect()
+    return elapsed
+
+
+def _drain_ingest(
+    server: MosquittoServer, db: Path, n: int, batch: int, receive_max: int
+) -> tuple[float, int]:
+    store = SqliteTimeSeriesStore(db)
+    consumer = IngestConsumer(
+        store, _settings(server, "bench-ingest", receive_max), site=SITE, batch_size=batch
+    )
+    start = time.perf_counter()
+    consumer.start()
+    if not consumer.wait_for(lambda: consumer.stats.stored >= n, 600):
+        raise RuntimeError(f"ingest stored {consumer.stats.stored} of {n}")
+    elapsed = time.perf_counter() - start
+    consumer.stop()
+    rows = store.count()
+    store.close()
+    return elapsed, rows
+
+
+def main() -> None:
+    """Run the three consumers over the same N messages and print one table."""
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--n", type=int, default=50_000, help="messages (default 50000)")
+    ap.add_argument("--batch", type=int, default=500, help="ingest commit batch (default 500)")
+    ap.add_argument("--devices", type=int, default=10, help="devices publishing (default 10)")
+    args = ap.parse_args()
+    n, batch = args.n, args.batch
+    receive_max = min(65535, 2 * batch)
+    topic = f"sidewalk/v1/{SITE}/+/weather"
+    with tempfile.TemporaryDirectory(prefix="sidewalk-bench-") as tmp:
+        # As deploy/mosquitto.conf: 3.1.1 clients may have 1000 messages in flight.
+        server = MosquittoServer(
+            Path(tmp) / "broker", autosave_s=60, extra_config="max_inflight_messages 1000\n"
+        )
+        server.start()
+        try:
+            subprocess.run(
+                [shutil.which("mosquitto_sub") or "mosquitto_sub", "-h", server.host,
+                 "-p", str(server.port), "-i", "bench-c", "-c", "-q", "1", "-t", topic,
+                 "-E"],
+                check=True,
+                timeout=30,
+            )
+            for proto in ("5", "3.1.1"):
+                _make_session(server, f"bench-paho-{proto}", topic, receive_max, proto)
+            _make_session(server, "bench-ingest", f"sidewalk/v1/{SITE}/+/+", receive_max)
+            pub_s = _publish(server, n, args.devices)
+            results = [
+                ("mosquitto_sub (C client, QoS 1)", _drain_mosquitto_sub(server, topic, n)),
+                (
+                    "paho via core.mqtt, MQTT 5 (ack on receipt, no store)",
+                    _drain_paho(server, n, receive_max, "5"),
+                ),
+                (
+                    "paho via core.mqtt, MQTT 3.1.1 (ack on receipt, no store)",
+                    _drain_paho(server, n, receive_max, "3.1.1"),
+                ),
+            ]
+            ingest_s, rows = _drain_ingest(server, Path(tmp) / "ts.db", n, batch, receive_max)
+            results.append(
+                (f"ingest, MQTT 5 (validate, SQLite commit/{batch}, ack after)", ingest_s)
+            )
+        finally:
+            server.stop()
+    base = n / results[0][1]
+    print(f"\nN = {n} QoS 1 readings queued to persistent sessions; published in {pub_s:.1f} s")
+    print(f"{'consumer':<58} {'seconds':>8} {'msg/s':>9} {'x C client':>10}")
+    for name, seconds in results:
+        rate = n / seconds
+        print(f"{name:<58} {seconds:>8.2f} {rate:>9.0f} {rate / base:>10.2f}")
+    verdict = "OK" if rows == n else "MISMATCH"
+    print(f"store rows: {rows} (expected {n}) {verdict}")
+    if rows != n:
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,453 @@
+"""Cold weather: § 370-5 (9) pours and keep-off, § 370-7G street concrete, § 144-13 sump window.
+
+Pure and event-time. ``pour_window`` and ``keep_off_until`` answer one
+question each from a record and readings; ``ColdWeatherClocks`` is the engine
+piece in the style of ``engine.ClockEngine``: ``observe(reading)`` takes the
+ground probes' and air sensors' readings, ``record_pour``/``record_permit``
+take staff-entered records, ``advance(to)`` moves event time, and each returns
+the transitions it made. Every transition records the event time of what
+caused it, so a replay gives what the live run gave.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Literal
+
+from sidewalk.analytics.clocks.events import Cause, Transition
+from sidewalk.analytics.clocks.permits import Finding, StreetOpeningPermit, permit_expiry
+from sidewalk.core.calendar import Deadline, plus_elapsed
+from sidewalk.core.clock import require_aware
+from sidewalk.core.contract import AnyReading, WeatherReading
+from sidewalk.core.profile import DateWindowRule, Profile
+from sidewalk.core.units import c_to_f
+
+FROZEN_SUBGRADE = "frozen_subgrade"
+KEEP_OFF = "keep_off"
+OPENING_PERMIT = "opening_permit"
+
+NO_TEMPERATURE = "no air temperature measured since the pour: cold weather assumed"
+
+PourKind = Literal["sidewalk", "street"]
+PourStatus = Literal["allowed", "prohibited", "unknown"]
+
+
+@dataclass(frozen=True)
+class Pour:
+    """Concrete placed, as staff record it; ``site`` names the pole whose sensors cover it."""
+
+    id: str
+    kind: PourKind
+    at: datetime
+    location: str
+    site: str | None = None
+
+
+@dataclass(frozen=True)
+class ForecastPoint:
+    """One forecast air temperature (°F, as forecasts for the village are published)."""
+
+    at: datetime
+    temp_f: float
+
+
+@dataclass(frozen=True)
+class PourDecision:
+    """Whether § 370-5 (9) lets concrete be poured at ``pour_at``, and every reason why not."""
+
+    pour_at: datetime
+    status: PourStatus
+    reasons: tuple[Finding, ...]
+
+    @property
+    def unconfirmed(self) -> bool:
+        return any(r.unconfirmed for r in self.reasons)
+
+
+@dataclass(frozen=True)
+class WindowStatus:
+    """A yearly date window on one local date: active or not, and the occurrence it is in."""
+
+    rule: str
+    day: date
+    active: bool
+    first: date | None
+    last: date | None
+    citation: str | None
+    unconfirmed: bool
+
+
+def window_status(rule_name: str, rule: DateWindowRule, day: date) -> WindowStatus:
+    """Where ``day`` falls in a yearly window (both ends included)."""
+    occurrence = rule.window.occurrence(day)
+    first, last = occurrence if occurrence else (None, None)
+    return WindowStatus(
+        rule_name, day, occurrence is not None, first, last, rule.citation, rule.unconfirmed
+    )
+
+
+def sump_discharge_window(day: date, profile: Profile) -> WindowStatus:
+    """§ 144-13: sump discharge must go to the back yard on this date (Nov 15 – Apr 15)."""
+    rule = profile.cold_weather.sump_discharge_window
+    return window_status("cold_weather.sump_discharge_window", rule, day)
+
+
+def sump_discharge_window_active(day: date, profile: Profile) -> bool:
+    """§ 144-13: whether ``day`` is inside the back-yard discharge window."""
+    return sump_discharge_window(day, profile).active
+
+
+def subgrade_frozen(ground_temp_c: float, profile: Profile) -> bool:
+    """§ 370-5 (9) "frozen subgrade": a probe at or below the profile's threshold (unconfirmed)."""
+    return ground_temp_c <= profile.cold_weather.frozen_subgrade_at_or_below.deg_c
+
+
+def pour_window(
+    pour_at: datetime,
+    forecast: Sequence[ForecastPoint],
+    subgrade_temp_c: float | None,
+    profile: Profile,
+) -> PourDecision:
+    """§ 370-5 (9): may concrete be poured at ``pour_at``?
+
+    Prohibited when any forecast temperature in the 72 hours from the pour is
+    below 35 °F (35 °F itself is allowed: the text says "below"), or when the
+    subgrade probe reads frozen. Unknown when the forecast does not span the
+    whole 72 hours or no subgrade temperature is known.
+    """
+    require_aware(pour_at)
+    rules = profile.cold_weather
+    horizon = rules.pour_forecast_window
+    minimum = rules.pour_min_temp
+    frozen = rules.frozen_subgrade_at_or_below
+    end = plus_elapsed(pour_at, horizon.duration)
+    prohibited: list[Finding] = []
+    unknown: list[Finding] = []
+    inside = [p for p in forecast if pour_at <= p.at <= end]
+    covered = any(p.at <= pour_at for p in forecast) and any(p.at >= end for p in forecast)
+    if not covered:
+        unknown.append(
+            Finding.of(
+                "cold_weather.pour_forecast_window",
+                "unknown",
+                f"the forecast does not span {pour_at.isoformat()} to {end.isoformat()}",
+                pour_at,
+                horizon,
+            )
+        )
+    cold = [p for p in inside if p.temp_f < minimum.deg_f]
+    if cold:
+        low = min(cold, key=lambda p: p.temp_f)
+        prohibited.append(
+            Finding.of(
+                "cold_weather.pour_min_temp",
+                "violation",
+                f"forecast {low.temp_f:g} °F at {low.at.isoformat()}, below {minimum.deg_f:g} °F "
+                f"within {horizon.describe()} of the pour",
+                low.at,
+                minimum,
+                horizon,
+            )
+        )
+    if subgrade_temp_c is None:
+        unknown.append(
+            Finding.of(
+                "cold_weather.frozen_subgrade_at_or_below",
+                "unknown",
+                "no subgrade temperature from a ground probe",
+                pour_at,
+                frozen,
+            )
+        )
+    elif subgrade_frozen(subgrade_temp_c, profile):
+        prohibited.append(
+            Finding.of(
+                "cold_weather.frozen_subgrade_at_or_below",
+                "violation",
+                f"subgrade {subgrade_temp_c:g} °C is frozen (at or below {frozen.deg_c:g} °C)",
+                pour_at,
+                frozen,
+            )
+        )
+    status: PourStatus = "prohibited" if prohibited else "unknown" if unknown else "allowed"
+    return PourDecision(pour_at, status, tuple(prohibited + unknown))
+
+
+def keep_off_until(pour: Pour, lowest_temp_f: float | None, profile: Profile) -> Deadline:
+    """How long traffic stays off a pour.
+
+    A walk (§ 370-5 (9)): 48 hours at normal temperatures, 96 hours in cold
+    weather (below 50 °F; 50 °F itself is normal). ``lowest_temp_f`` is the
+    lowest air temperature measured since the pour; with none measured the
+    cold-weather period applies, as the safe reading. Street concrete
+    (§ 370-7G): three days. All are elapsed time from the pour.
+    """
+    if pour.kind == "street":
+        rule = profile.street_openings.street_concrete_protection
+        return Deadline.of(
+            "street_openings.street_concrete_protection",
+            pour.at,
+            plus_elapsed(pour.at, rule.duration),
+            rule,
+        )
+    rules = profile.cold_weather
+    threshold = rules.cold_weather_below
+    if lowest_temp_f is None:
+        notes: tuple[str, ...] = (NO_TEMPERATURE,)
+        cold = True
+    else:
+        notes = ()
+        cold = lowest_temp_f < threshold.deg_f
+    name, rule = (
+        ("cold_weather.keep_off_cold", rules.keep_off_cold)
+        if cold
+        else ("cold_weather.keep_off_normal", rules.keep_off_normal)
+    )
+    return Deadline.of(
+        name, pour.at, plus_elapsed(pour.at, rule.duration), rule, threshold, notes=notes
+    )
+
+
+# -- the engine piece ------------------------------------------------------------
+
+
+@dataclass
+class _Subgrade:
+    site: str
+    state: str = "unknown"
+
+
+@dataclass
+class _KeepOff:
+    pour: Pour
+    deadline: Deadline
+    state: str
+    lowest_temp_f: float | None = None
+    cause: Cause | None = None
+
+
+@dataclass
+class _Permit:
+    permit: StreetOpeningPermit
+    expiry: Deadline
+    state: str = "valid"
+
+
+@dataclass
+class ColdWeatherClocks:
+    """Frozen-subgrade state per site, keep-off clocks per pour, expiry per opening permit.
+
+    ``probes`` maps a device id to the site whose ground (and air) it reads.
+    Transitions use the engine's ``Transition`` with the site, pour or permit
+    id in its ``frontage`` field and ``clock`` one of ``frozen_subgrade``,
+    ``keep_off``, ``opening_permit``.
+    """
+
+    profile: Profile
+    probes: Mapping[str, str]
+    now: datetime | None = None
+    subgrade: dict[str, _Subgrade] = field(default_factory=dict)
+    keep_off: dict[str, _KeepOff] = field(default_factory=dict)
+    permits: dict[str, _Permit] = field(default_factory=dict)
+    history: list[Transition] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        for site in sorted(set(self.probes.values())):
+            self.subgrade[site] = _Subgrade(site)
+
+    # -- input -------------------------------------------------------------
+
+    def observe(self, reading: AnyReading) -> list[Transition]:
+        """Take one validated reading; returns the transitions it caused."""
+        if not isinstance(reading, WeatherReading):
+            return []
+        site = self.probes.get(reading.device)
+        if site is None:
+            return []
+        at = reading.event_time
+        cause = Cause(kind="reading", at=at, device=reading.device, seq=reading.seq)
+        out: list[Transition] = []
+        if reading.ground_temp_c is not None:
+            out += self._ground(self.subgrade[site], reading, cause)
+        if reading.air_temp_c is not None:
+            out += self._air(site, c_to_f(reading.air_temp_c), cause)
+        return self._log(out)
+
+    def record_pour(self, pour: Pour, who: str | None = None) -> list[Transition]:
+        """Start a pour's keep-off clock at the pour's own time (as entered by staff)."""
+        require_aware(pour.at)
+        cause = Cause(kind="person", at=pour.at, who=who)
+        deadline = self._normal_or_street(pour)
+        state = "protected" if pour.kind == "street" else "keep_off_normal"
+        clock = _KeepOff(pour, deadline, "idle")
+        self.keep_off[pour.id] = clock
+        subgrade = self.subgrade.get(pour.site or "")
+        detail: dict[str, object] = {
+            "until": deadline.due.isoformat(),
+            "rule": deadline.rule,
+            "citation": deadline.citation,
+            "kind": pour.kind,
+            "subgrade": subgrade.state if subgrade else "unknown",
+        }
+        return self._log([self._move(clock, state, pour.at, cause, detail)])
+
+    def record_permit(
+        self, permit: StreetOpeningPermit, at: datetime | None = None, who: str | None = None
+    ) -> list[Transition]:
+        """Start a street-opening permit's validity clock, or extend it when renewed.
+
+        ``at`` is the event time of the entry (the renewal's grant); it
+        defaults to the permit's approval.
+        """
+        at = require_aware(at or permit.approved_at)
+        expiry = permit_expiry(permit, self.profile)
+        existing = self.permits.get(permit.id)
+        from_state = existing.state if existing else "none"
+        self.permits[permit.id] = _Permit(permit, expiry, "valid")
+        transition = Transition(
+            permit.id,
+            OPENING_PERMIT,
+            from_state,
+            "valid",
+            at,
+            Cause(kind="person", at=at, who=who),
+            {
+                "expires": expiry.due.isoformat(),
+                "renewals": permit.renewals,
+                "citation": expiry.citation,
+                "unconfirmed": expiry.unconfirmed,
+            },
+        )
+        return self._log([transition])
+
+    def advance(self, to: datetime) -> list[Transition]:
+        """Move event time to ``to`` (never backwards); returns what came due, in time order."""
+        require_aware(to)
+        if self.now is not None and to <= self.now:
+            return []
+        self.now = to
+        out: list[Transition] = []
+        for clock in self.keep_off.values():
+            out += self._keep_off_due(clock, to)
+        for held in self.permits.values():
+            if held.state == "valid" and held.expiry.passed(to):
+                held.state = "expired"
+                out.append(
+                    Transition(
+                        held.permit.id,
+                        OPENING_PERMIT,
+                        "valid",
+                        "expired",
+                        held.expiry.due,
+                        Cause(kind="deadline", at=held.expiry.due),
+                        {"citation": held.expiry.citation},
+                    )
+                )
+        return self._log(sorted(out, key=lambda t: (t.at, t.frontage, t.clock)))
+
+    def feed(self, readings: Iterable[AnyReading]) -> list[Transition]:
+        """Replay: observe each reading and advance to its event time."""
+        out: list[Transition] = []
+        for reading in readings:
+            out += self.advance(reading.event_time)
+            out += self.observe(reading)
+        return out
+
+    def next_due(self) -> datetime | None:
+        """The next instant at which ``advance`` would change something (for the scheduler)."""
+        due = [
+            c.deadline.due for c in self.keep_off.values() if c.state.startswith(("keep", "prot"))
+        ]
+        due += [p.expiry.due for p in self.permits.values() if p.state == "valid"]
+        return min(due, default=None)
+
+    def frozen_sites(self) -> list[str]:
+        """Sites whose subgrade the probes now read as frozen."""
+        return [s.site for s in self.subgrade.values() if s.state == "frozen"]
+
+    # -- internals -----------------------------------------------------------
+
+    def _ground(self, sub: _Subgrade, reading: WeatherReading, cause: Cause) -> list[Transition]:
+        assert reading.ground_temp_c is not None
+        state = "frozen" if subgrade_frozen(reading.ground_temp_c, self.profile) else "thawed"
+        if state == sub.state:
+            return []
+        rule = self.profile.cold_weather.frozen_subgrade_at_or_below
+        transition = Transition(
+            sub.site,
+            FROZEN_SUBGRADE,
+            sub.state,
+            state,
+            cause.at,
+            cause,
+            {
+                "ground_temp_c": reading.ground_temp_c,
+                "probe_depth_mm": reading.ground_probe_depth_mm,
+                "threshold_c": rule.deg_c,
+                "citation": rule.citation,
+                "unconfirmed": rule.unconfirmed,
+            },
+        )
+        sub.state = state
+        return [transition]
+
+    def _air(self, site: str, temp_f: float, cause: Cause) -> list[Transition]:
+        out: list[Transition] = []
+        for clock in self.keep_off.values():
+            pour = clock.pour
+            if pour.site != site or pour.kind != "sidewalk" or cause.at < pour.at:
+                continue
+            if clock.state != "keep_off_normal" or clock.deadline.passed(cause.at):
+                continue
+            if clock.lowest_temp_f is None or temp_f < clock.lowest_temp_f:
+                clock.lowest_temp_f = temp_f
+            cold = keep_off_until(pour, clock.lowest_temp_f, self.profile)
+            if cold.due > clock.deadline.due:
+                clock.deadline = cold
+                detail: dict[str, object] = {
+                    "until": cold.due.isoformat(),
+                    "rule": cold.rule,
+                    "citation": cold.citation,
+                    "air_temp_f": temp_f,
+                }
+                out.append(self._move(clock, "keep_off_cold", cause.at, cause, detail))
+        return out
+
+    def _keep_off_due(self, clock: _KeepOff, to: datetime) -> list[Transition]:
+        if clock.state not in {"keep_off_normal", "keep_off_cold", "protected"}:
+            return []
+        if not clock.deadline.passed(to):
+            return []
+        due = clock.deadline.due
+        cause = Cause(kind="deadline", at=due)
+        if clock.state == "keep_off_normal" and clock.lowest_temp_f is None:
+            # No temperature measured in the whole normal period: the cold period applies.
+            clock.deadline = keep_off_until(clock.pour, None, self.profile)
+            detail: dict[str, object] = {
+                "until": clock.deadline.due.isoformat(),
+                "rule": clock.deadline.rule,
+                "note": NO_TEMPERATURE,
+            }
+            moved = self._move(clock, "keep_off_cold", due, cause, detail)
+            return [moved, *self._keep_off_due(clock, to)]
+        return [self._move(clock, "ended", due, cause, {"rule": clock.deadline.rule})]
+
+    def _normal_or_street(self, pour: Pour) -> Deadline:
+        # A walk starts on the normal period and is lengthened by the first cold reading.
+        return keep_off_until(
+            pour, self.profile.cold_weather.cold_weather_below.deg_f, self.profile
+        )
+
+    @staticmethod
+    def _move(
+        clock: _KeepOff, to_state: str, at: datetime, cause: Cause, detail: dict[str, object]
+    ) -> Transition:
+        transition = Transition(clock.pour.id, KEEP_OFF, clock.state, to_state, at, cause, detail)
+        clock.state = to_state
+        return transition
+
+    def _log(self, transitions: list[Transition]) -> list[Transition]:
+        self.history += transitions
+        return transitions

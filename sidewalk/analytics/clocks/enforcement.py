@@ -1,0 +1,275 @@
+"""§ 370-10 B–G: what follows a clearing violation, one case per violation.
+
+```
+            ┌─────────── compliant measurement / inspected clear ───────────▶ cured
+            │
+notice_issued ──delivery──▶ notice_period ──B(2) deadline, not clear──▶ abatement_ordered
+   │   ▲                         │                                           │
+   │   └─ officer confirms hazard┘ (either state)                            │ crew done (F)
+   ▼                                                                         ▼
+hazard_notice_issued ──delivery──▶ hazard_period ──2 h, not clear──▶ abatement_ordered ──▶ abated
+   │                                                                                         │
+   └── owner unavailable ──▶ abatement_ordered (at once) + after-the-fact notice        bill received
+                                                                                             ▼
+                                            paid ◀── paid in full ── billed ── 60 days unpaid ──▶ tax_roll
+```
+
+* The notice periods run from the recorded *delivery*, never from issue
+  (B(1): "within two hours from the delivery of the notice").
+* A case is independent of later snowfalls: "subsequent additional
+  accumulations of snow and/or ice shall not nullify any pending notice" (E).
+* Each started 24-hour period of a continuing violation, from the missed
+  clearing deadline until it is cured or abated, is a separate offense (E).
+* The bill is payable within 10 calendar days from receipt; costs still unpaid
+  60 calendar days after they were incurred go on the tax roll (G). Calendar
+  days end at midnight, village time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from sidewalk.analytics.clocks.events import (
+    AbatementOrdered,
+    Cause,
+    Event,
+    NoticeRequired,
+    OffenseCounted,
+    PersonAction,
+    TaxRollDue,
+    Transition,
+)
+from sidewalk.core.calendar import add_calendar_days, end_of_day, local_date, plus_elapsed
+from sidewalk.core.profile import Profile
+
+ENFORCEMENT = "enforcement"
+OPEN_STATES = {"notice_issued", "notice_period", "hazard_notice_issued", "hazard_period"}
+
+
+def end_of_calendar_day(at: datetime, days: int, zone: ZoneInfo) -> datetime:
+    """Midnight ending the ``days``-th calendar day after ``at``'s local date."""
+    return end_of_day(add_calendar_days(local_date(at, zone), days), zone)
+
+
+@dataclass
+class EnforcementCase:
+    """One violation's path through notice, abatement, bill and tax roll."""
+
+    key: str
+    frontage: str
+    missed_deadline: datetime
+    required_width_mm: float
+    state: str = "notice_issued"
+    hazard: bool = False
+    notice_deadline: datetime | None = None
+    offenses: int = 1
+    costs_incurred_at: datetime | None = None
+    bill_due: datetime | None = None
+    tax_roll_at: datetime | None = None
+    history: list[Transition] = field(default_factory=list)
+
+    def move(self, to_state: str, at: datetime, cause: Cause, **detail: object) -> Transition:
+        t = Transition(self.frontage, ENFORCEMENT, self.state, to_state, at, cause, {"violation": self.key, **detail})
+        self.state = to_state
+        self.history.append(t)
+        return t
+
+    @property
+    def continuing(self) -> bool:
+        """Still a violation for offense counting: not yet cured or abated."""
+        return self.state in OPEN_STATES or self.state == "abatement_ordered"
+
+    def next_offense_at(self, period: timedelta) -> datetime:
+        return plus_elapsed(self.missed_deadline, period * self.offenses)
+
+
+class Enforcement:
+    """Runs every open case; the engine calls it with readings, actions and time."""
+
+    def __init__(self, profile: Profile) -> None:
+        self.profile = profile
+        self.cases: dict[str, EnforcementCase] = {}
+
+    # -- starting a case -------------------------------------------------------
+
+    def open(self, key: str, frontage: str, missed_deadline: datetime, required_width_mm: float, at: datetime) -> list[Event]:
+        """A clearing violation was found: the B(2) written notice is due."""
+        if key in self.cases:
+            return []
+        case = EnforcementCase(key, frontage, missed_deadline, required_width_mm)
+        self.cases[key] = case
+        rules = self.profile.snow_and_ice
+        return [
+            NoticeRequired(
+                key=f"{key}/clearing_violation",
+                violation_key=key,
+                frontage=frontage,
+                kind="clearing_violation",
+                at=at,
+                citation=f"{rules.clearing_deadline.citation}; {rules.clearing_min_width.citation}",
+                detail={"period": rules.nonhazard_notice_period.describe()},
+            )
+        ]
+
+    # -- evidence ----------------------------------------------------------------
+
+    def measured(self, frontage: str, at: datetime, width_mm: float, cause: Cause) -> list[Event]:
+        """A camera measurement: a walk cleared to the width cures every open case."""
+        events: list[Event] = []
+        for case in self._open_for(frontage):
+            if width_mm >= case.required_width_mm and at >= case.missed_deadline:
+                events.append(case.move("cured", at, cause, measured_width_mm=width_mm))
+        return events
+
+    # -- people ------------------------------------------------------------------
+
+    def act(self, action: PersonAction) -> list[Event]:
+        """Apply what a person recorded; unknown targets and impossible steps are refused."""
+        case = self.cases.get(action.target)
+        if case is None:
+            raise KeyError(f"no enforcement case {action.target!r}")
+        cause = action.cause
+        handler = {
+            "confirm_hazard": self._confirm_hazard,
+            "record_delivery": self._delivered,
+            "owner_unavailable": self._unavailable,
+            "inspected_clear": self._inspected_clear,
+            "abatement_done": self._abated,
+            "bill_received": self._bill_received,
+            "paid_in_full": self._paid,
+        }.get(action.kind)
+        if handler is None:
+            raise ValueError(f"{action.kind} is not an enforcement action")
+        return handler(case, action, cause)
+
+    def _confirm_hazard(self, case: EnforcementCase, action: PersonAction, cause: Cause) -> list[Event]:
+        if case.state not in {"notice_issued", "notice_period"}:
+            raise ValueError(f"{case.key}: cannot confirm a hazard in state {case.state}")
+        case.hazard = True
+        case.notice_deadline = None
+        rule = self.profile.snow_and_ice.hazard_notice_period
+        return [
+            case.move("hazard_notice_issued", action.at, cause, **action.detail),
+            NoticeRequired(
+                key=f"{case.key}/hazard_notice",
+                violation_key=case.key,
+                frontage=case.frontage,
+                kind="hazard_notice",
+                at=action.at,
+                citation=rule.citation or "",
+                detail={"period": rule.describe(), "confirmed_by": action.who},
+            ),
+        ]
+
+    def _delivered(self, case: EnforcementCase, action: PersonAction, cause: Cause) -> list[Event]:
+        rules = self.profile.snow_and_ice
+        if case.state == "notice_issued":
+            rule, to_state = rules.nonhazard_notice_period, "notice_period"
+        elif case.state == "hazard_notice_issued":
+            rule, to_state = rules.hazard_notice_period, "hazard_period"
+        else:
+            raise ValueError(f"{case.key}: no notice awaits delivery in state {case.state}")
+        case.notice_deadline = plus_elapsed(action.at, rule.duration)
+        return [
+            case.move(
+                to_state,
+                action.at,
+                cause,
+                deadline=case.notice_deadline.isoformat(),
+                citation=rule.citation,
+                unconfirmed=rule.unconfirmed,
+            )
+        ]
+
+    def _unavailable(self, case: EnforcementCase, action: PersonAction, cause: Cause) -> list[Event]:
+        if case.state != "hazard_notice_issued":
+            raise ValueError(f"{case.key}: owner unavailability applies to an undelivered hazard notice")
+        citation = self.profile.snow_and_ice.hazard_notice_period.citation or ""
+        return [
+            case.move("abatement_ordered", action.at, cause, reason="owner unavailable"),
+            AbatementOrdered(f"{case.key}/abatement", case.key, case.frontage, action.at, "owner_unavailable", citation),
+            NoticeRequired(
+                key=f"{case.key}/hazard_abatement_notice",
+                violation_key=case.key,
+                frontage=case.frontage,
+                kind="hazard_abatement_notice",
+                at=action.at,
+                citation=citation,
+            ),
+        ]
+
+    def _inspected_clear(self, case: EnforcementCase, action: PersonAction, cause: Cause) -> list[Event]:
+        if case.state not in OPEN_STATES:
+            raise ValueError(f"{case.key}: nothing to cure in state {case.state}")
+        return [case.move("cured", action.at, cause, **action.detail)]
+
+    def _abated(self, case: EnforcementCase, action: PersonAction, cause: Cause) -> list[Event]:
+        if case.state != "abatement_ordered":
+            raise ValueError(f"{case.key}: no abatement was ordered (state {case.state})")
+        billing = self.profile.billing
+        case.costs_incurred_at = action.at
+        case.tax_roll_at = end_of_calendar_day(action.at, billing.tax_roll_after.days, self.profile.zone)
+        return [case.move("abated", action.at, cause, tax_roll_at=case.tax_roll_at.isoformat(), **action.detail)]
+
+    def _bill_received(self, case: EnforcementCase, action: PersonAction, cause: Cause) -> list[Event]:
+        if case.state != "abated":
+            raise ValueError(f"{case.key}: no bill outstanding in state {case.state}")
+        rule = self.profile.billing.bill_payable
+        case.bill_due = end_of_calendar_day(action.at, rule.days, self.profile.zone)
+        return [case.move("billed", action.at, cause, due=case.bill_due.isoformat(), citation=rule.citation)]
+
+    def _paid(self, case: EnforcementCase, action: PersonAction, cause: Cause) -> list[Event]:
+        if case.state not in {"abated", "billed"}:
+            raise ValueError(f"{case.key}: nothing to pay in state {case.state}")
+        return [case.move("paid", action.at, cause, **action.detail)]
+
+    # -- time ----------------------------------------------------------------------
+
+    def advance(self, to: datetime) -> list[Event]:
+        """Offenses, notice deadlines and the tax roll, in event-time order per case."""
+        events: list[Event] = []
+        period = self.profile.snow_and_ice.offense_period
+        for case in sorted(self.cases.values(), key=lambda c: c.key):
+            while case.continuing and to >= case.next_offense_at(period.duration):
+                at = case.next_offense_at(period.duration)
+                case.offenses += 1
+                events.append(OffenseCounted(case.key, case.frontage, at, case.offenses, period.citation or ""))
+            if case.state in {"notice_period", "hazard_period"} and case.notice_deadline is not None:
+                if to >= case.notice_deadline:
+                    events += self._notice_expired(case)
+            if case.state in {"abated", "billed"} and case.tax_roll_at is not None and to >= case.tax_roll_at:
+                assert case.costs_incurred_at is not None
+                citation = self.profile.billing.tax_roll_after.citation or ""
+                events.append(case.move("tax_roll", case.tax_roll_at, Cause(kind="deadline", at=case.tax_roll_at)))
+                events.append(TaxRollDue(case.key, case.frontage, case.tax_roll_at, case.costs_incurred_at, citation))
+        return events
+
+    def next_due(self) -> datetime | None:
+        due: list[datetime] = []
+        period = self.profile.snow_and_ice.offense_period.duration
+        for case in self.cases.values():
+            if case.continuing:
+                due.append(case.next_offense_at(period))
+            if case.state in {"notice_period", "hazard_period"} and case.notice_deadline is not None:
+                due.append(case.notice_deadline)
+            if case.state in {"abated", "billed"} and case.tax_roll_at is not None:
+                due.append(case.tax_roll_at)
+        return min(due, default=None)
+
+    def _notice_expired(self, case: EnforcementCase) -> list[Event]:
+        assert case.notice_deadline is not None
+        at = case.notice_deadline
+        rules = self.profile.snow_and_ice
+        # F: removal by the village after "the time established under Subsection B(1) and (2)".
+        period = rules.hazard_notice_period if case.hazard else rules.nonhazard_notice_period
+        citation = period.citation or f"unconfirmed: {period.note}"
+        reason = "hazard notice period ended" if case.hazard else "notice period ended"
+        return [
+            case.move("abatement_ordered", at, Cause(kind="deadline", at=at), reason=reason),
+            AbatementOrdered(f"{case.key}/abatement", case.key, case.frontage, at, "notice_expired", citation),
+        ]
+
+    def _open_for(self, frontage: str) -> list[EnforcementCase]:
+        return [c for c in self.cases.values() if c.frontage == frontage and c.state in OPEN_STATES]

@@ -1,0 +1,240 @@
+"""``sidewalk``: the command line.
+
+``demo``       the whole system on embedded defaults, replaying a storm through MQTT
+``edge``       run a (simulated) pole that publishes a scenario
+``ingest``     consume readings into the time-series store
+``analytics``  run the ordinance clocks live and record violations and notices
+``replay``     play a scenario straight into the clock engine (no broker)
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import tempfile
+import threading
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from sidewalk.core.clock import format_local
+from sidewalk.core.config import ConfigError, Settings, load_settings
+from sidewalk.core.profile import ProfileError, load_profile
+from sidewalk.scenarios import ScenarioError, load_scenario
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+console = Console()
+
+ConfigOption = Annotated[
+    Path | None, typer.Option("--config", "-c", help="TOML configuration file (secrets come from the environment)")
+]
+
+
+def _settings(path: Path | None) -> Settings:
+    try:
+        return load_settings(path)
+    except ConfigError as exc:
+        console.print(f"[red]configuration error:[/red] {exc}")
+        raise typer.Exit(2) from None
+
+
+def _quiet_embedded_broker() -> None:
+    # amqtt logs a stack trace when a client first tries MQTT v5 (we then fall
+    # back to 3.1.1, as designed); keep the demo's output readable.
+    for name in ("amqtt", "asyncio", "transitions"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def _wait_for_signal() -> None:
+    stop = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    stop.wait()
+
+
+@app.command()
+def demo(
+    scenario: Annotated[str, typer.Argument(help="bundled scenario name or TOML path")] = "first-storm",
+    config: ConfigOption = None,
+    workdir: Annotated[Path | None, typer.Option(help="where the demo's stores go (default: a new temp dir)")] = None,
+) -> None:
+    """Replay a storm through the real MQTT path on embedded defaults and print the notices."""
+    from sidewalk.system import run_through_broker
+
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    _quiet_embedded_broker()
+    settings = _settings(config)
+    try:
+        story = load_scenario(scenario)
+        profile = load_profile(settings.profile)
+    except (ScenarioError, ProfileError) as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from None
+    where = workdir or Path(tempfile.mkdtemp(prefix="sidewalk-demo-"))
+    broker = settings.mqtt.url or "embedded amqtt broker"
+    console.print(f"[bold]Sidewalk Watch demo[/bold]: {story.scenario.name} — {story.scenario.description}")
+    console.print(f"broker: {broker}; stores: SQLite in {where}")
+    database_url = None if settings.cases.database_url.startswith("sqlite") else settings.cases.database_url
+    with console.status("replaying the storm through pole → broker → ingest → analytics → alerts …"):
+        result = run_through_broker(
+            story, where, mqtt_url=settings.mqtt.url, database_url=database_url, profile=profile
+        )
+    zone = profile.zone
+    console.print(
+        f"published {result.published} readings over MQTT {result.protocol}; stored {result.stored} "
+        f"(duplicates dropped {result.duplicates}, dead letters {result.dead_letters}) in {result.seconds:.1f} s"
+    )
+    table = Table(title="What the clocks did (event time, America/Chicago)")
+    for column in ("frontage", "at", "from", "to", "cause"):
+        table.add_column(column)
+    for clock_key, steps in sorted(result.history.items()):
+        for step in steps:
+            cause = step.cause
+            what = f"{cause.device}#{cause.seq}" if cause.seq is not None else cause.kind
+            table.add_row(clock_key.split("@")[0], format_local(step.at, zone), step.from_state, step.to_state, what)
+    console.print(table)
+    console.print(f"[bold]{len(result.notices)} notice(s)[/bold]")
+    for notice in result.notices:
+        deadline = format_local(notice.deadline, zone) if notice.deadline else "-"
+        console.rule(f"{notice.number} · {notice.frontage_id} · deadline {deadline} · {notice.status}")
+        console.print(notice.body_text or "(not rendered)", markup=False, highlight=False, soft_wrap=True)
+    expected = {(e.frontage, e.notice, e.deadline) for e in story.expect}
+    got = {(n.frontage_id, n.kind, n.deadline) for n in result.notices}
+    if story.expect:
+        verdict = "[green]as expected[/green]" if got == expected else "[red]NOT as expected[/red]"
+        console.print(f"scenario expectation: {len(expected)} notice(s) — {verdict}")
+        if got != expected:
+            raise typer.Exit(1)
+
+
+@app.command()
+def edge(
+    scenario: Annotated[str, typer.Option(help="scenario the simulated pole plays")] = "first-storm",
+    config: ConfigOption = None,
+    speed: Annotated[float | None, typer.Option(help="scenario seconds per wall second (default: as fast as possible)")] = None,
+    buffer: Annotated[Path | None, typer.Option(help="the pole's disk buffer (default: <data_dir>/<device>-buffer.sqlite3)")] = None,
+) -> None:
+    """Run a simulated pole: buffer the scenario's readings and publish them at QoS 1."""
+    from sidewalk.edge.buffer import ReadingBuffer
+    from sidewalk.edge.publisher import Publisher
+    from sidewalk.edge.simulated import SimulatedPole
+    from sidewalk.scenarios import expand
+    from sidewalk.system import mqtt_settings
+
+    settings = _settings(config)
+    if settings.mqtt.url is None:
+        console.print("[red]mqtt.url is not set: a pole needs a broker (set SIDEWALK_MQTT__URL)[/red]")
+        raise typer.Exit(2)
+    story = load_scenario(scenario)
+    device = story.scenario.device
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    buf = ReadingBuffer(buffer or settings.data_dir / f"{device}-buffer.sqlite3", device)
+    publisher = Publisher(buf, mqtt_settings(settings, device), site=settings.site)
+    publisher.start()
+    played = SimulatedPole(publisher, expand(story), speed=speed).run()
+    console.print(f"buffered {len(played)} readings; waiting for the server's stored watermark …")
+    stored = publisher.wait_stored(timeout_s=300)
+    publisher.stop()
+    console.print("all stored" if stored else "[yellow]not all stored yet; they stay buffered[/yellow]")
+
+
+@app.command()
+def ingest(config: ConfigOption = None) -> None:
+    """Consume readings into the time-series store until interrupted."""
+    from sidewalk.ingest.consumer import IngestConsumer
+    from sidewalk.storage.timeseries import SqliteTimeSeriesStore
+    from sidewalk.system import mqtt_settings
+
+    settings = _settings(config)
+    if settings.mqtt.url is None:
+        console.print("[red]mqtt.url is not set (set SIDEWALK_MQTT__URL)[/red]")
+        raise typer.Exit(2)
+    settings.timeseries.sqlite_path.parent.mkdir(parents=True, exist_ok=True)
+    store = SqliteTimeSeriesStore(settings.timeseries.sqlite_path)
+    influx = None
+    if settings.timeseries.influx_url:
+        from sidewalk.core.config import Secrets
+        from sidewalk.storage.influx import InfluxWriter
+
+        token = Secrets.from_env().influx_token
+        influx = InfluxWriter(
+            url=settings.timeseries.influx_url,
+            token=token.get_secret_value() if token else "",
+            org=settings.timeseries.influx_org,
+            bucket=settings.timeseries.influx_bucket,
+        )
+    consumer = IngestConsumer(
+        store,
+        mqtt_settings(settings, settings.mqtt.client_id),
+        site=settings.site,
+        shared_group=settings.mqtt.shared_group,
+        batch_size=settings.mqtt.ack_batch,
+        influx=influx,
+    )
+    consumer.start()
+    console.print(f"ingest consuming {settings.site} into {settings.timeseries.sqlite_path}")
+    _wait_for_signal()
+    consumer.stop()
+    if influx is not None:
+        influx.close()
+    store.close()
+
+
+@app.command()
+def analytics(config: ConfigOption = None) -> None:
+    """Run the ordinance clocks on live time until interrupted."""
+    from sidewalk.system import build_analytics, mqtt_settings, open_cases
+
+    settings = _settings(config)
+    if settings.mqtt.url is None:
+        console.print("[red]mqtt.url is not set (set SIDEWALK_MQTT__URL)[/red]")
+        raise typer.Exit(2)
+    profile = load_profile(settings.profile)
+    cases = open_cases(settings.cases.database_url, profile)
+    runner = build_analytics(
+        cases,
+        profile,
+        mqtt_settings(settings, settings.analytics.client_id),
+        site=settings.site,
+        mode="live",
+        scheduler_url=settings.cases.database_url,
+        tick_seconds=settings.analytics.tick_seconds,
+    )
+    runner.start()
+    console.print(f"analytics running for {len(runner.engine.clocks)} frontage(s) on {settings.site}")
+    _wait_for_signal()
+    runner.stop()
+    cases.close()
+
+
+@app.command()
+def replay(
+    scenario: Annotated[str, typer.Argument(help="bundled scenario name or TOML path")] = "first-storm",
+    profile_path: Annotated[Path | None, typer.Option("--profile", help="another ordinance profile (what-if)")] = None,
+) -> None:
+    """Play a scenario straight into the clock engine and print the notices it yields."""
+    from sidewalk.system import notice_summary, open_cases, replay_in_process
+
+    try:
+        story = load_scenario(scenario)
+        profile = load_profile(profile_path)
+    except (ScenarioError, ProfileError) as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from None
+    with tempfile.TemporaryDirectory(prefix="sidewalk-replay-") as tmp:
+        cases = open_cases(f"sqlite:///{tmp}/cases.sqlite3", profile)
+        count, notices = replay_in_process(story, cases, profile)
+        cases.close()
+    console.print(f"replayed {count} readings of {story.scenario.name} under {profile.village.name}")
+    for frontage, kind, deadline in notice_summary(notices):
+        console.print(f"  {kind} for {frontage}, deadline {deadline}")
+    for notice in notices:
+        console.rule(notice.number)
+        console.print(notice.body_text or "", markup=False, highlight=False, soft_wrap=True)
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,389 @@
+"""Replay a real winter through the clock engine: snow events, deadlines and notices for a village.
+
+``run_season`` loads the winter (hourly Minneapolis, or daily Milwaukee spread
+over hours), simulates one pole per ``FRONTAGES_PER_POLE`` frontages (each pole
+its own seeded sensor faults, ``sensors.simulate_pole``), simulates the owners
+under the compliance model below, and feeds every reading to the same
+``ClockEngine`` the live system runs. With ``profile_path`` the same readings
+also go through a second engine under that profile (what-if), and the report
+puts the two side by side.
+
+Compliance model (seeded; ``OWNER_TYPES``), per frontage, drawn once:
+
+* ``prompt`` (60 %): after each snowfall clears the full walk after a
+  lognormal delay (median 3 h, σ = 0.9), except 5 % of storms it skips;
+* ``late`` (20 %): clears the full walk 12-48 h (uniform) after the snow stops;
+* ``narrow`` (12 %): clears promptly (median 4 h) but only a 2.0-3.5 ft path;
+* ``never`` (8 %): never clears; only melt bares the walk.
+
+Owners react to the true end of the snow (the labelled storm), not to the
+detector. The walk is covered once ``COVER_MM`` of new snow lies on it since it
+was last cleared, and bare again when the pack melts below that. The camera
+measures each frontage hourly (cleared width ± 30 mm).
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+import random
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Literal
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from sidewalk.analytics.clocks.engine import ClockEngine, FrontageSpec
+from sidewalk.analytics.clocks.events import ClearingUnverified, ClearingViolation, Event, Transition
+from sidewalk.core.clock import to_ms
+from sidewalk.core.contract import AnyReading, SnowMeasurement, WeatherReading
+from sidewalk.core.profile import Profile, load_profile
+from sidewalk.core.units import MM_PER_FOOT
+from sidewalk.scenarios.accuracy import Storm, StormScore, detect_episodes, score, storms_from_hours, with_new_snow
+from sidewalk.scenarios.sensors import SimulatedStep, simulate_pole
+from sidewalk.scenarios.weather import (
+    CHICAGO,
+    WeatherHour,
+    daily_to_hours,
+    load_milwaukee,
+    load_minneapolis,
+    winter_bounds,
+)
+
+FRONTAGES_PER_POLE = 10
+COVER_MM = 5.0
+MIN_STORM_SNOW_MM = 10.0
+WALK_WIDTH_FT = 5.0
+CAMERA_EVERY = timedelta(hours=1)
+STREETS = ("main-st", "oak-st", "elm-st", "church-st", "mill-st", "park-ave", "water-st", "depot-st")
+OwnerKind = Literal["prompt", "late", "narrow", "never"]
+OWNER_TYPES: tuple[tuple[OwnerKind, float], ...] = (("prompt", 0.60), ("late", 0.20), ("narrow", 0.12), ("never", 0.08))
+COMPLIANCE_MODEL = (
+    "owners drawn once (seeded): prompt 60 % (full width, lognormal delay median 3 h, skips 5 % of storms), "
+    "late 20 % (full width, 12-48 h after), narrow 12 % (2.0-3.5 ft path, median 4 h), never 8 %"
+)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one engine decided over the winter."""
+
+    profile: str
+    complied: int
+    violations: int
+    unverified: int
+    notices: tuple[ClearingViolation, ...]
+    notices_by_month: dict[str, int]
+
+
+@dataclass(frozen=True)
+class StormRow:
+    """One accumulating storm: truth, what pole 1 detected, and the decisions it led to."""
+
+    onset: datetime
+    end: datetime
+    new_snow_mm: float
+    detected_end: datetime | None
+    deadline: datetime | None
+    complied: int
+    violations: int
+    unverified: int
+
+
+@dataclass
+class SeasonReport:
+    """The season replay: storms, deadlines and notices, and what-if beside it."""
+
+    winter: str
+    source: str
+    frontages: int
+    poles: int
+    seed: int
+    readings: int
+    compliance_model: str
+    owners: dict[str, int]
+    storms: list[StormRow]
+    light_storms: int
+    outcome: Outcome
+    what_if: Outcome | None = None
+    cessation_median_min: float | None = None
+    cessation_p90_min: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Walk:
+    frontage: str
+    kind: OwnerKind
+    cleared_ft: float = WALK_WIDTH_FT
+    snow_since_clear_mm: float = 0.0
+    plan: list[tuple[datetime, float]] = field(default_factory=list)
+
+
+def season_hours(winter: str, source: Literal["minneapolis", "milwaukee"], seed: int) -> list[WeatherHour]:
+    """The winter's weather as hours, from the chosen record."""
+    start, end = winter_bounds(winter)
+    if source == "minneapolis":
+        return load_minneapolis(start, end)
+    return daily_to_hours(load_milwaukee(start, end), seed)
+
+
+def frontage_ids(count: int) -> list[str]:
+    """Slugs like ``main-st-101``: odd numbers on one side, 100 per block (§ 370-16)."""
+    ids = []
+    for i in range(count):
+        block, house = divmod(i, FRONTAGES_PER_POLE)
+        street = STREETS[block % len(STREETS)]
+        hundred = 100 * (1 + block // len(STREETS))
+        ids.append(f"{street}-{hundred + 1 + 2 * house}")
+    return ids
+
+
+def _owners(ids: Sequence[str], rng: random.Random) -> list[_Walk]:
+    kinds = [k for k, _ in OWNER_TYPES]
+    weights = [w for _, w in OWNER_TYPES]
+    return [_Walk(f, rng.choices(kinds, weights)[0]) for f in ids]
+
+
+def _plan_clearing(walk: _Walk, storms: Sequence[Storm], rng: random.Random) -> None:
+    for storm in storms:
+        delay_h, width = math.inf, WALK_WIDTH_FT
+        if walk.kind == "prompt" and rng.random() >= 0.05:
+            delay_h = rng.lognormvariate(math.log(3.0), 0.9)
+        elif walk.kind == "late":
+            delay_h = rng.uniform(12.0, 48.0)
+        elif walk.kind == "narrow":
+            delay_h, width = rng.lognormvariate(math.log(4.0), 0.9), rng.uniform(2.0, 3.5)
+        if math.isfinite(delay_h):
+            walk.plan.append((storm.end + timedelta(hours=delay_h), width))
+    walk.plan.sort()
+
+
+def _camera_stream(
+    walks: Sequence[_Walk], truth: Sequence[SimulatedStep], device: str, rng: random.Random
+) -> Iterator[SnowMeasurement]:
+    """Hourly measurements of each walk on this pole, from the pole's true snowpack."""
+    next_camera = truth[0].at
+    pending = {w.frontage: 0 for w in walks}
+    seq = 10**9  # camera seqs after the weather seqs of the same device
+    for step in truth:
+        for w in walks:
+            i = pending[w.frontage]
+            while i < len(w.plan) and w.plan[i][0] <= step.at:
+                w.cleared_ft, w.snow_since_clear_mm = w.plan[i][1], 0.0
+                i += 1
+            pending[w.frontage] = i
+            w.snow_since_clear_mm += step.new_snow_mm
+            if w.snow_since_clear_mm >= COVER_MM:
+                w.cleared_ft = 0.0
+            if step.true_depth_mm < COVER_MM:
+                w.cleared_ft, w.snow_since_clear_mm = WALK_WIDTH_FT, 0.0
+        if step.at < next_camera:
+            continue
+        next_camera = step.at + CAMERA_EVERY
+        for w in walks:
+            width = max(0.0, w.cleared_ft * MM_PER_FOOT + rng.gauss(0.0, 30.0))
+            seq += 1
+            yield SnowMeasurement(
+                device=device,
+                seq=seq,
+                ts=to_ms(step.at),
+                frontage=w.frontage,
+                snow_cover_fraction=round(1 - min(width, WALK_WIDTH_FT * MM_PER_FOOT) / (WALK_WIDTH_FT * MM_PER_FOOT), 3),
+                cleared_width_mm=round(width, 1),
+            )
+
+
+def _outcome(profile: Profile, events: Sequence[Event]) -> Outcome:
+    decided = Counter(e.to_state for e in events if isinstance(e, Transition) and e.from_state == "clearing_period")
+    notices = tuple(e for e in events if isinstance(e, ClearingViolation))
+    by_month = Counter(n.deadline.astimezone(CHICAGO).strftime("%Y-%m") for n in notices)
+    return Outcome(
+        profile=profile.village.name,
+        complied=decided["complied"],
+        violations=decided["violation"],
+        unverified=sum(1 for e in events if isinstance(e, ClearingUnverified)),
+        notices=notices,
+        notices_by_month=dict(sorted(by_month.items())),
+    )
+
+
+def run_season(
+    winter: str,
+    source: Literal["minneapolis", "milwaukee"],
+    profile_path: Path | None,
+    frontages: int,
+    seed: int,
+    console: Console,
+) -> SeasonReport:
+    """Replay ``winter`` for ``frontages`` simulated frontages; with ``profile_path``, also what-if.
+
+    The baseline is always the embedded Village of Clyman profile; a given
+    profile runs on exactly the same readings. Shows rich progress bars on
+    ``console`` while it runs.
+    """
+    if frontages < 1:
+        raise ValueError("frontages must be at least 1")
+    hours = season_hours(winter, source, seed)
+    if not hours:
+        raise ValueError(f"no {source} weather for winter {winter}")
+    rng = random.Random(seed)
+    ids = frontage_ids(frontages)
+    walks = _owners(ids, rng)
+    poles = math.ceil(frontages / FRONTAGES_PER_POLE)
+    truth_storms = storms_from_hours(hours)
+    specs = [FrontageSpec(f, _pole(i // FRONTAGES_PER_POLE)) for i, f in enumerate(ids)]
+    profiles = [load_profile()] + ([load_profile(profile_path)] if profile_path is not None else [])
+    engines = [ClockEngine(profile, specs) for profile in profiles]
+    streams: list[list[AnyReading]] = []
+    first_truth: list[SimulatedStep] = []
+    first_weather: list[WeatherReading] = []
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=False) as progress:
+        task = progress.add_task(f"simulating {poles} poles", total=poles)
+        for p in range(poles):
+            sim = simulate_pole(hours, _pole(p), seed=seed * 1000 + p)
+            if p == 0:
+                first_truth, first_weather = sim.truth, sim.readings
+                heavy = [s for s in with_new_snow(truth_storms, sim.truth) if s.new_snow_mm >= MIN_STORM_SNOW_MM]
+                for w in walks:
+                    _plan_clearing(w, heavy, rng)
+            pole_walks = walks[p * FRONTAGES_PER_POLE : (p + 1) * FRONTAGES_PER_POLE]
+            cams = list(_camera_stream(pole_walks, sim.truth, _pole(p), rng))
+            streams.append(list(heapq.merge(sim.readings, cams, key=lambda r: r.ts)))
+            progress.advance(task)
+        total = sum(len(s) for s in streams)
+        events: list[list[Event]] = [[] for _ in engines]
+        feed = progress.add_task("replaying readings through the clock engine", total=total)
+        for n, reading in enumerate(heapq.merge(*streams, key=lambda r: r.ts), start=1):
+            for engine, out in zip(engines, events, strict=True):
+                out += engine.observe(reading)
+                out += engine.advance(reading.event_time)
+            if n % 20_000 == 0:
+                progress.update(feed, completed=n)
+        progress.update(feed, completed=total)
+    storms = with_new_snow(truth_storms, first_truth)
+    scored = score(storms, detect_episodes(first_weather, _pole(0)), MIN_STORM_SNOW_MM)
+    outcomes = [_outcome(e.profile, ev) for e, ev in zip(engines, events, strict=True)]
+    report = SeasonReport(
+        winter=winter,
+        source=source,
+        frontages=frontages,
+        poles=poles,
+        seed=seed,
+        readings=total,
+        compliance_model=COMPLIANCE_MODEL,
+        owners=dict(Counter(w.kind for w in walks)),
+        storms=_storm_rows(scored.storms, events[0], profiles[0]),
+        light_storms=sum(1 for s in storms if s.new_snow_mm < MIN_STORM_SNOW_MM),
+        outcome=outcomes[0],
+        what_if=outcomes[1] if len(outcomes) > 1 else None,
+    )
+    if source == "minneapolis":
+        report.cessation_median_min = scored.abs_percentile(50)
+        report.cessation_p90_min = scored.abs_percentile(90)
+    else:
+        report.notes.append("daily record: storm timing within a day is simulated, so no cessation accuracy")
+    return report
+
+
+def _storm_rows(scored: Sequence[StormScore], events: Sequence[Event], profile: Profile) -> list[StormRow]:
+    """One row per accumulating storm; each decision goes to the storm its cessation followed."""
+    deadline_after = profile.snow_and_ice.clearing_deadline.duration
+    decisions = [e for e in events if isinstance(e, Transition) and e.from_state == "clearing_period"]
+    onsets = [s.storm.onset for s in scored]
+    tallies: list[Counter[str]] = [Counter() for _ in scored]
+    deadlines: list[datetime | None] = [None for _ in scored]
+    for d in decisions:
+        k = bisect.bisect_right(onsets, d.at - deadline_after) - 1
+        if k < 0:
+            continue
+        tallies[k][d.to_state] += 1
+        first = deadlines[k]
+        deadlines[k] = d.at if first is None else min(first, d.at)
+    return [
+        StormRow(
+            onset=s.storm.onset,
+            end=s.storm.end,
+            new_snow_mm=s.storm.new_snow_mm,
+            detected_end=s.detected_end,
+            deadline=deadlines[k],
+            complied=tallies[k]["complied"],
+            violations=tallies[k]["violation"],
+            unverified=tallies[k]["unverified"],
+        )
+        for k, s in enumerate(scored)
+    ]
+
+
+def _pole(index: int) -> str:
+    return f"pole-{index + 1:02d}"
+
+
+def _local(instant: datetime | None) -> str:
+    return "-" if instant is None else instant.astimezone(CHICAGO).strftime("%b %d %H:%M")
+
+
+def _bars(counts: dict[str, int], width: int = 40) -> list[str]:
+    top = max(counts.values(), default=0) or 1
+    return [f"{month}  {'█' * round(width * n / top):<{width}} {n}" for month, n in counts.items()]
+
+
+def render_report(report: SeasonReport, console: Console) -> None:
+    """Print the season report: summary, storms and deadlines, notices, and a chart by month."""
+    console.rule(f"Season replay {report.winter} ({report.source})")
+    console.print(
+        f"{report.frontages} frontages on {report.poles} simulated poles, seed {report.seed}, "
+        f"{report.readings:,} readings replayed"
+    )
+    console.print(f"Compliance model: {report.compliance_model}")
+    console.print("Owners drawn: " + ", ".join(f"{k} {v}" for k, v in sorted(report.owners.items())))
+    for note in report.notes:
+        console.print(f"[dim]{note}[/dim]")
+    table = Table(title=f"Snow events (≥ {MIN_STORM_SNOW_MM:.0f} mm new snow; {report.light_storms} lighter not listed)")
+    for name in ("onset", "snow ended", "new snow", "detected end", "error", "first deadline", "ok", "notices", "unverified"):
+        table.add_column(name, justify="right")
+    for row in report.storms:
+        error = "-" if row.detected_end is None else f"{(row.detected_end - row.end).total_seconds() / 60:+.0f} min"
+        table.add_row(
+            _local(row.onset),
+            _local(row.end),
+            f"{row.new_snow_mm:.0f} mm",
+            _local(row.detected_end),
+            error,
+            _local(row.deadline),
+            str(row.complied),
+            str(row.violations),
+            str(row.unverified),
+        )
+    console.print(table)
+    if report.cessation_median_min is not None:
+        console.print(
+            f"Cessation error on pole-01 against the labels: median {report.cessation_median_min:.0f} min, "
+            f"90th percentile {report.cessation_p90_min:.0f} min"
+        )
+    outcomes = [report.outcome] + ([report.what_if] if report.what_if else [])
+    summary = Table(title="Clearing clocks decided (§ 370-10 A)")
+    summary.add_column("profile")
+    for name in ("complied", "violations = notices", "unverified"):
+        summary.add_column(name, justify="right")
+    for o in outcomes:
+        summary.add_row(o.profile, str(o.complied), str(o.violations), str(o.unverified))
+    console.print(summary)
+    for o in outcomes:
+        console.print(f"[bold]Notices by month of deadline, {o.profile}[/bold]")
+        for line in _bars(o.notices_by_month):
+            console.print(line)
+        for n in o.notices[:5]:
+            console.print(
+                f"  {n.frontage}: deadline {_local(n.deadline)}, measured {n.measured_width_mm or 0:.0f} mm "
+                f"< {n.required_width_mm:.0f} mm ({n.citation})"
+            )
+        if len(o.notices) > 5:
+            console.print(f"  … and {len(o.notices) - 5} more")

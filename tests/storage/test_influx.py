@@ -1,0 +1,205 @@
+"""The InfluxDB write path: pure mapping, Flux escaping, and a real VictoriaMetrics."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.parse
+import urllib.request
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from sidewalk.core.contract import FrameRef, Reading, SnowMeasurement, WeatherReading
+from sidewalk.storage.influx import (
+    InfluxWriteError,
+    InfluxWriter,
+    flux_range_query,
+    flux_string,
+    reading_to_point,
+)
+from tests.harness.postgres import free_port
+
+TS = 1_796_126_400_123
+START = datetime(2026, 12, 1, tzinfo=UTC)
+STOP = START + timedelta(days=1)
+
+
+# ---------------------------------------------------------------- reading → point (pure)
+
+
+def line_of(reading: Reading, site: str | None = None) -> str:
+    # influxdb-client leaves Point unannotated.
+    line: str = reading_to_point(reading, site).to_line_protocol()  # type: ignore[no-untyped-call]
+    return line
+
+
+def test_weather_reading_maps_to_line_protocol() -> None:
+    # JSON delivers 12 for a float field; it must still be written as a float.
+    reading = WeatherReading.model_validate(
+        {"device": "pole-1", "seq": 7, "ts": TS, "snow_depth_mm": 12, "ground_temp_c": -1.5,
+         "ground_probe_depth_mm": 300}
+    )  # fmt: skip
+    line = line_of(reading, site="clyman")
+    assert line == (
+        "weather,device=pole-1,site=clyman "
+        f"ground_probe_depth_mm=300i,ground_temp_c=-1.5,seq=7i,snow_depth_mm=12 {TS}"
+    )
+
+
+def test_snow_and_frame_readings_tag_the_frontage() -> None:
+    snow = SnowMeasurement(
+        device="pole-1", seq=8, ts=TS, frontage="main-101", snow_cover_fraction=0.25,
+        cleared_width_mm=1219.2, ice_suspected=True,
+    )  # fmt: skip
+    assert line_of(snow) == (
+        "snow,device=pole-1,frontage=main-101 "
+        f"cleared_width_mm=1219.2,ice_suspected=true,seq=8i,snow_cover_fraction=0.25 {TS}"
+    )
+    frame = FrameRef(device="pole-1", seq=9, ts=TS, sha256="b" * 64, bytes_len=1000)
+    assert line_of(frame) == (
+        f'frame,device=pole-1 bytes_len=1000i,seq=9i,sha256="{"b" * 64}" {TS}'
+    )
+
+
+# ---------------------------------------------------------------- Flux
+
+
+def lex_flux(query: str) -> tuple[str, list[str]]:
+    """Split Flux into code outside strings and the decoded string literals."""
+    code: list[str] = []
+    literals: list[str] = []
+    escapes = {"n": "\n", "r": "\r", "t": "\t", "\\": "\\", '"': '"', "$": "$"}
+    i = 0
+    while i < len(query):
+        ch = query[i]
+        if ch != '"':
+            code.append(ch)
+            i += 1
+            continue
+        value: list[str] = []
+        i += 1
+        while query[i] != '"':
+            if query[i] == "\\":
+                value.append(escapes[query[i + 1]])
+                i += 2
+            elif query.startswith("${", i):
+                raise AssertionError(f"unescaped interpolation at {i}: {query!r}")
+            else:
+                value.append(query[i])
+                i += 1
+        literals.append("".join(value))
+        i += 1
+    return "".join(code), literals
+
+
+INJECTIONS = [
+    'a") |> drop()',
+    'a\\") |> drop()',
+    'a\\\\") |> drop() //',
+    "${drop()}",
+    '"\n|> drop()\n"',
+    "ends with a backslash \\",
+]
+
+
+@pytest.mark.parametrize("evil", INJECTIONS)
+def test_flux_query_escapes_every_string(evil: str) -> None:
+    query = flux_range_query(evil, evil, evil, START, STOP, fields=[evil])
+    code, literals = lex_flux(query)
+    assert "drop" not in code
+    assert literals == [evil] * 4
+
+
+def test_flux_query_shape() -> None:
+    query = flux_range_query("sidewalk", "snow", "pole-1", START, STOP, fields=["cleared_width_mm"])
+    assert query == (
+        'from(bucket: "sidewalk")\n'
+        "  |> range(start: 2026-12-01T00:00:00.000000Z, stop: 2026-12-02T00:00:00.000000Z)\n"
+        '  |> filter(fn: (r) => r._measurement == "snow")\n'
+        '  |> filter(fn: (r) => r.device == "pole-1")\n'
+        '  |> filter(fn: (r) => r._field == "cleared_width_mm")'
+    )
+    assert flux_string('say "hi"') == '"say \\"hi\\""'
+
+
+def test_flux_query_refuses_naive_times_and_empty_ranges() -> None:
+    with pytest.raises(ValueError, match="naive"):
+        flux_range_query("b", "m", "d", datetime(2026, 1, 1), STOP)  # noqa: DTZ001
+    with pytest.raises(ValueError, match="after"):
+        flux_range_query("b", "m", "d", STOP, START)
+
+
+# ---------------------------------------------------------------- real VictoriaMetrics
+
+
+def _get(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        body: bytes = resp.read()
+        return body
+
+
+def export_series(victoria: str, selector: str) -> dict[str, dict[str, Any]]:
+    """Series matching ``selector`` from VictoriaMetrics' own export API, by name."""
+    _get(f"{victoria}/internal/force_flush")
+    query = urllib.parse.urlencode({"match[]": selector})
+    lines = _get(f"{victoria}/api/v1/export?{query}").decode().splitlines()
+    series = [json.loads(line) for line in lines if line.strip()]
+    return {s["metric"]["__name__"]: s for s in series}
+
+
+@pytest.mark.services
+def test_readings_written_arrive_in_victoria_metrics(victoria: str) -> None:
+    # Recent timestamps: VictoriaMetrics refuses samples far outside its retention window.
+    base = int(time.time() * 1000) - 3_600_000
+    weather = [
+        WeatherReading(
+            device="pole-vm", seq=i, ts=base + i * 1000, snow_depth_mm=i * 0.5, air_temp_c=-2.0
+        )
+        for i in range(250)
+    ]
+    snow = SnowMeasurement(
+        device="pole-vm", seq=250, ts=base + 300_000, frontage="main-101",
+        snow_cover_fraction=0.75, cleared_width_mm=1100.0, ice_suspected=False,
+    )  # fmt: skip
+    writer = InfluxWriter(
+        victoria, token="unused", org="clyman", bucket="sidewalk", batch_size=100, site="clyman"
+    )
+    try:
+        writer.write(weather)
+        writer.write([snow], site="clyman-north")
+        writer.flush()
+    finally:
+        writer.close()
+
+    series = export_series(victoria, '{device="pole-vm"}')
+    depth = series["weather_snow_depth_mm"]
+    assert depth["metric"] == {
+        "__name__": "weather_snow_depth_mm",
+        "device": "pole-vm",
+        "site": "clyman",
+    }
+    assert depth["timestamps"] == [r.ts for r in weather]
+    assert depth["values"] == [r.snow_depth_mm for r in weather]
+    assert series["weather_seq"]["values"] == list(range(250))
+    width = series["snow_cleared_width_mm"]
+    assert width["metric"]["frontage"] == "main-101"
+    assert width["metric"]["site"] == "clyman-north"
+    assert (width["timestamps"], width["values"]) == ([snow.ts], [1100.0])
+    assert series["snow_ice_suspected"]["values"] == [0]
+
+
+def test_failed_batches_surface_on_flush() -> None:
+    # Nothing listens on this port: every attempt is refused, then retries run out.
+    writer = InfluxWriter(
+        f"http://127.0.0.1:{free_port()}", token="t", org="o", bucket="b",
+        max_retries=2, retry_interval_ms=20, max_retry_delay_ms=50, timeout_ms=1000,
+    )  # fmt: skip
+    writer.write([WeatherReading(device="pole-1", seq=1, ts=TS, air_temp_c=1.0)])
+    started = time.monotonic()
+    with pytest.raises(InfluxWriteError) as info:
+        writer.flush()
+    assert len(info.value.failures) == 1
+    assert time.monotonic() - started < 15
+    writer.close()  # nothing left queued: closes cleanly
