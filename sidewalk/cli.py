@@ -14,12 +14,13 @@ import signal
 import tempfile
 import threading
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, get_args
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from sidewalk.analytics.clocks.events import ActionKind, action_kind
 from sidewalk.core.clock import format_local
 from sidewalk.core.config import ConfigError, Settings, load_settings
 from sidewalk.core.profile import ProfileError, load_profile
@@ -29,7 +30,10 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 console = Console()
 
 ConfigOption = Annotated[
-    Path | None, typer.Option("--config", "-c", help="TOML configuration file (secrets come from the environment)")
+    Path | None,
+    typer.Option(
+        "--config", "-c", help="TOML configuration file (secrets come from the environment)"
+    ),
 ]
 
 
@@ -57,9 +61,13 @@ def _wait_for_signal() -> None:
 
 @app.command()
 def demo(
-    scenario: Annotated[str, typer.Argument(help="bundled scenario name or TOML path")] = "first-storm",
+    scenario: Annotated[
+        str, typer.Argument(help="bundled scenario name or TOML path")
+    ] = "first-storm",
     config: ConfigOption = None,
-    workdir: Annotated[Path | None, typer.Option(help="where the demo's stores go (default: a new temp dir)")] = None,
+    workdir: Annotated[
+        Path | None, typer.Option(help="where the demo's stores go (default: a new temp dir)")
+    ] = None,
 ) -> None:
     """Replay a storm through the real MQTT path on embedded defaults and print the notices."""
     from sidewalk.system import run_through_broker
@@ -75,17 +83,24 @@ def demo(
         raise typer.Exit(2) from None
     where = workdir or Path(tempfile.mkdtemp(prefix="sidewalk-demo-"))
     broker = settings.mqtt.url or "embedded amqtt broker"
-    console.print(f"[bold]Sidewalk Watch demo[/bold]: {story.scenario.name} — {story.scenario.description}")
+    console.print(
+        f"[bold]Sidewalk Watch demo[/bold]: {story.scenario.name} — {story.scenario.description}"
+    )
     console.print(f"broker: {broker}; stores: SQLite in {where}")
-    database_url = None if settings.cases.database_url.startswith("sqlite") else settings.cases.database_url
-    with console.status("replaying the storm through pole → broker → ingest → analytics → alerts …"):
+    database_url = (
+        None if settings.cases.database_url.startswith("sqlite") else settings.cases.database_url
+    )
+    with console.status(
+        "replaying the storm through pole → broker → ingest → analytics → alerts …"
+    ):
         result = run_through_broker(
             story, where, mqtt_url=settings.mqtt.url, database_url=database_url, profile=profile
         )
     zone = profile.zone
     console.print(
-        f"published {result.published} readings over MQTT {result.protocol}; stored {result.stored} "
-        f"(duplicates dropped {result.duplicates}, dead letters {result.dead_letters}) in {result.seconds:.1f} s"
+        f"published {result.published} readings over MQTT {result.protocol}; "
+        f"stored {result.stored} (duplicates dropped {result.duplicates}, "
+        f"dead letters {result.dead_letters}) in {result.seconds:.1f} s"
     )
     table = Table(title="What the clocks did (event time, America/Chicago)")
     for column in ("frontage", "at", "from", "to", "cause"):
@@ -94,13 +109,23 @@ def demo(
         for step in steps:
             cause = step.cause
             what = f"{cause.device}#{cause.seq}" if cause.seq is not None else cause.kind
-            table.add_row(clock_key.split("@")[0], format_local(step.at, zone), step.from_state, step.to_state, what)
+            table.add_row(
+                clock_key.split("@")[0],
+                format_local(step.at, zone),
+                step.from_state,
+                step.to_state,
+                what,
+            )
     console.print(table)
     console.print(f"[bold]{len(result.notices)} notice(s)[/bold]")
     for notice in result.notices:
         deadline = format_local(notice.deadline, zone) if notice.deadline else "-"
-        console.rule(f"{notice.number} · {notice.frontage_id} · deadline {deadline} · {notice.status}")
-        console.print(notice.body_text or "(not rendered)", markup=False, highlight=False, soft_wrap=True)
+        console.rule(
+            f"{notice.number} · {notice.frontage_id} · deadline {deadline} · {notice.status}"
+        )
+        console.print(
+            notice.body_text or "(not rendered)", markup=False, highlight=False, soft_wrap=True
+        )
     expected = {(e.frontage, e.notice, e.deadline) for e in story.expect}
     got = {(n.frontage_id, n.kind, n.deadline) for n in result.notices}
     if story.expect:
@@ -112,10 +137,18 @@ def demo(
 
 @app.command()
 def edge(
-    scenario: Annotated[str, typer.Option(help="scenario the simulated pole plays")] = "first-storm",
+    scenario: Annotated[
+        str, typer.Option(help="scenario the simulated pole plays")
+    ] = "first-storm",
     config: ConfigOption = None,
-    speed: Annotated[float | None, typer.Option(help="scenario seconds per wall second (default: as fast as possible)")] = None,
-    buffer: Annotated[Path | None, typer.Option(help="the pole's disk buffer (default: <data_dir>/<device>-buffer.sqlite3)")] = None,
+    speed: Annotated[
+        float | None,
+        typer.Option(help="scenario seconds per wall second (default: as fast as possible)"),
+    ] = None,
+    buffer: Annotated[
+        Path | None,
+        typer.Option(help="the pole's disk buffer (default: <data_dir>/<device>-buffer.sqlite3)"),
+    ] = None,
 ) -> None:
     """Run a simulated pole: buffer the scenario's readings and publish them at QoS 1."""
     from sidewalk.edge.buffer import ReadingBuffer
@@ -126,7 +159,9 @@ def edge(
 
     settings = _settings(config)
     if settings.mqtt.url is None:
-        console.print("[red]mqtt.url is not set: a pole needs a broker (set SIDEWALK_MQTT__URL)[/red]")
+        console.print(
+            "[red]mqtt.url is not set: a pole needs a broker (set SIDEWALK_MQTT__URL)[/red]"
+        )
         raise typer.Exit(2)
     story = load_scenario(scenario)
     device = story.scenario.device
@@ -138,7 +173,9 @@ def edge(
     console.print(f"buffered {len(played)} readings; waiting for the server's stored watermark …")
     stored = publisher.wait_stored(timeout_s=300)
     publisher.stop()
-    console.print("all stored" if stored else "[yellow]not all stored yet; they stay buffered[/yellow]")
+    console.print(
+        "all stored" if stored else "[yellow]not all stored yet; they stay buffered[/yellow]"
+    )
 
 
 @app.command()
@@ -184,7 +221,15 @@ def ingest(config: ConfigOption = None) -> None:
 
 
 @app.command()
-def analytics(config: ConfigOption = None) -> None:
+def analytics(
+    config: ConfigOption = None,
+    event_time: Annotated[
+        bool,
+        typer.Option(
+            "--event-time", help="run on the readings' own time (a replay through the broker)"
+        ),
+    ] = False,
+) -> None:
     """Run the ordinance clocks on live time until interrupted."""
     from sidewalk.system import build_analytics, mqtt_settings, open_cases
 
@@ -199,21 +244,87 @@ def analytics(config: ConfigOption = None) -> None:
         profile,
         mqtt_settings(settings, settings.analytics.client_id),
         site=settings.site,
-        mode="live",
-        scheduler_url=settings.cases.database_url,
+        mode="stream" if event_time else "live",
         tick_seconds=settings.analytics.tick_seconds,
     )
     runner.start()
-    console.print(f"analytics running for {len(runner.engine.clocks)} frontage(s) on {settings.site}")
+    console.print(
+        f"analytics running for {len(runner.engine.clocks)} frontage(s) on {settings.site}"
+    )
     _wait_for_signal()
     runner.stop()
     cases.close()
 
 
+ACTION_KINDS = get_args(ActionKind)
+
+
+@app.command()
+def act(
+    kind: Annotated[str, typer.Argument(help=" | ".join(ACTION_KINDS))],
+    target: Annotated[
+        str, typer.Argument(help="violation key (or frontage id for record_treated)")
+    ],
+    who: Annotated[str, typer.Option(help="the person recording it (goes in the audit log)")],
+    at: Annotated[
+        str | None, typer.Option(help="when it happened, ISO 8601 with offset (default: now)")
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Record what a person did (hazard confirmed, notice delivered, …) for the clocks."""
+    from datetime import UTC, datetime
+
+    from sidewalk.system import open_cases
+
+    try:
+        action_kind(kind)
+    except ValueError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from None
+    when = datetime.now(UTC) if at is None else datetime.fromisoformat(at)
+    if when.tzinfo is None:
+        console.print("[red]--at needs a UTC offset, e.g. 2026-12-11T09:30:00-06:00[/red]")
+        raise typer.Exit(2)
+    settings = _settings(config)
+    cases = open_cases(settings.cases.database_url, load_profile(settings.profile))
+    record = cases.record_action(kind, target, when, who)
+    cases.close()
+    console.print(
+        f"recorded action #{record.id}: {kind} on {target} at {when.isoformat()} by {who}"
+    )
+
+
+@app.command()
+def notices(
+    config: ConfigOption = None,
+    status: Annotated[str | None, typer.Option(help="pending | rendered | delivered")] = None,
+) -> None:
+    """List the notice register."""
+    from sidewalk.system import open_cases
+
+    settings = _settings(config)
+    profile = load_profile(settings.profile)
+    cases = open_cases(settings.cases.database_url, profile)
+    table = Table(title="Notice register")
+    for column in ("number", "kind", "frontage", "owner", "issued", "deadline", "status"):
+        table.add_column(column)
+    for n in cases.list_notices(status=status):  # type: ignore[arg-type]
+        table.add_row(
+            n.number, n.kind, n.frontage_id, n.owner_name, format_local(n.issued_at, profile.zone),
+            format_local(n.deadline, profile.zone) if n.deadline else "-", n.status,
+        )  # fmt: skip
+    cases.close()
+    console.print(table)
+
+
 @app.command()
 def replay(
-    scenario: Annotated[str, typer.Argument(help="bundled scenario name or TOML path")] = "first-storm",
-    profile_path: Annotated[Path | None, typer.Option("--profile", help="another ordinance profile (what-if)")] = None,
+    scenario: Annotated[
+        str, typer.Argument(help="bundled scenario name or TOML path")
+    ] = "first-storm",
+    profile_path: Annotated[
+        Path | None, typer.Option("--profile", help="another ordinance profile (what-if)")
+    ] = None,
 ) -> None:
     """Play a scenario straight into the clock engine and print the notices it yields."""
     from sidewalk.system import notice_summary, open_cases, replay_in_process
@@ -228,7 +339,9 @@ def replay(
         cases = open_cases(f"sqlite:///{tmp}/cases.sqlite3", profile)
         count, notices = replay_in_process(story, cases, profile)
         cases.close()
-    console.print(f"replayed {count} readings of {story.scenario.name} under {profile.village.name}")
+    console.print(
+        f"replayed {count} readings of {story.scenario.name} under {profile.village.name}"
+    )
     for frontage, kind, deadline in notice_summary(notices):
         console.print(f"  {kind} for {frontage}, deadline {deadline}")
     for notice in notices:

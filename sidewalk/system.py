@@ -93,20 +93,22 @@ def build_analytics(
     *,
     site: str,
     mode: Mode,
-    scheduler_url: str | None = None,
+    persist_jobs: bool = True,
     tick_seconds: float = 30.0,
 ) -> AnalyticsRunner:
     """Engine + recorder + notice issuer + runner, for the frontages in the case records."""
     engine = ClockEngine(profile, frontage_specs(cases, site))
     issuer = NoticeIssuer(cases, profile)
-    recorder = CaseRecorder(cases, profile, on_violation=issuer.clearing_violation)
+    recorder = CaseRecorder(
+        cases, profile, on_violation=issuer.clearing_violation, on_notice=issuer.required_notice
+    )
     return AnalyticsRunner(
         engine,
         recorder,
         mqtt,
         site=site,
         mode=mode,
-        scheduler_url=scheduler_url,
+        persist_jobs=persist_jobs,
         tick_seconds=tick_seconds,
     )
 
@@ -173,18 +175,30 @@ def run_through_broker(
     publisher: Publisher | None = None
     try:
         seed_scenario(cases, scenario)
-        ingest = IngestConsumer(store, mqtt_settings(settings, f"{run_id}-ingest", protocol=protocol), site=site)
+        ingest = IngestConsumer(
+            store, mqtt_settings(settings, f"{run_id}-ingest", protocol=protocol), site=site
+        )
         ingest.start()
         analytics = build_analytics(
-            cases, profile, mqtt_settings(settings, f"{run_id}-analytics", protocol=protocol), site=site, mode="stream"
+            cases,
+            profile,
+            mqtt_settings(settings, f"{run_id}-analytics", protocol=protocol),
+            site=site,
+            mode="stream",
         )
         analytics.start()
-        buffer = ReadingBuffer(workdir / f"{scenario.scenario.device}-buffer.sqlite3", scenario.scenario.device)
-        publisher = Publisher(buffer, mqtt_settings(settings, scenario.scenario.device, protocol=protocol), site=site)
+        buffer = ReadingBuffer(
+            workdir / f"{scenario.scenario.device}-buffer.sqlite3", scenario.scenario.device
+        )
+        publisher = Publisher(
+            buffer, mqtt_settings(settings, scenario.scenario.device, protocol=protocol), site=site
+        )
         publisher.start()
         played = SimulatedPole(publisher, expand(scenario)).run()
         if not publisher.wait_stored(timeout_s=timeout_s):
-            raise TimeoutError(f"ingest did not store all {len(played)} readings within {timeout_s:.0f} s")
+            raise TimeoutError(
+                f"ingest did not store all {len(played)} readings within {timeout_s:.0f} s"
+            )
         runner = analytics
         if not runner.wait_for(lambda: runner.processed >= len(played), timeout_s=timeout_s):
             raise TimeoutError(f"analytics processed {runner.processed} of {len(played)} readings")
@@ -222,7 +236,9 @@ def replay_in_process(
     seed_scenario(cases, scenario)
     engine = ClockEngine(profile, frontage_specs(cases, scenario.scenario.site))
     issuer = NoticeIssuer(cases, profile)
-    recorder = CaseRecorder(cases, profile, on_violation=issuer.clearing_violation)
+    recorder = CaseRecorder(
+        cases, profile, on_violation=issuer.clearing_violation, on_notice=issuer.required_notice
+    )
     readings = to_readings(scenario, expand(scenario))
     for reading in readings:
         recorder.record(engine.observe(reading) + engine.advance(reading.event_time))

@@ -77,9 +77,13 @@ def render_clearing_violation(
 ) -> RenderedNotice:
     """The § 370-10 A notice for one violation, as text and HTML."""
     if not owner.name.strip() or not any(line.strip() for line in owner.mailing_address):
-        raise NoticeError(f"notice {number}: owner of {frontage.id} has no name or last-known mailing address")
+        raise NoticeError(
+            f"notice {number}: owner of {frontage.id} has no name or last-known mailing address"
+        )
     if violation.measured_width_mm is None or violation.measured_at is None:
-        raise NoticeError(f"notice {number}: a clearing violation needs the measured width as evidence")
+        raise NoticeError(
+            f"notice {number}: a clearing violation needs the measured width as evidence"
+        )
     zone = profile.zone
     rules = profile.snow_and_ice
     unconfirmed = [
@@ -131,3 +135,45 @@ def _cause_text(kind: str, device: str | None, seq: int | None, who: str | None)
     if kind == "person":
         return f"recorded by {who}"
     return kind
+
+
+def render_hazard_notice(
+    kind: str,
+    *,
+    number: str,
+    issued_at: datetime,
+    owner: Addressee,
+    frontage: FrontageInfo,
+    profile: Profile,
+    missed_deadline: datetime,
+    confirmed_by: str,
+    template_dir: Path | None = None,
+) -> RenderedNotice:
+    """§ 370-10 B(1): the 2-hour hazard notice, or the after-the-fact abatement notice."""
+    if kind not in {"hazard_notice", "hazard_abatement_notice"}:
+        raise NoticeError(f"notice {number}: no hazard template for {kind!r}")
+    if not owner.name.strip() or not any(line.strip() for line in owner.mailing_address):
+        raise NoticeError(
+            f"notice {number}: owner of {frontage.id} has no name or last-known mailing address"
+        )
+    zone = profile.zone
+    rules = profile.snow_and_ice
+    context: dict[str, Any] = {
+        "village": profile.village,
+        "notice": {"number": number},
+        "owner": owner,
+        "frontage": frontage,
+        "issued_local": format_local(issued_at, zone),
+        "deadline_local": format_local(missed_deadline, zone),
+        "rule": rules.hazard_notice_period,
+        "deadline_rule": rules.clearing_deadline,
+        "expense_citation": profile.billing.bill_payable.citation,
+        "confirmed_by": confirmed_by,
+    }
+    env = _environment(template_dir)
+    try:
+        text = env.get_template(f"{kind}.txt.j2").render(context)
+        html = env.get_template(f"{kind}.html.j2").render(context)
+    except TemplateError as exc:
+        raise NoticeError(f"notice {number}: template error: {exc}") from None
+    return RenderedNotice(number=number, kind=kind, text=text, html=html)

@@ -1,10 +1,10 @@
 """Writes the clock engine's events into the case records.
 
-Every write is idempotent (clocks, transitions and violations have natural
-keys), so replaying the same stream after a restart re-derives the same
-events and stores nothing twice. A decided violation is handed to
-``on_violation`` (the notice issuer in ``alerts/``): analytics decides,
-alerts writes to people.
+Every write is idempotent (clocks, transitions, violations, abatements and
+notices have natural keys), so replaying the same stream after a restart
+re-derives the same events and stores nothing twice. Decisions that need a
+written notice go to ``on_violation``/``on_notice`` (the notice issuer in
+``alerts/``): analytics decides, alerts writes to people.
 """
 
 from __future__ import annotations
@@ -14,19 +14,29 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from sidewalk.analytics.clocks.enforcement import ENFORCEMENT
 from sidewalk.analytics.clocks.engine import CLEARING
 from sidewalk.analytics.clocks.events import (
+    AbatementOrdered,
     Cause,
     ClearingUnverified,
     ClearingViolation,
     Event,
+    HazardCandidate,
+    NoticeRequired,
+    OffenseCounted,
+    TaxRollDue,
     Transition,
 )
 from sidewalk.core.clock import to_ms
 from sidewalk.core.profile import Profile
 from sidewalk.storage import cases as records
 
-TERMINAL = {"complied", "violation", "unverified"}
+# A clock record closes when its cycle is over; a later cycle opens a new one.
+CLOSING = {
+    CLEARING: {"complied", "violation", "unverified"},
+    ENFORCEMENT: {"cured", "paid", "tax_roll"},
+}
 
 
 def record_cause(cause: Cause) -> records.Cause:
@@ -38,17 +48,24 @@ def record_cause(cause: Cause) -> records.Cause:
 
 @dataclass
 class CaseRecorder:
-    """Persists transitions and violations; remembers each frontage's open clearing clock."""
+    """Persists the engine's events; remembers each open clock record."""
 
     cases: records.CaseStore
     profile: Profile
     on_violation: Callable[[ClearingViolation, records.ViolationRecord], Any] | None = None
-    _open: dict[str, int] = field(default_factory=dict)
+    on_notice: Callable[[NoticeRequired, records.ViolationRecord], Any] | None = None
+    _open: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for clock in self.cases.list_clocks(active_only=True):
-            if clock.kind == CLEARING:
-                self._open[clock.frontage_id] = clock.id
+            self._open[(clock.kind, self._subject(clock.kind, clock.frontage_id, clock.key))] = (
+                clock.id
+            )
+
+    @staticmethod
+    def _subject(kind: str, frontage: str, key: str) -> str:
+        # Clearing clocks are one per frontage at a time; enforcement clocks one per violation.
+        return frontage if kind == CLEARING else key.rsplit("/", 1)[-1]
 
     def record(self, events: Sequence[Event]) -> list[records.ViolationRecord]:
         """Store each event in order; returns the violations recorded."""
@@ -58,50 +75,94 @@ class CaseRecorder:
                 self._transition(event)
             elif isinstance(event, ClearingViolation):
                 found.append(self._violation(event))
+            elif isinstance(event, NoticeRequired):
+                self._notice(event)
+            elif isinstance(event, AbatementOrdered):
+                self._abatement(event)
+            elif isinstance(event, OffenseCounted):
+                violation = self._known_violation(event.violation_key)
+                self.cases.set_violation_offenses(violation.id, event.count)
+            elif isinstance(event, TaxRollDue):
+                self._tax_roll(event)
+            elif isinstance(event, HazardCandidate):
+                self.cases.append_audit(
+                    "analytics", "hazard.candidate", f"violation:{event.violation_key}",
+                    {"frontage": event.frontage, "reasons": list(event.reasons)}, at=event.at,
+                )  # fmt: skip
             elif isinstance(event, ClearingUnverified):
                 self.cases.append_audit(
-                    "analytics",
-                    "clearing.unverified",
-                    f"frontage:{event.frontage}",
-                    {"key": event.key, "deadline": event.deadline.isoformat()},
-                )
+                    "analytics", "clearing.unverified", f"frontage:{event.frontage}",
+                    {"key": event.key, "deadline": event.deadline.isoformat()}, at=event.deadline,
+                )  # fmt: skip
         return found
 
-    def _rules(self) -> list[records.RuleUse]:
+    # -- clocks --------------------------------------------------------------------
+
+    def _rules(self, kind: str) -> list[records.RuleUse]:
         rules = self.profile.snow_and_ice
+        if kind == CLEARING:
+            return [
+                records.RuleUse.from_rule(
+                    "snow_and_ice.clearing_deadline", rules.clearing_deadline
+                ),
+                records.RuleUse.from_rule(
+                    "snow_and_ice.clearing_min_width", rules.clearing_min_width
+                ),
+            ]
         return [
-            records.RuleUse.from_rule("snow_and_ice.clearing_deadline", rules.clearing_deadline),
-            records.RuleUse.from_rule("snow_and_ice.clearing_min_width", rules.clearing_min_width),
+            records.RuleUse.from_rule(
+                "snow_and_ice.nonhazard_notice_period", rules.nonhazard_notice_period
+            ),
+            records.RuleUse.from_rule(
+                "snow_and_ice.hazard_notice_period", rules.hazard_notice_period
+            ),
+            records.RuleUse.from_rule("snow_and_ice.offense_period", rules.offense_period),
+            records.RuleUse.from_rule("billing.bill_payable", self.profile.billing.bill_payable),
+            records.RuleUse.from_rule(
+                "billing.tax_roll_after", self.profile.billing.tax_roll_after
+            ),
         ]
 
     def _transition(self, t: Transition) -> None:
         cause = record_cause(t.cause)
-        clock_id = self._open.get(t.frontage)
+        subject = t.frontage if t.clock == CLEARING else str(t.detail["violation"])
+        clock_id = self._open.get((t.clock, subject))
         if clock_id is None:
-            clock = self.cases.open_clock(
-                t.frontage,
-                CLEARING,
-                t.from_state,
-                t.at,
-                cause,
-                citation=self.profile.snow_and_ice.clearing_deadline.citation,
-                rules=self._rules(),
-                key=f"{t.frontage}/{CLEARING}/{t.at.isoformat()}",
+            key = (
+                f"{t.frontage}/{CLEARING}/{t.at.isoformat()}"
+                if t.clock == CLEARING
+                else f"{t.frontage}/{ENFORCEMENT}/{subject}"
             )
+            citation = (
+                self.profile.snow_and_ice.clearing_deadline.citation
+                if t.clock == CLEARING
+                else None
+            )
+            clock = self.cases.open_clock(
+                t.frontage, t.clock, t.from_state, t.at, cause,
+                citation=citation, rules=self._rules(t.clock), key=key,
+            )  # fmt: skip
             clock_id = clock.id
-            self._open[t.frontage] = clock_id
-        deadline_raw = t.detail.get("deadline")
+            self._open[(t.clock, subject)] = clock_id
         deadline: Any = records.KEEP
-        if t.to_state == "clearing_period" and isinstance(deadline_raw, str):
-            deadline = datetime.fromisoformat(deadline_raw)
+        raw = t.detail.get("deadline")
+        if isinstance(raw, str):
+            deadline = datetime.fromisoformat(raw)
         elif t.to_state == "snowing":
             deadline = None
-        closes = t.to_state in TERMINAL
+        closes = t.to_state in CLOSING.get(t.clock, set())
         self.cases.record_transition(
             clock_id, t.to_state, t.at, cause, detail=t.detail, deadline=deadline, closes=closes
         )
         if closes:
-            self._open.pop(t.frontage, None)
+            self._open.pop((t.clock, subject), None)
+        if t.clock == ENFORCEMENT and t.to_state in {"cured", "abated"}:
+            violation = self._known_violation(subject)
+            self.cases.set_violation_status(
+                violation.id, "cured" if t.to_state == "cured" else "abated"
+            )
+
+    # -- decisions -------------------------------------------------------------------
 
     def _violation(self, v: ClearingViolation) -> records.ViolationRecord:
         clock_id = None
@@ -119,14 +180,41 @@ class CaseRecorder:
             "snow_depth_peak_mm": v.snow_depth_peak_mm,
         }
         violation = self.cases.record_violation(
-            v.key,
-            v.frontage,
-            v.rule,
-            v.decided_at,
-            clock_id=clock_id,
-            citation=v.citation,
-            evidence=evidence,
-        )
+            v.key, v.frontage, v.rule, v.decided_at,
+            clock_id=clock_id, citation=v.citation, evidence=evidence,
+        )  # fmt: skip
         if self.on_violation is not None:
             self.on_violation(v, violation)
+        return violation
+
+    def _notice(self, n: NoticeRequired) -> None:
+        if n.kind == "clearing_violation":
+            return  # issued with the violation's evidence by on_violation
+        if self.on_notice is not None:
+            self.on_notice(n, self._known_violation(n.violation_key))
+
+    def _abatement(self, a: AbatementOrdered) -> None:
+        violation = self._known_violation(a.violation_key)
+        self.cases.order_abatement(
+            a.key, a.frontage, a.reason, a.at,
+            violation_id=violation.id, detail={"citation": a.citation},
+        )  # fmt: skip
+
+    def _tax_roll(self, due: TaxRollDue) -> None:
+        abatement = self.cases.abatement_by_key(f"{due.violation_key}/abatement")
+        bill = None if abatement is None else self.cases.bill_for_abatement(abatement.id)
+        if bill is None or bill.balance <= 0:
+            # Nothing billed (or all paid): the Clerk-Treasurer must see it, not a silent skip.
+            self.cases.append_audit(
+                "analytics", "tax_roll.due_without_unpaid_bill", f"violation:{due.violation_key}",
+                {"costs_incurred_at": due.costs_incurred_at.isoformat()}, at=due.at,
+            )  # fmt: skip
+            return
+        tax_year = due.at.astimezone(self.profile.zone).year
+        self.cases.certify_tax_roll(bill.id, due.at, tax_year, citation=due.citation)
+
+    def _known_violation(self, key: str) -> records.ViolationRecord:
+        violation = self.cases.violation_by_key(key)
+        if violation is None:
+            raise records.NotFoundError(f"no violation recorded under {key!r}")
         return violation

@@ -8,7 +8,9 @@ Time:
 * ``live``: wall-clock time. APScheduler calls ``advance(now)`` on a short
   tick and at each exact deadline the engine reports (``next_due``). With a
   database URL the job store is persisted, so a deadline set before a restart
-  still fires after it (late, if the server was down, but it fires).
+  still fires after it (late, if the server was down, but it fires). The tick
+  also applies the actions people recorded (hazard confirmed, notice
+  delivered, bill paid …) from the case records, in the order recorded.
 * ``stream``: the readings' own event time, for replays through the broker
   at any speed. A replay gives exactly the notices the live run would.
 """
@@ -24,7 +26,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from sidewalk.analytics.clocks.engine import ClockEngine
-from sidewalk.analytics.clocks.events import Event
+from sidewalk.analytics.clocks.events import Event, PersonAction, action_kind
 from sidewalk.analytics.recorder import CaseRecorder
 from sidewalk.core.clock import Clock, SystemClock
 from sidewalk.core.contract import ContractError, Reading, parse_payload
@@ -60,8 +62,9 @@ class AnalyticsRunner:
         site: str = "+",
         mode: Mode = "live",
         clock: Clock | None = None,
-        scheduler_url: str | None = None,
+        persist_jobs: bool = True,
         tick_seconds: float = 30.0,
+        batch_size: int = 200,
         on_events: Callable[[Sequence[Event]], None] | None = None,
     ) -> None:
         self.engine = engine
@@ -72,8 +75,9 @@ class AnalyticsRunner:
         self.processed = 0
         self._site = site
         self._mqtt_settings = mqtt
-        self._scheduler_url = scheduler_url
+        self._persist_jobs = persist_jobs
         self._tick_seconds = tick_seconds
+        self._batch_size = batch_size
         self._on_events = on_events
         self._lock = threading.Lock()
         self._queue: queue.Queue[MqttMessage | None] = queue.Queue()
@@ -85,7 +89,10 @@ class AnalyticsRunner:
     # -- lifecycle -------------------------------------------------------------
 
     def start(self) -> None:
-        """Connect, subscribe and start processing (returns at once)."""
+        """Restore the saved engine state, connect, subscribe and start (returns at once)."""
+        saved = self.recorder.cases.load_engine_snapshot(self.id)
+        if saved is not None:
+            self.engine.restore(saved.encode())
         _RUNNERS[self.id] = self
         if self.mode == "live":
             self._start_scheduler()
@@ -130,11 +137,43 @@ class AnalyticsRunner:
             self.processed += 1
         return events
 
-    def tick(self) -> list[Event]:
-        """Advance to the clock's now (the scheduler's tick and deadline jobs)."""
+    def advance(self, to: datetime) -> list[Event]:
+        """Move event time to ``to`` with no reading (a replay's quiet stretch)."""
         with self._lock:
-            events = self.engine.advance(self.clock.now())
+            events = self.engine.advance(to)
             self._commit(events)
+            self._save()
+        return events
+
+    def tick(self) -> list[Event]:
+        """Apply recorded actions, then advance to the clock's now (the scheduler's jobs)."""
+        with self._lock:
+            events = self._apply_actions()
+            if self.mode == "live":
+                events += self.engine.advance(self.clock.now())
+            self._commit(events)
+            self._save()
+        return events
+
+    def _apply_actions(self) -> list[Event]:
+        events: list[Event] = []
+        for action in self.recorder.cases.pending_actions():
+            try:
+                person = PersonAction(
+                    action_kind(action.kind),
+                    action.target,
+                    action.at,
+                    action.who,
+                    dict(action.detail),
+                )
+                applied = self.engine.act(person)
+            except (KeyError, ValueError) as exc:
+                # Refused (unknown case, step out of order): kept with its reason, never lost.
+                self.recorder.cases.mark_action_applied(action.id, error=str(exc))
+                continue
+            self.recorder.record(applied)
+            self.recorder.cases.mark_action_applied(action.id)
+            events += applied
         return events
 
     def _commit(self, events: list[Event]) -> None:
@@ -145,25 +184,55 @@ class AnalyticsRunner:
         if self.mode == "live":
             self._schedule_next_due()
 
+    def _save(self) -> None:
+        self.recorder.cases.save_engine_snapshot(
+            self.id, self.engine.now, self.engine.snapshot().decode()
+        )
+
     def _work(self) -> None:
+        """Process a batch, save the engine's state, then acknowledge the batch.
+
+        A crash before the save loses nothing: the broker re-delivers the
+        unacknowledged messages to a runner restored from the last snapshot,
+        and every record it writes is idempotent.
+        """
         while True:
-            msg = self._queue.get()
-            if msg is None:
+            first = self._queue.get()
+            if first is None:
                 return
-            try:
-                payload = parse_payload(msg.topic, msg.payload)
-            except ContractError:
-                # Ingest dead-letters it with the reason; analytics just skips it.
-                self._ack(msg)
-                continue
-            if isinstance(payload, Reading):
+            batch = [first]
+            while len(batch) < self._batch_size:
                 try:
-                    self.handle(payload)
-                except Exception:
-                    # Not acknowledged: the broker will deliver it again.
-                    log.exception("analytics failed on %s; message left unacknowledged", msg.topic)
-                    continue
-            self._ack(msg)
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is None:
+                    self._queue.put(None)
+                    break
+                batch.append(item)
+            done = [msg for msg in batch if self._process(msg)]
+            try:
+                with self._lock:
+                    self._save()
+            except Exception:
+                log.exception("analytics could not save its state; the batch stays unacknowledged")
+                continue
+            for msg in done:
+                self._ack(msg)
+
+    def _process(self, msg: MqttMessage) -> bool:
+        try:
+            payload = parse_payload(msg.topic, msg.payload)
+        except ContractError:
+            return True  # ingest dead-letters it with the reason; analytics skips it
+        if isinstance(payload, Reading):
+            try:
+                self.handle(payload)
+            except Exception:
+                # Not acknowledged: the broker will deliver it again.
+                log.exception("analytics failed on %s; message left unacknowledged", msg.topic)
+                return False
+        return True
 
     def _ack(self, msg: MqttMessage) -> None:
         if self._client is not None:
@@ -173,10 +242,9 @@ class AnalyticsRunner:
 
     def _start_scheduler(self) -> None:
         from apscheduler.jobstores.memory import MemoryJobStore
-        from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
         from apscheduler.schedulers.background import BackgroundScheduler
 
-        store = SQLAlchemyJobStore(url=self._scheduler_url) if self._scheduler_url else MemoryJobStore()
+        store = self.recorder.cases.job_store() if self._persist_jobs else MemoryJobStore()
         scheduler = BackgroundScheduler(
             jobstores={"default": store},
             job_defaults={"coalesce": True, "misfire_grace_time": None, "max_instances": 1},

@@ -74,4 +74,6 @@ def format_local(instant: datetime, zone: ZoneInfo) -> str:
     """``Thursday, December 10, 2026 at 5:00 PM CST``: how a notice states a time."""
     wall = local(instant, zone)
     hour = wall.strftime("%I").lstrip("0")
-    return f"{wall.strftime('%A, %B')} {wall.day}, {wall.year} at {hour}:{wall.strftime('%M %p %Z')}"
+    return (
+        f"{wall.strftime('%A, %B')} {wall.day}, {wall.year} at {hour}:{wall.strftime('%M %p %Z')}"
+    )

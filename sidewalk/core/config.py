@@ -164,7 +164,10 @@ def _refuse_secrets(data: dict[str, Any], source: str) -> None:
     for (section, key), env_name in SECRET_KEYS.items():
         table = data.get(section)
         if isinstance(table, dict) and key in table:
-            raise ConfigError(f"{source}: {section}.{key}: secrets are read only from the environment; set {env_name}")
+            raise ConfigError(
+                f"{source}: {section}.{key}: secrets are read only from the environment; "
+                f"set {env_name}"
+            )
 
 
 def load_settings(path: Path | str | None = None) -> Settings:
@@ -183,7 +186,5 @@ def load_settings(path: Path | str | None = None) -> Settings:
     try:
         return Settings(**data)
     except ValidationError as exc:
-        problems = [
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        ]
+        problems = [f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()]
         raise ConfigError(f"{source}: invalid configuration\n  " + "\n  ".join(problems)) from None

@@ -51,7 +51,7 @@ class ContractError(ValueError):
 class _Payload(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    schema_: Literal[1] = Field(alias="schema", default=SCHEMA_VERSION)
+    schema_: Literal[1] = Field(alias="schema", default=1)  # SCHEMA_VERSION
     device: Slug
 
     def to_json(self) -> bytes:
@@ -181,7 +181,9 @@ def parse_topic(topic: str) -> TopicParts:
     """Split a topic, or raise ``ContractError('bad_topic', …)``."""
     parts = topic.split("/")
     if len(parts) != 5 or parts[0] != TOPIC_ROOT or parts[1] != TOPIC_VERSION:
-        raise ContractError("bad_topic", f"{topic!r} is not {TOPIC_ROOT}/{TOPIC_VERSION}/site/device/stream")
+        raise ContractError(
+            "bad_topic", f"{topic!r} is not {TOPIC_ROOT}/{TOPIC_VERSION}/site/device/stream"
+        )
     site, device, stream = parts[2:]
     if not _SLUG_RE.match(site) or not _SLUG_RE.match(device):
         raise ContractError("bad_topic", f"site and device in {topic!r} must be slugs")
@@ -217,13 +219,19 @@ def parse_payload(topic: str, payload: bytes) -> _Payload:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ContractError("malformed_json", str(exc)) from None
     if not isinstance(raw, dict):
-        raise ContractError("malformed_json", f"payload is a JSON {type(raw).__name__}, not an object")
+        raise ContractError(
+            "malformed_json", f"payload is a JSON {type(raw).__name__}, not an object"
+        )
     schema = raw.get("schema")
     if schema != SCHEMA_VERSION or isinstance(schema, bool):
-        raise ContractError("unknown_schema", f"schema {schema!r}; this server reads {SCHEMA_VERSION}")
+        raise ContractError(
+            "unknown_schema", f"schema {schema!r}; this server reads {SCHEMA_VERSION}"
+        )
     raw.setdefault("stream", parts.stream)
     if raw["stream"] != parts.stream:
-        raise ContractError("topic_mismatch", f"payload stream {raw['stream']!r} on topic stream {parts.stream!r}")
+        raise ContractError(
+            "topic_mismatch", f"payload stream {raw['stream']!r} on topic stream {parts.stream!r}"
+        )
     model = STREAM_MODELS[parts.stream]
     try:
         # Strict mode rejects "12" for a number, but JSON floats like 3 arrive as
@@ -233,5 +241,7 @@ def parse_payload(topic: str, payload: bytes) -> _Payload:
         reason, detail = _first_error(exc)
         raise ContractError(reason, detail) from None
     if msg.device != parts.device:
-        raise ContractError("topic_mismatch", f"payload device {msg.device!r} on topic device {parts.device!r}")
+        raise ContractError(
+            "topic_mismatch", f"payload device {msg.device!r} on topic device {parts.device!r}"
+        )
     return msg

@@ -217,9 +217,7 @@ class MqttClient:
                 cert_reqs=ssl.CERT_REQUIRED,
             )
         if self._will is not None:
-            client.will_set(
-                self._will.topic, self._will.payload, self._will.qos, self._will.retain
-            )
+            client.will_set(self._will.topic, self._will.payload, self._will.qos, self._will.retain)
         client.on_connect = self._handle_connect
         client.on_disconnect = self._handle_disconnect
         client.on_message = self._handle_message

@@ -26,7 +26,7 @@ from sidewalk.core.contract import (
     topic_for,
 )
 from sidewalk.core.mqtt import MqttClient, MqttError, MqttMessage, MqttSettings, Will
-from sidewalk.edge.buffer import ReadingBuffer
+from sidewalk.edge.buffer import BufferedReading, ReadingBuffer
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +64,10 @@ class Publisher:
         self._retry_connect_s = retry_connect_s
         self._resend_after_s = resend_after_s
         self._resend_max_s = resend_max_s
+        self._cursor = 0  # highest seq sent on this pass
+        self._announced_dropped = buffer.dropped
+        self._stalled_since = time.monotonic()
+        self._resend_after = resend_after_s
         self._stored_topic = topic_for(site, self.device, "stored")
         self._status_topic = topic_for(site, self.device, "status")
         self._client: MqttClient | None = None
@@ -181,68 +185,89 @@ class Publisher:
         return client
 
     def _run(self) -> None:
-        cursor = 0
-        last_dropped = self.buffer.dropped
-        stalled_since = time.monotonic()
-        resend_after = self._resend_after_s
         while not self._stop.is_set():
-            if self._client is None:
-                self._client = self._connect()
-                if self._client is None:
-                    self._stop.wait(self._retry_connect_s)
-                    continue
-            client = self._client
-            self._wake.clear()
-            with self._cond:
-                release, self._pending_release = self._pending_release, None
-                reconnected, self._reconnected = self._reconnected, False
-            if release is not None:
-                self.buffer.release_through(release)
-                with self._cond:
-                    if release > self._watermark:
-                        self._watermark = release
-                        stalled_since = time.monotonic()
-                        resend_after = self._resend_after_s
-                    self._cond.notify_all()
-            if not client.is_connected:
-                self._wake.wait(0.5)
-                continue
-            dropped = self.buffer.dropped
-            if reconnected or dropped != last_dropped:
-                # The floor goes first so ingest can close gaps before the re-send.
-                client.publish(self._status_topic, self._status("online"), qos=1, retain=True)
-                last_dropped = dropped
-            watermark = self.watermark
-            if reconnected:
-                cursor = watermark
-            elif cursor <= watermark:
-                stalled_since = time.monotonic()
-            elif time.monotonic() - stalled_since > resend_after:
-                # Sent but never covered: lost after the broker took it (e.g. it
-                # restarted before ingest re-subscribed). Send again, backing
-                # off so a long ingest outage does not multiply the queue.
-                log.warning(
-                    "%s: watermark stuck at %d below sent %d; re-sending",
-                    self.device, watermark, cursor,
-                )
-                cursor = watermark
-                stalled_since = time.monotonic()
-                resend_after = min(resend_after * 2, self._resend_max_s)
-            rows = self.buffer.after(max(cursor, watermark), self._batch)
-            if not rows:
-                self._wake.wait(1.0)
-                continue
-            for row in rows:
-                if not self._window_open(client):
-                    break
-                mid = client.publish(topic_for(self.site, self.device, row.stream), row.payload, 1)
-                with self._cond:
-                    if mid in self._acked_early:
-                        self._acked_early.discard(mid)
-                    else:
-                        self._outstanding.add(mid)
-                cursor = row.seq
+            try:
+                self._step()
+            except Exception:
+                # e.g. a clock not yet set (ts before 2000) or a full disk:
+                # keep buffering and try again rather than die silently.
+                log.exception("publisher %s: step failed; retrying", self.device)
+                self._stop.wait(self._retry_connect_s)
         self._shutdown()
+
+    def _step(self) -> None:
+        """One pass: connect if needed, apply watermarks, send what is due."""
+        if self._client is None:
+            self._client = self._connect()
+            if self._client is None:
+                self._stop.wait(self._retry_connect_s)
+                return
+        client = self._client
+        self._wake.clear()
+        reconnected = self._take_news()
+        if not client.is_connected:
+            self._wake.wait(0.5)
+            return
+        dropped = self.buffer.dropped
+        if reconnected or dropped != self._announced_dropped:
+            # The floor goes first so ingest can close gaps before the re-send.
+            client.publish(self._status_topic, self._status("online"), qos=1, retain=True)
+            self._announced_dropped = dropped
+        self._rewind_if_needed(reconnected)
+        rows = self.buffer.after(max(self._cursor, self.watermark), self._batch)
+        if not rows:
+            self._wake.wait(1.0)
+            return
+        self._send(client, rows)
+
+    def _take_news(self) -> bool:
+        """Apply a watermark that arrived; return whether we reconnected since."""
+        with self._cond:
+            release, self._pending_release = self._pending_release, None
+            reconnected, self._reconnected = self._reconnected, False
+        if release is not None:
+            self.buffer.release_through(release)
+            with self._cond:
+                if release > self._watermark:
+                    self._watermark = release
+                    self._stalled_since = time.monotonic()
+                    self._resend_after = self._resend_after_s
+                self._cond.notify_all()
+        return reconnected
+
+    def _rewind_if_needed(self, reconnected: bool) -> None:
+        """Point the cursor back at the watermark after a reconnect or a stall."""
+        watermark = self.watermark
+        now = time.monotonic()
+        if reconnected:
+            self._cursor = watermark
+        elif self._cursor <= watermark:
+            self._stalled_since = now
+        elif now - self._stalled_since > self._resend_after:
+            # Sent but never covered: lost after the broker took it (e.g. it
+            # restarted before ingest re-subscribed). Send again, backing off
+            # so a long ingest outage does not multiply the broker's queue.
+            log.warning(
+                "%s: watermark stuck at %d below sent %d; re-sending",
+                self.device,
+                watermark,
+                self._cursor,
+            )
+            self._cursor = watermark
+            self._stalled_since = now
+            self._resend_after = min(self._resend_after * 2, self._resend_max_s)
+
+    def _send(self, client: MqttClient, rows: list[BufferedReading]) -> None:
+        for row in rows:
+            if not self._window_open(client):
+                return
+            mid = client.publish(topic_for(self.site, self.device, row.stream), row.payload, 1)
+            with self._cond:
+                if mid in self._acked_early:
+                    self._acked_early.discard(mid)
+                else:
+                    self._outstanding.add(mid)
+            self._cursor = row.seq
 
     def _window_open(self, client: MqttClient) -> bool:
         """Wait for room among un-PUBACKed messages; False to re-check state."""
@@ -257,6 +282,10 @@ class Publisher:
         client, self._client = self._client, None
         if client is None:
             return
-        if client.is_connected:
-            client.publish_and_wait(self._status_topic, self._status("stopped"), 1, retain=True)
-        client.disconnect()
+        try:
+            if client.is_connected:
+                client.publish_and_wait(
+                    self._status_topic, self._status("stopped"), 1, retain=True
+                )
+        finally:
+            client.disconnect()

@@ -170,12 +170,13 @@ class IngestConsumer:
 
     def _write_loop(self) -> None:
         while True:
+            # After stop() one more batch is committed; anything still queued
+            # stays unacknowledged and the broker delivers it next time.
+            stopping = self._stop.is_set()
             batch = self._next_batch()
-            if not batch:
-                if self._stop.is_set():
-                    return
-                continue
-            if not self._commit(batch):
+            if batch and not self._commit(batch):
+                return
+            if stopping:
                 return
 
     def _commit(self, batch: list[MqttMessage]) -> bool:

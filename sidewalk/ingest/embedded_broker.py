@@ -39,7 +39,9 @@ class EmbeddedBroker:
             logging.getLogger(name).setLevel(logging.WARNING)
         config = {
             "listeners": {"default": {"type": "tcp", "bind": f"{self.host}:{self.port}"}},
-            "plugins": {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}},
+            "plugins": {
+                "amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}
+            },
         }
         self._thread.start()
 

@@ -95,7 +95,10 @@ class Scenario(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Scenario:
-        for name, value in (("scenario.start", self.scenario.start), ("scenario.end", self.scenario.end)):
+        for name, value in (
+            ("scenario.start", self.scenario.start),
+            ("scenario.end", self.scenario.end),
+        ):
             if value.tzinfo is None:
                 raise ValueError(f"{name} needs a UTC offset")
         ids = {f.id for f in self.frontage}
@@ -181,18 +184,26 @@ def _overlap_hours(a0: datetime, a1: datetime, b0: datetime, b1: datetime) -> fl
 
 
 def _depth_at(scenario: Scenario, t: datetime) -> float:
-    return sum(s.rate_mm_per_hour * _overlap_hours(s.start, s.end, s.start, t) for s in scenario.snowfall)
+    return sum(
+        s.rate_mm_per_hour * _overlap_hours(s.start, s.end, s.start, t) for s in scenario.snowfall
+    )
 
 
 def _precip_between(scenario: Scenario, a: datetime, b: datetime) -> float:
-    return sum(s.precip_mm_per_hour * _overlap_hours(s.start, s.end, a, b) for s in scenario.snowfall)
+    return sum(
+        s.precip_mm_per_hour * _overlap_hours(s.start, s.end, a, b) for s in scenario.snowfall
+    )
 
 
 def _cleared_width_mm(scenario: Scenario, frontage: ScenarioFrontage, t: datetime) -> float:
     """Full width before any snow; covered once snow falls; then whatever the owner cleared last."""
     width = frontage.walk_width_ft * MM_PER_FOOT
     events: list[tuple[datetime, float]] = [(s.start + COVER_AFTER, 0.0) for s in scenario.snowfall]
-    events += [(c.at, c.cleared_width_ft * MM_PER_FOOT) for c in scenario.clearing if c.frontage == frontage.id]
+    events += [
+        (c.at, c.cleared_width_ft * MM_PER_FOOT)
+        for c in scenario.clearing
+        if c.frontage == frontage.id
+    ]
     for at, value in sorted(events, key=lambda e: e[0]):
         if at <= t:
             width = value

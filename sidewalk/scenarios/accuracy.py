@@ -206,7 +206,9 @@ def score(
         merged = nxt is not None and ep.cessation > nxt.onset
         clock = ep.cessation
         for later in episodes[began[-1] + 1 :]:
-            if later.onset >= clock + clearing_deadline or (nxt is not None and later.onset >= nxt.onset - widen):
+            if later.onset >= clock + clearing_deadline or (
+                nxt is not None and later.onset >= nxt.onset - widen
+            ):
                 break
             clock = later.cessation
         scored.append(StormScore(storm, ep.cessation, merged, clock))

@@ -18,8 +18,9 @@ Compliance model (seeded; ``OWNER_TYPES``), per frontage, drawn once:
 
 Owners react to the true end of the snow (the labelled storm), not to the
 detector. The walk is covered once ``COVER_MM`` of new snow lies on it since it
-was last cleared, and bare again when the pack melts below that. The camera
-measures each frontage hourly (cleared width ± 30 mm).
+was last cleared, and bare again when the pack melts below that. Walks are
+5 ft wide (70 %) or 6 ft (30 %). The camera measures each frontage hourly
+(cleared width ± 30 mm, never more than the walk).
 """
 
 from __future__ import annotations
@@ -40,13 +41,25 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from sidewalk.analytics.clocks.engine import ClockEngine, FrontageSpec
-from sidewalk.analytics.clocks.events import ClearingUnverified, ClearingViolation, Event, Transition
+from sidewalk.analytics.clocks.events import (
+    ClearingUnverified,
+    ClearingViolation,
+    Event,
+    Transition,
+)
 from sidewalk.core.clock import to_ms
-from sidewalk.core.contract import AnyReading, SnowMeasurement, WeatherReading
+from sidewalk.core.contract import AnyReading, SnowMeasurement
 from sidewalk.core.profile import Profile, load_profile
 from sidewalk.core.units import MM_PER_FOOT
-from sidewalk.scenarios.accuracy import Storm, StormScore, detect_episodes, score, storms_from_hours, with_new_snow
-from sidewalk.scenarios.sensors import SimulatedStep, simulate_pole
+from sidewalk.scenarios.accuracy import (
+    Storm,
+    StormScore,
+    detect_episodes,
+    score,
+    storms_from_hours,
+    with_new_snow,
+)
+from sidewalk.scenarios.sensors import SimulatedStep, SimulatedStream, simulate_pole
 from sidewalk.scenarios.weather import (
     CHICAGO,
     WeatherHour,
@@ -59,14 +72,32 @@ from sidewalk.scenarios.weather import (
 FRONTAGES_PER_POLE = 10
 COVER_MM = 5.0
 MIN_STORM_SNOW_MM = 10.0
-WALK_WIDTH_FT = 5.0
+WALK_WIDTHS_FT = (5.0, 6.0)
+WALK_WIDTH_WEIGHTS = (0.7, 0.3)
 CAMERA_EVERY = timedelta(hours=1)
-STREETS = ("main-st", "oak-st", "elm-st", "church-st", "mill-st", "park-ave", "water-st", "depot-st")
+ADVANCE_EVERY = timedelta(hours=1)
+STREETS = (
+    "main-st",
+    "oak-st",
+    "elm-st",
+    "church-st",
+    "mill-st",
+    "park-ave",
+    "water-st",
+    "depot-st",
+)
 OwnerKind = Literal["prompt", "late", "narrow", "never"]
-OWNER_TYPES: tuple[tuple[OwnerKind, float], ...] = (("prompt", 0.60), ("late", 0.20), ("narrow", 0.12), ("never", 0.08))
+OWNER_TYPES: tuple[tuple[OwnerKind, float], ...] = (
+    ("prompt", 0.60),
+    ("late", 0.20),
+    ("narrow", 0.12),
+    ("never", 0.08),
+)
 COMPLIANCE_MODEL = (
-    "owners drawn once (seeded): prompt 60 % (full width, lognormal delay median 3 h, skips 5 % of storms), "
-    "late 20 % (full width, 12-48 h after), narrow 12 % (2.0-3.5 ft path, median 4 h), never 8 %"
+    "owners drawn once (seeded): prompt 60 % (full width, lognormal delay median 3 h, "
+    "skips 5 % of storms), "
+    "late 20 % (full width, 12-48 h after), narrow 12 % (2.0-3.5 ft path, median 4 h), never 8 %; "
+    "walks 5 ft (70 %) or 6 ft (30 %) wide"
 )
 
 
@@ -121,12 +152,15 @@ class SeasonReport:
 class _Walk:
     frontage: str
     kind: OwnerKind
-    cleared_ft: float = WALK_WIDTH_FT
+    walk_ft: float
+    cleared_ft: float = 0.0
     snow_since_clear_mm: float = 0.0
     plan: list[tuple[datetime, float]] = field(default_factory=list)
 
 
-def season_hours(winter: str, source: Literal["minneapolis", "milwaukee"], seed: int) -> list[WeatherHour]:
+def season_hours(
+    winter: str, source: Literal["minneapolis", "milwaukee"], seed: int
+) -> list[WeatherHour]:
     """The winter's weather as hours, from the chosen record."""
     start, end = winter_bounds(winter)
     if source == "minneapolis":
@@ -148,12 +182,16 @@ def frontage_ids(count: int) -> list[str]:
 def _owners(ids: Sequence[str], rng: random.Random) -> list[_Walk]:
     kinds = [k for k, _ in OWNER_TYPES]
     weights = [w for _, w in OWNER_TYPES]
-    return [_Walk(f, rng.choices(kinds, weights)[0]) for f in ids]
+    walks = []
+    for f in ids:
+        walk_ft = rng.choices(WALK_WIDTHS_FT, WALK_WIDTH_WEIGHTS)[0]
+        walks.append(_Walk(f, rng.choices(kinds, weights)[0], walk_ft, cleared_ft=walk_ft))
+    return walks
 
 
 def _plan_clearing(walk: _Walk, storms: Sequence[Storm], rng: random.Random) -> None:
     for storm in storms:
-        delay_h, width = math.inf, WALK_WIDTH_FT
+        delay_h, width = math.inf, walk.walk_ft
         if walk.kind == "prompt" and rng.random() >= 0.05:
             delay_h = rng.lognormvariate(math.log(3.0), 0.9)
         elif walk.kind == "late":
@@ -183,25 +221,30 @@ def _camera_stream(
             if w.snow_since_clear_mm >= COVER_MM:
                 w.cleared_ft = 0.0
             if step.true_depth_mm < COVER_MM:
-                w.cleared_ft, w.snow_since_clear_mm = WALK_WIDTH_FT, 0.0
+                w.cleared_ft, w.snow_since_clear_mm = w.walk_ft, 0.0
         if step.at < next_camera:
             continue
         next_camera = step.at + CAMERA_EVERY
         for w in walks:
-            width = max(0.0, w.cleared_ft * MM_PER_FOOT + rng.gauss(0.0, 30.0))
+            walk_mm = w.walk_ft * MM_PER_FOOT
+            width = min(walk_mm, max(0.0, w.cleared_ft * MM_PER_FOOT + rng.gauss(0.0, 30.0)))
             seq += 1
             yield SnowMeasurement(
                 device=device,
                 seq=seq,
                 ts=to_ms(step.at),
                 frontage=w.frontage,
-                snow_cover_fraction=round(1 - min(width, WALK_WIDTH_FT * MM_PER_FOOT) / (WALK_WIDTH_FT * MM_PER_FOOT), 3),
-                cleared_width_mm=round(width, 1),
+                snow_cover_fraction=round(1 - width / walk_mm, 3),
+                cleared_width_mm=width,
             )
 
 
 def _outcome(profile: Profile, events: Sequence[Event]) -> Outcome:
-    decided = Counter(e.to_state for e in events if isinstance(e, Transition) and e.from_state == "clearing_period")
+    decided = Counter(
+        e.to_state
+        for e in events
+        if isinstance(e, Transition) and e.from_state == "clearing_period"
+    )
     notices = tuple(e for e in events if isinstance(e, ClearingViolation))
     by_month = Counter(n.deadline.astimezone(CHICAGO).strftime("%Y-%m") for n in notices)
     return Outcome(
@@ -214,7 +257,7 @@ def _outcome(profile: Profile, events: Sequence[Event]) -> Outcome:
     )
 
 
-def run_season(
+def run_season(  # noqa: PLR0917 - one positional per `sidewalk replay` option
     winter: str,
     source: Literal["minneapolis", "milwaukee"],
     profile_path: Path | None,
@@ -236,48 +279,28 @@ def run_season(
     rng = random.Random(seed)
     ids = frontage_ids(frontages)
     walks = _owners(ids, rng)
-    poles = math.ceil(frontages / FRONTAGES_PER_POLE)
-    truth_storms = storms_from_hours(hours)
     specs = [FrontageSpec(f, _pole(i // FRONTAGES_PER_POLE)) for i, f in enumerate(ids)]
-    profiles = [load_profile()] + ([load_profile(profile_path)] if profile_path is not None else [])
+    profiles = [load_profile()] + ([load_profile(profile_path)] if profile_path else [])
     engines = [ClockEngine(profile, specs) for profile in profiles]
-    streams: list[list[AnyReading]] = []
-    first_truth: list[SimulatedStep] = []
-    first_weather: list[WeatherReading] = []
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=console, transient=False) as progress:
-        task = progress.add_task(f"simulating {poles} poles", total=poles)
-        for p in range(poles):
-            sim = simulate_pole(hours, _pole(p), seed=seed * 1000 + p)
-            if p == 0:
-                first_truth, first_weather = sim.truth, sim.readings
-                heavy = [s for s in with_new_snow(truth_storms, sim.truth) if s.new_snow_mm >= MIN_STORM_SNOW_MM]
-                for w in walks:
-                    _plan_clearing(w, heavy, rng)
-            pole_walks = walks[p * FRONTAGES_PER_POLE : (p + 1) * FRONTAGES_PER_POLE]
-            cams = list(_camera_stream(pole_walks, sim.truth, _pole(p), rng))
-            streams.append(list(heapq.merge(sim.readings, cams, key=lambda r: r.ts)))
-            progress.advance(task)
-        total = sum(len(s) for s in streams)
-        events: list[list[Event]] = [[] for _ in engines]
-        feed = progress.add_task("replaying readings through the clock engine", total=total)
-        for n, reading in enumerate(heapq.merge(*streams, key=lambda r: r.ts), start=1):
-            for engine, out in zip(engines, events, strict=True):
-                out += engine.observe(reading)
-                out += engine.advance(reading.event_time)
-            if n % 20_000 == 0:
-                progress.update(feed, completed=n)
-        progress.update(feed, completed=total)
-    storms = with_new_snow(truth_storms, first_truth)
-    scored = score(storms, detect_episodes(first_weather, _pole(0)), MIN_STORM_SNOW_MM)
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console) as progress:
+        streams, first = _simulate_village(hours, walks, seed, rng, progress)
+        events = _replay(engines, streams, hours[-1].start + timedelta(days=3), progress)
+    storms = with_new_snow(storms_from_hours(hours), first.truth)
+    scored = score(storms, detect_episodes(first.readings, _pole(0)), MIN_STORM_SNOW_MM)
     outcomes = [_outcome(e.profile, ev) for e, ev in zip(engines, events, strict=True)]
     report = SeasonReport(
         winter=winter,
         source=source,
         frontages=frontages,
-        poles=poles,
+        poles=len(streams),
         seed=seed,
-        readings=total,
+        readings=sum(len(s) for s in streams),
         compliance_model=COMPLIANCE_MODEL,
         owners=dict(Counter(w.kind for w in walks)),
         storms=_storm_rows(scored.storms, events[0], profiles[0]),
@@ -289,14 +312,78 @@ def run_season(
         report.cessation_median_min = scored.abs_percentile(50)
         report.cessation_p90_min = scored.abs_percentile(90)
     else:
-        report.notes.append("daily record: storm timing within a day is simulated, so no cessation accuracy")
+        report.notes.append(
+            "daily record: storm timing within a day is simulated, so no cessation accuracy"
+        )
     return report
 
 
-def _storm_rows(scored: Sequence[StormScore], events: Sequence[Event], profile: Profile) -> list[StormRow]:
+def _simulate_village(
+    hours: Sequence[WeatherHour],
+    walks: Sequence[_Walk],
+    seed: int,
+    rng: random.Random,
+    progress: Progress,
+) -> tuple[list[list[AnyReading]], SimulatedStream]:
+    """Each pole's weather and camera readings in time order; pole 1's stream with its truth."""
+    poles = math.ceil(len(walks) / FRONTAGES_PER_POLE)
+    task = progress.add_task(f"simulating {poles} poles", total=poles)
+    streams: list[list[AnyReading]] = []
+    first = SimulatedStream()
+    for p in range(poles):
+        sim = simulate_pole(hours, _pole(p), seed=seed * 1000 + p)
+        if p == 0:
+            # Owners react to the snow they see: the storms at the first pole.
+            first = sim
+            storms = with_new_snow(storms_from_hours(hours), sim.truth)
+            heavy = [s for s in storms if s.new_snow_mm >= MIN_STORM_SNOW_MM]
+            for w in walks:
+                _plan_clearing(w, heavy, rng)
+        pole_walks = walks[p * FRONTAGES_PER_POLE : (p + 1) * FRONTAGES_PER_POLE]
+        cams = list(_camera_stream(pole_walks, sim.truth, _pole(p), rng))
+        streams.append(list(heapq.merge(sim.readings, cams, key=lambda r: r.ts)))
+        progress.advance(task)
+    return streams, first
+
+
+def _replay(
+    engines: Sequence[ClockEngine],
+    streams: Sequence[list[AnyReading]],
+    end: datetime,
+    progress: Progress,
+) -> list[list[Event]]:
+    """Feed every reading to every engine in event-time order; advance hourly and at the end."""
+    total = sum(len(s) for s in streams)
+    task = progress.add_task("replaying readings through the clock engine", total=total)
+    events: list[list[Event]] = [[] for _ in engines]
+    next_advance: datetime | None = None
+    for n, reading in enumerate(heapq.merge(*streams, key=lambda r: r.ts), start=1):
+        at = reading.event_time
+        # Every transition carries its own event time, so advancing once per
+        # ADVANCE_EVERY decides exactly what advancing per reading would.
+        due = next_advance is None or at >= next_advance
+        for engine, found in zip(engines, events, strict=True):
+            found.extend(engine.observe(reading))
+            if due:
+                found.extend(engine.advance(at))
+        if due:
+            next_advance = at + ADVANCE_EVERY
+        if n % 20_000 == 0:
+            progress.update(task, completed=n)
+    for engine, found in zip(engines, events, strict=True):
+        found.extend(engine.advance(end))
+    progress.update(task, completed=total)
+    return events
+
+
+def _storm_rows(
+    scored: Sequence[StormScore], events: Sequence[Event], profile: Profile
+) -> list[StormRow]:
     """One row per accumulating storm; each decision goes to the storm its cessation followed."""
     deadline_after = profile.snow_and_ice.clearing_deadline.duration
-    decisions = [e for e in events if isinstance(e, Transition) and e.from_state == "clearing_period"]
+    decisions = [
+        e for e in events if isinstance(e, Transition) and e.from_state == "clearing_period"
+    ]
     onsets = [s.storm.onset for s in scored]
     tallies: list[Counter[str]] = [Counter() for _ in scored]
     deadlines: list[datetime | None] = [None for _ in scored]
@@ -343,14 +430,33 @@ def render_report(report: SeasonReport, console: Console) -> None:
         f"{report.readings:,} readings replayed"
     )
     console.print(f"Compliance model: {report.compliance_model}")
-    console.print("Owners drawn: " + ", ".join(f"{k} {v}" for k, v in sorted(report.owners.items())))
+    console.print(
+        "Owners drawn: " + ", ".join(f"{k} {v}" for k, v in sorted(report.owners.items()))
+    )
     for note in report.notes:
         console.print(f"[dim]{note}[/dim]")
-    table = Table(title=f"Snow events (≥ {MIN_STORM_SNOW_MM:.0f} mm new snow; {report.light_storms} lighter not listed)")
-    for name in ("onset", "snow ended", "new snow", "detected end", "error", "first deadline", "ok", "notices", "unverified"):
+    table = Table(
+        title=f"Snow events (≥ {MIN_STORM_SNOW_MM:.0f} mm new snow; "
+        f"{report.light_storms} lighter not listed)"
+    )
+    for name in (
+        "onset",
+        "snow ended",
+        "new snow",
+        "detected end",
+        "error",
+        "first deadline",
+        "ok",
+        "notices",
+        "unverified",
+    ):
         table.add_column(name, justify="right")
     for row in report.storms:
-        error = "-" if row.detected_end is None else f"{(row.detected_end - row.end).total_seconds() / 60:+.0f} min"
+        error = (
+            "-"
+            if row.detected_end is None
+            else f"{(row.detected_end - row.end).total_seconds() / 60:+.0f} min"
+        )
         table.add_row(
             _local(row.onset),
             _local(row.end),
@@ -365,7 +471,8 @@ def render_report(report: SeasonReport, console: Console) -> None:
     console.print(table)
     if report.cessation_median_min is not None:
         console.print(
-            f"Cessation error on pole-01 against the labels: median {report.cessation_median_min:.0f} min, "
+            "Cessation error on pole-01 against the labels: "
+            f"median {report.cessation_median_min:.0f} min, "
             f"90th percentile {report.cessation_p90_min:.0f} min"
         )
     outcomes = [report.outcome] + ([report.what_if] if report.what_if else [])
@@ -382,7 +489,8 @@ def render_report(report: SeasonReport, console: Console) -> None:
             console.print(line)
         for n in o.notices[:5]:
             console.print(
-                f"  {n.frontage}: deadline {_local(n.deadline)}, measured {n.measured_width_mm or 0:.0f} mm "
+                f"  {n.frontage}: deadline {_local(n.deadline)}, "
+                f"measured {n.measured_width_mm or 0:.0f} mm "
                 f"< {n.required_width_mm:.0f} mm ({n.citation})"
             )
         if len(o.notices) > 5:

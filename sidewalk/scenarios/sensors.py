@@ -21,7 +21,8 @@ so this module plays the sensors a pole would carry through each hour:
   σ = ``depth_noise_mm`` / 2.5 clipped to ±``depth_noise_mm``; while snow falls,
   echoes off flakes read high (``echo_outlier_prob``, +30..+200 mm); wind drift
   passes under the sensor (``drift_spike_prob`` per reading when at least 10 mm
-  lies on the ground, +15..+60 mm for 1-6 readings); single missing values (``depth_dropout_prob``) and iced-
+  lies on the ground, +15..+60 mm for 1-6 readings); single missing values
+  (``depth_dropout_prob``) and iced-
   transducer bursts (``iced_prob`` per reading, 30-120 min with no depth).
 * Pole outages: ``outage_prob_per_hour`` per hour, 15-90 min with no reading
   at all (power or radio; the disk buffer cannot keep what was never measured).
@@ -99,7 +100,7 @@ def snow_ratio(air_temp_c: float, melt_on_contact_c: float) -> float:
 def _falling_minutes(
     hours: Sequence[WeatherHour], rng: random.Random, lull_prob: float
 ) -> dict[int, tuple[float, int, int]]:
-    """Per snowing hour index: (water mm/h, lull start minute, lull length) with the lull in [0, 60)."""
+    """Per snowing hour index: (water mm/h, lull start minute, lull length in minutes)."""
     plan: dict[int, tuple[float, int, int]] = {}
     for i, hour in enumerate(hours):
         if not hour.snowing:
@@ -108,6 +109,50 @@ def _falling_minutes(
         lull = rng.randrange(10, 26) if rng.random() < lull_prob else 0
         plan[i] = (rate, rng.randrange(0, 60 - lull + 1), lull)
     return plan
+
+
+@dataclass
+class _Faults:
+    """The ultrasonic sensor's and the pole's misbehaviour, step by step."""
+
+    model: SensorModel
+    spike_left: int = 0
+    spike_mm: float = 0.0
+    iced_left: int = 0
+    outage_left: int = 0
+
+    def measure(
+        self, depth: float, snowing: bool, dt_h: float, rng: random.Random
+    ) -> tuple[bool, float | None]:
+        """(the pole published this step, the depth it read or None)."""
+        m = self.model
+        # Drawn in a fixed order every step so streams stay reproducible.
+        r_outage, r_iced, r_drop, r_echo, r_spike = (rng.random() for _ in range(5))
+        noise = max(
+            -m.depth_noise_mm, min(m.depth_noise_mm, rng.gauss(0.0, m.depth_noise_mm / 2.5))
+        )
+        magnitude = rng.random()
+        if self.outage_left == 0 and r_outage < m.outage_prob_per_hour * dt_h:
+            self.outage_left = 3 + int(magnitude * 15)
+        if self.outage_left:
+            self.outage_left -= 1
+            return False, None
+        if self.iced_left == 0 and r_iced < m.iced_prob:
+            self.iced_left = 6 + int(magnitude * 18)
+        if self.spike_left == 0 and depth >= DRIFT_MIN_DEPTH_MM and r_spike < m.drift_spike_prob:
+            self.spike_left, self.spike_mm = 1 + int(magnitude * 6), 15 + 45 * magnitude
+        measured: float | None = depth + noise
+        if self.spike_left:
+            self.spike_left -= 1
+            measured = depth + noise + self.spike_mm
+        if snowing and r_echo < m.echo_outlier_prob:
+            measured = depth + 30 + 170 * magnitude
+        if self.iced_left:
+            self.iced_left -= 1
+            measured = None
+        elif r_drop < m.depth_dropout_prob:
+            measured = None
+        return True, measured
 
 
 def simulate_pole(
@@ -127,7 +172,7 @@ def simulate_pole(
     dt_h = m.step.total_seconds() / 3600
     depth = 0.0
     funnel = bucket = 0.0
-    spike_left, spike_mm, iced_left, outage_left = 0, 0.0, 0, 0
+    faults = _Faults(m)
     seq = first_seq
     for at, index, minute in _steps(hours, m.step):
         hour = hours[index]
@@ -145,36 +190,17 @@ def simulate_pole(
         tips = int(round(bucket, 9) // m.tip_mm)
         bucket -= tips * m.tip_mm
         out.truth.append(SimulatedStep(at, water > 0, new_snow, depth, temp))
-        # Sensor faults, drawn in a fixed order every step so streams stay reproducible.
-        r_outage, r_iced, r_drop, r_echo, r_spike = (rng.random() for _ in range(5))
-        noise = max(-m.depth_noise_mm, min(m.depth_noise_mm, rng.gauss(0.0, m.depth_noise_mm / 2.5)))
-        magnitude = rng.random()
-        if outage_left == 0 and r_outage < m.outage_prob_per_hour * dt_h:
-            outage_left = 3 + int(magnitude * 15)
-        if outage_left:
-            outage_left -= 1
+        present, measured = faults.measure(depth, water > 0, dt_h, rng)
+        if not present:
             continue
-        if iced_left == 0 and r_iced < m.iced_prob:
-            iced_left = 6 + int(magnitude * 18)
-        if spike_left == 0 and depth >= DRIFT_MIN_DEPTH_MM and r_spike < m.drift_spike_prob:
-            spike_left, spike_mm = 1 + int(magnitude * 6), 15 + 45 * magnitude
-        measured: float | None = depth + noise
-        if spike_left:
-            spike_left -= 1
-            measured = depth + noise + spike_mm
-        if water > 0 and r_echo < m.echo_outlier_prob:
-            measured = depth + 30 + 170 * magnitude
-        if iced_left:
-            iced_left -= 1
-            measured = None
-        elif r_drop < m.depth_dropout_prob:
-            measured = None
         out.readings.append(
             WeatherReading(
                 device=device,
                 seq=seq,
                 ts=to_ms(at),
-                snow_depth_mm=None if measured is None else round(min(5000.0, max(0.0, measured)), 1),
+                snow_depth_mm=None
+                if measured is None
+                else round(min(5000.0, max(0.0, measured)), 1),
                 precip_mm=round(tips * m.tip_mm, 1),
                 air_temp_c=round(max(-60.0, min(60.0, temp + rng.gauss(0.0, 0.1))), 2),
             )

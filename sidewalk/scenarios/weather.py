@@ -118,9 +118,15 @@ def data_dir() -> Path:
 def record_path(source: Source, root: Path | None = None) -> Path:
     """Path of a source's CSV; raises ``WeatherDataMissing`` if absent."""
     base = (root or data_dir()) / "weather"
-    path = base / MINNEAPOLIS_DIR / MINNEAPOLIS_FILE if source == "minneapolis" else base / MILWAUKEE_DIR / MILWAUKEE_FILE
+    path = (
+        base / MINNEAPOLIS_DIR / MINNEAPOLIS_FILE
+        if source == "minneapolis"
+        else base / MILWAUKEE_DIR / MILWAUKEE_FILE
+    )
     if not path.is_file():
-        raise WeatherDataMissing(f"{source} weather record not found at {path} (set SIDEWALK_DATA_DIR)")
+        raise WeatherDataMissing(
+            f"{source} weather record not found at {path} (set SIDEWALK_DATA_DIR)"
+        )
     return path
 
 
@@ -167,7 +173,9 @@ def _hour_from_row(at: datetime, row: dict[str, str]) -> WeatherHour:
     rain = max(float(row["rain_1h"] or 0.0), RAIN_MM_H.get(desc, 0.0))
     # A few rain_1h values are absurd (one is 9,831 mm); cap at a cloudburst.
     rain = min(rain, 50.0)
-    return WeatherHour(at, float(row["temp"]) - KELVIN_OFFSET, snow, rain, desc if main == "Snow" else None)
+    return WeatherHour(
+        at, float(row["temp"]) - KELVIN_OFFSET, snow, rain, desc if main == "Snow" else None
+    )
 
 
 def _merge(old: WeatherHour | None, new: WeatherHour) -> WeatherHour:
@@ -204,8 +212,12 @@ def load_milwaukee(start: date, end: date, path: Path | None = None) -> list[Wea
                 WeatherDay(
                     day=day,
                     precip_mm=None if prcp is None else prcp * MM_PER_INCH,
-                    snowfall_mm=None if snow is None else snow * MILWAUKEE_SNOW_FACTOR * MM_PER_INCH,
-                    snow_depth_mm=None if snwd is None else snwd * MILWAUKEE_SNOW_FACTOR * MM_PER_INCH,
+                    snowfall_mm=None
+                    if snow is None
+                    else snow * MILWAUKEE_SNOW_FACTOR * MM_PER_INCH,
+                    snow_depth_mm=None
+                    if snwd is None
+                    else snwd * MILWAUKEE_SNOW_FACTOR * MM_PER_INCH,
                     tmax_c=None if tmax is None else f_to_c(tmax),
                     tmin_c=None if tmin is None else f_to_c(tmin),
                 )
@@ -243,18 +255,29 @@ def daily_to_hours(days: Iterable[WeatherDay], seed: int) -> list[WeatherHour]:
         duration = min(18, 2 + round(snow_mm / MM_PER_INCH)) if water else 0
         begin = rng.randrange(0, 24 - duration + 1) if water else 0
         rate = water / duration if duration else 0.0
-        label = None if not water else "light snow" if rate < 1.0 else "snow" if rate < 2.5 else "heavy snow"
+        label = (
+            None
+            if not water
+            else "light snow"
+            if rate < 1.0
+            else "snow"
+            if rate < 2.5
+            else "heavy snow"
+        )
         rain_total = max(0.0, (d.precip_mm or 0.0) - water) if tmax > 1.0 else 0.0
-        midnight = datetime(d.day.year, d.day.month, d.day.day)
+        midnight = datetime(d.day.year, d.day.month, d.day.day)  # noqa: DTZ001 - local wall time, zoned below
         for h in range(24):
             # 06:00 → TMIN, 15:00 → TMAX, a cosine between (and back over the night).
             phase = (h - 6) / 9 if 6 <= h <= 15 else (h + 24 - 15 if h < 6 else h - 15) / 15 + 1
             temp = tmin + (tmax - tmin) * (1 - math.cos(math.pi * phase)) / 2
             falling = begin <= h < begin + duration
             rain = rain_total / 6 if 12 <= h < 18 else 0.0
+            start = local_to_utc(midnight + timedelta(hours=h))
+            if hours and start <= hours[-1].start:
+                continue  # 02:00 on the spring-forward day does not exist
             hours.append(
                 WeatherHour(
-                    start=local_to_utc(midnight + timedelta(hours=h)),
+                    start=start,
                     air_temp_c=round(temp, 2),
                     snow_water_mm_h=rate if falling else 0.0,
                     rain_mm_h=rain,

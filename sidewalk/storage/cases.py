@@ -85,9 +85,11 @@ KEEP: Final = _Keep()
 class Cause:
     """What made a clock start or move: the evidence trail of a decision.
 
-    ``reading``/``frame``: the message ``(device, seq)`` and its event time.
-    ``person``: who confirmed, and when (``ts``). ``deadline``: a deadline
-    passing, at ``ts``. ``ts`` is always event time in ms since the epoch.
+    ``reading``/``frame``: the device and, for a single message, its ``seq``
+    (``seq`` is absent when the time is derived from many readings, e.g. a
+    fitted cessation). ``person``: who confirmed, and when (``ts``).
+    ``deadline``: a deadline passing, at ``ts``. ``ts`` is always event time
+    in ms since the epoch.
     """
 
     kind: CauseKind
@@ -97,8 +99,8 @@ class Cause:
     who: str | None = None
 
     def __post_init__(self) -> None:
-        if self.kind in ("reading", "frame") and (self.device is None or self.seq is None):
-            raise ValueError(f"a {self.kind} cause needs device and seq")
+        if self.kind in ("reading", "frame") and self.device is None:
+            raise ValueError(f"a {self.kind} cause needs the device")
         if self.kind == "person" and not self.who:
             raise ValueError("a person cause needs who")
 
@@ -371,6 +373,21 @@ class AuditVerification:
     rows: int
     first_bad_id: int | None = None
     reason: str | None = None
+
+
+@dataclass(frozen=True)
+class ActionRecord:
+    """A person's recorded action for the clocks, and what became of it."""
+
+    id: int
+    kind: str
+    target: str
+    at: datetime
+    who: str
+    detail: Mapping[str, Any]
+    recorded_at: datetime
+    applied_at: datetime | None
+    error: str | None
 
 
 # ---------------------------------------------------------------- helpers
@@ -1511,3 +1528,100 @@ class CaseStore:
                     return AuditVerification(False, rows, row.id, "content does not match hash")
                 prev_hash = row.hash
         return AuditVerification(True, rows)
+
+    # ------------------------------------------------------------ engine state and actions
+
+    def save_engine_snapshot(self, name: str, event_time: datetime | None, state_json: str) -> None:
+        """Replace runner ``name``'s engine snapshot (one row per runner)."""
+        with self._write() as session:
+            row = session.get(m.EngineSnapshot, name)
+            if row is None:
+                row = m.EngineSnapshot(name=name)
+                session.add(row)
+            row.event_time = None if event_time is None else _aware("event_time", event_time)
+            row.state_json = state_json
+            row.saved_at = _now()
+
+    def load_engine_snapshot(self, name: str) -> str | None:
+        """The saved engine state for runner ``name``, or None on a first start."""
+        with self._read() as session:
+            row = session.get(m.EngineSnapshot, name)
+            return None if row is None else row.state_json
+
+    def record_action(
+        self,
+        kind: str,
+        target: str,
+        at: datetime,
+        who: str,
+        detail: Mapping[str, Any] | None = None,
+    ) -> ActionRecord:
+        """Append a person's action (and an audit row naming them) for the runner to apply."""
+        at = _aware("at", at)
+        if not who.strip():
+            raise CaseStoreError("an action must name who recorded it")
+        with self._write() as session:
+            row = m.PersonAction(
+                kind=kind, target=target, at=at, who=who, detail=_jsonable(detail),
+                recorded_at=_now(), applied_at=None, error=None,
+            )  # fmt: skip
+            session.add(row)
+            session.flush()
+            self._append_audit(
+                session,
+                who,
+                f"action.{kind}",
+                target,
+                {"action_id": row.id, "at": at.isoformat(), **_jsonable(detail)},
+            )
+            return _action(row)
+
+    def pending_actions(self) -> list[ActionRecord]:
+        """Actions not yet applied, in the order they were recorded."""
+        query = (
+            select(m.PersonAction)
+            .where(m.PersonAction.applied_at.is_(None))
+            .order_by(m.PersonAction.id)
+        )
+        with self._read() as session:
+            return [_action(r) for r in session.scalars(query)]
+
+    def list_actions(self, target: str | None = None) -> list[ActionRecord]:
+        query = select(m.PersonAction).order_by(m.PersonAction.id)
+        if target is not None:
+            query = query.where(m.PersonAction.target == target)
+        with self._read() as session:
+            return [_action(r) for r in session.scalars(query)]
+
+    def mark_action_applied(self, action_id: int, error: str | None = None) -> ActionRecord:
+        """Mark an action applied (``error`` says why it was refused, if it was)."""
+        with self._write() as session:
+            row = self._get(session, m.PersonAction, action_id)
+            row.applied_at = _now()
+            row.error = error
+            session.flush()
+            return _action(row)
+
+    def violation_by_key(self, key: str) -> ViolationRecord | None:
+        """The violation recorded under a decision key, if any."""
+        with self._read() as session:
+            row = session.scalar(select(m.Violation).where(m.Violation.idempotency_key == key))
+            return None if row is None else _violation(row)
+
+    def bill_for_abatement(self, abatement_id: int) -> BillRecord | None:
+        """The bill sent for an abatement, if the clerk has billed it."""
+        with self._read() as session:
+            row = session.scalar(select(m.Bill).where(m.Bill.abatement_id == abatement_id))
+        return None if row is None else self.get_bill(row.id)
+
+    def abatement_by_key(self, key: str) -> AbatementRecord | None:
+        with self._read() as session:
+            row = session.scalar(select(m.Abatement).where(m.Abatement.idempotency_key == key))
+            return None if row is None else _abatement(row)
+
+
+def _action(row: m.PersonAction) -> ActionRecord:
+    return ActionRecord(
+        row.id, row.kind, row.target, row.at, row.who, dict(row.detail or {}),
+        row.recorded_at, row.applied_at, row.error,
+    )  # fmt: skip

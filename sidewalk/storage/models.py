@@ -360,3 +360,38 @@ class AuditEntry(Base):
     detail_json: Mapped[str] = mapped_column(Text)
     prev_hash: Mapped[str] = mapped_column(String(64), unique=True)
     hash: Mapped[str] = mapped_column(String(64), unique=True)
+
+
+class EngineSnapshot(Base):
+    """The clock engine's whole state, saved before the readings it covers are acknowledged.
+
+    One row per runner (its client id): a restart restores it and the broker
+    re-delivers what came after, so every clock resumes exactly.
+    """
+
+    __tablename__ = "engine_snapshots"
+
+    name: Mapped[str] = mapped_column(String(100), primary_key=True)
+    event_time: Mapped[datetime | None]
+    state_json: Mapped[str] = mapped_column(Text)
+    saved_at: Mapped[datetime]
+
+
+class PersonAction(Base):
+    """What a person recorded for the clocks (hazard confirmed, notice delivered, …).
+
+    Append-only and applied in id order by the analytics runner; ``applied_at``
+    and ``error`` say what became of each.
+    """
+
+    __tablename__ = "person_actions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(40))
+    target: Mapped[str] = mapped_column(String(300))
+    at: Mapped[datetime]
+    who: Mapped[str] = mapped_column(String(100))
+    detail: Mapped[dict[str, Any]] = mapped_column(JSON)
+    recorded_at: Mapped[datetime]
+    applied_at: Mapped[datetime | None]
+    error: Mapped[str | None] = mapped_column(Text)

@@ -20,10 +20,17 @@ class Pole:
     def weather(self, at: datetime, depth: float, precip: float = 0.0) -> WeatherReading:
         self.seq += 1
         return WeatherReading(
-            device=DEVICE, seq=self.seq, ts=to_ms(at), snow_depth_mm=depth, precip_mm=precip, air_temp_c=-5.0
+            device=DEVICE,
+            seq=self.seq,
+            ts=to_ms(at),
+            snow_depth_mm=depth,
+            precip_mm=precip,
+            air_temp_c=-5.0,
         )
 
-    def camera(self, at: datetime, frontage: str, width_mm: float, *, ice: bool = False) -> SnowMeasurement:
+    def camera(
+        self, at: datetime, frontage: str, width_mm: float, *, ice: bool = False
+    ) -> SnowMeasurement:
         self.seq += 1
         return SnowMeasurement(
             device=DEVICE,
@@ -43,7 +50,9 @@ def every(start: datetime, end: datetime, step: timedelta) -> Iterator[datetime]
         t += step
 
 
-def storm(pole: Pole, onset: datetime, hours: float, rate_mm_h: float = 20.0, base: float = 0.0) -> list[AnyReading]:
+def storm(
+    pole: Pole, onset: datetime, hours: float, rate_mm_h: float = 20.0, base: float = 0.0
+) -> list[AnyReading]:
     """Five-minute weather readings: depth rising linearly for ``hours``, then flat for 3 h."""
     end = onset + timedelta(hours=hours)
     readings: list[AnyReading] = []

@@ -24,6 +24,7 @@ def stream(
     minutes: int,
     depth: Profile,
     precip: Profile = lambda _: 0.0,
+    *,
     noise_mm: float = 10.0,
     seed: int = 0,
     temp_c: float = -5.0,
@@ -49,7 +50,9 @@ def stream(
     return out
 
 
-def run(readings: list[WeatherReading], params: DetectionParams | None = None) -> list[SnowfallChange]:
+def run(
+    readings: list[WeatherReading], params: DetectionParams | None = None
+) -> list[SnowfallChange]:
     detector = SnowfallDetector(DEVICE, params or DetectionParams())
     changes: list[SnowfallChange] = []
     for r in readings:
@@ -72,15 +75,21 @@ def test_ten_mm_ultrasonic_noise_on_an_old_pack_never_starts_a_snowfall(seed: in
 
 
 def test_a_gust_of_drifting_snow_under_the_sensor_starts_nothing() -> None:
-    """Four readings 40 mm high (20 minutes), twice a day: depth alone must last longer than a gust."""
-    gust = lambda m: 40.0 if m % 720 in range(300, 320) else 0.0  # noqa: E731
+    """Four readings 40 mm high (20 minutes), twice a day: depth alone must outlast a gust."""
+
+    def gust(m: int) -> float:
+        return 40.0 if m % 720 in range(300, 320) else 0.0
+
     assert run(stream(2 * 24 * 60, lambda m: 150.0 + gust(m), noise_mm=2.0)) == []
 
 
 def test_falling_snow_echoes_are_ignored_by_the_median() -> None:
     """One reading in ten reads 150 mm high; the cessation is still the true end."""
     depth = ramp(60, 300, 15.0)
-    echoes = lambda m: 150.0 if 60 < m < 300 and (m // 5) % 10 == 3 else 0.0  # noqa: E731
+
+    def echoes(m: int) -> float:
+        return 150.0 if 60 < m < 300 and (m // 5) % 10 == 3 else 0.0
+
     changes = run(stream(12 * 60, lambda m: depth(m) + echoes(m), noise_mm=4.0))
     assert [c.kind for c in changes] == ["onset", "cessation"]
     assert abs(changes[1].at - at(300)) <= timedelta(minutes=10)
@@ -98,15 +107,21 @@ def test_depth_only_storm_cessation_within_fifteen_minutes_despite_noise(seed: i
 
 
 def test_a_one_hour_lull_stays_inside_one_storm() -> None:
-    precip = lambda m: 0.2 if (60 <= m < 180 or 240 <= m < 360) and m % 15 == 0 else 0.0  # noqa: E731
-    depth = lambda m: ramp(60, 180, 10.0)(m) + ramp(240, 360, 10.0)(m)  # noqa: E731
+    def precip(m: int) -> float:
+        return 0.2 if (60 <= m < 180 or 240 <= m < 360) and m % 15 == 0 else 0.0
+
+    def depth(m: int) -> float:
+        return ramp(60, 180, 10.0)(m) + ramp(240, 360, 10.0)(m)
+
     changes = run(stream(12 * 60, depth, precip))
     assert [c.kind for c in changes] == ["onset", "cessation"]
     assert abs(changes[1].at - at(360)) <= timedelta(minutes=15)
 
 
 def test_a_three_hour_break_is_two_storms() -> None:
-    precip = lambda m: 0.2 if (60 <= m < 180 or 360 <= m < 480) and m % 15 == 0 else 0.0  # noqa: E731
+    def precip(m: int) -> float:
+        return 0.2 if (60 <= m < 180 or 360 <= m < 480) and m % 15 == 0 else 0.0
+
     kinds = [c.kind for c in run(stream(14 * 60, lambda _: 0.0, precip, noise_mm=0.0))]
     assert kinds == ["onset", "cessation", "onset", "cessation"]
 
@@ -125,14 +140,21 @@ def test_depth_dropouts_and_a_short_pole_outage_do_not_end_a_storm() -> None:
 
 
 def test_settling_and_melt_after_a_storm_start_nothing_new() -> None:
-    depth = lambda m: 200.0 - 0.05 * m if m < 600 else 170.0 - 0.3 * (m - 600)  # noqa: E731
+    def depth(m: int) -> float:
+        return 200.0 - 0.05 * m if m < 600 else 170.0 - 0.3 * (m - 600)
+
     assert run(stream(20 * 60, depth, temp_c=4.0)) == []
 
 
 def test_a_single_tip_is_not_a_snowfall_but_steady_cold_tips_are() -> None:
-    one = lambda m: 0.2 if m == 120 else 0.0  # noqa: E731
+    def one(m: int) -> float:
+        return 0.2 if m == 120 else 0.0
+
     assert run(stream(6 * 60, lambda _: 0.0, one, noise_mm=0.0)) == []
-    steady = lambda m: 0.2 if 120 <= m < 240 and m % 20 == 0 else 0.0  # noqa: E731
+
+    def steady(m: int) -> float:
+        return 0.2 if 120 <= m < 240 and m % 20 == 0 else 0.0
+
     changes = run(stream(8 * 60, lambda _: 0.0, steady, noise_mm=0.0))
     assert [(c.kind, c.at) for c in changes] == [("onset", at(120)), ("cessation", at(220))]
 
@@ -164,10 +186,18 @@ def test_fresh_cover_when_warm_or_too_slow_is_not_a_signal() -> None:
     warm = SnowfallDetector(DEVICE)
     for r in stream(60, lambda _: 0.0, noise_mm=0.0, temp_c=5.0):
         warm.observe(r)
-    changes = [c for i, f in enumerate((0.0, 0.6, 1.0)) for c in warm.observe_camera(camera(60 + 30 * i, f, 100 + i))]
+    changes = [
+        c
+        for i, f in enumerate((0.0, 0.6, 1.0))
+        for c in warm.observe_camera(camera(60 + 30 * i, f, 100 + i))
+    ]
     assert changes == []
     slow = SnowfallDetector(DEVICE)
     for r in stream(60, lambda _: 0.0, noise_mm=0.0):
         slow.observe(r)
-    changes = [c for i, f in enumerate((0.0, 0.6, 1.0)) for c in slow.observe_camera(camera(60 + 180 * i, f, 100 + i))]
+    changes = [
+        c
+        for i, f in enumerate((0.0, 0.6, 1.0))
+        for c in slow.observe_camera(camera(60 + 180 * i, f, 100 + i))
+    ]
     assert changes == []

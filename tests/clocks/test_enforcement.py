@@ -1,4 +1,7 @@
-"""§ 370-10 B–G after a violation: notices from delivery, hazard, abatement, offenses, bill, tax roll."""
+"""§ 370-10 B–G after a violation.
+
+Notice periods from delivery, hazard, abatement, offenses, bill, tax roll.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +11,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from sidewalk.analytics.clocks.engine import ClockEngine, FrontageSpec
 from sidewalk.analytics.clocks.enforcement import end_of_calendar_day
+from sidewalk.analytics.clocks.engine import ClockEngine, FrontageSpec
 from sidewalk.analytics.clocks.events import (
     AbatementOrdered,
     ClearingViolation,
@@ -35,7 +38,9 @@ def of_type(events: list[Event], kind: type[T]) -> list[T]:
     return [e for e in events if isinstance(e, kind)]
 
 
-def violated(*, width_mm: float = 300.0, ice: bool = False) -> tuple[ClockEngine, Pole, str, list[Event]]:
+def violated(
+    *, width_mm: float = 300.0, ice: bool = False
+) -> tuple[ClockEngine, Pole, str, list[Event]]:
     """An engine whose frontage "a" has just been found in violation."""
     engine = ClockEngine(load_profile(), [FrontageSpec("a", DEVICE)])
     pole = Pole()
@@ -94,10 +99,14 @@ def test_hazard_two_hours_run_from_delivery_not_from_issue() -> None:
     events = act(engine, "confirm_hazard", key, confirmed)
     assert [n.kind for n in of_type(events, NoticeRequired)] == ["hazard_notice"]
     delivered = confirmed + timedelta(hours=3)  # issue + 3 h: the clock has not started yet
-    assert of_type(engine.advance(confirmed + timedelta(hours=2, minutes=30)), AbatementOrdered) == []
+    assert (
+        of_type(engine.advance(confirmed + timedelta(hours=2, minutes=30)), AbatementOrdered) == []
+    )
     events = act(engine, "record_delivery", key, delivered)
     assert states(events) == ["hazard_period"]
-    assert of_type(engine.advance(delivered + timedelta(hours=1, minutes=59)), AbatementOrdered) == []
+    assert (
+        of_type(engine.advance(delivered + timedelta(hours=1, minutes=59)), AbatementOrdered) == []
+    )
     [order] = of_type(engine.advance(delivered + timedelta(hours=2)), AbatementOrdered)
     assert order.at == delivered + timedelta(hours=2)
 
@@ -130,7 +139,8 @@ def test_new_snow_does_not_nullify_a_pending_notice() -> None:
     act(engine, "record_delivery", key, DECIDED + timedelta(hours=1))
     second = DECIDED + timedelta(hours=3)
     events = engine.feed(storm(pole, second, hours=3, base=100.0))
-    assert [t.to_state for t in of_type(events, Transition) if t.clock == "clearing"][0] == "snowing"
+    clearing = [t.to_state for t in of_type(events, Transition) if t.clock == "clearing"]
+    assert clearing[0] == "snowing"
     assert engine.enforcement.cases[key].state == "notice_period"
     events = engine.advance(DECIDED + timedelta(hours=25))
     assert len(of_type(events, AbatementOrdered)) == 1
@@ -146,7 +156,9 @@ def test_bill_due_ten_calendar_days_after_receipt_and_tax_roll_sixty_days_after_
     [billed] = of_type(events, Transition)
     due_at = datetime.fromisoformat(billed.detail["due"])
     assert due_at == datetime(2026, 12, 29, 0, 0, tzinfo=CHICAGO)
-    tax_roll_at = datetime(2027, 2, 13, 0, 0, tzinfo=CHICAGO)  # Dec 14 + 60 days = Feb 12, through its end
+    tax_roll_at = datetime(
+        2027, 2, 13, 0, 0, tzinfo=CHICAGO
+    )  # Dec 14 + 60 days = Feb 12, through its end
     assert of_type(engine.advance(tax_roll_at - timedelta(seconds=1)), TaxRollDue) == []
     [due] = of_type(engine.advance(tax_roll_at), TaxRollDue)
     assert due.costs_incurred_at == abated
@@ -183,7 +195,11 @@ def test_ice_that_was_treated_complies_and_untreated_ice_is_a_hazard_candidate()
 
 @pytest.mark.parametrize(
     ("kind", "why"),
-    [("abatement_done", "no abatement"), ("bill_received", "no bill"), ("owner_unavailable", "undelivered hazard")],
+    [
+        ("abatement_done", "no abatement"),
+        ("bill_received", "no bill"),
+        ("owner_unavailable", "undelivered hazard"),
+    ],
 )
 def test_a_step_out_of_order_is_refused(kind: str, why: str) -> None:
     engine, _, key, _ = violated()
@@ -208,7 +224,13 @@ def test_the_hazard_two_hours_are_real_hours_across_the_fall_change() -> None:
     """Delivered 1:30 AM CDT on Nov 1, 2026: two real hours later is 2:30 AM CST."""
     profile = load_profile()
     engine = ClockEngine(profile, [FrontageSpec("a", DEVICE)])
-    engine.enforcement.open("k", "a", datetime(2026, 10, 31, 12, 0, tzinfo=CHICAGO), 1219.2, datetime(2026, 10, 31, 12, 10, tzinfo=CHICAGO))
+    engine.enforcement.open(
+        "k",
+        "a",
+        datetime(2026, 10, 31, 12, 0, tzinfo=CHICAGO),
+        1219.2,
+        datetime(2026, 10, 31, 12, 10, tzinfo=CHICAGO),
+    )
     act(engine, "confirm_hazard", "k", datetime(2026, 11, 1, 0, 30, tzinfo=CHICAGO))
     delivered = datetime(2026, 11, 1, 1, 30, tzinfo=CHICAGO)
     assert delivered.utcoffset() == timedelta(hours=-5)

@@ -58,7 +58,11 @@ def test_a_snow_measurement_names_its_frontage() -> None:
         (TOPIC, b"[1, 2]", "malformed_json"),
         (TOPIC, json.dumps({**GOOD, "schema": 2}).encode(), "unknown_schema"),
         (TOPIC, json.dumps({**GOOD, "schema": True}).encode(), "unknown_schema"),
-        (TOPIC, json.dumps({k: v for k, v in GOOD.items() if k != "seq"}).encode(), "missing_field"),
+        (
+            TOPIC,
+            json.dumps({k: v for k, v in GOOD.items() if k != "seq"}).encode(),
+            "missing_field",
+        ),
         (TOPIC, json.dumps({**GOOD, "snow_depth_in": 3}).encode(), "extra_field"),
         (TOPIC, json.dumps({**GOOD, "snow_depth_mm": -4}).encode(), "out_of_range"),
         (TOPIC, json.dumps({**GOOD, "air_temp_c": 99}).encode(), "out_of_range"),

@@ -38,7 +38,9 @@ EXPECTED = [
 
 def test_scenario_states_its_own_expectation() -> None:
     story = load_scenario("first-storm")
-    stated = sorted((e.frontage, e.notice, e.deadline.astimezone(UTC).isoformat()) for e in story.expect)
+    stated = sorted(
+        (e.frontage, e.notice, e.deadline.astimezone(UTC).isoformat()) for e in story.expect
+    )
     assert stated == EXPECTED
 
 
@@ -52,7 +54,8 @@ def test_replay_in_process_gives_notices_for_b_and_c_only(tmp_path: Path) -> Non
     assert b.body_text is not None
     assert "2 ft 0 in" in b.body_text
     assert "Friday, December 11, 2026 at 5:00 PM CST" in b.body_text
-    assert "Bert Brandt" in b.body_text and "PO Box 12" in b.body_text
+    assert "Bert Brandt" in b.body_text
+    assert "PO Box 12" in b.body_text
     # Replaying again adds nothing: every decision has its key.
     _, again = replay_in_process(load_scenario("first-storm"), cases, profile)
     assert [n.number for n in again] == [n.number for n in notices]
@@ -104,7 +107,7 @@ def test_live_runner_fires_the_exact_deadline_from_the_scheduler(
         length_ft=50, zone="residential", owner_id="o1", device_id="pole-live",
     )  # fmt: skip
     mqtt = MqttSettings(host=broker.host, port=broker.port, client_id="live-analytics")
-    runner = build_analytics(cases, profile, mqtt, site="clyman", mode="live", scheduler_url=db)
+    runner = build_analytics(cases, profile, mqtt, site="clyman", mode="live")
     # Snow stopped 24 h ago less three seconds, so the deadline falls during the test.
     now = datetime.now(UTC)
     cessation = now - timedelta(hours=24) + timedelta(seconds=3)
@@ -115,14 +118,18 @@ def test_live_runner_fires_the_exact_deadline_from_the_scheduler(
         detector.params = runner.engine.params
     runner.start()
     try:
-        publisher = MqttClient(MqttSettings(host=broker.host, port=broker.port, client_id="live-pub"))
+        publisher = MqttClient(
+            MqttSettings(host=broker.host, port=broker.port, client_id="live-pub")
+        )
         publisher.connect()
         seq = 0
         t = cessation - timedelta(hours=2)
         while t <= cessation:
             seq += 1
             depth = 100.0 * (1 - (cessation - t) / timedelta(hours=2))
-            reading = WeatherReading(device="pole-live", seq=seq, ts=to_ms(t), snow_depth_mm=depth, air_temp_c=-6.0)
+            reading = WeatherReading(
+                device="pole-live", seq=seq, ts=to_ms(t), snow_depth_mm=depth, air_temp_c=-6.0
+            )
             publisher.publish_and_wait("sidewalk/v1/clyman/pole-live/weather", reading.to_json())
             t += timedelta(minutes=10)
         seq += 1

@@ -23,7 +23,7 @@ from sidewalk.edge.drivers.quality import Quality
 from sidewalk.edge.drivers.sht31 import SHT31
 from sidewalk.edge.drivers.testing import FakeSMBus
 from sidewalk.edge.drivers.tipping_bucket import TippingBucket
-from sidewalk.edge.drivers.ultrasonic import UltrasonicSnowDepth
+from sidewalk.edge.drivers.ultrasonic import MaxbotixModel, UltrasonicSnowDepth
 
 DATA = Path(__file__).parent / "data"
 T0 = datetime(2026, 1, 10, 6, 0, tzinfo=UTC)
@@ -100,6 +100,17 @@ def test_ultrasonic_no_target_and_missing_temperature(pty_pair: tuple[int, Seria
     assert uncompensated.value == 500.0
     too_close = sensor.reading_from_ranges([300] * 7, air_temp_c=0.0)
     assert too_close.quality is Quality.OUT_OF_RANGE
+    # A ranger that compensates itself is not corrected again and needs no air temperature.
+    self_compensating = UltrasonicSnowDepth(
+        port,
+        ground_distance_mm=2000.0,
+        sensor_id="sonic-2",
+        model=MaxbotixModel(compensates_internally=True),
+        clock=fixed_clock,
+    )
+    for air in (None, -20.0):
+        reading = self_compensating.reading_from_ranges([1500] * 7, air_temp_c=air)
+        assert (reading.value, reading.quality) == (500.0, Quality.GOOD)
 
 
 def test_ultrasonic_silent_port_is_no_data(pty_pair: tuple[int, SerialPort]) -> None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from sidewalk.core.contract import StoredWatermark, topic_for
+from sidewalk.core.contract import AnyReading, Reading, StoredWatermark, topic_for
 from sidewalk.core.mqtt import MqttClient
 from sidewalk.edge.simulated import SimulatedPole
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore
@@ -210,3 +212,84 @@ def test_readings_the_full_buffer_dropped_are_recorded_lost_not_awaited(
         [lost] = store.gaps(device, lost_only=True)
         assert (lost.from_seq, lost.to_seq) == (1, 20)
         assert ingest.wait_for(lambda: len(pub.buffer) == 0, 5)
+
+
+def test_readings_lost_after_the_broker_took_them_are_sent_again(
+    broker: MosquittoServer, tmp_path: Path
+) -> None:
+    """No reconnect happens: only the stalled watermark tells the pole to re-send."""
+    site, device = slug("site"), slug("pole")
+    seen = threading.Semaphore(0)
+    watcher = MqttClient(
+        settings(broker.host, broker.port, slug("watch"), clean_start=True),
+        on_message=lambda _m: seen.release(),
+    )
+    watcher.connect()
+    watcher.subscribe(topic_for(site, device, "weather"))
+    with running_publisher(
+        broker.host, broker.port, tmp_path / "buf.db", site, device, resend_after_s=0.5
+    ) as pub:
+        # Ingest is not subscribed yet: the broker takes these and drops them.
+        SimulatedPole(pub, storm(20)).run()
+        for _ in range(10):  # the 10 weather readings have passed the broker
+            assert seen.acquire(timeout=5)
+        watcher.disconnect()
+        with running_ingest(broker.host, broker.port, tmp_path / "ts.db", site) as ingest:
+            assert pub.wait_stored(20, timeout_s=15), pub.watermark
+            store = ingest.store
+            assert isinstance(store, SqliteTimeSeriesStore)
+            assert store.seqs(device) == list(range(1, 21))
+
+
+class _FailingInflux:
+    """An InfluxDB writer whose server is down."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def write(self, readings: Sequence[Reading]) -> None:
+        self.calls += 1
+        raise ConnectionError("influxdb unreachable")
+
+
+def test_hooks_see_each_stored_reading_once_and_influx_failures_do_not_block(
+    broker: MosquittoServer, tmp_path: Path
+) -> None:
+    site, device = slug("site"), slug("pole")
+    seen: list[AnyReading] = []
+    influx = _FailingInflux()
+    topic = topic_for(site, device, "weather")
+    with running_ingest(
+        broker.host, broker.port, tmp_path / "ts.db", site, on_stored=seen.extend, influx=influx
+    ) as ingest:
+        raw = _raw_client(broker)
+        try:
+            for seq in (1, 2, 2, 3):
+                raw.publish(topic, _weather(device, seq), 1)
+            assert ingest.wait_for(lambda: ingest.stats.received == 4)
+        finally:
+            raw.disconnect()
+        assert [r.seq for r in seen] == [1, 2, 3]
+        assert influx.calls >= 1
+
+
+def test_two_workers_on_a_shared_subscription_store_everything_once(
+    broker: MosquittoServer, tmp_path: Path
+) -> None:
+    site, device = slug("site"), slug("pole")
+    group = slug("workers")
+    db = tmp_path / "ts.db"
+    with (
+        running_ingest(broker.host, broker.port, db, site, shared_group=group) as one,
+        running_ingest(broker.host, broker.port, db, site, shared_group=group) as two,
+        running_publisher(broker.host, broker.port, tmp_path / "buf.db", site, device) as pub,
+    ):
+        SimulatedPole(pub, storm(400)).run()
+        assert pub.wait_stored(400, timeout_s=20), pub.watermark
+        store = one.store
+        assert isinstance(store, SqliteTimeSeriesStore)
+        assert store.seqs(device) == list(range(1, 401))
+        assert store.gaps(device) == []
+        assert one.stats.stored > 0
+        assert two.stats.stored > 0
+        assert one.stats.stored + two.stats.stored == 400

@@ -48,7 +48,7 @@ def test_broker_restart_mid_stream_loses_and_duplicates_nothing(
         with (
             running_ingest(broker.host, broker.port, tmp_path / "ts.db", site) as ingest,
             running_publisher(
-                broker.host, broker.port, tmp_path / "buf.db", site, device
+                broker.host, broker.port, tmp_path / "buf.db", site, device, resend_after_s=1.0
             ) as pub,
         ):
             store = _store(ingest.store)

@@ -1,4 +1,4 @@
-"""Fixtures for the real weather records; tests skip (with the path) only when the data is absent."""
+"""Fixtures for the real weather records; tests skip (naming the path) only if it is absent."""
 
 from __future__ import annotations
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -17,12 +18,13 @@ from sidewalk.scenarios.weather import (
 
 MILWAUKEE_HEADER = "year,month,day,date,day_of_year,PRCP,SNOW,SNWD,TMAX,TMIN\n"
 MINNEAPOLIS_HEADER = (
-    "holiday,temp,rain_1h,snow_1h,clouds_all,weather_main,weather_description,date_time,traffic_volume\n"
+    "holiday,temp,rain_1h,snow_1h,clouds_all,weather_main,"
+    "weather_description,date_time,traffic_volume\n"
 )
 
 
 def test_milwaukee_snow_columns_are_multiplied_by_ten(tmp_path: Path) -> None:
-    """Upstream turned whole mm into 'inches' with the tenths-of-mm factor: 100 mm reads 0.393701."""
+    """Upstream turned whole mm into 'inches' with the tenths-of-mm factor: 100 mm reads 0.3937."""
     csv = tmp_path / "ghcn.csv"
     csv.write_text(MILWAUKEE_HEADER + "2019,01,19,2019-01-19,19,0.5,0.393701,0.787402,32,14\n")
     [day] = load_milwaukee(date(2019, 1, 1), date(2019, 2, 1), csv)
@@ -68,7 +70,9 @@ def test_minneapolis_rows_of_one_hour_merge_and_kelvin_becomes_celsius(tmp_path:
 
 def test_minneapolis_repeated_fall_back_hour_is_its_first_pass(tmp_path: Path) -> None:
     csv = tmp_path / "mpls.csv"
-    csv.write_text(MINNEAPOLIS_HEADER + "None,275.0,0.0,0.0,1,Clear,sky is clear,2017-11-05 01:00:00,1\n")
+    csv.write_text(
+        MINNEAPOLIS_HEADER + "None,275.0,0.0,0.0,1,Clear,sky is clear,2017-11-05 01:00:00,1\n"
+    )
     [hour] = load_minneapolis(date(2017, 11, 1), date(2017, 11, 30), csv)
     assert hour.start == datetime(2017, 11, 5, 6, 0, tzinfo=UTC)  # 01:00 CDT
 
@@ -77,7 +81,7 @@ def test_real_minneapolis_winter_2017_18_is_complete_enough(minneapolis_csv: Pat
     hours = load_minneapolis(*winter_bounds("2017-18"), minneapolis_csv)
     assert len(hours) > 4500
     assert sum(h.snowing for h in hours) > 600
-    assert all(a.start < b.start for a, b in zip(hours, hours[1:], strict=False))
+    assert all(a.start < b.start for a, b in itertools.pairwise(hours))
     assert -40 < min(h.air_temp_c for h in hours) < -20  # Celsius, not kelvin
 
 
@@ -94,7 +98,9 @@ def test_data_dir_honours_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_p
     monkeypatch.setenv("SIDEWALK_DATA_DIR", str(tmp_path))
     assert data_dir() == tmp_path
     monkeypatch.delenv("SIDEWALK_DATA_DIR")
-    assert (data_dir() / "weather").resolve() == (Path(__file__).resolve().parents[3] / "shared" / "data" / "weather").resolve()
+    assert (data_dir() / "weather").resolve() == (
+        Path(__file__).resolve().parents[3] / "shared" / "data" / "weather"
+    ).resolve()
 
 
 def test_daily_snow_becomes_one_labelled_snowfall_of_the_right_water(tmp_path: Path) -> None:

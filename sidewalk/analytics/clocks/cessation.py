@@ -140,7 +140,10 @@ class SnowfallDetector:
         if before is not None and at <= before[0]:
             return changes
         self.covers[measurement.frontage] = (at, measurement.snow_cover_fraction)
-        cold = self.last_air_temp_c is not None and self.last_air_temp_c <= self.params.snow_max_air_temp_c
+        cold = (
+            self.last_air_temp_c is not None
+            and self.last_air_temp_c <= self.params.snow_max_air_temp_c
+        )
         if before is None or not cold or at - before[0] > self.params.camera_window:
             return changes
         if measurement.snow_cover_fraction - before[1] >= self.params.camera_cover_rise:
@@ -195,7 +198,8 @@ class SnowfallDetector:
         fitted break (``_depth_break``), free of any filter delay. Without a
         gauge or camera signal, the break alone decides.
         """
-        assert self.last_signal_at is not None and self.last_signal_cause is not None
+        assert self.last_signal_at is not None
+        assert self.last_signal_cause is not None
         ceased_at, cause = self.last_signal_at, self.last_signal_cause
         if self.last_other_cause is not None:
             ceased_at, cause = self.last_other_cause.at, self.last_other_cause
@@ -236,7 +240,10 @@ class SnowfallDetector:
             if fit is not None and (best is None or fit[0] < best[0]):
                 best = (fit[0], b, fit[1], fit[2])
         span_h = self.params.fit_span.total_seconds() / 3600
-        if best is None or best[3] * min(span_h, best[1] - points[0][0]) < self.params.depth_rise_mm:
+        if (
+            best is None
+            or best[3] * min(span_h, best[1] - points[0][0]) < self.params.depth_rise_mm
+        ):
             return None
         return since + timedelta(hours=best[1]), best[2]
 
@@ -270,7 +277,9 @@ class SnowfallDetector:
         return reading.air_temp_c is None or reading.air_temp_c <= self.params.snow_max_air_temp_c
 
 
-def _centred_medians(depths: list[tuple[datetime, float]], half: timedelta) -> list[tuple[datetime, float]]:
+def _centred_medians(
+    depths: list[tuple[datetime, float]], half: timedelta
+) -> list[tuple[datetime, float]]:
     """Median of the raw depths within ``half`` either side of each reading."""
     out: list[tuple[datetime, float]] = []
     lo = hi = 0

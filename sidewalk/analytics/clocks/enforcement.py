@@ -1,17 +1,14 @@
 """§ 370-10 B–G: what follows a clearing violation, one case per violation.
 
 ```
-            ┌─────────── compliant measurement / inspected clear ───────────▶ cured
-            │
-notice_issued ──delivery──▶ notice_period ──B(2) deadline, not clear──▶ abatement_ordered
-   │   ▲                         │                                           │
-   │   └─ officer confirms hazard┘ (either state)                            │ crew done (F)
-   ▼                                                                         ▼
-hazard_notice_issued ──delivery──▶ hazard_period ──2 h, not clear──▶ abatement_ordered ──▶ abated
-   │                                                                                         │
-   └── owner unavailable ──▶ abatement_ordered (at once) + after-the-fact notice        bill received
-                                                                                             ▼
-                                            paid ◀── paid in full ── billed ── 60 days unpaid ──▶ tax_roll
+notice_issued ─delivery─▶ notice_period ─B(2) period over, not clear─▶ abatement_ordered
+  │  (compliant measurement or inspected clear, any open state ─▶ cured)      │
+  │ officer confirms hazard                                                  │ crew done (F)
+  ▼                                                                          ▼
+hazard_notice_issued ─delivery─▶ hazard_period ─2 h, not clear─▶ abatement_ordered ─▶ abated
+  │                                                                          │ bill received
+  └─ owner unavailable ─▶ abatement_ordered at once + after-the-fact notice  ▼
+                                     paid ◀─ paid in full ─ billed ─ 60 days unpaid ─▶ tax_roll
 ```
 
 * The notice periods run from the recorded *delivery*, never from issue
@@ -71,7 +68,15 @@ class EnforcementCase:
     history: list[Transition] = field(default_factory=list)
 
     def move(self, to_state: str, at: datetime, cause: Cause, **detail: object) -> Transition:
-        t = Transition(self.frontage, ENFORCEMENT, self.state, to_state, at, cause, {"violation": self.key, **detail})
+        t = Transition(
+            self.frontage,
+            ENFORCEMENT,
+            self.state,
+            to_state,
+            at,
+            cause,
+            {"violation": self.key, **detail},
+        )
         self.state = to_state
         self.history.append(t)
         return t
@@ -94,7 +99,14 @@ class Enforcement:
 
     # -- starting a case -------------------------------------------------------
 
-    def open(self, key: str, frontage: str, missed_deadline: datetime, required_width_mm: float, at: datetime) -> list[Event]:
+    def open(
+        self,
+        key: str,
+        frontage: str,
+        missed_deadline: datetime,
+        required_width_mm: float,
+        at: datetime,
+    ) -> list[Event]:
         """A clearing violation was found: the B(2) written notice is due."""
         if key in self.cases:
             return []
@@ -144,7 +156,9 @@ class Enforcement:
             raise ValueError(f"{action.kind} is not an enforcement action")
         return handler(case, action, cause)
 
-    def _confirm_hazard(self, case: EnforcementCase, action: PersonAction, cause: Cause) -> list[Event]:
+    def _confirm_hazard(
+        self, case: EnforcementCase, action: PersonAction, cause: Cause
+    ) -> list[Event]:
         if case.state not in {"notice_issued", "notice_period"}:
             raise ValueError(f"{case.key}: cannot confirm a hazard in state {case.state}")
         case.hazard = True
@@ -183,13 +197,24 @@ class Enforcement:
             )
         ]
 
-    def _unavailable(self, case: EnforcementCase, action: PersonAction, cause: Cause) -> list[Event]:
+    def _unavailable(
+        self, case: EnforcementCase, action: PersonAction, cause: Cause
+    ) -> list[Event]:
         if case.state != "hazard_notice_issued":
-            raise ValueError(f"{case.key}: owner unavailability applies to an undelivered hazard notice")
+            raise ValueError(
+                f"{case.key}: owner unavailability applies to an undelivered hazard notice"
+            )
         citation = self.profile.snow_and_ice.hazard_notice_period.citation or ""
         return [
             case.move("abatement_ordered", action.at, cause, reason="owner unavailable"),
-            AbatementOrdered(f"{case.key}/abatement", case.key, case.frontage, action.at, "owner_unavailable", citation),
+            AbatementOrdered(
+                f"{case.key}/abatement",
+                case.key,
+                case.frontage,
+                action.at,
+                "owner_unavailable",
+                citation,
+            ),
             NoticeRequired(
                 key=f"{case.key}/hazard_abatement_notice",
                 violation_key=case.key,
@@ -200,7 +225,9 @@ class Enforcement:
             ),
         ]
 
-    def _inspected_clear(self, case: EnforcementCase, action: PersonAction, cause: Cause) -> list[Event]:
+    def _inspected_clear(
+        self, case: EnforcementCase, action: PersonAction, cause: Cause
+    ) -> list[Event]:
         if case.state not in OPEN_STATES:
             raise ValueError(f"{case.key}: nothing to cure in state {case.state}")
         return [case.move("cured", action.at, cause, **action.detail)]
@@ -210,15 +237,31 @@ class Enforcement:
             raise ValueError(f"{case.key}: no abatement was ordered (state {case.state})")
         billing = self.profile.billing
         case.costs_incurred_at = action.at
-        case.tax_roll_at = end_of_calendar_day(action.at, billing.tax_roll_after.days, self.profile.zone)
-        return [case.move("abated", action.at, cause, tax_roll_at=case.tax_roll_at.isoformat(), **action.detail)]
+        case.tax_roll_at = end_of_calendar_day(
+            action.at, billing.tax_roll_after.days, self.profile.zone
+        )
+        return [
+            case.move(
+                "abated",
+                action.at,
+                cause,
+                tax_roll_at=case.tax_roll_at.isoformat(),
+                **action.detail,
+            )
+        ]
 
-    def _bill_received(self, case: EnforcementCase, action: PersonAction, cause: Cause) -> list[Event]:
+    def _bill_received(
+        self, case: EnforcementCase, action: PersonAction, cause: Cause
+    ) -> list[Event]:
         if case.state != "abated":
             raise ValueError(f"{case.key}: no bill outstanding in state {case.state}")
         rule = self.profile.billing.bill_payable
         case.bill_due = end_of_calendar_day(action.at, rule.days, self.profile.zone)
-        return [case.move("billed", action.at, cause, due=case.bill_due.isoformat(), citation=rule.citation)]
+        return [
+            case.move(
+                "billed", action.at, cause, due=case.bill_due.isoformat(), citation=rule.citation
+            )
+        ]
 
     def _paid(self, case: EnforcementCase, action: PersonAction, cause: Cause) -> list[Event]:
         if case.state not in {"abated", "billed"}:
@@ -235,15 +278,33 @@ class Enforcement:
             while case.continuing and to >= case.next_offense_at(period.duration):
                 at = case.next_offense_at(period.duration)
                 case.offenses += 1
-                events.append(OffenseCounted(case.key, case.frontage, at, case.offenses, period.citation or ""))
-            if case.state in {"notice_period", "hazard_period"} and case.notice_deadline is not None:
-                if to >= case.notice_deadline:
-                    events += self._notice_expired(case)
-            if case.state in {"abated", "billed"} and case.tax_roll_at is not None and to >= case.tax_roll_at:
+                events.append(
+                    OffenseCounted(
+                        case.key, case.frontage, at, case.offenses, period.citation or ""
+                    )
+                )
+            if (
+                case.state in {"notice_period", "hazard_period"}
+                and case.notice_deadline is not None
+            ) and to >= case.notice_deadline:
+                events += self._notice_expired(case)
+            if (
+                case.state in {"abated", "billed"}
+                and case.tax_roll_at is not None
+                and to >= case.tax_roll_at
+            ):
                 assert case.costs_incurred_at is not None
                 citation = self.profile.billing.tax_roll_after.citation or ""
-                events.append(case.move("tax_roll", case.tax_roll_at, Cause(kind="deadline", at=case.tax_roll_at)))
-                events.append(TaxRollDue(case.key, case.frontage, case.tax_roll_at, case.costs_incurred_at, citation))
+                events.append(
+                    case.move(
+                        "tax_roll", case.tax_roll_at, Cause(kind="deadline", at=case.tax_roll_at)
+                    )
+                )
+                events.append(
+                    TaxRollDue(
+                        case.key, case.frontage, case.tax_roll_at, case.costs_incurred_at, citation
+                    )
+                )
         return events
 
     def next_due(self) -> datetime | None:
@@ -252,7 +313,10 @@ class Enforcement:
         for case in self.cases.values():
             if case.continuing:
                 due.append(case.next_offense_at(period))
-            if case.state in {"notice_period", "hazard_period"} and case.notice_deadline is not None:
+            if (
+                case.state in {"notice_period", "hazard_period"}
+                and case.notice_deadline is not None
+            ):
                 due.append(case.notice_deadline)
             if case.state in {"abated", "billed"} and case.tax_roll_at is not None:
                 due.append(case.tax_roll_at)
@@ -268,7 +332,9 @@ class Enforcement:
         reason = "hazard notice period ended" if case.hazard else "notice period ended"
         return [
             case.move("abatement_ordered", at, Cause(kind="deadline", at=at), reason=reason),
-            AbatementOrdered(f"{case.key}/abatement", case.key, case.frontage, at, "notice_expired", citation),
+            AbatementOrdered(
+                f"{case.key}/abatement", case.key, case.frontage, at, "notice_expired", citation
+            ),
         ]
 
     def _open_for(self, frontage: str) -> list[EnforcementCase]:

@@ -23,9 +23,12 @@ import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache
+
+from pydantic import TypeAdapter
 
 from sidewalk.analytics.clocks.cessation import DetectionParams, SnowfallChange, SnowfallDetector
-from sidewalk.analytics.clocks.enforcement import Enforcement
+from sidewalk.analytics.clocks.enforcement import Enforcement, EnforcementCase
 from sidewalk.analytics.clocks.events import (
     Cause,
     ClearingUnverified,
@@ -41,6 +44,7 @@ from sidewalk.core.contract import AnyReading, SnowMeasurement, WeatherReading
 from sidewalk.core.profile import Profile
 
 CLEARING = "clearing"
+SNAPSHOT_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -77,10 +81,28 @@ class ClearingClock:
     treated: list[tuple[datetime, Cause]] = field(default_factory=list)
 
     def move(self, to_state: str, at: datetime, cause: Cause, **detail: object) -> Transition:
-        transition = Transition(self.frontage, CLEARING, self.state, to_state, at, cause, dict(detail))
+        transition = Transition(
+            self.frontage, CLEARING, self.state, to_state, at, cause, dict(detail)
+        )
         self.state = to_state
         self.history.append(transition)
         return transition
+
+
+@dataclass
+class EngineState:
+    """Everything the engine remembers, for a snapshot in the case records."""
+
+    version: int
+    now: datetime | None
+    detectors: dict[str, SnowfallDetector]
+    clocks: dict[str, ClearingClock]
+    cases: dict[str, EnforcementCase]
+
+
+@cache
+def _state_codec() -> TypeAdapter[EngineState]:
+    return TypeAdapter(EngineState)
 
 
 class ClockEngine:
@@ -150,9 +172,9 @@ class ClockEngine:
         for device, detector in self.detectors.items():
             events += self._apply(device, detector.advance(to))
         for clock in self.clocks.values():
-            if clock.state == "clearing_period" and clock.deadline is not None:
-                if to >= clock.deadline + self.params.decision_grace:
-                    events += self._decide(clock)
+            due = clock.deadline
+            if clock.state == "clearing_period" and due and to >= due + self.params.decision_grace:
+                events += self._decide(clock)
         events += self.enforcement.advance(to)
         return events
 
@@ -181,6 +203,32 @@ class ClockEngine:
             due.append(enforcement_due)
         return min(due, default=None)
 
+    # -- restart ---------------------------------------------------------------
+
+    def snapshot(self) -> bytes:
+        """The engine's whole state as JSON: restoring it resumes every clock exactly."""
+        state = EngineState(
+            SNAPSHOT_VERSION, self.now, self.detectors, self.clocks, self.enforcement.cases
+        )
+        return _state_codec().dump_json(state)
+
+    def restore(self, data: bytes) -> None:
+        """Resume from ``snapshot()``; frontages added since start fresh, removed ones drop."""
+        state = _state_codec().validate_json(data)
+        if state.version != SNAPSHOT_VERSION:
+            raise ValueError(
+                f"engine snapshot version {state.version}; this engine reads {SNAPSHOT_VERSION}"
+            )
+        self.now = state.now
+        for device, detector in state.detectors.items():
+            if device in self.detectors:
+                detector.params = self.params
+                self.detectors[device] = detector
+        for frontage, clock in state.clocks.items():
+            if frontage in self.clocks:
+                self.clocks[frontage] = clock
+        self.enforcement.cases = {k: c for k, c in state.cases.items() if c.frontage in self.clocks}
+
     # -- the § 370-10 A sequence ------------------------------------------------
 
     def _apply(self, device: str, changes: list[SnowfallChange]) -> list[Event]:
@@ -194,7 +242,9 @@ class ClockEngine:
                         clock.history = []
                     restarted = clock.state == "clearing_period"
                     clock.onset_at = change.at
-                    events.append(clock.move("snowing", change.at, change.cause, restarted=restarted))
+                    events.append(
+                        clock.move("snowing", change.at, change.cause, restarted=restarted)
+                    )
                 elif change.kind == "cessation" and clock.state == "snowing":
                     clock.cessation_at = change.at
                     clock.deadline = plus_elapsed(change.at, rule.duration)
@@ -211,7 +261,8 @@ class ClockEngine:
         return events
 
     def _decide(self, clock: ClearingClock) -> list[Event]:
-        assert clock.deadline is not None and clock.cessation_at is not None
+        assert clock.deadline is not None
+        assert clock.cessation_at is not None
         width_rule = self.profile.snow_and_ice.clearing_min_width
         required = width_rule.length_mm
         deadline = clock.deadline
@@ -238,7 +289,9 @@ class ClockEngine:
             if treated:
                 # A: ice that cannot be removed complies when kept sanded or salted.
                 return [clock.move("complied", deadline, treated[-1], treated=True, **detail)]
-        move = clock.move("violation", deadline, cause, ice_suspected=evidence.ice_suspected, **detail)
+        move = clock.move(
+            "violation", deadline, cause, ice_suspected=evidence.ice_suspected, **detail
+        )
         deadline_rule = self.profile.snow_and_ice.clearing_deadline
         violation = ClearingViolation(
             key=key,
@@ -258,17 +311,23 @@ class ClockEngine:
             history=tuple(clock.history),
         )
         events: list[Event] = [move, violation]
-        events += self.enforcement.open(key, clock.frontage, deadline, required, violation.decided_at)
+        events += self.enforcement.open(
+            key, clock.frontage, deadline, required, violation.decided_at
+        )
         reasons = []
         if evidence.ice_suspected:
             reasons.append("ice suspected on the walk")
         if evidence.cleared_width_mm < 0.01 * required:
             reasons.append("no path cleared at all")
         if reasons:
-            events.append(HazardCandidate(key, clock.frontage, violation.decided_at, tuple(reasons)))
+            events.append(
+                HazardCandidate(key, clock.frontage, violation.decided_at, tuple(reasons))
+            )
         return events
 
-    def _evidence(self, clock: ClearingClock, since: datetime, until: datetime) -> _Measurement | None:
+    def _evidence(
+        self, clock: ClearingClock, since: datetime, until: datetime
+    ) -> _Measurement | None:
         """The latest measurement in [since, until], if fresh enough to decide on."""
         candidates = [m for m in clock.measurements if since <= m.at <= until]
         if not candidates:

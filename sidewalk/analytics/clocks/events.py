@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, cast, get_args
 
 CauseKind = Literal["reading", "frame", "person", "deadline"]
 
@@ -77,7 +77,6 @@ class ClearingUnverified:
     last_measured_at: datetime | None
 
 
-
 # -- § 370-10 B–G: what follows a violation ------------------------------------
 
 ActionKind = Literal[
@@ -92,9 +91,19 @@ ActionKind = Literal[
 ]
 
 
+def action_kind(name: str) -> ActionKind:
+    """Check a stored or typed action name; raises ValueError for anything else."""
+    if name not in get_args(ActionKind):
+        raise ValueError(f"unknown action {name!r}; one of {', '.join(get_args(ActionKind))}")
+    return cast(ActionKind, name)
+
+
 @dataclass(frozen=True)
 class PersonAction:
-    """Something a person recorded; ``target`` is a violation key or, for ``record_treated``, a frontage."""
+    """Something a person recorded.
+
+    ``target`` is a violation key, or for ``record_treated`` a frontage id.
+    """
 
     kind: ActionKind
     target: str

@@ -73,7 +73,7 @@ def measure_depth_map(
     normal, offset = _ransac_plane(pts)
     stages.append(("plane", time.perf_counter() - t0))
     # A little over the median pixel footprint, so few cells stay empty.
-    import os; cell = float(os.environ.get("CF","1.3")) * float(np.median(z)) / intrinsics.fx
+    cell = 1.3 * float(np.median(z)) / intrinsics.fx
     hm = _height_map(pts, normal, offset, cell)
     stages.append(("height_map", time.perf_counter() - t0))
     p = replace(
@@ -157,7 +157,7 @@ def _height_map(pts: F64, normal: F64, offset: float, cell: float) -> HeightMap:
     empty = (n == 0).astype(np.uint8)
     # Fill only specks: a long empty run is an occluded gap and must stay empty.
     _, lab, stats, _ = cv2.connectedComponentsWithStats(empty, connectivity=8)
-    import os; speck = (stats[:, cv2.CC_STAT_AREA] < int(os.environ.get("SP","30")))[lab] & (empty > 0) & (c5 >= 5)
+    speck = (stats[:, cv2.CC_STAT_AREA] < 30)[lab] & (empty > 0) & (c5 >= 5)
     with np.errstate(invalid="ignore", divide="ignore"):
         grid = np.where(speck, s5 / n5, s / n)
     origin = normal * offset

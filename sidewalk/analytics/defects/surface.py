@@ -363,8 +363,8 @@ def _block_result(
         if area < params.spall_min_area_mm2:
             continue
         sel = lab == k
-        depth = float(sm[sel].max())
         r_, c_ = np.unravel_index(int(np.argmax(np.where(sel, sm, -np.inf))), sm.shape)
+        depth = _bottom_depth(drop, ok, int(r_), int(c_), c, float(sm[r_, c_]))
         _, pu = _plane_at(b, float(c_), float(r_))
         perim = float(cv2.arcLength(
             cv2.findContours(sel.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)[0][0],
@@ -402,3 +402,29 @@ def _block_result(
             hm.a0_mm + bc[0] * c, hm.b0_mm + bc[1] * c, _plane_at(b, bc[0], bc[1])[0]
         ),
     )
+
+
+def _bottom_depth(drop: F64, ok: B, row: int, col: int, c: float, fallback: float) -> float:
+    """Depth at a pit's bottom from a quadratic fitted to the raw drops
+    within 15 mm: the maximum of smoothed noise alone reads too deep."""
+    rad = max(3, round(15.0 / c))
+    r0, r1 = max(row - rad, 0), min(row + rad + 1, drop.shape[0])
+    c0, c1 = max(col - rad, 0), min(col + rad + 1, drop.shape[1])
+    rr, cc = np.mgrid[r0:r1, c0:c1]
+    m = ok[r0:r1, c0:c1] & ((rr - row) ** 2 + (cc - col) ** 2 <= rad * rad)
+    if m.sum() < 12:
+        return fallback
+    x = (cc[m] - col).astype(float)
+    y = (rr[m] - row).astype(float)
+    a = np.stack([np.ones_like(x), x, y, x * x, y * y, x * y], 1)
+    coef, *_ = np.linalg.lstsq(a, drop[r0:r1, c0:c1][m], rcond=None)
+    # Evaluate at the fitted extremum when it lies in the window, else at the centre.
+    hess = np.array([[2 * coef[3], coef[5]], [coef[5], 2 * coef[4]]])
+    try:
+        vx, vy = np.linalg.solve(hess, -coef[1:3])
+    except np.linalg.LinAlgError:
+        vx, vy = 0.0, 0.0
+    if vx * vx + vy * vy > rad * rad:
+        vx, vy = 0.0, 0.0
+    v = np.array([1.0, vx, vy, vx * vx, vy * vy, vx * vy])
+    return float(v @ coef)

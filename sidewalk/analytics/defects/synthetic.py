@@ -368,8 +368,8 @@ def render_depth(
         z = pc[:, 2]
         ok = z > 1
         uv = _project(camera, pc[ok])
-        ui = np.floor(uv[:, 0]).astype(np.int64)
-        vi = np.floor(uv[:, 1]).astype(np.int64)
+        ui = np.floor(uv[:, 0] + 0.5).astype(np.int64)  # pixel centres are integers
+        vi = np.floor(uv[:, 1] + 0.5).astype(np.int64)
         inb = (ui >= 0) & (ui < camera.width) & (vi >= 0) & (vi < camera.height)
         np.minimum.at(depth, vi[inb] * camera.width + ui[inb], z[ok][inb])
     depth = depth.reshape(camera.height, camera.width)

@@ -138,19 +138,3 @@ class FrontageGeometry:
             np.full(frame.shape[:2], 255, np.uint8), m, (cols, rows), flags=cv2.INTER_NEAREST
         )
         return np.asarray(top, dtype=np.uint8), np.asarray(seen > 0)
-
-    def image_roi(self, frame_shape: tuple[int, ...]) -> BoolMask:
-        """Mask of the walk's outline in the camera image (for cover fraction and evidence)."""
-        corners = np.array(
-            [
-                [0, 0],
-                [self.length_mm, 0],
-                [self.length_mm, self.walk_width_mm],
-                [0, self.walk_width_mm],
-            ],
-            dtype=np.float64,
-        )
-        poly = project(np.asarray(np.linalg.inv(self.image_to_ground), np.float64), corners)
-        mask = np.zeros(frame_shape[:2], np.uint8)
-        cv2.fillPoly(mask, [np.round(poly).astype(np.int32)], 255)
-        return np.asarray(mask > 0)

@@ -63,10 +63,18 @@ def snow_depth_from_range_mm(ground_distance_mm: float, surface_distance_mm: flo
 
 @dataclass(frozen=True, slots=True)
 class MaxbotixModel:
-    """Range limits of one MaxBotix model family; the limit values are its error codes."""
+    """Range limits of one ranger model (the limit values are its error codes), and
+    whether its output is already temperature compensated.
+
+    ``compensates_internally`` must follow the datasheet of the unit ordered: a
+    ranger that reports at the 0 °C speed of sound (the SR50A convention) needs
+    the air-temperature correction here; one that compensates with its own
+    sensor must not be corrected twice.
+    """
 
     min_mm: int = 300
     max_mm: int = 5000  # HRXL 5 m models; 10 m models (MB7369/7389) report 9999
+    compensates_internally: bool = False
 
 
 class UltrasonicSnowDepth:
@@ -129,12 +137,15 @@ class UltrasonicSnowDepth:
             return flagged(Quality.NO_DATA, f"no target (R{self.model.max_mm})")
         if median <= self.model.min_mm:
             return flagged(Quality.OUT_OF_RANGE, "target inside minimum range")
-        if air_temp_c is None:
+        if self.model.compensates_internally:
+            depth = snow_depth_from_range_mm(self.ground_distance_mm, median)
+        elif air_temp_c is None:
             raw_depth = snow_depth_from_range_mm(self.ground_distance_mm, median)
             return flagged(Quality.UNCOMPENSATED, "no air temperature", round(raw_depth, 1))
-        depth = snow_depth_from_range_mm(
-            self.ground_distance_mm, speed_of_sound_corrected_mm(median, air_temp_c)
-        )
+        else:
+            depth = snow_depth_from_range_mm(
+                self.ground_distance_mm, speed_of_sound_corrected_mm(median, air_temp_c)
+            )
         # Bare ground reads a few mm either side of zero; the contract has no negative depth.
         return flagged(self.checker.check(depth), "", round(max(depth, 0.0), 1))
 

@@ -1,0 +1,178 @@
+"""Measurements against the ordinance limits, and the per-owner 80 % rule."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from .limits import DefectLimits
+from .results import BlockMeasurement, JointMeasurement, SurfaceInspection
+
+# A verdict is called confident when the measurement is this many standard
+# uncertainties away from the limit.
+CONFIDENCE_SIGMAS = 2.0
+
+
+class Rule(StrEnum):
+    """The measured rules of § 370-5 (limits come from ``DefectLimits``)."""
+
+    VERTICAL_DIFFERENTIAL = "vertical_differential"  # (11)(a)
+    HORIZONTAL_GAP = "horizontal_gap"  # (11)(b)
+    DETERIORATION_DEPTH = "deterioration_depth"  # (11)(c)
+    CROSS_SLOPE = "cross_slope"  # (6)
+    JOINT_SPACING = "joint_spacing"  # (5)
+    WALK_WIDTH = "walk_width"  # (7)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleCheck:
+    """One measured value against one limit (units of the rule, mm or mm/m)."""
+
+    rule: Rule
+    measured: float
+    uncertainty: float
+    limit: float
+    failed: bool
+    confident: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BlockCondition:
+    """Whether one block is defective under (11)(a)-(c), and why."""
+
+    block: int
+    defective: bool
+    checks: tuple[RuleCheck, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerReplacement:
+    """The (11) 80 % rule over all of one owner's blocks."""
+
+    total_blocks: int
+    defective_blocks: int
+    defective_fraction: float
+    replace_entire_sidewalk: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FrontageCondition:
+    """Construction-standard checks along one frontage."""
+
+    checks: tuple[RuleCheck, ...]
+    compliant: bool
+
+
+def _at_least(rule: Rule, value: float, unc: float, limit: float) -> RuleCheck:
+    """Fails when value >= limit (the ordinance's "or more")."""
+    return RuleCheck(
+        rule, value, unc, limit, value >= limit, abs(value - limit) >= CONFIDENCE_SIGMAS * unc
+    )
+
+
+def _below(rule: Rule, value: float, unc: float, limit: float) -> RuleCheck:
+    """Fails when value < limit (a minimum the walk must meet)."""
+    return RuleCheck(
+        rule, value, unc, limit, value < limit, abs(value - limit) >= CONFIDENCE_SIGMAS * unc
+    )
+
+
+def _above(rule: Rule, value: float, unc: float, limit: float) -> RuleCheck:
+    """Fails when value > limit (a maximum the walk must not exceed)."""
+    return RuleCheck(
+        rule, value, unc, limit, value > limit, abs(value - limit) >= CONFIDENCE_SIGMAS * unc
+    )
+
+
+def classify_joint(joint: JointMeasurement, limits: DefectLimits) -> tuple[RuleCheck, RuleCheck]:
+    """(11)(a) and (11)(b) for one joint or crack.
+
+    The vertical check uses the largest differential along the observed joint;
+    an occluded gap is an upper bound and is judged as such.
+    """
+    return (
+        _at_least(
+            Rule.VERTICAL_DIFFERENTIAL,
+            joint.max_abs_vertical_differential_mm,
+            joint.vertical_differential_uncertainty_mm,
+            limits.vertical_differential_mm,
+        ),
+        _at_least(
+            Rule.HORIZONTAL_GAP,
+            joint.gap_width_mm,
+            joint.gap_width_uncertainty_mm,
+            limits.horizontal_gap_mm,
+        ),
+    )
+
+
+def classify_block(block: BlockMeasurement, limits: DefectLimits) -> RuleCheck:
+    """(11)(c) for one block: its deepest deterioration."""
+    return _at_least(
+        Rule.DETERIORATION_DEPTH,
+        block.deterioration_depth_mm,
+        block.deterioration_depth_uncertainty_mm,
+        limits.deterioration_depth_mm,
+    )
+
+
+def classify(inspection: SurfaceInspection, limits: DefectLimits) -> tuple[BlockCondition, ...]:
+    """Every block of one inspection, defective or not.
+
+    A joint at or over a limit makes both blocks beside it defective: the
+    ordinance measures the differential and gap "between adjacent blocks" and
+    names neither block, so each has a defective edge.
+    """
+    checks: dict[int, list[RuleCheck]] = {b.block: [classify_block(b, limits)] for b in inspection.blocks}
+    for j in inspection.joints:
+        for c in classify_joint(j, limits):
+            checks.setdefault(j.block_before, []).append(c)
+            checks.setdefault(j.block_after, []).append(c)
+    return tuple(
+        BlockCondition(b, any(c.failed for c in cs), tuple(cs)) for b, cs in sorted(checks.items())
+    )
+
+
+def owner_replacement_status(
+    blocks: Iterable[BlockCondition | bool], limits: DefectLimits
+) -> OwnerReplacement:
+    """Apply the replacement rule to all of one owner's blocks.
+
+    ``blocks`` must list every block the owner has (surveyed ones as
+    ``BlockCondition``, or plain booleans), not only the defective ones.
+    """
+    flags = [b.defective if isinstance(b, BlockCondition) else bool(b) for b in blocks]
+    total = len(flags)
+    bad = sum(flags)
+    frac = bad / total if total else 0.0
+    return OwnerReplacement(total, bad, frac, total > 0 and frac >= limits.replacement_fraction)
+
+
+def frontage_condition(
+    limits: DefectLimits,
+    *,
+    joint_stations_mm: Sequence[float] = (),
+    station_uncertainty_mm: float = 50.0,
+    walk_widths_mm: Sequence[tuple[float, float]] = (),
+    cross_slopes_mm_per_m: Sequence[tuple[float, float]] = (),
+) -> FrontageCondition:
+    """Joint spacing, walk width and cross-slope along a frontage.
+
+    ``joint_stations_mm`` are the positions of the expansion joints along the
+    frontage (from the survey's stationing, sorted or not); widths and slopes
+    are (value, uncertainty) pairs from the photo and depth measurements.
+    """
+    checks: list[RuleCheck] = []
+    st = sorted(joint_stations_mm)
+    unc = station_uncertainty_mm * 2**0.5
+    checks.extend(
+        _above(Rule.JOINT_SPACING, b - a, unc, limits.max_joint_spacing_mm)
+        for a, b in zip(st, st[1:], strict=False)
+    )
+    checks.extend(_below(Rule.WALK_WIDTH, w, u, limits.min_walk_width_mm) for w, u in walk_widths_mm)
+    checks.extend(
+        _below(Rule.CROSS_SLOPE, s, u, limits.min_cross_slope_mm_per_m)
+        for s, u in cross_slopes_mm_per_m
+    )
+    return FrontageCondition(tuple(checks), not any(c.failed for c in checks))

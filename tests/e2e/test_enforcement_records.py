@@ -1,0 +1,118 @@
+"""§ 370-10 B–G through the runner and the case records.
+
+People's actions become records and notices.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from sidewalk.analytics.runner import AnalyticsRunner
+from sidewalk.core.mqtt import MqttSettings
+from sidewalk.core.profile import load_profile
+from sidewalk.scenarios import expand, load_scenario, to_readings
+from sidewalk.storage.cases import CaseStore
+from sidewalk.system import build_analytics, open_cases, seed_scenario
+
+UNUSED_BROKER = MqttSettings(host="127.0.0.1", port=1, client_id="records-test")
+
+
+@pytest.fixture
+def stormed(tmp_path: Path) -> tuple[AnalyticsRunner, CaseStore]:
+    """first-storm fed through a stream-mode runner (no broker needed for handle/tick)."""
+    profile = load_profile()
+    cases = open_cases(f"sqlite:///{tmp_path / 'cases.sqlite3'}", profile)
+    story = load_scenario("first-storm")
+    seed_scenario(cases, story)
+    runner = build_analytics(
+        cases, profile, UNUSED_BROKER, site="clyman", mode="stream", persist_jobs=False
+    )
+    for reading in to_readings(story, expand(story)):
+        runner.handle(reading)
+    return runner, cases
+
+
+def key_for(cases: CaseStore, frontage: str) -> str:
+    [violation] = [
+        v
+        for n in cases.list_notices(frontage_id=frontage)
+        if (v := cases.get_violation(n.violation_id or 0))
+    ]
+    return violation.key
+
+
+def test_hazard_confirmed_and_delivered_then_village_abates(
+    stormed: tuple[AnalyticsRunner, CaseStore],
+) -> None:
+    runner, cases = stormed
+    key = key_for(cases, "main-st-105")
+    decided = runner.engine.now
+    assert decided is not None
+    confirmed = decided + timedelta(minutes=30)
+    cases.record_action("confirm_hazard", key, confirmed, "Officer Pat Quinn")
+    runner.tick()
+    hazard = cases.list_notices(kind="hazard_notice")
+    assert [n.frontage_id for n in hazard] == ["main-st-105"]
+    assert hazard[0].body_text is not None
+    assert "Officer Pat Quinn" in hazard[0].body_text
+    assert "within 2 hours" in hazard[0].body_text
+    delivered = confirmed + timedelta(minutes=45)
+    cases.record_action("record_delivery", key, delivered, "Officer Pat Quinn")
+    runner.tick()
+    runner.advance(delivered + timedelta(hours=2))
+    abatement = cases.abatement_by_key(f"{key}/abatement")
+    assert abatement is not None
+    assert abatement.ordered_at == delivered + timedelta(hours=2)
+    actions = cases.list_actions(target=key)
+    assert [a.error for a in actions] == [None, None]
+    audit = [a.action for a in cases.list_audit(subject=key)]
+    assert "action.confirm_hazard" in audit
+    assert "action.record_delivery" in audit
+    assert cases.verify_audit_chain().ok
+
+
+def test_an_action_out_of_order_is_kept_with_its_reason(
+    stormed: tuple[AnalyticsRunner, CaseStore],
+) -> None:
+    runner, cases = stormed
+    key = key_for(cases, "main-st-103")
+    cases.record_action("bill_received", key, datetime(2026, 12, 20, tzinfo=UTC), "Clerk Lee")
+    runner.tick()
+    [action] = cases.list_actions(target=key)
+    assert action.applied_at is not None
+    assert action.error is not None
+    assert "no bill outstanding" in action.error
+    assert cases.pending_actions() == []
+
+
+def test_offenses_count_every_started_24_hours(stormed: tuple[AnalyticsRunner, CaseStore]) -> None:
+    runner, cases = stormed
+    key = key_for(cases, "main-st-105")
+    violation = cases.violation_by_key(key)
+    assert violation is not None
+    assert violation.offense_count == 1
+    missed = datetime.fromisoformat(str(violation.evidence["deadline"]))
+    runner.advance(missed + timedelta(hours=49))
+    violation = cases.violation_by_key(key)
+    assert violation is not None
+    assert violation.offense_count == 3
+
+
+def test_a_restarted_runner_resumes_from_its_snapshot(
+    stormed: tuple[AnalyticsRunner, CaseStore], tmp_path: Path
+) -> None:
+    runner, cases = stormed
+    runner.tick()  # saves the snapshot
+    again = build_analytics(
+        cases, load_profile(), UNUSED_BROKER, site="clyman", mode="stream", persist_jobs=False
+    )
+    saved = cases.load_engine_snapshot(UNUSED_BROKER.client_id)
+    assert saved is not None
+    again.engine.restore(saved.encode())
+    assert again.engine.snapshot() == runner.engine.snapshot()
+    assert {k: c.state for k, c in again.engine.enforcement.cases.items()} == {
+        k: "notice_issued" for k in runner.engine.enforcement.cases
+    }

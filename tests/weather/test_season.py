@@ -1,0 +1,76 @@
+"""The season replay: a real winter through the clock engine for a few simulated frontages."""
+
+from __future__ import annotations
+
+import io
+import random
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from rich.console import Console
+
+from sidewalk.core.units import MM_PER_FOOT
+from sidewalk.scenarios.accuracy import Storm
+from sidewalk.scenarios.season import (
+    _camera_stream,
+    _plan_clearing,
+    _Walk,
+    frontage_ids,
+    render_report,
+    run_season,
+)
+from sidewalk.scenarios.sensors import SimulatedStep
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "example_village.toml"
+T0 = datetime(2018, 1, 10, tzinfo=UTC)
+
+
+def test_frontage_ids_follow_the_house_numbering() -> None:
+    ids = frontage_ids(12)
+    assert ids[:3] == ["main-st-101", "main-st-103", "main-st-105"]
+    assert ids[10:] == ["oak-st-101", "oak-st-103"]
+    assert len(set(frontage_ids(200))) == 200
+
+
+def test_owners_clear_after_the_snow_and_new_snow_covers_the_walk_again() -> None:
+    storm = Storm(T0, T0 + timedelta(hours=2), 2, 30.0)
+    walk = _Walk("main-st-101", "prompt", 5.0, cleared_ft=5.0)
+    _plan_clearing(walk, [storm], random.Random(4))
+    [(cleared_at, width)] = walk.plan
+    assert cleared_at > storm.end
+    assert width == 5.0
+    steps = [
+        SimulatedStep(T0 + timedelta(minutes=5 * i), i < 24, 1.0 if i < 24 else 0.0, 50.0, -5.0)
+        for i in range(12 * 24)
+    ]
+    seen = {m.ts: m for m in _camera_stream([walk], steps, "pole-01", random.Random(1))}
+    widths = [m.cleared_width_mm for m in sorted(seen.values(), key=lambda m: m.ts)]
+    assert widths[0] > 4.5 * MM_PER_FOOT  # bare before the snow
+    assert widths[1] < 150  # covered once 5 mm fell (the camera's ±30 mm aside)
+    assert widths[-1] > 4.5 * MM_PER_FOOT  # cleared after the storm
+    never = _Walk("main-st-103", "never", 5.0)
+    _plan_clearing(never, [storm], random.Random(4))
+    assert never.plan == []
+
+
+def test_a_real_winter_replays_to_decisions_notices_and_a_what_if(minneapolis_csv: Path) -> None:
+    out = io.StringIO()
+    console = Console(file=out, width=120)
+    report = run_season("2017-18", "minneapolis", EXAMPLE, frontages=4, seed=3, console=console)
+    assert report.poles == 1
+    assert len(report.storms) > 20
+    decided = report.outcome.complied + report.outcome.violations + report.outcome.unverified
+    assert decided > 20
+    assert report.outcome.violations == len(report.outcome.notices)
+    assert report.what_if is not None
+    assert report.what_if.profile == "Example Village"
+    # 12 h after cessation in the example profile, 24 h in Clyman.
+    notice = report.what_if.notices[0]
+    assert notice.deadline - notice.cessation_at == timedelta(hours=12)
+    assert report.cessation_median_min is not None
+    assert report.cessation_median_min < 30
+    render_report(report, console)
+    text = out.getvalue()
+    assert "Village of Clyman" in text
+    assert "Example Village" in text
+    assert "█" in text
