@@ -1,26 +1,41 @@
-"""Turns a recorded violation into a numbered, rendered notice in the case records.
+"""Turns recorded decisions into numbered, rendered notices in the case records.
 
-Idempotent: the notice's key derives from the violation's key, so a replay or
-a restart returns the notice already issued instead of making another. A
-notice that cannot be rendered (no mailing address, a template error) stays
-``pending`` and visible, with the reason in the audit log; it is never lost.
+Idempotent: each notice's key derives from the decision's key, so a replay or
+a restart returns the notice already issued instead of making another. Every
+notice is rendered from its stored record alone (``render``), so a notice kept
+``pending`` (no mailing address, a template error) is rendered again, once the
+cause is fixed, by ``render_pending``; it is never lost, and the reason it is
+pending is in the audit log.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 from sidewalk.alerts.notices import (
+    NO_EVIDENCE,
     Addressee,
+    AdvisoryFinding,
+    BlockDefect,
+    Evidence,
     FrontageInfo,
+    LedgerLine,
     NoticeError,
     RenderedNotice,
+    evidence_from_detail,
+    history_rows,
+    render_abatement_bill,
+    render_advisory,
     render_clearing_violation,
     render_hazard_notice,
+    render_obstruction_notice,
+    render_repair_notice,
 )
 from sidewalk.analytics.clocks.events import ClearingViolation, NoticeRequired
 from sidewalk.core.profile import Profile
@@ -31,11 +46,21 @@ log = logging.getLogger(__name__)
 CLEARING_VIOLATION = "clearing_violation"
 
 
+def _evidence_json(evidence: Evidence) -> dict[str, Any]:
+    return {
+        "photos": [{**asdict(p), "taken_at": p.taken_at.isoformat()} for p in evidence.photos],
+        "readings": [{**asdict(r), "at": r.at.isoformat()} for r in evidence.readings],
+        "facts": [list(f) for f in evidence.facts],
+    }
+
+
 @dataclass
 class NoticeIssuer:
     cases: records.CaseStore
     profile: Profile
     template_dir: Path | None = None
+
+    # -- § 370-10: what the clocks decide (the recorder calls these) ---------------
 
     def clearing_violation(
         self, violation: ClearingViolation, record: records.ViolationRecord
@@ -57,24 +82,13 @@ class NoticeIssuer:
                 records.RuleUse.from_rule(
                     "snow_and_ice.clearing_min_width", rules.clearing_min_width
                 ),
+                records.RuleUse.from_rule(
+                    "snow_and_ice.nonhazard_notice_period", rules.nonhazard_notice_period
+                ),
             ],
             detail=dict(record.evidence),
         )
-        if notice.status != "pending":
-            return notice
-        frontage = self.cases.get_frontage(violation.frontage)
-        return self._render(
-            notice,
-            lambda: render_clearing_violation(
-                violation,
-                number=notice.number,
-                issued_at=notice.issued_at,
-                owner=Addressee(notice.owner_name, notice.owner_address_lines),
-                frontage=FrontageInfo(frontage.id, frontage.street_address, frontage.parcel_number),
-                profile=self.profile,
-                template_dir=self.template_dir,
-            ),
-        )
+        return self.render(notice)
 
     def required_notice(
         self, required: NoticeRequired, record: records.ViolationRecord
@@ -91,30 +105,170 @@ class NoticeIssuer:
             rules=[records.RuleUse.from_rule("snow_and_ice.hazard_notice_period", rule)],
             detail={"violation": required.violation_key, **required.detail},
         )
+        return self.render(notice)
+
+    # -- the other notices the ordinance implies -----------------------------------
+
+    def abatement_bill(
+        self,
+        bill: records.BillRecord,
+        lines: Sequence[LedgerLine],
+        at: datetime,
+        *,
+        work: str,
+        abatement_citation: str,
+    ) -> records.NoticeRecord:
+        """The notice of the bill (§ 370-10 G, § 370-8 F) for a recorded bill."""
+        abatement = self.cases.get_abatement(bill.abatement_id)
+        billing = self.profile.billing
+        notice = self.cases.create_notice(
+            f"notice/bill/{bill.key}",
+            "abatement_bill",
+            bill.frontage_id,
+            at,
+            violation_id=abatement.violation_id,
+            citation=billing.bill_payable.citation,
+            rules=[
+                records.RuleUse.from_rule("billing.bill_payable", billing.bill_payable),
+                records.RuleUse.from_rule("billing.tax_roll_after", billing.tax_roll_after),
+            ],
+            detail={
+                "bill_id": bill.id,
+                "total": str(bill.amount),
+                "costs_incurred_at": bill.costs_incurred_at.isoformat(),
+                "work": work,
+                "abatement_citation": abatement_citation,
+                "lines": [
+                    {
+                        "description": x.description,
+                        "quantity": str(x.quantity),
+                        "unit": x.unit,
+                        "rate": str(x.rate),
+                        "amount": str(x.amount),
+                        "unconfirmed": x.unconfirmed,
+                    }
+                    for x in lines
+                ],
+            },
+        )
+        return self.render(notice)
+
+    def repair_notice(
+        self,
+        key: str,
+        frontage_id: str,
+        at: datetime,
+        *,
+        surveyed_at: datetime,
+        total_blocks: int,
+        defects: Sequence[BlockDefect],
+        evidence: Evidence = NO_EVIDENCE,
+    ) -> records.NoticeRecord:
+        """§ 370-5 (11): repair notice, or the 80 % full-replacement notice, from a survey."""
+        cond = self.profile.sidewalk_condition
+        defective = len({d.block for d in defects})
+        share = Decimal(defective) / Decimal(max(total_blocks, 1))
+        replace = share >= Decimal(str(cond.replacement_share.fraction))
+        notice = self.cases.create_notice(
+            f"notice/condition/{key}",
+            "replacement_notice" if replace else "repair_notice",
+            frontage_id,
+            at,
+            citation=cond.replacement_share.citation
+            if replace
+            else cond.vertical_differential.citation,
+            rules=[
+                records.RuleUse.from_rule(f"sidewalk_condition.{n}", getattr(cond, n))
+                for n in (
+                    "vertical_differential",
+                    "horizontal_gap",
+                    "surface_deterioration",
+                    "replacement_share",
+                )
+            ],
+            detail={
+                "surveyed_at": surveyed_at.isoformat(),
+                "total_blocks": total_blocks,
+                "defects": [asdict(d) for d in defects],
+                **_evidence_json(evidence),
+            },
+        )
+        return self.render(notice)
+
+    def obstruction_notice(
+        self,
+        key: str,
+        frontage_id: str,
+        at: datetime,
+        *,
+        area: str,
+        observed_at: datetime,
+        description: str,
+        clear_width_mm: float | None = None,
+        evidence: Evidence = NO_EVIDENCE,
+    ) -> records.NoticeRecord:
+        """§ 370-8 D/E: the written notice to remove an obstruction within 24 hours."""
+        if area not in ("sidewalk", "street"):
+            raise ValueError(f"an obstruction is on the sidewalk or the street, not {area!r}")
+        obs = self.profile.obstructions
+        removal = (
+            obs.sidewalk_removal_after_notice
+            if area == "sidewalk"
+            else obs.street_removal_after_notice
+        )
+        notice = self.cases.create_notice(
+            f"notice/obstruction/{key}",
+            "obstruction_notice",
+            frontage_id,
+            at,
+            citation=removal.citation,
+            rules=[records.RuleUse.from_rule(f"obstructions.{area}_removal_after_notice", removal)],
+            detail={
+                "area": area,
+                "observed_at": observed_at.isoformat(),
+                "description": description,
+                "clear_width_mm": clear_width_mm,
+                **_evidence_json(evidence),
+            },
+        )
+        return self.render(notice)
+
+    def advisory(
+        self,
+        kind: str,
+        key: str,
+        frontage_id: str,
+        at: datetime,
+        *,
+        subject: str,
+        findings: Sequence[AdvisoryFinding],
+        deadlines: Sequence[tuple[str, datetime]] = (),
+    ) -> records.NoticeRecord:
+        """An internal frozen-ground or permit advisory (numbered and registered like a notice)."""
+        notice = self.cases.create_notice(
+            f"notice/{kind}/{key}",
+            kind,
+            frontage_id,
+            at,
+            citation="; ".join(dict.fromkeys(f.citation for f in findings if f.citation)) or None,
+            detail={
+                "subject": subject,
+                "findings": [
+                    {**asdict(f), "at": f.at.isoformat(), "notes": list(f.notes)} for f in findings
+                ],
+                "deadlines": [[label, due.isoformat()] for label, due in deadlines],
+            },
+        )
+        return self.render(notice)
+
+    # -- rendering from the record -------------------------------------------------
+
+    def render(self, notice: records.NoticeRecord) -> records.NoticeRecord:
+        """Render a pending notice from its record; on failure keep it pending, with the reason."""
         if notice.status != "pending":
             return notice
-        frontage = self.cases.get_frontage(required.frontage)
-        missed = datetime.fromisoformat(str(record.evidence["deadline"]))
-        return self._render(
-            notice,
-            lambda: render_hazard_notice(
-                required.kind,
-                number=notice.number,
-                issued_at=notice.issued_at,
-                owner=Addressee(notice.owner_name, notice.owner_address_lines),
-                frontage=FrontageInfo(frontage.id, frontage.street_address, frontage.parcel_number),
-                profile=self.profile,
-                missed_deadline=missed,
-                confirmed_by=str(required.detail.get("confirmed_by", "a Village officer")),
-                template_dir=self.template_dir,
-            ),
-        )
-
-    def _render(
-        self, notice: records.NoticeRecord, render: Callable[[], RenderedNotice]
-    ) -> records.NoticeRecord:
         try:
-            rendered = render()
+            rendered = self.rendered(notice)
         except NoticeError as exc:
             log.error("notice %s kept pending: %s", notice.number, exc)
             self.cases.append_audit(
@@ -122,3 +276,112 @@ class NoticeIssuer:
             )
             return notice
         return self.cases.set_notice_rendered(notice.id, rendered.text, rendered.html)
+
+    def render_pending(self) -> list[records.NoticeRecord]:
+        """Try every pending notice again (after an address or a template was fixed)."""
+        out = []
+        for notice in self.cases.list_notices(status="pending"):
+            out.append(self.render(self.cases.refresh_notice_owner(notice.id)))
+        return out
+
+    def rendered(self, notice: records.NoticeRecord) -> RenderedNotice:
+        """The text and HTML of a notice, from its stored record (raises ``NoticeError``)."""
+        frontage = self.cases.get_frontage(notice.frontage_id)
+        common: dict[str, Any] = {
+            "number": notice.number,
+            "issued_at": notice.issued_at,
+            "frontage": FrontageInfo(frontage.id, frontage.street_address, frontage.parcel_number),
+            "profile": self.profile,
+            "template_dir": self.template_dir,
+            "evidence": evidence_from_detail(notice.detail),
+        }
+        owner = Addressee(notice.owner_name, notice.owner_address_lines)
+        d: Mapping[str, Any] = notice.detail
+        kind = notice.kind
+        if kind == CLEARING_VIOLATION:
+            return render_clearing_violation(
+                d, owner=owner, history=self._history(notice), **common
+            )
+        if kind in ("hazard_notice", "hazard_abatement_notice"):
+            violation = self._violation(notice)
+            return render_hazard_notice(
+                kind,
+                owner=owner,
+                missed_deadline=datetime.fromisoformat(str(violation.evidence["deadline"])),
+                confirmed_by=str(d.get("confirmed_by", "a Village officer")),
+                history=self._history(notice),
+                **common,
+            )
+        if kind == "abatement_bill":
+            return render_abatement_bill(
+                owner=owner,
+                bill_id=int(d["bill_id"]),
+                lines=[
+                    LedgerLine(
+                        x["description"],
+                        Decimal(x["quantity"]),
+                        x["unit"],
+                        Decimal(x["rate"]),
+                        Decimal(x["amount"]),
+                        bool(x["unconfirmed"]),
+                    )
+                    for x in d["lines"]
+                ],
+                total=Decimal(d["total"]),
+                costs_incurred_at=datetime.fromisoformat(d["costs_incurred_at"]),
+                work=str(d["work"]),
+                abatement_citation=str(d["abatement_citation"]),
+                **{k: v for k, v in common.items() if k != "evidence"},
+            )
+        if kind in ("repair_notice", "replacement_notice"):
+            return render_repair_notice(
+                owner=owner,
+                surveyed_at=datetime.fromisoformat(d["surveyed_at"]),
+                total_blocks=int(d["total_blocks"]),
+                defects=[BlockDefect(**x) for x in d["defects"]],
+                **common,
+            )
+        if kind == "obstruction_notice":
+            return render_obstruction_notice(
+                owner=owner,
+                area=str(d["area"]),
+                observed_at=datetime.fromisoformat(d["observed_at"]),
+                description=str(d["description"]),
+                clear_width_mm=d.get("clear_width_mm"),
+                **common,
+            )
+        if kind in ("frozen_ground_advisory", "permit_advisory"):
+            return render_advisory(
+                kind,
+                subject=str(d["subject"]),
+                findings=[
+                    AdvisoryFinding(
+                        **{**f, "at": datetime.fromisoformat(f["at"]), "notes": tuple(f["notes"])}
+                    )
+                    for f in d["findings"]
+                ],
+                deadlines=[(label, datetime.fromisoformat(due)) for label, due in d["deadlines"]],
+                **common,
+            )
+        raise NoticeError(f"notice {notice.number}: no template for kind {kind!r}")
+
+    def _violation(self, notice: records.NoticeRecord) -> records.ViolationRecord:
+        if notice.violation_id is None:
+            raise NoticeError(f"notice {notice.number}: needs its violation")
+        return self.cases.get_violation(notice.violation_id)
+
+    def _history(self, notice: records.NoticeRecord) -> list[dict[str, str]]:
+        """The clearing clock's history, then the enforcement clock's, for the violation."""
+        if notice.violation_id is None:
+            return []
+        violation = self.cases.get_violation(notice.violation_id)
+        clocks = [] if violation.clock_id is None else [violation.clock_id]
+        clocks += [
+            c.id
+            for c in self.cases.list_clocks(frontage_id=notice.frontage_id, kind="enforcement")
+            if c.key.endswith(f"/{violation.key}")
+        ]
+        steps: list[Any] = []
+        for clock_id in clocks:
+            steps += [t for t in self.cases.clock_history(clock_id) if t.at <= notice.issued_at]
+        return history_rows(sorted(steps, key=lambda t: (t.at, t.id)), self.profile)

@@ -1,25 +1,49 @@
 """Written notices rendered from templates the village can edit without code.
 
-Rendering decides nothing: it turns a recorded decision (a violation) and the
+Rendering decides nothing: it turns a recorded decision (a violation, an
+abatement's bill, a survey's defects, an obstruction, a permit finding) and the
 case records (frontage, owner) into the words of a notice. Templates use
 ``StrictUndefined`` so a missing value is an error, never a blank on paper.
+
+Every kind gets the same frame: the notice number, the parcel and frontage, the
+owner's last-known mailing address, each ordinance citation with its words,
+the measured evidence, the deadlines in village time, and an ``[unconfirmed]``
+mark on every value the code text does not settle.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
+import functools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateError, select_autoescape
 
-from sidewalk.analytics.clocks.events import ClearingViolation
 from sidewalk.core.clock import format_local
-from sidewalk.core.profile import Profile
+from sidewalk.core.profile import Profile, Rule
 from sidewalk.core.units import mm_to_feet
 
 TEMPLATES = Path(__file__).parent / "templates"
+
+# Notices addressed inside the Village (no owner mailing); the rest go to the owner.
+INTERNAL_KINDS: Final = frozenset({"frozen_ground_advisory", "permit_advisory"})
+OWNER_KINDS: Final = frozenset(
+    {
+        "clearing_violation",
+        "hazard_notice",
+        "hazard_abatement_notice",
+        "abatement_bill",
+        "repair_notice",
+        "replacement_notice",
+        "obstruction_notice",
+    }
+)
+# The period these notices set runs from their delivery (§ 370-10 B(1), B(2)).
+CLOCK_FROM_DELIVERY: Final = frozenset({"clearing_violation", "hazard_notice"})
 
 
 class NoticeError(ValueError):
@@ -47,7 +71,79 @@ class RenderedNotice:
     html: str
 
 
+@dataclass(frozen=True)
+class LedgerLine:
+    """One line of an abatement bill, exact to the cent."""
+
+    description: str
+    quantity: Decimal
+    unit: str
+    rate: Decimal
+    amount: Decimal
+    unconfirmed: bool = False
+
+
+@dataclass(frozen=True)
+class BlockDefect:
+    """One defective block from a § 370-5 (11) survey, as measured (mm)."""
+
+    block: int
+    rule: str  # vertical_differential | horizontal_gap | surface_deterioration
+    measured_mm: float
+    uncertainty_mm: float
+    edge: str | None = None  # crack (sharp-edged) or joint (round-edged), for (11)(a)
+
+
+@dataclass(frozen=True)
+class AdvisoryFinding:
+    """A permit or cold-weather finding, as the pure checks report it."""
+
+    rule: str
+    citation: str | None
+    severity: str
+    message: str
+    at: datetime
+    unconfirmed: bool = False
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Photo:
+    """An evidence frame referenced by a notice (content hash; bytes live in the evidence store)."""
+
+    sha256: str
+    taken_at: datetime
+    device: str | None = None
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One sensor reading quoted as evidence."""
+
+    at: datetime
+    device: str
+    seq: int | None
+    quantity: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the Village measured, for any notice kind."""
+
+    photos: tuple[Photo, ...] = ()
+    readings: tuple[Reading, ...] = ()
+    facts: tuple[tuple[str, str], ...] = field(default=())
+
+
+NO_EVIDENCE: Final = Evidence()
+
+
+@functools.lru_cache(maxsize=8)
 def _environment(template_dir: Path | None) -> Environment:
+    # One environment per folder keeps compiled templates; Jinja still reloads
+    # a template the village edits on disk (auto_reload checks its mtime).
     dirs = [str(template_dir)] if template_dir else []
     return Environment(
         loader=FileSystemLoader([*dirs, str(TEMPLATES)]),
@@ -65,73 +161,185 @@ def feet_and_inches(mm: float) -> str:
     return f"{total_in // 12} ft {total_in % 12} in ({mm:.1f} mm)"
 
 
+def inches(mm: float) -> str:
+    """``0.91 in (23.0 mm)``: defect sizes as the code states its limits."""
+    return f"{mm / 25.4:.2f} in ({mm:.1f} mm)"
+
+
+def usd(amount: Decimal) -> str:
+    """``$1,234.50``: exact, never through a float."""
+    return f"${amount.quantize(Decimal('0.01')):,}"
+
+
+def _require_mailing(number: str, owner: Addressee, frontage: FrontageInfo) -> None:
+    if not owner.name.strip() or not any(line.strip() for line in owner.mailing_address):
+        raise NoticeError(
+            f"notice {number}: owner of {frontage.id} has no name or last-known mailing address"
+        )
+
+
+def _cited(name: str, rule: Rule) -> dict[str, Any]:
+    return {
+        "name": name,
+        "citation": rule.citation or "no citation: a gap in the code text",
+        "words": rule.words or "",
+        "described": rule.describe(),
+        "unconfirmed": rule.unconfirmed,
+        "note": rule.note or "",
+    }
+
+
+def _unconfirmed(rules: Iterable[tuple[str, Rule]]) -> list[str]:
+    return [f"{name}: {rule.describe()}" for name, rule in rules if rule.unconfirmed]
+
+
+def _evidence(evidence: Evidence, profile: Profile) -> dict[str, Any]:
+    zone = profile.zone
+    return {
+        "photos": [
+            {
+                "sha256": p.sha256,
+                "taken_local": format_local(p.taken_at, zone),
+                "device": p.device or "-",
+                "caption": p.caption,
+            }
+            for p in evidence.photos
+        ],
+        "readings": [
+            {
+                "at_local": format_local(r.at, zone),
+                "device": r.device,
+                "seq": "-" if r.seq is None else r.seq,
+                "quantity": r.quantity,
+                "value": r.value,
+            }
+            for r in evidence.readings
+        ],
+        "facts": [{"label": k, "value": v} for k, v in evidence.facts],
+    }
+
+
+def _base(
+    kind: str,
+    number: str,
+    issued_at: datetime,
+    *,
+    owner: Addressee,
+    frontage: FrontageInfo,
+    profile: Profile,
+) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "village": profile.village,
+        "notice": {"number": number},
+        "owner": owner,
+        "frontage": frontage,
+        "issued_local": format_local(issued_at, profile.zone),
+        "evidence": {"photos": [], "readings": [], "facts": []},
+        "history": [],
+    }
+
+
+def render_kind(
+    kind: str, context: Mapping[str, Any], *, number: str, template_dir: Path | None = None
+) -> RenderedNotice:
+    """Render ``<kind>.txt.j2`` and ``<kind>.html.j2`` with ``context``.
+
+    An unknown variable in a (village-edited) template is a ``NoticeError``
+    naming the notice and the variable; nothing half-rendered is returned.
+    """
+    env = _environment(template_dir)
+    try:
+        text = env.get_template(f"{kind}.txt.j2").render(context)
+        html = env.get_template(f"{kind}.html.j2").render(context)
+    except TemplateError as exc:
+        raise NoticeError(f"notice {number}: template error in {kind}: {exc}") from None
+    return RenderedNotice(number=number, kind=kind, text=text, html=html)
+
+
+def history_rows(transitions: Iterable[Any], profile: Profile) -> list[dict[str, str]]:
+    """Clock transitions (engine or case-record form) as notice table rows."""
+    rows = []
+    for t in transitions:
+        cause = t.cause
+        rows.append(
+            {
+                "at_local": format_local(t.at, profile.zone),
+                "from_state": t.from_state,
+                "to_state": t.to_state,
+                "cause": _cause_text(cause.kind, cause.device, cause.seq, cause.who),
+            }
+        )
+    return rows
+
+
 def render_clearing_violation(
-    violation: ClearingViolation,
+    violation: Mapping[str, Any],
     *,
     number: str,
     issued_at: datetime,
     owner: Addressee,
     frontage: FrontageInfo,
     profile: Profile,
+    history: Sequence[Mapping[str, str]] = (),
     template_dir: Path | None = None,
+    evidence: Evidence = Evidence(),
 ) -> RenderedNotice:
-    """The § 370-10 A notice for one violation, as text and HTML."""
-    if not owner.name.strip() or not any(line.strip() for line in owner.mailing_address):
-        raise NoticeError(
-            f"notice {number}: owner of {frontage.id} has no name or last-known mailing address"
-        )
-    if violation.measured_width_mm is None or violation.measured_at is None:
+    """The § 370-10 A notice for one violation (its stored evidence), as text and HTML."""
+    _require_mailing(number, owner, frontage)
+    try:
+        width = float(violation["measured_width_mm"])
+        measured_at = datetime.fromisoformat(str(violation["measured_at"]))
+        cessation_at = datetime.fromisoformat(str(violation["cessation_at"]))
+        deadline = datetime.fromisoformat(str(violation["deadline"]))
+        required = float(violation["required_width_mm"])
+    except (KeyError, TypeError, ValueError):
         raise NoticeError(
             f"notice {number}: a clearing violation needs the measured width as evidence"
-        )
+        ) from None
     zone = profile.zone
     rules = profile.snow_and_ice
-    unconfirmed = [
-        f"{name}: {getattr(rules, name).describe()}"
-        for name in ("clearing_deadline", "clearing_min_width", "offense_period")
-        if getattr(rules, name).unconfirmed
-    ]
-    context: dict[str, Any] = {
-        "village": profile.village,
-        "notice": {"number": number},
-        "owner": owner,
-        "frontage": frontage,
-        "issued_local": format_local(issued_at, zone),
-        "cessation_local": format_local(violation.cessation_at, zone),
-        "deadline_local": format_local(violation.deadline, zone),
-        "deadline_rule": rules.clearing_deadline,
-        "width_rule": rules.clearing_min_width,
-        "offense_rule": rules.offense_period,
-        "evidence": {
-            "device": violation.measured_by,
-            "seq": violation.measured_seq,
-            "measured": feet_and_inches(violation.measured_width_mm),
-            "measured_at_local": format_local(violation.measured_at, zone),
-            "required": feet_and_inches(violation.required_width_mm),
-        },
-        "unconfirmed": unconfirmed,
-        "history": [
-            {
-                "at_local": format_local(t.at, zone),
-                "from_state": t.from_state,
-                "to_state": t.to_state,
-                "cause": _cause_text(t.cause.kind, t.cause.device, t.cause.seq, t.cause.who),
-            }
-            for t in violation.history
-        ],
-    }
-    env = _environment(template_dir)
-    try:
-        text = env.get_template("clearing_violation.txt.j2").render(context)
-        html = env.get_template("clearing_violation.html.j2").render(context)
-    except TemplateError as exc:
-        raise NoticeError(f"notice {number}: template error: {exc}") from None
-    return RenderedNotice(number=number, kind="clearing_violation", text=text, html=html)
+    peak = violation.get("snow_depth_peak_mm")
+    context = _base(
+        "clearing_violation", number, issued_at, owner=owner, frontage=frontage, profile=profile
+    )
+    context.update(
+        {
+            "cessation_local": format_local(cessation_at, zone),
+            "deadline_local": format_local(deadline, zone),
+            "deadline_rule": rules.clearing_deadline,
+            "width_rule": rules.clearing_min_width,
+            "offense_rule": rules.offense_period,
+            "notice_rule": _cited(
+                "snow_and_ice.nonhazard_notice_period", rules.nonhazard_notice_period
+            ),
+            "measured": {
+                "device": violation.get("measured_by") or "-",
+                "seq": violation.get("measured_seq", "-"),
+                "width": feet_and_inches(width),
+                "at_local": format_local(measured_at, zone),
+                "required": feet_and_inches(required),
+                "snow_depth_peak": "-" if peak is None else f"{float(peak):.0f} mm",
+            },
+            "evidence": _evidence(evidence, profile),
+            "unconfirmed": _unconfirmed(
+                (name, getattr(rules, name))
+                for name in (
+                    "clearing_deadline",
+                    "clearing_min_width",
+                    "offense_period",
+                    "nonhazard_notice_period",
+                )
+            ),
+            "history": list(history),
+        }
+    )
+    return render_kind("clearing_violation", context, number=number, template_dir=template_dir)
 
 
 def _cause_text(kind: str, device: str | None, seq: int | None, who: str | None) -> str:
-    if kind == "reading":
-        return f"reading {device}#{seq}" if seq is not None else f"readings from {device}"
+    if kind in ("reading", "frame"):
+        return f"{kind} {device}#{seq}" if seq is not None else f"readings from {device}"
     if kind == "person":
         return f"recorded by {who}"
     return kind
@@ -148,32 +356,293 @@ def render_hazard_notice(
     missed_deadline: datetime,
     confirmed_by: str,
     template_dir: Path | None = None,
+    evidence: Evidence = Evidence(),
+    history: Sequence[Mapping[str, str]] = (),
 ) -> RenderedNotice:
     """§ 370-10 B(1): the 2-hour hazard notice, or the after-the-fact abatement notice."""
     if kind not in {"hazard_notice", "hazard_abatement_notice"}:
         raise NoticeError(f"notice {number}: no hazard template for {kind!r}")
-    if not owner.name.strip() or not any(line.strip() for line in owner.mailing_address):
-        raise NoticeError(
-            f"notice {number}: owner of {frontage.id} has no name or last-known mailing address"
-        )
-    zone = profile.zone
+    _require_mailing(number, owner, frontage)
     rules = profile.snow_and_ice
-    context: dict[str, Any] = {
-        "village": profile.village,
-        "notice": {"number": number},
-        "owner": owner,
-        "frontage": frontage,
-        "issued_local": format_local(issued_at, zone),
-        "deadline_local": format_local(missed_deadline, zone),
-        "rule": rules.hazard_notice_period,
-        "deadline_rule": rules.clearing_deadline,
-        "expense_citation": profile.billing.bill_payable.citation,
-        "confirmed_by": confirmed_by,
-    }
-    env = _environment(template_dir)
-    try:
-        text = env.get_template(f"{kind}.txt.j2").render(context)
-        html = env.get_template(f"{kind}.html.j2").render(context)
-    except TemplateError as exc:
-        raise NoticeError(f"notice {number}: template error: {exc}") from None
-    return RenderedNotice(number=number, kind=kind, text=text, html=html)
+    context = _base(kind, number, issued_at, owner=owner, frontage=frontage, profile=profile)
+    context.update(
+        {
+            "deadline_local": format_local(missed_deadline, profile.zone),
+            "rule": rules.hazard_notice_period,
+            "deadline_rule": rules.clearing_deadline,
+            "expense_citation": profile.billing.bill_payable.citation,
+            "confirmed_by": confirmed_by,
+            "evidence": _evidence(evidence, profile),
+            "history": list(history),
+            "unconfirmed": _unconfirmed(
+                [
+                    ("hazard_notice_period", rules.hazard_notice_period),
+                    ("clearing_deadline", rules.clearing_deadline),
+                ]
+            ),
+        }
+    )
+    return render_kind(kind, context, number=number, template_dir=template_dir)
+
+
+def render_abatement_bill(
+    *,
+    number: str,
+    issued_at: datetime,
+    owner: Addressee,
+    frontage: FrontageInfo,
+    profile: Profile,
+    bill_id: int,
+    lines: Sequence[LedgerLine],
+    total: Decimal,
+    costs_incurred_at: datetime,
+    work: str,
+    abatement_citation: str,
+    template_dir: Path | None = None,
+) -> RenderedNotice:
+    """§ 370-10 G (and § 370-8 F): the bill for the Village's abatement."""
+    _require_mailing(number, owner, frontage)
+    if sum((line.amount for line in lines), Decimal("0.00")) != total:
+        raise NoticeError(f"notice {number}: ledger lines do not add up to the bill total")
+    billing = profile.billing
+    context = _base(
+        "abatement_bill", number, issued_at, owner=owner, frontage=frontage, profile=profile
+    )
+    context.update(
+        {
+            "bill": {"id": bill_id, "total": usd(total), "work": work},
+            "lines": [
+                {
+                    "description": line.description,
+                    "quantity": f"{line.quantity.normalize():f}",
+                    "unit": line.unit,
+                    "rate": usd(line.rate) if line.unit != "%" else f"{line.rate.normalize():f}%",
+                    "amount": usd(line.amount),
+                    "mark": " [unconfirmed]" if line.unconfirmed else "",
+                }
+                for line in lines
+            ],
+            "costs_incurred_local": format_local(costs_incurred_at, profile.zone),
+            "payable": _cited("billing.bill_payable", billing.bill_payable),
+            "tax_roll": _cited("billing.tax_roll_after", billing.tax_roll_after),
+            "abatement_citation": abatement_citation,
+            "unconfirmed": _unconfirmed(
+                [("billing.bill_payable", billing.bill_payable)]
+                + (
+                    [
+                        (f"abatement_rates.{n}", getattr(profile.abatement_rates, n))
+                        for n in (
+                            "crew_hourly_rate",
+                            "equipment_hourly_rate",
+                            "administration_share",
+                        )
+                    ]
+                    if profile.abatement_rates is not None
+                    else []
+                )
+            ),
+        }
+    )
+    return render_kind("abatement_bill", context, number=number, template_dir=template_dir)
+
+
+_DEFECT_RULES: Final = {
+    "vertical_differential": "sidewalk_condition.vertical_differential",
+    "horizontal_gap": "sidewalk_condition.horizontal_gap",
+    "surface_deterioration": "sidewalk_condition.surface_deterioration",
+}
+
+
+def render_repair_notice(
+    *,
+    number: str,
+    issued_at: datetime,
+    owner: Addressee,
+    frontage: FrontageInfo,
+    profile: Profile,
+    surveyed_at: datetime,
+    total_blocks: int,
+    defects: Sequence[BlockDefect],
+    template_dir: Path | None = None,
+    evidence: Evidence = Evidence(),
+) -> RenderedNotice:
+    """§ 370-5 (11): repair of defective blocks, or (80 % rule) replacement of the whole walk.
+
+    The kind follows from the count: when the defective share of the owner's
+    blocks reaches the profile's replacement share, this is the full
+    replacement notice.
+    """
+    _require_mailing(number, owner, frontage)
+    if total_blocks <= 0 or not defects:
+        raise NoticeError(f"notice {number}: a repair notice needs the survey's defective blocks")
+    cond = profile.sidewalk_condition
+    defective = sorted({d.block for d in defects})
+    if len(defective) > total_blocks:
+        raise NoticeError(f"notice {number}: more defective blocks than blocks surveyed")
+    share = Decimal(len(defective)) / Decimal(total_blocks)
+    replace = share >= Decimal(str(cond.replacement_share.fraction))
+    kind = "replacement_notice" if replace else "repair_notice"
+    rules_used: dict[str, Rule] = {}
+    rows = []
+    for d in sorted(defects, key=lambda d: (d.block, d.rule)):
+        name = _DEFECT_RULES.get(d.rule)
+        if name is None:
+            raise NoticeError(f"notice {number}: unknown defect rule {d.rule!r}")
+        rule: Rule = getattr(cond, name.split(".", 1)[1])
+        rules_used[name] = rule
+        rows.append(
+            {
+                "block": d.block,
+                "rule": d.rule.replace("_", " "),
+                "edge": d.edge or "-",
+                "measured": f"{inches(d.measured_mm)} ± {d.uncertainty_mm:.1f} mm",
+                "limit": f"{rule.describe()}",
+            }
+        )
+    rules_used["sidewalk_condition.replacement_share"] = cond.replacement_share
+    context = _base(kind, number, issued_at, owner=owner, frontage=frontage, profile=profile)
+    context.update(
+        {
+            "surveyed_local": format_local(surveyed_at, profile.zone),
+            "defects": rows,
+            "citations": [_cited(n, r) for n, r in rules_used.items()],
+            "count": {
+                "defective": len(defective),
+                "total": total_blocks,
+                "share": f"{(share * 100).quantize(Decimal('0.1'))}%",
+                "threshold": cond.replacement_share.describe(),
+            },
+            "evidence": _evidence(evidence, profile),
+            "unconfirmed": _unconfirmed(rules_used.items()),
+        }
+    )
+    return render_kind(kind, context, number=number, template_dir=template_dir)
+
+
+def render_obstruction_notice(
+    *,
+    number: str,
+    issued_at: datetime,
+    owner: Addressee,
+    frontage: FrontageInfo,
+    profile: Profile,
+    area: str,
+    observed_at: datetime,
+    description: str,
+    clear_width_mm: float | None,
+    template_dir: Path | None = None,
+    evidence: Evidence = Evidence(),
+) -> RenderedNotice:
+    """§ 370-8 D/E: remove the obstruction within 24 hours of this notice."""
+    _require_mailing(number, owner, frontage)
+    obs = profile.obstructions
+    removal = (
+        obs.sidewalk_removal_after_notice if area == "sidewalk" else obs.street_removal_after_notice
+    )
+    rules_used = {f"obstructions.{area}_removal_after_notice": removal}
+    if area == "sidewalk":
+        rules_used["obstructions.fixture_min_clear_width"] = obs.fixture_min_clear_width
+    context = _base(
+        "obstruction_notice", number, issued_at, owner=owner, frontage=frontage, profile=profile
+    )
+    context.update(
+        {
+            "area": area,
+            "observed_local": format_local(observed_at, profile.zone),
+            "description": description,
+            "clear_width": "-" if clear_width_mm is None else feet_and_inches(clear_width_mm),
+            "required_width": feet_and_inches(obs.fixture_min_clear_width.length_mm),
+            "removal": _cited(f"obstructions.{area}_removal_after_notice", removal),
+            "citations": [_cited(n, r) for n, r in rules_used.items()],
+            "bill_citation": profile.billing.bill_payable.citation,
+            "evidence": _evidence(evidence, profile),
+            "unconfirmed": _unconfirmed(rules_used.items()),
+        }
+    )
+    return render_kind("obstruction_notice", context, number=number, template_dir=template_dir)
+
+
+def render_advisory(
+    kind: str,
+    *,
+    number: str,
+    issued_at: datetime,
+    frontage: FrontageInfo,
+    profile: Profile,
+    subject: str,
+    findings: Sequence[AdvisoryFinding],
+    deadlines: Sequence[tuple[str, datetime]] = (),
+    template_dir: Path | None = None,
+    evidence: Evidence = Evidence(),
+) -> RenderedNotice:
+    """Internal advisory to the Director of Public Works (frozen ground, permits, pours)."""
+    if kind not in INTERNAL_KINDS:
+        raise NoticeError(f"notice {number}: {kind!r} is not an internal advisory")
+    if not findings:
+        raise NoticeError(f"notice {number}: an advisory needs at least one finding")
+    zone = profile.zone
+    context = _base(
+        kind,
+        number,
+        issued_at,
+        owner=Addressee("Director of Public Works", (profile.village.name, "internal advisory")),
+        frontage=frontage,
+        profile=profile,
+    )
+    context.update(
+        {
+            "subject": subject,
+            "findings": [
+                {
+                    "rule": f.rule,
+                    "citation": f.citation or "no citation: a gap in the code text",
+                    "severity": f.severity,
+                    "message": f.message,
+                    "at_local": format_local(f.at, zone),
+                    "mark": " [unconfirmed]" if f.unconfirmed else "",
+                    "notes": list(f.notes),
+                }
+                for f in findings
+            ],
+            "deadlines": [
+                {"label": label, "local": format_local(at, zone)} for label, at in deadlines
+            ],
+            "evidence": _evidence(evidence, profile),
+            "unconfirmed": [
+                f"{f.rule}: {'; '.join(f.notes) or 'value pending confirmation'}"
+                for f in findings
+                if f.unconfirmed
+            ],
+        }
+    )
+    return render_kind(kind, context, number=number, template_dir=template_dir)
+
+
+def local_day(day: date) -> str:
+    """``Monday, December 21, 2026``: how a notice states a date."""
+    return f"{day:%A, %B} {day.day}, {day.year}"
+
+
+def evidence_from_detail(detail: Mapping[str, Any]) -> Evidence:
+    """The photos, readings and facts a notice's stored ``detail`` carries (JSON form)."""
+    photos = tuple(
+        Photo(
+            sha256=str(p["sha256"]),
+            taken_at=datetime.fromisoformat(str(p["taken_at"])),
+            device=p.get("device"),
+            caption=str(p.get("caption", "")),
+        )
+        for p in detail.get("photos", ())
+    )
+    readings = tuple(
+        Reading(
+            at=datetime.fromisoformat(str(r["at"])),
+            device=str(r["device"]),
+            seq=r.get("seq"),
+            quantity=str(r["quantity"]),
+            value=str(r["value"]),
+        )
+        for r in detail.get("readings", ())
+    )
+    facts = tuple((str(k), str(v)) for k, v in detail.get("facts", ()))
+    return Evidence(photos, readings, facts)

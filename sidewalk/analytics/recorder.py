@@ -54,18 +54,7 @@ class CaseRecorder:
     profile: Profile
     on_violation: Callable[[ClearingViolation, records.ViolationRecord], Any] | None = None
     on_notice: Callable[[NoticeRequired, records.ViolationRecord], Any] | None = None
-    _open: dict[tuple[str, str], int] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        for clock in self.cases.list_clocks(active_only=True):
-            self._open[(clock.kind, self._subject(clock.kind, clock.frontage_id, clock.key))] = (
-                clock.id
-            )
-
-    @staticmethod
-    def _subject(kind: str, frontage: str, key: str) -> str:
-        # Clearing clocks are one per frontage at a time; enforcement clocks one per violation.
-        return frontage if kind == CLEARING else key.rsplit("/", 1)[-1]
+    _ids: dict[str, int] = field(default_factory=dict)
 
     def record(self, events: Sequence[Event]) -> list[records.ViolationRecord]:
         """Store each event in order; returns the violations recorded."""
@@ -123,27 +112,24 @@ class CaseRecorder:
             ),
         ]
 
+    def _clock_key(self, t: Transition) -> str:
+        if t.clock == CLEARING:
+            return f"{t.frontage}/{CLEARING}/{t.detail['cycle']}"
+        return f"{t.frontage}/{t.clock}/{t.detail['violation']}"
+
     def _transition(self, t: Transition) -> None:
         cause = record_cause(t.cause)
-        subject = t.frontage if t.clock == CLEARING else str(t.detail["violation"])
-        clock_id = self._open.get((t.clock, subject))
+        key = self._clock_key(t)
+        clock_id = self._ids.get(key)
         if clock_id is None:
-            key = (
-                f"{t.frontage}/{CLEARING}/{t.at.isoformat()}"
-                if t.clock == CLEARING
-                else f"{t.frontage}/{ENFORCEMENT}/{subject}"
-            )
-            citation = (
-                self.profile.snow_and_ice.clearing_deadline.citation
-                if t.clock == CLEARING
-                else None
-            )
+            # Idempotent by key: after a restart the same cycle finds its record again.
+            rules = self.profile.snow_and_ice
+            citation = rules.clearing_deadline.citation if t.clock == CLEARING else None
             clock = self.cases.open_clock(
                 t.frontage, t.clock, t.from_state, t.at, cause,
                 citation=citation, rules=self._rules(t.clock), key=key,
             )  # fmt: skip
-            clock_id = clock.id
-            self._open[(t.clock, subject)] = clock_id
+            clock_id = self._ids[key] = clock.id
         deadline: Any = records.KEEP
         raw = t.detail.get("deadline")
         if isinstance(raw, str):
@@ -154,10 +140,8 @@ class CaseRecorder:
         self.cases.record_transition(
             clock_id, t.to_state, t.at, cause, detail=t.detail, deadline=deadline, closes=closes
         )
-        if closes:
-            self._open.pop((t.clock, subject), None)
         if t.clock == ENFORCEMENT and t.to_state in {"cured", "abated"}:
-            violation = self._known_violation(subject)
+            violation = self._known_violation(str(t.detail["violation"]))
             self.cases.set_violation_status(
                 violation.id, "cured" if t.to_state == "cured" else "abated"
             )

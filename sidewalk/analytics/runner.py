@@ -30,7 +30,7 @@ from sidewalk.analytics.clocks.events import Event, PersonAction, action_kind
 from sidewalk.analytics.recorder import CaseRecorder
 from sidewalk.core.clock import Clock, SystemClock
 from sidewalk.core.contract import ContractError, Reading, parse_payload
-from sidewalk.core.mqtt import MqttClient, MqttMessage, MqttSettings
+from sidewalk.core.mqtt import MqttClient, MqttError, MqttMessage, MqttSettings
 
 log = logging.getLogger(__name__)
 
@@ -96,10 +96,12 @@ class AnalyticsRunner:
         _RUNNERS[self.id] = self
         if self.mode == "live":
             self._start_scheduler()
-        self._worker = threading.Thread(target=self._work, name=f"analytics-{self.id}", daemon=True)
-        self._worker.start()
         self._client = MqttClient(self._mqtt_settings, on_message=self._queue.put, manual_ack=True)
         self._client.connect()
+        # Only now: a persistent session's queued messages may arrive during
+        # connect(), and they must not be acknowledged before it returns.
+        self._worker = threading.Thread(target=self._work, name=f"analytics-{self.id}", daemon=True)
+        self._worker.start()
         for stream in ("weather", "snow"):
             self._client.subscribe(f"sidewalk/v1/{self._site}/+/{stream}", qos=1)
 
@@ -235,8 +237,13 @@ class AnalyticsRunner:
         return True
 
     def _ack(self, msg: MqttMessage) -> None:
-        if self._client is not None:
+        if self._client is None:
+            return
+        try:
             self._client.ack(msg)
+        except MqttError:
+            # Disconnected meanwhile: the broker re-delivers, and every write is idempotent.
+            log.warning("could not acknowledge %s; it will come again", msg.topic)
 
     # -- scheduling ------------------------------------------------------------
 

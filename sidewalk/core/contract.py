@@ -9,9 +9,19 @@ Payload: JSON with ``schema`` (integer version), ``device``, ``seq``
 milliseconds since the Unix epoch) and readings whose names carry their unit.
 
 Frames (evidence JPEGs) are content-addressed: the device publishes a ``frame``
-message whose ``sha256`` names the image, and the JPEG bytes travel on
-``…/frame/<sha256>`` as the raw body. Keeping the JSON small keeps every
-reading inspectable with ``mosquitto_sub``; the hash makes re-sends harmless.
+message whose ``sha256`` names the image, and the JPEG bytes travel as the raw
+body on ``…/<device>/jpeg`` (``jpeg_topic``), just before it. That topic has the
+five levels ingest's ``sidewalk/v1/+/+/+`` already receives, so the server can
+store the bytes under ``sha256(body)`` without a second subscription. Keeping
+the JSON small keeps every reading inspectable with ``mosquitto_sub``; the hash
+makes re-sends harmless.
+
+Remote commands follow zigbee2mqtt's request/response: the server publishes a
+``CommandRequest`` on ``…/<device>/cmd/<name>`` and the device answers with a
+``CommandReply`` carrying the same ``transaction`` on ``…/cmd/<name>/reply``.
+The device's retained ``DeviceHealth`` (sensor faults, clock offset, buffer)
+lives on ``…/<device>/status/health``. Both are deeper than five levels, so
+``parse_topic`` keeps its one rule and ingest's wildcard does not see them.
 """
 
 from __future__ import annotations
@@ -19,7 +29,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -245,3 +255,142 @@ def parse_payload(topic: str, payload: bytes) -> _Payload:
             "topic_mismatch", f"payload device {msg.device!r} on topic device {parts.device!r}"
         )
     return msg
+
+
+# --- Beyond the five-level streams: evidence bytes, commands, device health ---
+
+JPEG_STREAM = "jpeg"
+TRANSACTION = r"^[A-Za-z0-9_.:-]{1,64}$"
+COMMAND_NAME = r"^[a-z][a-z0-9_]{0,31}$"
+_COMMAND_NAME_RE = re.compile(COMMAND_NAME)
+CommandArg = str | int | float | bool
+
+
+class CommandRequest(_Payload):
+    """Server → device: run command ``<name>`` (from the topic) with ``args``.
+
+    ``ts`` is the sender's clock when sent; with the reply's two device times
+    it gives the sender an NTP-style estimate of the device's clock offset.
+    """
+
+    transaction: Annotated[str, Field(pattern=TRANSACTION)]
+    ts: EventTimeMs
+    args: dict[str, CommandArg] = Field(default_factory=dict)
+
+
+class CommandReply(_Payload):
+    """Device → server: ``{status, data, error, transaction}`` as in zigbee2mqtt.
+
+    ``received_ts`` and ``ts`` are the device's clock when the request came in
+    and when this reply left.
+    """
+
+    transaction: Annotated[str, Field(pattern=TRANSACTION)]
+    status: Literal["ok", "error"]
+    data: dict[str, Any] = Field(default_factory=dict)
+    error: str | None = None
+    received_ts: EventTimeMs
+    ts: EventTimeMs
+
+    @model_validator(mode="after")
+    def _error_iff_failed(self) -> CommandReply:
+        if (self.status == "error") != (self.error is not None):
+            raise ValueError("error is set exactly when status is 'error'")
+        return self
+
+
+class DeviceHealth(_Payload):
+    """Retained on ``…/status/health``: what the device knows about itself.
+
+    ``flagged`` counts sensor values withheld as not ``good``, keyed
+    ``<sensor>/<quantity>/<quality>``, since the device started.
+    ``clock_offset_ms`` is the device clock minus the server's, and
+    ``clock_offset_error_ms`` bounds its error (None until measured).
+    """
+
+    ts: EventTimeMs
+    clock_offset_ms: int | None = None
+    clock_offset_error_ms: Annotated[int, Field(ge=0)] | None = None
+    flagged: dict[str, Annotated[int, Field(ge=0)]] = Field(default_factory=dict)
+    buffered: Annotated[int, Field(ge=0)]
+    dropped: Annotated[int, Field(ge=0)]
+    intervals_s: dict[str, Annotated[float, Field(gt=0)]] = Field(default_factory=dict)
+
+
+_M = TypeVar("_M", bound=_Payload)
+
+
+class CommandTopic(BaseModel):
+    """A parsed ``…/<device>/cmd/<name>[/reply]`` topic."""
+
+    model_config = ConfigDict(frozen=True)
+
+    site: str
+    device: str
+    name: str
+    reply: bool
+
+
+def _device_prefix(site: str, device: str) -> str:
+    for name, value in (("site", site), ("device", device)):
+        if not _SLUG_RE.match(value):
+            raise ValueError(f"{name} id {value!r} is not a slug ({SLUG})")
+    return f"{TOPIC_ROOT}/{TOPIC_VERSION}/{site}/{device}"
+
+
+def jpeg_topic(site: str, device: str) -> str:
+    """Where a device publishes the raw bytes of an evidence JPEG."""
+    return f"{_device_prefix(site, device)}/{JPEG_STREAM}"
+
+
+def health_topic(site: str, device: str) -> str:
+    """The device's retained ``DeviceHealth``."""
+    return f"{_device_prefix(site, device)}/status/health"
+
+
+def command_topic(site: str, device: str, name: str, *, reply: bool = False) -> str:
+    """``…/<device>/cmd/<name>``, or its ``/reply`` topic."""
+    if not _COMMAND_NAME_RE.match(name):
+        raise ValueError(f"command name {name!r} does not match {COMMAND_NAME}")
+    topic = f"{_device_prefix(site, device)}/cmd/{name}"
+    return f"{topic}/reply" if reply else topic
+
+
+def command_subscription(site: str, device: str) -> str:
+    """What a device subscribes to for its requests (replies are one level deeper)."""
+    return f"{_device_prefix(site, device)}/cmd/+"
+
+
+def parse_command_topic(topic: str) -> CommandTopic:
+    """Split a command or reply topic, or raise ``ContractError('bad_topic', …)``."""
+    parts = topic.split("/")
+    ok = (
+        len(parts) in (6, 7)
+        and parts[:2] == [TOPIC_ROOT, TOPIC_VERSION]
+        and parts[4] == "cmd"
+        and (len(parts) == 6 or parts[6] == "reply")
+    )
+    if not ok:
+        raise ContractError("bad_topic", f"{topic!r} is not …/<device>/cmd/<name>[/reply]")
+    site, device, name = parts[2], parts[3], parts[5]
+    if not (_SLUG_RE.match(site) and _SLUG_RE.match(device) and _COMMAND_NAME_RE.match(name)):
+        raise ContractError("bad_topic", f"site, device and command in {topic!r} are not valid")
+    return CommandTopic(site=site, device=device, name=name, reply=len(parts) == 7)
+
+
+def parse_json_model(model: type[_M], payload: bytes) -> _M:
+    """Validate a JSON payload against one of the models above (not topic-routed).
+
+    Raises ``ContractError`` with the same reason codes as ``parse_payload``.
+    """
+    try:
+        raw: Any = json.loads(payload)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ContractError("malformed_json", str(exc)) from None
+    if not isinstance(raw, dict):
+        raise ContractError("malformed_json", "payload is not a JSON object")
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        reason, detail = _first_error(exc)
+        raise ContractError(reason, detail) from None

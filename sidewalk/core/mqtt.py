@@ -18,6 +18,7 @@ import logging
 import ssl
 import struct
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -30,7 +31,7 @@ from paho.mqtt.reasoncodes import ReasonCode
 
 log = logging.getLogger(__name__)
 
-Protocol = Literal["5", "3.1.1"]
+MqttProtocol = Literal["5", "3.1.1"]
 
 # MQTT v5 CONNACK 0x84: the broker does not speak this protocol version.
 _UNSUPPORTED_PROTOCOL_VERSION = 132
@@ -144,7 +145,7 @@ class MqttClient:
         self._manual_ack = manual_ack
         self._will = will
         self._client: paho.Client | None = None
-        self._protocol: Protocol | None = None
+        self._protocol: MqttProtocol | None = None
         self._subscriptions: dict[str, int] = {}
         self._lock = threading.Lock()
         self._connected = threading.Event()
@@ -156,7 +157,7 @@ class MqttClient:
         self._sub_failed: set[int] = set()
 
     @property
-    def protocol(self) -> Protocol | None:
+    def protocol(self) -> MqttProtocol | None:
         """The protocol negotiated by ``connect()``; None before it."""
         return self._protocol
 
@@ -172,7 +173,7 @@ class MqttClient:
         ``MqttUnreachable`` when nothing answers. After a successful call the
         client reconnects by itself and restores its subscriptions.
         """
-        order: tuple[Protocol, ...] = (
+        order: tuple[MqttProtocol, ...] = (
             ("5", "3.1.1") if self.settings.protocol == "auto" else (self.settings.protocol,)
         )
         last: MqttError | None = None
@@ -195,7 +196,7 @@ class MqttClient:
         assert last is not None
         raise last
 
-    def _try_connect(self, proto: Protocol) -> None:
+    def _try_connect(self, proto: MqttProtocol) -> None:
         s = self.settings
         client = paho.Client(
             callback_api_version=CallbackAPIVersion.VERSION2,
@@ -396,13 +397,23 @@ class MqttClient:
     def publish_and_wait(
         self, topic: str, payload: bytes, qos: int = 1, retain: bool = False, timeout_s: float = 5.0
     ) -> bool:
-        """Publish and wait for the broker's ack; False when it did not come in time."""
+        """Publish and wait for the broker's ack; False when it did not come in time.
+
+        While disconnected the message stays queued and the wait covers the
+        reconnect (paho's own ``wait_for_publish`` gives up at once then).
+        """
         info = self._require().publish(topic, payload, qos=qos, retain=retain)
-        try:
-            info.wait_for_publish(timeout_s)
-        except RuntimeError:
+        if info.rc not in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_NO_CONN):
             return False
-        return info.is_published()
+        deadline = time.monotonic() + timeout_s
+        # paho's private condition, set when the PUBACK arrives on any connection.
+        with info._condition:
+            while not info._published:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                info._condition.wait(left)
+        return True
 
     def ack(self, message: MqttMessage) -> None:
         """Acknowledge a QoS 1 message received on the current connection.

@@ -292,6 +292,31 @@ class Billing(BaseModel):
         return _require_unit(rule, _DAYS, "this rule")
 
 
+class AbatementRates(BaseModel):
+    """What the village charges for an abatement: the § 370-10 G / § 370-8 F expense account.
+
+    Neither section sets rates or an administrative charge; the Village's fee
+    schedule does. These are kept apart from the ordinance sections, and each
+    value carries its own ``unconfirmed`` mark onto the bill.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    crew_hourly_rate: Rule = Field(description="per crew member per hour, usd")
+    equipment_hourly_rate: Rule = Field(description="per machine per hour, usd")
+    administration_share: Rule = Field(description="added to labor, equipment and materials")
+
+    @field_validator("crew_hourly_rate", "equipment_hourly_rate")
+    @classmethod
+    def _money(cls, rule: Rule) -> Rule:
+        return _require_unit(rule, {"usd"}, "this rule")
+
+    @field_validator("administration_share")
+    @classmethod
+    def _share(cls, rule: Rule) -> Rule:
+        return _require_unit(rule, {"percent"}, "this rule")
+
+
 def _in_units(allowed: set[str]) -> AfterValidator:
     return AfterValidator(lambda rule: _require_unit(rule, allowed, "this rule"))
 
@@ -447,6 +472,8 @@ class Profile(BaseModel):
     streets: Streets
     sidewalk_condition: SidewalkCondition
     calendar: Calendar
+    # Optional: a profile without a fee schedule can run every clock but cannot price a bill.
+    abatement_rates: AbatementRates | None = None
 
     @property
     def zone(self) -> ZoneInfo:

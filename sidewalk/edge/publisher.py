@@ -15,7 +15,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from sidewalk.core.contract import (
     AnyReading,
@@ -92,7 +93,7 @@ class Publisher:
         """True while the MQTT session is up."""
         return self._client is not None and self._client.is_connected
 
-    def record(self, stream: str, ts_ms: int, values: dict[str, Any]) -> AnyReading:
+    def record(self, stream: str, ts_ms: int, values: Mapping[str, Any]) -> AnyReading:
         """Buffer a reading durably (assigning its seq) and wake the sender."""
         reading = self.buffer.append(stream, ts_ms, values)
         self._wake.set()
@@ -127,10 +128,10 @@ class Publisher:
                 self._cond.wait(left)
         return True
 
-    def _status(self, state: str) -> bytes:
+    def _status(self, state: Literal["online", "offline", "stopped"]) -> bytes:
         return Status(
             device=self.device,
-            state=state,  # type: ignore[arg-type]  # one of the three literals, by construction
+            state=state,
             ts=_now_ms(),
             buffer_floor_seq=self.buffer.floor,
         ).to_json()
@@ -209,6 +210,13 @@ class Publisher:
             self._wake.wait(0.5)
             return
         dropped = self.buffer.dropped
+        if dropped != self._announced_dropped:
+            log.warning(
+                "%s: buffer full, %d oldest readings dropped unsent (floor now %d)",
+                self.device,
+                dropped - self._announced_dropped,
+                self.buffer.floor,
+            )
         if reconnected or dropped != self._announced_dropped:
             # The floor goes first so ingest can close gaps before the re-send.
             client.publish(self._status_topic, self._status("online"), qos=1, retain=True)

@@ -11,9 +11,9 @@ come again and the store drops duplicates by ``(device, seq)``.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import queue
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -50,6 +50,7 @@ class IngestStats:
     duplicates: int = 0
     dead_letters: int = 0
     statuses: int = 0
+    gaps_opened: int = 0
     batches: int = 0
 
 
@@ -90,6 +91,10 @@ class IngestConsumer:
         self._on_stored = on_stored
         self._write_retry_s = write_retry_s
         self._queue: queue.SimpleQueue[MqttMessage] = queue.SimpleQueue()
+        if mqtt.receive_maximum < batch_size:
+            # A window smaller than the batch would make every batch wait for
+            # the timer: the broker stops sending until we ack.
+            mqtt = dataclasses.replace(mqtt, receive_maximum=min(65535, 2 * batch_size))
         self._client = MqttClient(
             mqtt, on_message=self._queue.put, on_connect=self._on_connect, manual_ack=True
         )
@@ -174,8 +179,13 @@ class IngestConsumer:
             # stays unacknowledged and the broker delivers it next time.
             stopping = self._stop.is_set()
             batch = self._next_batch()
-            if batch and not self._commit(batch):
-                return
+            try:
+                if batch and not self._commit(batch):
+                    return
+            except Exception:
+                # Whatever failed, the batch's unacknowledged messages come
+                # again; the consumer must keep consuming, not die quietly.
+                log.exception("ingest batch of %d failed", len(batch))
             if stopping:
                 return
 
@@ -214,7 +224,7 @@ class IngestConsumer:
                     received_at_ms=now,
                 )
                 break
-            except sqlite3.Error:
+            except Exception:
                 # Not acknowledged, so nothing is lost; the broker keeps it.
                 log.exception("store write failed; retrying in %.1fs", self._write_retry_s)
                 if self._stop.wait(self._write_retry_s):
@@ -241,11 +251,11 @@ class IngestConsumer:
             s.duplicates += len(result.duplicates)
             s.dead_letters += dead
             s.statuses += statuses
+            s.gaps_opened += len(result.gaps_opened)
             s.batches += 1
             self._committed.notify_all()
-        if result.gaps_opened:
-            for gap in result.gaps_opened:
-                log.warning("seq gap %s %d..%d", gap.device, gap.from_seq, gap.to_seq)
+        for gap in result.gaps_opened:
+            log.warning("seq gap %s %d..%d", gap.device, gap.from_seq, gap.to_seq)
         if not result.stored:
             return
         if self._on_stored is not None:

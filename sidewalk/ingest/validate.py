@@ -57,13 +57,20 @@ def classify(msg: MqttMessage, received_at_ms: int) -> Verdict:
     try:
         payload = parse_payload(msg.topic, msg.payload)
     except ContractError as exc:
-        device = levels[3] if exc.reason != "bad_topic" and len(levels) == 5 else None
-        return Rejected(
-            DeadLetter(received_at_ms, msg.topic, device, msg.payload, exc.reason, exc.detail)
-        )
-    # parse_payload checked the topic's shape, so levels[2] is the site slug.
-    if isinstance(payload, Status):
-        return Availability(StatusUpdate(levels[2], payload))
-    if isinstance(payload, WeatherReading | SnowMeasurement | FrameRef):
-        return Accepted(levels[2], payload)
-    raise AssertionError(f"parse_payload returned {type(payload).__name__} for {msg.topic}")
+        reason, detail = exc.reason, exc.detail
+    except RecursionError:
+        # json.loads gives up on deeply nested input; parse_payload lets it through.
+        reason, detail = "malformed_json", "nested too deeply"
+    except Exception as exc:
+        # A validator bug must not stop the stream: keep the message, say why.
+        reason, detail = "internal_error", f"{type(exc).__name__}: {exc}"
+    else:
+        # parse_payload checked the topic's shape, so levels[2] is the site slug.
+        if isinstance(payload, Status):
+            return Availability(StatusUpdate(levels[2], payload))
+        if isinstance(payload, WeatherReading | SnowMeasurement | FrameRef):
+            return Accepted(levels[2], payload)
+        reason, detail = "internal_error", f"parse_payload gave {type(payload).__name__}"
+    device = levels[3] if reason != "bad_topic" and len(levels) == 5 else None
+    return Rejected(DeadLetter(received_at_ms, msg.topic, device, msg.payload, reason, detail))
+

@@ -16,11 +16,11 @@ Compliance model (seeded; ``OWNER_TYPES``), per frontage, drawn once:
 * ``narrow`` (12 %): clears promptly (median 4 h) but only a 2.0-3.5 ft path;
 * ``never`` (8 %): never clears; only melt bares the walk.
 
-Owners react to the true end of the snow (the labelled storm), not to the
-detector. The walk is covered once ``COVER_MM`` of new snow lies on it since it
-was last cleared, and bare again when the pack melts below that. Walks are
-5 ft wide (70 %) or 6 ft (30 %). The camera measures each frontage hourly
-(cleared width ± 30 mm, never more than the walk).
+Owners react to the true end of each storm that covered the walk (the
+labelled storm), not to the detector. The walk is covered once ``COVER_MM`` of
+new snow lies on it since it was last cleared, and bare again when the pack
+melts below that. Walks are 5 ft wide (70 %) or 6 ft (30 %). The camera
+measures each frontage hourly (cleared width ± 30 mm, never more than the walk).
 """
 
 from __future__ import annotations
@@ -86,6 +86,7 @@ STREETS = (
     "water-st",
     "depot-st",
 )
+DECIDED = ("complied", "violation", "unverified")
 OwnerKind = Literal["prompt", "late", "narrow", "never"]
 OWNER_TYPES: tuple[tuple[OwnerKind, float], ...] = (
     ("prompt", 0.60),
@@ -141,6 +142,8 @@ class SeasonReport:
     owners: dict[str, int]
     storms: list[StormRow]
     light_storms: int
+    # Decisions after storms too light to list (and after false alarms).
+    light_decisions: dict[str, int]
     outcome: Outcome
     what_if: Outcome | None = None
     cessation_median_min: float | None = None
@@ -294,6 +297,7 @@ def run_season(  # noqa: PLR0917 - one positional per `sidewalk replay` option
     storms = with_new_snow(storms_from_hours(hours), first.truth)
     scored = score(storms, detect_episodes(first.readings, _pole(0)), MIN_STORM_SNOW_MM)
     outcomes = [_outcome(e.profile, ev) for e, ev in zip(engines, events, strict=True)]
+    rows, light = _storm_rows(storms, scored.storms, events[0], profiles[0])
     report = SeasonReport(
         winter=winter,
         source=source,
@@ -303,8 +307,9 @@ def run_season(  # noqa: PLR0917 - one positional per `sidewalk replay` option
         readings=sum(len(s) for s in streams),
         compliance_model=COMPLIANCE_MODEL,
         owners=dict(Counter(w.kind for w in walks)),
-        storms=_storm_rows(scored.storms, events[0], profiles[0]),
+        storms=rows,
         light_storms=sum(1 for s in storms if s.new_snow_mm < MIN_STORM_SNOW_MM),
+        light_decisions=dict(light),
         outcome=outcomes[0],
         what_if=outcomes[1] if len(outcomes) > 1 else None,
     )
@@ -336,9 +341,9 @@ def _simulate_village(
             # Owners react to the snow they see: the storms at the first pole.
             first = sim
             storms = with_new_snow(storms_from_hours(hours), sim.truth)
-            heavy = [s for s in storms if s.new_snow_mm >= MIN_STORM_SNOW_MM]
+            covering = [s for s in storms if s.new_snow_mm >= COVER_MM]
             for w in walks:
-                _plan_clearing(w, heavy, rng)
+                _plan_clearing(w, covering, rng)
         pole_walks = walks[p * FRONTAGES_PER_POLE : (p + 1) * FRONTAGES_PER_POLE]
         cams = list(_camera_stream(pole_walks, sim.truth, _pole(p), rng))
         streams.append(list(heapq.merge(sim.readings, cams, key=lambda r: r.ts)))
@@ -377,36 +382,50 @@ def _replay(
 
 
 def _storm_rows(
-    scored: Sequence[StormScore], events: Sequence[Event], profile: Profile
-) -> list[StormRow]:
-    """One row per accumulating storm; each decision goes to the storm its cessation followed."""
+    storms: Sequence[Storm], scored: Sequence[StormScore], events: Sequence[Event], profile: Profile
+) -> tuple[list[StormRow], Counter[str]]:
+    """Rows for the accumulating storms, and the decisions after lighter storms (or none).
+
+    Each decision goes to the storm its cessation followed: the last storm whose
+    onset came before the deadline less the clearing period.
+    """
     deadline_after = profile.snow_and_ice.clearing_deadline.duration
     decisions = [
-        e for e in events if isinstance(e, Transition) and e.from_state == "clearing_period"
+        e
+        for e in events
+        if isinstance(e, Transition) and e.from_state == "clearing_period" and e.to_state in DECIDED
     ]
-    onsets = [s.storm.onset for s in scored]
-    tallies: list[Counter[str]] = [Counter() for _ in scored]
-    deadlines: list[datetime | None] = [None for _ in scored]
+    onsets = [s.onset for s in storms]
+    tallies: list[Counter[str]] = [Counter() for _ in storms]
+    deadlines: list[datetime | None] = [None for _ in storms]
+    other: Counter[str] = Counter()
     for d in decisions:
         k = bisect.bisect_right(onsets, d.at - deadline_after) - 1
         if k < 0:
+            other[d.to_state] += 1
             continue
         tallies[k][d.to_state] += 1
         first = deadlines[k]
         deadlines[k] = d.at if first is None else min(first, d.at)
-    return [
-        StormRow(
-            onset=s.storm.onset,
-            end=s.storm.end,
-            new_snow_mm=s.storm.new_snow_mm,
-            detected_end=s.detected_end,
-            deadline=deadlines[k],
-            complied=tallies[k]["complied"],
-            violations=tallies[k]["violation"],
-            unverified=tallies[k]["unverified"],
+    detected = {s.storm.onset: s.detected_end for s in scored}
+    rows: list[StormRow] = []
+    for k, storm in enumerate(storms):
+        if storm.new_snow_mm < MIN_STORM_SNOW_MM:
+            other.update(tallies[k])
+            continue
+        rows.append(
+            StormRow(
+                onset=storm.onset,
+                end=storm.end,
+                new_snow_mm=storm.new_snow_mm,
+                detected_end=detected.get(storm.onset),
+                deadline=deadlines[k],
+                complied=tallies[k]["complied"],
+                violations=tallies[k]["violation"],
+                unverified=tallies[k]["unverified"],
+            )
         )
-        for k, s in enumerate(scored)
-    ]
+    return rows, other
 
 
 def _pole(index: int) -> str:
@@ -437,7 +456,7 @@ def render_report(report: SeasonReport, console: Console) -> None:
         console.print(f"[dim]{note}[/dim]")
     table = Table(
         title=f"Snow events (≥ {MIN_STORM_SNOW_MM:.0f} mm new snow; "
-        f"{report.light_storms} lighter not listed)"
+        f"{report.light_storms} lighter ones summed in the last row)"
     )
     for name in (
         "onset",
@@ -468,6 +487,16 @@ def render_report(report: SeasonReport, console: Console) -> None:
             str(row.violations),
             str(row.unverified),
         )
+    light = report.light_decisions
+    table.add_row(
+        f"{report.light_storms} lighter",
+        "",
+        "",
+        "",
+        "",
+        "",
+        *(str(light.get(k, 0)) for k in DECIDED),
+    )
     console.print(table)
     if report.cessation_median_min is not None:
         console.print(

@@ -1619,9 +1619,479 @@ class CaseStore:
             row = session.scalar(select(m.Abatement).where(m.Abatement.idempotency_key == key))
             return None if row is None else _abatement(row)
 
+    # ------------------------------------------------------------ delivery outbox
+
+    def enqueue_delivery(
+        self,
+        notice_id: int,
+        channel: str,
+        target: str,
+        at: datetime,
+        *,
+        detail: Mapping[str, Any] | None = None,
+    ) -> DeliveryJobRecord:
+        """Queue a notice for one channel and target, once: the same triple returns the job."""
+        at = _aware("at", at)
+        key = f"notice:{notice_id}/{channel}/{target}"
+        lookup = select(m.DeliveryJob).where(m.DeliveryJob.idempotency_key == key)
+        try:
+            with self._write() as session:
+                existing = session.scalar(lookup)
+                if existing is not None:
+                    return _delivery_job(existing)
+                notice = self._get(session, m.Notice, notice_id)
+                row = m.DeliveryJob(
+                    idempotency_key=key, notice_id=notice_id, channel=channel, target=target,
+                    status="queued", attempts=0, next_attempt_at=at, claimed_at=None,
+                    sent_at=None, last_error=None, detail=_jsonable(detail), created_at=at,
+                )  # fmt: skip
+                session.add(row)
+                session.flush()
+                self._append_audit(
+                    session, "system", "delivery.queued", f"notice:{notice.number}",
+                    {"job": row.id, "channel": channel, "target": target},
+                )  # fmt: skip
+                return _delivery_job(row)
+        except IntegrityError:
+            with self._read() as session:
+                return _delivery_job(session.scalars(lookup).one())
+
+    def claim_delivery(self, job_id: int, at: datetime) -> DeliveryJobRecord | None:
+        """Take a due ``queued`` job for sending; None if another worker has it or it is done.
+
+        The conditional UPDATE is the lock: of two workers, exactly one claims it.
+        """
+        at = _aware("at", at)
+        with self._write() as session:
+            claimed = session.execute(
+                update(m.DeliveryJob)
+                .where(
+                    m.DeliveryJob.id == job_id,
+                    m.DeliveryJob.status == "queued",
+                    m.DeliveryJob.next_attempt_at <= at,
+                )
+                .values(status="sending", claimed_at=at, attempts=m.DeliveryJob.attempts + 1)
+            )
+            if claimed.rowcount != 1:  # type: ignore[attr-defined]
+                return None
+            return _delivery_job(self._get(session, m.DeliveryJob, job_id))
+
+    def finish_delivery(
+        self,
+        job_id: int,
+        at: datetime,
+        *,
+        sent: bool,
+        error: str | None = None,
+        retry_at: datetime | None = None,
+        detail: Mapping[str, Any] | None = None,
+    ) -> DeliveryJobRecord:
+        """Close a claimed attempt: ``sent``, back to ``queued`` at ``retry_at``, or ``failed``."""
+        at = _aware("at", at)
+        with self._write() as session:
+            row = self._get(session, m.DeliveryJob, job_id)
+            if row.status != "sending":
+                raise CaseStoreError(f"delivery job {job_id} is {row.status}, not sending")
+            notice = self._get(session, m.Notice, row.notice_id)
+            if sent:
+                row.status, row.sent_at, row.last_error = "sent", at, None
+                action = "delivery.sent"
+            elif retry_at is not None:
+                row.status, row.next_attempt_at = "queued", _aware("retry_at", retry_at)
+                row.last_error = error
+                action = "delivery.retry"
+            else:
+                row.status, row.last_error = "failed", error
+                action = "delivery.failed"
+            row.detail = {**row.detail, **_jsonable(detail)}
+            session.add(
+                m.Delivery(
+                    notice_id=row.notice_id, bill_id=None, channel=row.channel, target=row.target,
+                    attempted_at=row.claimed_at or at, status="sent" if sent else "failed",
+                    detail=_jsonable({"job": row.id, "attempt": row.attempts, "error": error,
+                                      **dict(detail or {})}),
+                )
+            )  # fmt: skip
+            session.flush()
+            self._append_audit(
+                session, "system", action, f"notice:{notice.number}",
+                {"job": row.id, "channel": row.channel, "attempt": row.attempts, "error": error,
+                 "retry_at": retry_at},
+                at=at,
+            )  # fmt: skip
+            return _delivery_job(row)
+
+    def due_delivery_jobs(
+        self, at: datetime, channel: str | None = None
+    ) -> list[DeliveryJobRecord]:
+        """Queued jobs whose next attempt is due at ``at``, oldest first."""
+        query = (
+            select(m.DeliveryJob)
+            .where(
+                m.DeliveryJob.status == "queued", m.DeliveryJob.next_attempt_at <= _aware("at", at)
+            )
+            .order_by(m.DeliveryJob.next_attempt_at, m.DeliveryJob.id)
+        )
+        if channel is not None:
+            query = query.where(m.DeliveryJob.channel == channel)
+        with self._read() as session:
+            return [_delivery_job(r) for r in session.scalars(query)]
+
+    def list_delivery_jobs(
+        self,
+        *,
+        status: str | None = None,
+        notice_id: int | None = None,
+        channel: str | None = None,
+    ) -> list[DeliveryJobRecord]:
+        query = select(m.DeliveryJob).order_by(m.DeliveryJob.id)
+        if status is not None:
+            query = query.where(m.DeliveryJob.status == status)
+        if notice_id is not None:
+            query = query.where(m.DeliveryJob.notice_id == notice_id)
+        if channel is not None:
+            query = query.where(m.DeliveryJob.channel == channel)
+        with self._read() as session:
+            return [_delivery_job(r) for r in session.scalars(query)]
+
+    def mark_stale_deliveries_uncertain(self, claimed_before: datetime) -> list[DeliveryJobRecord]:
+        """Jobs left ``sending`` by a crash: they may have gone out, so a person decides."""
+        cutoff = _aware("claimed_before", claimed_before)
+        with self._write() as session:
+            rows = list(
+                session.scalars(
+                    select(m.DeliveryJob).where(
+                        m.DeliveryJob.status == "sending", m.DeliveryJob.claimed_at < cutoff
+                    )
+                )
+            )
+            for row in rows:
+                row.status = "uncertain"
+                notice = self._get(session, m.Notice, row.notice_id)
+                self._append_audit(
+                    session, "system", "delivery.uncertain", f"notice:{notice.number}",
+                    {"job": row.id, "channel": row.channel, "claimed_at": row.claimed_at},
+                )  # fmt: skip
+            session.flush()
+            return [_delivery_job(r) for r in rows]
+
+    def resolve_delivery(
+        self, job_id: int, *, sent: bool, at: datetime, who: str
+    ) -> DeliveryJobRecord:
+        """A person settles an ``uncertain`` or ``failed`` job: it went out, or send it again."""
+        at = _aware("at", at)
+        if not who.strip():
+            raise CaseStoreError("resolving a delivery must name who decided")
+        with self._write() as session:
+            row = self._get(session, m.DeliveryJob, job_id)
+            if row.status not in ("uncertain", "failed"):
+                raise CaseStoreError(f"delivery job {job_id} is {row.status}; nothing to resolve")
+            notice = self._get(session, m.Notice, row.notice_id)
+            if sent:
+                row.status, row.sent_at = "sent", at
+            else:
+                row.status, row.next_attempt_at = "queued", at
+            self._append_audit(
+                session, who, "delivery.resolved", f"notice:{notice.number}",
+                {"job": row.id, "sent": sent}, at=at,
+            )  # fmt: skip
+            session.flush()
+            return _delivery_job(row)
+
+    def refresh_notice_owner(self, notice_id: int) -> NoticeRecord:
+        """Re-copy the owner's name and address onto a notice that is still ``pending``.
+
+        A notice kept pending for a missing address is issued again to the
+        corrected address; one already rendered or delivered keeps its snapshot.
+        """
+        with self._write() as session:
+            row = self._get(session, m.Notice, notice_id)
+            if row.status != "pending":
+                raise CaseStoreError(f"notice {row.number} is {row.status}; its addressee is final")
+            frontage = self._get(session, m.Frontage, row.frontage_id)
+            owner = self._get(session, m.Owner, frontage.owner_id)
+            if (row.owner_id, row.owner_name, row.owner_address_lines) != (
+                owner.id,
+                owner.name,
+                list(owner.address_lines),
+            ):
+                row.owner_id, row.owner_name = owner.id, owner.name
+                row.owner_address_lines = list(owner.address_lines)
+                self._append_audit(
+                    session, "system", "notice.readdressed", f"notice:{row.number}",
+                    {"owner": owner.id, "address_lines": list(owner.address_lines)},
+                )  # fmt: skip
+            session.flush()
+            return _notice(row)
+
+    def get_delivery_job(self, job_id: int) -> DeliveryJobRecord:
+        with self._read() as session:
+            return _delivery_job(self._get(session, m.DeliveryJob, job_id))
+
+    # ------------------------------------------------------------ bills (listing)
+
+    def list_bills(self, *, status: str | None = None) -> list[BillRecord]:
+        """Bills in issue order (``open``, ``paid`` or ``certified``)."""
+        query = select(m.Bill).order_by(m.Bill.issued_at, m.Bill.id)
+        if status is not None:
+            query = query.where(m.Bill.status == status)
+        with self._read() as session:
+            return [self._bill(session, r) for r in session.scalars(query)]
+
+    def list_payments(self, bill_id: int) -> list[PaymentRecord]:
+        query = select(m.Payment).where(m.Payment.bill_id == bill_id).order_by(m.Payment.paid_at)
+        with self._read() as session:
+            return [_payment(r) for r in session.scalars(query)]
+
+    def get_abatement(self, abatement_id: int) -> AbatementRecord:
+        with self._read() as session:
+            return _abatement(self._get(session, m.Abatement, abatement_id))
+
 
 def _action(row: m.PersonAction) -> ActionRecord:
     return ActionRecord(
         row.id, row.kind, row.target, row.at, row.who, dict(row.detail or {}),
         row.recorded_at, row.applied_at, row.error,
     )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class DeliveryJobRecord:
+    """A notice queued for one channel and target, and how far its delivery has got."""
+
+    id: int
+    key: str
+    notice_id: int
+    channel: str
+    target: str
+    status: str
+    attempts: int
+    next_attempt_at: datetime | None
+    claimed_at: datetime | None
+    sent_at: datetime | None
+    last_error: str | None
+    detail: Mapping[str, Any]
+    created_at: datetime
+
+
+def _delivery_job(row: m.DeliveryJob) -> DeliveryJobRecord:
+    return DeliveryJobRecord(
+        row.id, row.idempotency_key, row.notice_id, row.channel, row.target, row.status,
+        row.attempts, row.next_attempt_at, row.claimed_at, row.sent_at, row.last_error,
+        dict(row.detail or {}), row.created_at,
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------- dashboard (issue 7)
+
+DashboardRole = Literal["viewer", "inspector", "clerk", "admin"]
+
+
+@dataclass(frozen=True)
+class DashboardUserRecord:
+    username: str
+    password_hash: str
+    role: str
+    disabled: bool
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class DashboardSessionRecord:
+    token_hash: str
+    username: str
+    csrf_token: str
+    created_at: datetime
+    expires_at: datetime
+    revoked_at: datetime | None
+
+
+def _dashboard_user(row: m.DashboardUser) -> DashboardUserRecord:
+    return DashboardUserRecord(
+        row.username, row.password_hash, row.role, row.disabled, row.created_at
+    )
+
+
+def _dashboard_session(row: m.DashboardSession) -> DashboardSessionRecord:
+    return DashboardSessionRecord(
+        row.token_hash, row.username, row.csrf_token, row.created_at, row.expires_at,
+        row.revoked_at,
+    )  # fmt: skip
+
+
+class DashboardRecords:
+    """The dashboard's reads and account writes on a ``CaseStore``'s database.
+
+    Kept beside ``CaseStore`` (its sessions, this module) so that only this
+    module touches SQLAlchemy: ``DashboardRecords(cases)``.
+    """
+
+    def __init__(self, store: CaseStore) -> None:
+        self._store = store
+
+    # -- accounts and sessions
+
+    def add_user(
+        self, username: str, password_hash: str, role: DashboardRole, who: str
+    ) -> DashboardUserRecord:
+        """Create an account (refused if the name is taken); audited as ``who``."""
+        with self._store._write() as session:
+            if session.get(m.DashboardUser, username) is not None:
+                raise CaseStoreError(f"user {username!r} exists")
+            row = m.DashboardUser(
+                username=username, password_hash=password_hash, role=role, disabled=False,
+                created_at=_now(),
+            )  # fmt: skip
+            session.add(row)
+            session.flush()
+            self._store._append_audit(
+                session, who, "user.created", f"user:{username}", {"role": role}
+            )
+            return _dashboard_user(row)
+
+    def update_user(
+        self,
+        username: str,
+        who: str,
+        *,
+        role: DashboardRole | None = None,
+        password_hash: str | None = None,
+        disabled: bool | None = None,
+    ) -> DashboardUserRecord:
+        """Change an account's role, password or disabled flag; sessions end on any change."""
+        with self._store._write() as session:
+            row = self._store._get(session, m.DashboardUser, username)
+            changed: dict[str, Any] = {}
+            if role is not None and role != row.role:
+                changed["role"] = role
+                row.role = role
+            if password_hash is not None:
+                changed["password"] = "changed"
+                row.password_hash = password_hash
+            if disabled is not None and disabled != row.disabled:
+                changed["disabled"] = disabled
+                row.disabled = disabled
+            if changed:
+                session.execute(
+                    update(m.DashboardSession)
+                    .where(
+                        m.DashboardSession.username == username,
+                        m.DashboardSession.revoked_at.is_(None),
+                    )
+                    .values(revoked_at=_now())
+                )
+                self._store._append_audit(session, who, "user.changed", f"user:{username}", changed)
+            session.flush()
+            return _dashboard_user(row)
+
+    def get_user(self, username: str) -> DashboardUserRecord | None:
+        with self._store._read() as session:
+            row = session.get(m.DashboardUser, username)
+            return None if row is None else _dashboard_user(row)
+
+    def list_users(self) -> list[DashboardUserRecord]:
+        query = select(m.DashboardUser).order_by(m.DashboardUser.username)
+        with self._store._read() as session:
+            return [_dashboard_user(r) for r in session.scalars(query)]
+
+    def create_session(
+        self, token_hash: str, username: str, csrf_token: str, expires_at: datetime
+    ) -> DashboardSessionRecord:
+        """Store a new login session (the audit row names the person who logged in)."""
+        with self._store._write() as session:
+            row = m.DashboardSession(
+                token_hash=token_hash, username=username, csrf_token=csrf_token,
+                created_at=_now(), expires_at=_aware("expires_at", expires_at), revoked_at=None,
+            )  # fmt: skip
+            session.add(row)
+            session.flush()
+            self._store._append_audit(session, username, "session.login", f"user:{username}", {})
+            return _dashboard_session(row)
+
+    def get_session(self, token_hash: str) -> DashboardSessionRecord | None:
+        with self._store._read() as session:
+            row = session.get(m.DashboardSession, token_hash)
+            return None if row is None else _dashboard_session(row)
+
+    def revoke_session(self, token_hash: str) -> None:
+        """End a session (logout); audited as its user."""
+        with self._store._write() as session:
+            row = session.get(m.DashboardSession, token_hash)
+            if row is not None and row.revoked_at is None:
+                row.revoked_at = _now()
+                self._store._append_audit(
+                    session, row.username, "session.logout", f"user:{row.username}", {}
+                )
+
+    # -- map geometry
+
+    def set_frontage_geometry(self, frontage_id: str, geometry: Mapping[str, Any]) -> None:
+        """Store (or replace) a frontage's GeoJSON geometry."""
+        with self._store._write() as session:
+            self._store._get(session, m.Frontage, frontage_id)
+            row = session.get(m.FrontageGeometry, frontage_id)
+            if row is None:
+                row = m.FrontageGeometry(frontage_id=frontage_id)
+                session.add(row)
+            row.geometry = _jsonable(geometry)
+
+    def frontage_geometries(self) -> dict[str, dict[str, Any]]:
+        with self._store._read() as session:
+            return {
+                r.frontage_id: dict(r.geometry) for r in session.scalars(select(m.FrontageGeometry))
+            }
+
+    # -- reads for the pages and the live feed
+
+    def marks(self) -> tuple[int, int]:
+        """The newest clock-transition id and audit-row id (0 when empty)."""
+        with self._store._read() as session:
+            transition = session.scalar(select(func.max(m.ClockTransition.id))) or 0
+            audit = session.scalar(select(func.max(m.AuditEntry.id))) or 0
+            return int(transition), int(audit)
+
+    def transitions_after(self, after_id: int, limit: int = 500) -> list[TransitionRecord]:
+        """Clock transitions stored after ``after_id``, in id (storage) order."""
+        query = (
+            select(m.ClockTransition)
+            .where(m.ClockTransition.id > after_id)
+            .order_by(m.ClockTransition.id)
+            .limit(limit)
+        )
+        with self._store._read() as session:
+            return [_transition(r) for r in session.scalars(query)]
+
+    def audit_after(self, after_id: int, limit: int = 500) -> list[AuditRecord]:
+        query = (
+            select(m.AuditEntry)
+            .where(m.AuditEntry.id > after_id)
+            .order_by(m.AuditEntry.id)
+            .limit(limit)
+        )
+        with self._store._read() as session:
+            return [_audit(r) for r in session.scalars(query)]
+
+    def recent_audit(self, limit: int = 50) -> list[AuditRecord]:
+        """The newest audit rows, newest first."""
+        query = select(m.AuditEntry).order_by(m.AuditEntry.id.desc()).limit(limit)
+        with self._store._read() as session:
+            return [_audit(r) for r in session.scalars(query)]
+
+    def list_violations(self) -> list[ViolationRecord]:
+        query = select(m.Violation).order_by(m.Violation.detected_at, m.Violation.id)
+        with self._store._read() as session:
+            return [_violation(r) for r in session.scalars(query)]
+
+    def list_abatements(self) -> list[AbatementRecord]:
+        query = select(m.Abatement).order_by(m.Abatement.ordered_at, m.Abatement.id)
+        with self._store._read() as session:
+            return [_abatement(r) for r in session.scalars(query)]
+
+    def list_bills(self) -> list[BillRecord]:
+        query = select(m.Bill).order_by(m.Bill.issued_at, m.Bill.id)
+        with self._store._read() as session:
+            return [self._store._bill(session, r) for r in session.scalars(query)]
+
+    def list_owners(self) -> list[OwnerRecord]:
+        with self._store._read() as session:
+            return [_owner(r) for r in session.scalars(select(m.Owner).order_by(m.Owner.id))]

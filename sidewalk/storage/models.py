@@ -395,3 +395,74 @@ class PersonAction(Base):
     recorded_at: Mapped[datetime]
     applied_at: Mapped[datetime | None]
     error: Mapped[str | None] = mapped_column(Text)
+
+
+class DeliveryJob(Base):
+    """One notice to send by one channel to one target: the outbox row delivery works from.
+
+    ``idempotency_key`` (notice, channel, target) makes a second enqueue return
+    this row. A job is claimed (``sending``) before anything leaves the
+    server; a job found still ``sending`` after a crash becomes ``uncertain``
+    and waits for a person, so a restart never sends a notice twice.
+    """
+
+    __tablename__ = "delivery_jobs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    idempotency_key: Mapped[str] = mapped_column(String(300), unique=True)
+    notice_id: Mapped[int] = mapped_column(ForeignKey("notices.id"), index=True)
+    channel: Mapped[str] = mapped_column(String(16))
+    target: Mapped[str] = mapped_column(String(400))
+    status: Mapped[str] = mapped_column(String(16), index=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime | None]
+    claimed_at: Mapped[datetime | None]
+    sent_at: Mapped[datetime | None]
+    last_error: Mapped[str | None] = mapped_column(Text)
+    detail: Mapped[dict[str, Any]]
+    created_at: Mapped[datetime]
+
+    __table_args__ = (
+        CheckConstraint(
+            "status IN ('queued', 'sending', 'sent', 'failed', 'uncertain', 'cancelled')",
+            name="status",
+        ),
+    )
+
+
+class DashboardUser(Base):
+    """A person who logs in to the dashboard; only a password hash is kept (argon2)."""
+
+    __tablename__ = "dashboard_users"
+
+    username: Mapped[str] = mapped_column(String(64), primary_key=True)
+    password_hash: Mapped[str] = mapped_column(String(200))
+    role: Mapped[str] = mapped_column(String(16))
+    disabled: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime]
+
+    __table_args__ = (
+        CheckConstraint("role IN ('viewer', 'inspector', 'clerk', 'admin')", name="role"),
+    )
+
+
+class DashboardSession(Base):
+    """A login session; the cookie carries the token, the table only its sha256."""
+
+    __tablename__ = "dashboard_sessions"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    username: Mapped[str] = mapped_column(ForeignKey("dashboard_users.username"), index=True)
+    csrf_token: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime]
+    expires_at: Mapped[datetime]
+    revoked_at: Mapped[datetime | None]
+
+
+class FrontageGeometry(Base):
+    """A frontage's GeoJSON geometry (WGS 84) for the dashboard's map."""
+
+    __tablename__ = "frontage_geometries"
+
+    frontage_id: Mapped[str] = mapped_column(ForeignKey("frontages.id"), primary_key=True)
+    geometry: Mapped[dict[str, Any]]

@@ -201,3 +201,16 @@ def test_fresh_cover_when_warm_or_too_slow_is_not_a_signal() -> None:
         for c in slow.observe_camera(camera(60 + 180 * i, f, 100 + i))
     ]
     assert changes == []
+
+
+@pytest.mark.parametrize(("depth_end", "expected"), [(305, 300), (390, 390)])
+def test_the_gauge_decides_unless_the_depth_rose_clearly_longer(
+    depth_end: int, expected: int
+) -> None:
+    """A break one reading after the last tip is the same end; an hour and a half later is not."""
+
+    def tips(m: int) -> float:
+        return 0.2 if 60 <= m <= 300 and m % 10 == 0 else 0.0
+
+    changes = run(stream(12 * 60, ramp(60, depth_end, 12.0), tips, noise_mm=0.0))
+    assert [(c.kind, c.at) for c in changes] == [("onset", at(60)), ("cessation", at(expected))]

@@ -135,6 +135,7 @@ def test_duplicates_dropped_and_gap_recorded_then_closed(
             assert ingest.wait_for(lambda: ingest.stats.received == 5)
             assert store.seqs(device) == [1, 2, 5]
             assert ingest.stats.duplicates == 2
+            assert ingest.stats.gaps_opened == 1
             [gap] = store.gaps(device)
             assert (gap.from_seq, gap.to_seq, gap.lost_at_ms) == (3, 4, None)
             assert store.stored_up_to(device) == 2

@@ -61,7 +61,11 @@ def test_a_real_winter_replays_to_decisions_notices_and_a_what_if(minneapolis_cs
     assert len(report.storms) > 20
     decided = report.outcome.complied + report.outcome.violations + report.outcome.unverified
     assert decided > 20
+    in_rows = sum(r.complied + r.violations + r.unverified for r in report.storms)
+    assert in_rows + sum(report.light_decisions.values()) == decided  # every decision in one row
     assert report.outcome.violations == len(report.outcome.notices)
+    for row in report.storms:  # a deadline is shown only for storms whose clocks were decided
+        assert (row.deadline is None) == (row.complied + row.violations + row.unverified == 0)
     assert report.what_if is not None
     assert report.what_if.profile == "Example Village"
     # 12 h after cessation in the example profile, 24 h in Clyman.

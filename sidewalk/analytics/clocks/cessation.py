@@ -15,14 +15,21 @@ Signals of accumulation (docs/cessation.md has the measurements behind the defau
   least ``camera_cover_rise`` within ``camera_window`` while the air was at or
   below ``snow_max_air_temp_c``: fresh snow covering a cleared walk.
 
-A snowfall begins when ``onset_signals`` signals fall within ``onset_window``; its
-onset is the first of them. One stray signal (a drift bump, a knock on the
-gauge) starts nothing. It has ceased once ``quiet_period`` of event time passes
+A snowfall begins when ``onset_signals`` signals, at least one from the gauge or
+camera, fall within ``onset_window``; or when that many depth signals fall
+within ``depth_onset_window`` spanning at least ``depth_onset_span``. Its onset
+is the first of them. One stray signal (a drift bump, a knock on the gauge)
+starts nothing. It has ceased once ``quiet_period`` of event time passes
 with no signal, so a lull shorter than that stays inside one storm. The
-cessation time is set in the owner's favour: the later of the last signal and
-the time the filtered depth first came within ``near_peak_mm`` of the
-snowfall's filtered peak (that time taken back by half the median window, the
-filter's own delay on a rising depth).
+cessation time, decided in hindsight, is the later of the last gauge/camera
+signal and the break where the depth stopped rising (a least-squares hinge
+fit on the raw depths, outliers dropped; ``_depth_break``), which carries no
+filter delay; a break less than ``break_margin`` after the last tip counts as
+the same end. Later rather than earlier is the owner's side.
+
+A camera measurement reaches the detector only if the engine passes it on:
+``ClockEngine.observe`` would call ``observe_camera`` on the detector of the
+frontage's weather device and apply the changes, as it does for weather.
 """
 
 from __future__ import annotations
@@ -52,11 +59,16 @@ class DetectionParams:
     fit_span: timedelta = timedelta(hours=3)
     hindsight_window: timedelta = timedelta(hours=1)
     outlier_mm: float = 15.0
+    # A break this close after the last tip is the same end seen through noise
+    # (about the fit's resolution); the gauge, a direct measure, then decides.
+    break_margin: timedelta = timedelta(minutes=15)
     onset_signals: int = 2
     onset_window: timedelta = timedelta(hours=1)
-    # Depth alone starts a snowfall only if its signals span this long: a gust
-    # of drifting snow under the sensor passes sooner.
+    # Depth alone starts a snowfall only if its signals span this long (a gust
+    # of drifting snow under the sensor passes sooner), within a longer window
+    # than the gauge's: light snow takes hours to show against sensor noise.
     depth_onset_span: timedelta = timedelta(minutes=30)
+    depth_onset_window: timedelta = timedelta(hours=3)
     camera_cover_rise: float = 0.3
     camera_window: timedelta = timedelta(hours=2)
     # A camera measurement older than this at the deadline is not evidence.
@@ -175,13 +187,18 @@ class SnowfallDetector:
             if gauge:
                 self.last_other_cause = cause
             return []
-        window_start = cause.at - self.params.onset_window
-        self.pending = [p for p in self.pending if p[0].at >= window_start] + [(cause, gauge)]
-        first = self.pending[0][0]
-        gauged = any(g for _, g in self.pending)
-        if len(self.pending) < self.params.onset_signals:
-            return []
-        if not gauged and cause.at - first.at < self.params.depth_onset_span:
+        keep_from = cause.at - max(self.params.onset_window, self.params.depth_onset_window)
+        self.pending = [p for p in self.pending if p[0].at >= keep_from] + [(cause, gauge)]
+        recent = [p for p in self.pending if p[0].at >= cause.at - self.params.onset_window]
+        depth_only = [c for c, g in self.pending if not g]
+        if len(recent) >= self.params.onset_signals and any(g for _, g in recent):
+            first = recent[0][0]
+        elif (
+            len(depth_only) >= self.params.onset_signals
+            and cause.at - depth_only[0].at >= self.params.depth_onset_span
+        ):
+            first = depth_only[0]
+        else:
             return []
         self.last_other_cause = next((c for c, g in reversed(self.pending) if g), None)
         self.pending = []
@@ -208,7 +225,7 @@ class SnowfallDetector:
             return ceased_at, cause
         broke_at, self.peak_depth_mm = fitted
         broke_at = max(broke_at, self.onset_at or broke_at)
-        if self.last_other_cause is None or broke_at > ceased_at:
+        if self.last_other_cause is None or broke_at > ceased_at + self.params.break_margin:
             ceased_at = broke_at
             cause = Cause(kind="reading", at=broke_at, device=self.device)
         return ceased_at, cause

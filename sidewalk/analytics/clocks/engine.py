@@ -81,8 +81,10 @@ class ClearingClock:
     treated: list[tuple[datetime, Cause]] = field(default_factory=list)
 
     def move(self, to_state: str, at: datetime, cause: Cause, **detail: object) -> Transition:
+        # ``cycle`` (the onset) names this snowfall's obligation: its clock record's key.
+        cycle = self.onset_at.isoformat() if self.onset_at else at.isoformat()
         transition = Transition(
-            self.frontage, CLEARING, self.state, to_state, at, cause, dict(detail)
+            self.frontage, CLEARING, self.state, to_state, at, cause, {"cycle": cycle, **detail}
         )
         self.state = to_state
         self.history.append(transition)
@@ -241,7 +243,8 @@ class ClockEngine:
                     if clock.state in {"complied", "violation", "unverified", "idle"}:
                         clock.history = []
                     restarted = clock.state == "clearing_period"
-                    clock.onset_at = change.at
+                    if not restarted:
+                        clock.onset_at = change.at  # a restart continues the same cycle
                     events.append(
                         clock.move("snowing", change.at, change.cause, restarted=restarted)
                     )

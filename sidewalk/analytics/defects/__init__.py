@@ -1,0 +1,99 @@
+"""Sidewalk defect measurement (§ 370-5): pure functions, arrays in,
+measurements in millimetres out, each with its uncertainty.
+
+Typical use::
+
+    limits = DefectLimits(...)                      # built from the ordinance profile
+    survey = measure_depth_map(depth, intrinsics)   # or measure_photo / measure_laser_profile
+    blocks = classify(survey, limits)
+    status = owner_replacement_status(all_blocks_of_owner, limits)
+    evidence = annotate(depth, survey, limits)
+"""
+
+from .annotate import annotate
+from .classify import (
+    BlockCondition,
+    FrontageCondition,
+    OwnerReplacement,
+    Rule,
+    RuleCheck,
+    classify,
+    classify_block,
+    classify_joint,
+    frontage_condition,
+    owner_replacement_status,
+)
+from .cracks import CrackParams, SegmentationScore, score_segmentation, segment_cracks
+from .depth import DepthIntrinsics, LevelReference, measure_depth_map
+from .errors import InputProblem, MeasurementError
+from .fiducial import (
+    CameraCalibration,
+    FiducialLimits,
+    FiducialSpec,
+    GroundFrame,
+    calibrate_intrinsics,
+    find_ground_frame,
+    make_calibration_target,
+    make_fiducial_marker,
+)
+from .laser import LaserRig, measure_laser_profile
+from .limits import MM_PER_FOOT, MM_PER_INCH, DefectLimits
+from .photo import PhotoParams, measure_photo
+from .results import (
+    BlockMeasurement,
+    CrackTrace,
+    EdgeType,
+    JointMeasurement,
+    LaserProfile,
+    PhotoInspection,
+    SpallMeasurement,
+    SurfaceInspection,
+)
+from .surface import SurfaceParams
+
+__all__ = [
+    "MM_PER_FOOT",
+    "MM_PER_INCH",
+    "BlockCondition",
+    "BlockMeasurement",
+    "CameraCalibration",
+    "CrackParams",
+    "CrackTrace",
+    "DefectLimits",
+    "DepthIntrinsics",
+    "EdgeType",
+    "FiducialLimits",
+    "FiducialSpec",
+    "FrontageCondition",
+    "GroundFrame",
+    "InputProblem",
+    "JointMeasurement",
+    "LaserProfile",
+    "LaserRig",
+    "LevelReference",
+    "MeasurementError",
+    "OwnerReplacement",
+    "PhotoInspection",
+    "PhotoParams",
+    "Rule",
+    "RuleCheck",
+    "SegmentationScore",
+    "SpallMeasurement",
+    "SurfaceInspection",
+    "SurfaceParams",
+    "annotate",
+    "calibrate_intrinsics",
+    "classify",
+    "classify_block",
+    "classify_joint",
+    "find_ground_frame",
+    "frontage_condition",
+    "make_calibration_target",
+    "make_fiducial_marker",
+    "measure_depth_map",
+    "measure_laser_profile",
+    "measure_photo",
+    "owner_replacement_status",
+    "score_segmentation",
+    "segment_cracks",
+]

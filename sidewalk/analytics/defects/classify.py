@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -124,7 +125,9 @@ def classify(inspection: SurfaceInspection, limits: DefectLimits) -> tuple[Block
     ordinance measures the differential and gap "between adjacent blocks" and
     names neither block, so each has a defective edge.
     """
-    checks: dict[int, list[RuleCheck]] = {b.block: [classify_block(b, limits)] for b in inspection.blocks}
+    checks: dict[int, list[RuleCheck]] = {
+        b.block: [classify_block(b, limits)] for b in inspection.blocks
+    }
     for j in inspection.joints:
         for c in classify_joint(j, limits):
             checks.setdefault(j.block_before, []).append(c)
@@ -168,9 +171,11 @@ def frontage_condition(
     unc = station_uncertainty_mm * 2**0.5
     checks.extend(
         _above(Rule.JOINT_SPACING, b - a, unc, limits.max_joint_spacing_mm)
-        for a, b in zip(st, st[1:], strict=False)
+        for a, b in itertools.pairwise(st)
     )
-    checks.extend(_below(Rule.WALK_WIDTH, w, u, limits.min_walk_width_mm) for w, u in walk_widths_mm)
+    checks.extend(
+        _below(Rule.WALK_WIDTH, w, u, limits.min_walk_width_mm) for w, u in walk_widths_mm
+    )
     checks.extend(
         _below(Rule.CROSS_SLOPE, s, u, limits.min_cross_slope_mm_per_m)
         for s, u in cross_slopes_mm_per_m

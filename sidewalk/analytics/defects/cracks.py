@@ -18,10 +18,10 @@ class CrackParams:
 
     scales_px: tuple[float, ...] = (1.0, 1.5, 2.0, 3.0)
     background_px: int = 31  # illumination is flattened over this window
-    high_sigmas: float = 6.0  # seed threshold, in robust std of the response
-    low_sigmas: float = 3.0  # growing threshold
-    min_component_px: int = 40
-    min_elongation: float = 3.0  # length over width of a kept component
+    high_sigmas: float = 4.5  # seed threshold, in robust std of the response
+    low_sigmas: float = 1.75  # growing threshold
+    min_component_px: int = 100
+    min_elongation: float = 12.0  # bounding-box diagonal squared over area
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +57,12 @@ def crack_response(gray: U8, params: CrackParams) -> F32:
     """Dark-line strength: largest Hessian eigenvalue over scales, on an
     illumination-flattened image, in units of its robust noise."""
     g = gray.astype(np.float32)
-    bg = cv2.medianBlur(gray, params.background_px).astype(np.float32) + 1.0
+    # A median of a quarter-size image is the illumination at a sixteenth of
+    # the cost of a full-size median of the same reach.
+    small = cv2.resize(gray, None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)
+    bg_small = cv2.medianBlur(small, max(3, (params.background_px // 4) | 1))
+    bg = cv2.resize(bg_small, (gray.shape[1], gray.shape[0]), interpolation=cv2.INTER_LINEAR)
+    bg = bg.astype(np.float32) + 1.0
     flat = g / bg
     best = np.zeros(g.shape, np.float32)
     for s in params.scales_px:
@@ -101,9 +106,7 @@ def segment_cracks(gray: U8, params: CrackParams | None = None) -> U8:
 def score_segmentation(predicted: U8, truth: U8, tolerance_px: int = 2) -> SegmentationScore:
     """A predicted pixel is right if a truth pixel lies within ``tolerance_px``
     (and the other way round for recall)."""
-    k = cv2.getStructuringElement(
-        cv2.MORPH_ELLIPSE, (2 * tolerance_px + 1, 2 * tolerance_px + 1)
-    )
+    k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * tolerance_px + 1, 2 * tolerance_px + 1))
     p = predicted > 0
     t = truth > 0
     t_d = cv2.dilate(t.astype(np.uint8), k) > 0

@@ -69,7 +69,9 @@ def measure_depth_map(
         )
     v, u = np.nonzero(valid)
     z = depth_mm[v, u].astype(np.float64)
-    pts = np.stack([(u - intrinsics.cx) * z / intrinsics.fx, (v - intrinsics.cy) * z / intrinsics.fy, z], 1)
+    pts = np.stack(
+        [(u - intrinsics.cx) * z / intrinsics.fx, (v - intrinsics.cy) * z / intrinsics.fy, z], 1
+    )
     normal, offset = _ransac_plane(pts)
     stages.append(("plane", time.perf_counter() - t0))
     # A little over the median pixel footprint, so few cells stay empty.
@@ -82,6 +84,20 @@ def measure_depth_map(
     )
     joints, blocks, fits = analyse_height_map(hm, p)
     stages.append(("blocks_joints_spalls", time.perf_counter() - t0))
+    # Paths come out in walk-plane millimetres; evidence images want pixels.
+    joints = tuple(
+        replace(j, image_path_px=_plane_to_pixels(hm, j.image_path_px, intrinsics)) for j in joints
+    )
+    blocks = tuple(
+        replace(
+            b,
+            spalls=tuple(
+                replace(sp, image_contour_px=_plane_to_pixels(hm, sp.image_contour_px, intrinsics))
+                for sp in b.spalls
+            ),
+        )
+        for b in blocks
+    )
     if level is not None:
         blocks = tuple(
             replace(
@@ -183,9 +199,7 @@ def _noise_estimate(h: F64) -> float:
     return float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2))
 
 
-def _cross_slope(
-    hm: HeightMap, coef: F64, cov: F64, level: LevelReference
-) -> tuple[float, float]:
+def _cross_slope(hm: HeightMap, coef: F64, cov: F64, level: LevelReference) -> tuple[float, float]:
     """Fall toward the curb (mm per m of horizontal run) of one block's plane."""
     c = hm.cell_mm
     ga, gb = coef[1] / c, coef[2] / c  # mm of height per mm along a and b
@@ -204,3 +218,13 @@ def _cross_slope(
     grad_sd = math.sqrt(max(float(cov[1, 1] + cov[2, 2]), 0.0)) / c * 1000.0
     imu_sd = 1000.0 * math.tan(math.radians(level.gravity_uncertainty_deg))
     return slope, math.hypot(grad_sd, imu_sd)
+
+
+def _plane_to_pixels(
+    hm: HeightMap, path: tuple[tuple[float, float], ...], k: DepthIntrinsics
+) -> tuple[tuple[float, float], ...]:
+    out = []
+    for a, b in path:
+        x, y, z = hm.to_sensor(a, b, 0.0)
+        out.append((k.fx * x / z + k.cx, k.fy * y / z + k.cy))
+    return tuple(out)

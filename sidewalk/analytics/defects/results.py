@@ -118,6 +118,6 @@ class LaserProfile:
     gap_width_mm: float
     gap_width_uncertainty_mm: float
     edge_type: EdgeType
-    edge_radius_mm: float
-    cross_slope_mm_per_m: float
+    edge_radius_mm: float  # larger of the two edges' rounding radii
+    gap_center_mm: Point3  # camera frame
     profile_mm: tuple[tuple[float, float], ...] = field(repr=False, compare=False)

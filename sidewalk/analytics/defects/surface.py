@@ -114,9 +114,7 @@ def analyse_height_map(
             blocks.append(blk)
     blocks.sort(key=lambda b: b.centroid[0])
     joints = _joints(hm, blocks, coverage, params)
-    block_results = tuple(
-        _block_result(hm, i, b, coverage, params) for i, b in enumerate(blocks)
-    )
+    block_results = tuple(_block_result(hm, i, b, coverage, params) for i, b in enumerate(blocks))
     return joints, block_results, blocks
 
 
@@ -130,8 +128,8 @@ def _coverage(valid: B) -> B:
     out = np.zeros(valid.shape, np.uint8)
     if pts is not None:
         cv2.fillConvexPoly(out, cv2.convexHull(pts), 1)
-    out = cv2.erode(out, np.ones((5, 5), np.uint8))
-    return out.astype(bool)
+    eroded = cv2.erode(out, np.ones((5, 5), np.uint8))
+    return np.asarray(eroded, bool)
 
 
 def _fit_block(h: F64, mask: B, params: SurfaceParams) -> _Block | None:
@@ -175,17 +173,18 @@ def _joints(
             band = dil[i] & dil[j] & ~blocks[i].mask & ~blocks[j].mask & coverage
             if band.sum() * c < 150.0 / c * 1.0:  # under ~15 cm of contact
                 continue
-            m = _measure_joint(hm, blocks, i, j, band, params)
+            m = _measure_joint(hm, blocks, i, j, band=band, params=params)
             if m is not None:
                 out.append(m)
     return tuple(out)
 
 
-def _measure_joint(
+def _measure_joint(  # noqa: PLR0915 - one profile pass; splitting it hides the flow
     hm: HeightMap,
     blocks: list[_Block],
     i: int,
     j: int,
+    *,
     band: B,
     params: SurfaceParams,
 ) -> JointMeasurement | None:
@@ -275,9 +274,7 @@ def _measure_joint(
         cv = np.array(centers)
         fit = np.polyfit(sv, cv, 1)
         straight = float(np.sqrt(np.mean((cv - np.polyval(fit, sv)) ** 2)))
-        edge = (
-            EdgeType.CRACK if straight > params.crack_straightness_mm else EdgeType.TOOLED_JOINT
-        )
+        edge = EdgeType.CRACK if straight > params.crack_straightness_mm else EdgeType.TOOLED_JOINT
     else:
         straight = float("nan")
         edge = EdgeType.UNKNOWN
@@ -355,6 +352,8 @@ def _block_result(
     den = cv2.GaussianBlur(ok.astype(np.float32), (0, 0), sig)
     sm = np.where(den > 0.3, num / np.maximum(den, 1e-6), 0.0)
     pit = (inner & (sm >= params.spall_threshold_mm)).astype(np.uint8)
+    # Bridge noise-thin necks so one pit is not counted as several.
+    pit = cv2.morphologyEx(pit, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8)) & inner.astype(np.uint8)
     n, lab, stats, cent = cv2.connectedComponentsWithStats(pit, connectivity=8)
     spalls: list[SpallMeasurement] = []
     noise_avg = params.noise_mm / (math.sqrt(4 * math.pi) * sig)
@@ -364,14 +363,20 @@ def _block_result(
             continue
         sel = lab == k
         r_, c_ = np.unravel_index(int(np.argmax(np.where(sel, sm, -np.inf))), sm.shape)
-        depth = _bottom_depth(drop, ok, int(r_), int(c_), c, float(sm[r_, c_]))
+        depth = _bottom_depth(drop, ok, int(r_), int(c_), c=c, fallback=float(sm[r_, c_]))
         _, pu = _plane_at(b, float(c_), float(r_))
-        perim = float(cv2.arcLength(
-            cv2.findContours(sel.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)[0][0],
-            True,
-        ))
+        perim = float(
+            cv2.arcLength(
+                cv2.findContours(sel.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)[0][
+                    0
+                ],
+                True,
+            )
+        )
         cx, cy = cent[k]
-        contour = cv2.findContours(sel.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)[0][0]
+        contour = cv2.findContours(
+            sel.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE
+        )[0][0]
         spalls.append(
             SpallMeasurement(
                 block=index,
@@ -404,7 +409,7 @@ def _block_result(
     )
 
 
-def _bottom_depth(drop: F64, ok: B, row: int, col: int, c: float, fallback: float) -> float:
+def _bottom_depth(drop: F64, ok: B, row: int, col: int, *, c: float, fallback: float) -> float:
     """Depth at a pit's bottom from a quadratic fitted to the raw drops
     within 15 mm: the maximum of smoothed noise alone reads too deep."""
     rad = max(3, round(15.0 / c))

@@ -64,7 +64,7 @@ class SpallTruth:
         if threshold_mm >= self.depth_mm:
             return 0.0
         frac = 1.0 - (threshold_mm / self.depth_mm) ** (1.0 / self.exponent)
-        return math.pi * self.semi_a_mm * self.semi_b_mm * frac
+        return float(math.pi * self.semi_a_mm * self.semi_b_mm * frac)
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,7 +279,10 @@ class Camera:
 
     def world_to_camera(self, p: F64) -> F64:
         """N x 3 world points to camera coordinates."""
-        out: F64 = (p - self.center_mm) @ self.rotation.T
+        # Column-wise products: an (N, 3) @ (3, 3) matmul is far slower in numpy.
+        d = [p[:, i] - self.center_mm[i] for i in range(3)]
+        r = self.rotation
+        out: F64 = np.stack([r[k, 0] * d[0] + r[k, 1] * d[1] + r[k, 2] * d[2] for k in range(3)], 1)
         return out
 
     def camera_to_world(self, p: F64) -> F64:
@@ -299,8 +302,8 @@ def look_down_camera(
     roll_deg: float = 0.0,
     distortion: tuple[float, float, float, float, float] = (0.0, 0.0, 0.0, 0.0, 0.0),
 ) -> Camera:
-    """A camera looking straight down, then tilted (about its x axis, so it
-    looks further along -y... +y), turned (yaw) and rolled."""
+    """A camera looking straight down, then tilted about its x axis (a positive
+    tilt looks toward world -y, the curb), turned (yaw) and rolled."""
     # Looking down: camera x = world +x, camera y = world -y, camera z = world -z.
     base = np.array([[1.0, 0, 0], [0, -1.0, 0], [0, 0, -1.0]])
     t, yw, rl = (math.radians(v) for v in (tilt_deg, yaw_deg, roll_deg))
@@ -319,8 +322,11 @@ def ground_footprint(camera: Camera, z_mm: float = 0.0) -> tuple[float, float, f
     rays = _pixel_rays(camera, u, v)
     t = (z_mm - camera.center_mm[2]) / rays[:, 2]
     pts = camera.center_mm + rays * t[:, None]
-    return float(pts[:, 0].min()), float(pts[:, 0].max()), float(pts[:, 1].min()), float(
-        pts[:, 1].max()
+    return (
+        float(pts[:, 0].min()),
+        float(pts[:, 0].max()),
+        float(pts[:, 1].min()),
+        float(pts[:, 1].max()),
     )
 
 
@@ -360,9 +366,9 @@ def render_depth(
     depth = np.full(camera.height * camera.width, np.inf)
     # Rows in chunks keep memory bounded on big footprints.
     for r0 in range(0, len(ys), 256):
-        gx, gy = np.meshgrid(xs, ys[r0 : r0 + 256])
-        gx = gx.ravel()
-        gy = gy.ravel()
+        mx, my = np.meshgrid(xs, ys[r0 : r0 + 256])
+        gx = mx.ravel()
+        gy = my.ravel()
         h, _ = scene.surface(gx, gy)
         pc = camera.world_to_camera(np.stack([gx, gy, h], -1))
         z = pc[:, 2]
@@ -372,9 +378,9 @@ def render_depth(
         vi = np.floor(uv[:, 1] + 0.5).astype(np.int64)
         inb = (ui >= 0) & (ui < camera.width) & (vi >= 0) & (vi < camera.height)
         np.minimum.at(depth, vi[inb] * camera.width + ui[inb], z[ok][inb])
-    depth = depth.reshape(camera.height, camera.width)
-    valid = np.isfinite(depth)
-    z = np.where(valid, depth, 0.0)
+    depth2 = depth.reshape(camera.height, camera.width)
+    valid = np.isfinite(depth2)
+    z = np.where(valid, depth2, 0.0)
     sigma = noise_mm + noise_per_m2_mm * (z / 1000.0) ** 2
     z = z + rng.normal(0, 1, z.shape) * sigma
     out = np.where(valid, np.clip(np.rint(z), 1, 65535), 0).astype(np.uint16)
@@ -386,19 +392,19 @@ def _project(camera: Camera, pc: F64) -> F64:
     import cv2
 
     if not np.any(camera.distortion):
-        uvw = pc @ camera.matrix.T
-        out: F64 = uvw[:, :2] / uvw[:, 2:3]
+        k = camera.matrix
+        out: F64 = np.stack(
+            [k[0, 0] * pc[:, 0] / pc[:, 2] + k[0, 2], k[1, 1] * pc[:, 1] / pc[:, 2] + k[1, 2]], 1
+        )
         return out
     img, _ = cv2.projectPoints(
         pc.reshape(-1, 1, 3), np.zeros(3), np.zeros(3), camera.matrix, camera.distortion
     )
-    res: F64 = img.reshape(-1, 2)
+    res: F64 = np.asarray(img, np.float64).reshape(-1, 2)
     return res
 
 
-def depth_survey_camera(
-    scene: SidewalkScene, rng: np.random.Generator, joint: int = 0
-) -> Camera:
+def depth_survey_camera(scene: SidewalkScene, rng: np.random.Generator, joint: int = 0) -> Camera:
     """A depth camera at the documented survey geometry, centred on a joint.
 
     0.9 to 1.3 m above the walk, tilted up to 20 degrees, turned up to 10
@@ -418,3 +424,348 @@ def depth_survey_camera(
         yaw_deg=float(rng.uniform(-10, 10)),
         roll_deg=float(rng.uniform(-5, 5)),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class MarkerPlacement:
+    """An ArUco marker lying on the walk. Marker frame (x right, y down in the
+    marker image) maps to the world as origin + x * (cos a, sin a) + y * (sin a, -cos a)."""
+
+    origin_x_mm: float
+    origin_y_mm: float
+    angle_rad: float
+    side_mm: float
+    marker_id: int = 0
+
+    def marker_to_world(self, pts: F64) -> F64:
+        """N x 2 marker-frame millimetres to world x, y."""
+        ca, sa = math.cos(self.angle_rad), math.sin(self.angle_rad)
+        x = self.origin_x_mm + pts[:, 0] * ca + pts[:, 1] * sa
+        y = self.origin_y_mm + pts[:, 0] * sa - pts[:, 1] * ca
+        out: F64 = np.stack([x, y], 1)
+        return out
+
+    def world_to_marker(self, pts: F64) -> F64:
+        """N x 2 world x, y to marker-frame millimetres."""
+        ca, sa = math.cos(self.angle_rad), math.sin(self.angle_rad)
+        dx = pts[:, 0] - self.origin_x_mm
+        dy = pts[:, 1] - self.origin_y_mm
+        out: F64 = np.stack([dx * ca + dy * sa, dx * sa - dy * ca], 1)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class PhotoConditions:
+    """Nuisances of a survey photo; defaults are a fair day."""
+
+    exposure: float = 1.0
+    blur_px: float = 0.8
+    motion_px: float = 0.0
+    noise: float = 0.01
+    leaves: int = 6
+    snow_patches: int = 1
+    shadow: bool = True
+
+
+def survey_photo_camera(scene: SidewalkScene, rng: np.random.Generator, joint: int = 0) -> Camera:
+    """A hand-held survey photo at the documented geometry: 1920 x 1080,
+    1.4-1.7 m above the walk, 20-40 degrees from straight down, with lens
+    distortion, looking at ``joint``."""
+    j = scene.joints[joint]
+    tilt = float(rng.uniform(20, 40))
+    hgt = float(rng.uniform(1400, 1700))
+    back = hgt * math.tan(math.radians(tilt))
+    return look_down_camera(
+        width=1920,
+        height=1080,
+        focal_px=float(rng.uniform(1500, 1800)),
+        center_mm=(
+            j.station_mm + float(rng.uniform(-150, 150)),
+            scene.walk_width_mm / 2 + back + float(rng.uniform(-100, 100)),
+            hgt,
+        ),
+        tilt_deg=tilt,
+        yaw_deg=float(rng.uniform(-8, 8)),
+        roll_deg=float(rng.uniform(-3, 3)),
+        distortion=(
+            float(rng.uniform(-0.12, 0.02)),
+            float(rng.uniform(-0.02, 0.05)),
+            0.0,
+            0.0,
+            0.0,
+        ),
+    )
+
+
+def place_marker(
+    scene: SidewalkScene, camera: Camera, rng: np.random.Generator, side_mm: float = 150.0
+) -> MarkerPlacement:
+    """A marker on a block near the image centre, clear of every joint."""
+    x0, x1, y0, y1 = ground_footprint(camera, 0.0)
+    for _ in range(200):
+        ang = float(rng.uniform(-0.3, 0.3))
+        m = MarkerPlacement(
+            float(rng.uniform(x0 + 0.3 * (x1 - x0), x0 + 0.7 * (x1 - x0))),
+            float(rng.uniform(max(y0, 50.0) + side_mm, min(y1, scene.walk_width_mm - 50.0))),
+            ang,
+            side_mm,
+        )
+        c = m.marker_to_world(
+            np.array([[0, 0], [side_mm, 0], [side_mm, side_mm], [0, side_mm]], float)
+        )
+        clear = all(
+            np.all(np.abs(c[:, 0] - scene.joint_center_x(j, c[:, 1])) > 80) for j in scene.joints
+        ) and np.all((c[:, 1] > 30) & (c[:, 1] < scene.walk_width_mm - 30))
+        z = float(np.mean([b.z0_mm for b in scene.blocks]))
+        uv = _project(camera, camera.world_to_camera(np.column_stack([c, np.full(4, z)])))
+        seen = np.all((uv > 60) & (uv < np.array([camera.width - 60, camera.height - 60])))
+        if clear and seen:
+            return m
+    raise ValueError("no room for the marker in this view")
+
+
+def render_photo(  # noqa: PLR0915 - a renderer is a long list of layers
+    scene: SidewalkScene,
+    camera: Camera,
+    marker: MarkerPlacement | None,
+    rng: np.random.Generator,
+    conditions: PhotoConditions | None = None,
+) -> NDArray[np.uint8]:
+    """A BGR survey photo of the scene (positions on the mean walk plane;
+    relief appears as shading: gaps dark with depth, spalls darker)."""
+    import cv2
+
+    cond = conditions or PhotoConditions()
+    hh, ww = camera.height, camera.width
+    vv, uu = np.mgrid[0:hh, 0:ww]
+    rays = _pixel_rays(camera, uu.ravel().astype(float), vv.ravel().astype(float))
+    z_ref = float(np.mean([b.z0_mm for b in scene.blocks]))
+    t = (z_ref - camera.center_mm[2]) / rays[:, 2]
+    x = camera.center_mm[0] + rays[:, 0] * t
+    y = camera.center_mm[1] + rays[:, 1] * t
+    h, label = scene.surface(x, y)
+    tex = 0.5 * _roughness(x, y, scene.seed + 1, 0.05) + 0.5 * _roughness(
+        x * 6, y * 6, scene.seed + 2, 0.05
+    )
+    alb = 0.55 + tex
+    col = np.stack([alb * 0.98, alb, alb * 1.02], 1)
+    top = label >= 0
+    blk_h = np.zeros_like(h)
+    for b in scene.blocks:
+        sel = label == b.index
+        blk_h[sel] = scene.block_height(b.index, x[sel], y[sel])
+    drop = np.where(top, blk_h - h, 0.0)
+    col[top] *= np.clip(1.0 - 0.02 * drop[top], 0.4, 1.0)[:, None]
+    gap = label == GAP
+    col[gap] = (0.10 + 0.02 * rng.uniform(size=(int(gap.sum()), 1))) * np.array([1.0, 1.0, 1.0])
+    turf = label == TURF
+    col[turf] = np.array([0.18, 0.32, 0.22]) * (1 + 2 * tex[turf])[:, None]
+    avoid: list[tuple[float, float, float]] = []
+    if marker is not None:
+        mk = make_marker_image(marker.marker_id)
+        mp = marker.world_to_marker(np.stack([x, y], 1))
+        s = marker.side_mm
+        inside = (mp[:, 0] >= 0) & (mp[:, 0] < s) & (mp[:, 1] >= 0) & (mp[:, 1] < s)
+        ix = (mp[inside] / s * mk.shape[0]).astype(int).clip(0, mk.shape[0] - 1)
+        val = np.where(mk[ix[:, 1], ix[:, 0]] > 127, 0.85, 0.06)
+        col[inside] = val[:, None]
+        c = marker.marker_to_world(np.array([[s / 2, s / 2]]))[0]
+        avoid.append((float(c[0]), float(c[1]), s))
+    x0, x1, y0, y1 = float(x.min()), float(x.max()), float(y.min()), float(y.max())
+    _blobs(
+        col,
+        x,
+        y,
+        rng,
+        count=cond.leaves,
+        size_mm=(15, 40),
+        colour=np.array([0.08, 0.25, 0.55]),
+        avoid=avoid,
+        scene=scene,
+        joint_clearance_mm=0,
+    )
+    _blobs(
+        col,
+        x,
+        y,
+        rng,
+        count=cond.snow_patches,
+        size_mm=(60, 200),
+        colour=np.array([0.93, 0.95, 0.95]),
+        avoid=avoid,
+        scene=scene,
+        joint_clearance_mm=80,
+    )
+    # Light: a gradient across the view and a soft shadow of something nearby.
+    light = 0.8 + 0.4 * (x - x0) / max(x1 - x0, 1.0)
+    if cond.shadow:
+        th = rng.uniform(0, math.pi)
+        d = (
+            (x - (x0 + x1) / 2) * math.cos(th)
+            + (y - (y0 + y1) / 2) * math.sin(th)
+            - rng.uniform(-300, 300)
+        )
+        light = light * (1 - 0.45 / (1 + np.exp(-d / 40.0)))
+    img = col * (light * cond.exposure)[:, None]
+    img = img.reshape(hh, ww, 3).astype(np.float32)
+    if cond.blur_px > 0:
+        img = cv2.GaussianBlur(img, (0, 0), cond.blur_px)
+    if cond.motion_px > 0:
+        n = max(3, int(cond.motion_px) | 1)
+        k = np.zeros((n, n), np.float32)
+        k[n // 2, :] = 1.0 / n
+        img = cv2.filter2D(img, -1, k)
+    img = img + rng.normal(0, cond.noise, img.shape).astype(np.float32)
+    out: NDArray[np.uint8] = (np.clip(img, 0, 1) ** (1 / 2.2) * 255).astype(np.uint8)
+    return out
+
+
+def make_marker_image(marker_id: int, side_px: int = 240) -> NDArray[np.uint8]:
+    """The ArUco 4x4 marker image the renderer paints on the ground."""
+    import cv2
+
+    d = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
+    out = np.asarray(cv2.aruco.generateImageMarker(d, marker_id, side_px), np.uint8)
+    return out
+
+
+def _blobs(
+    col: F64,
+    x: F64,
+    y: F64,
+    rng: np.random.Generator,
+    *,
+    count: int,
+    size_mm: tuple[float, float],
+    colour: F64,
+    avoid: list[tuple[float, float, float]],
+    scene: SidewalkScene,
+    joint_clearance_mm: float,
+) -> None:
+    """Paint ``count`` elliptical blobs (leaves, snow) that miss the marker
+    and stay ``joint_clearance_mm`` clear of joints."""
+    x0, x1, y0, y1 = float(x.min()), float(x.max()), float(y.min()), float(y.max())
+    placed = 0
+    for _ in range(count * 20):
+        if placed >= count:
+            break
+        cx, cy = rng.uniform(x0, x1), rng.uniform(y0, y1)
+        a = rng.uniform(*size_mm)
+        b = a * rng.uniform(0.4, 1.0)
+        if any(math.hypot(cx - ax, cy - ay) < a + s for ax, ay, s in avoid):
+            continue
+        if joint_clearance_mm > 0 and any(
+            abs(cx - float(scene.joint_center_x(j, np.array([cy]))[0])) < a + joint_clearance_mm
+            for j in scene.joints
+        ):
+            continue
+        th = rng.uniform(0, math.pi)
+        u = ((x - cx) * math.cos(th) + (y - cy) * math.sin(th)) / a
+        v = (-(x - cx) * math.sin(th) + (y - cy) * math.cos(th)) / b
+        sel = u * u + v * v < 1
+        col[sel] = colour
+        placed += 1
+
+
+def laser_survey_rig(
+    scene: SidewalkScene, rng: np.random.Generator, joint: int = 0
+) -> tuple[Camera, F64, float]:
+    """Camera and laser sheet at the documented laser geometry, over ``joint``.
+
+    Camera 350-450 mm above the walk looking down, 1280 x 720, 1400 px focal
+    length (about 0.3 mm per pixel); the line laser sits 120-180 mm to the
+    side and its sheet, containing the walk direction, meets the ground under
+    the camera. Returns the camera and the sheet (normal, offset) in the camera frame.
+    """
+    j = scene.joints[joint]
+    y_mid = scene.walk_width_mm / 2 + float(rng.uniform(-200, 200))
+    x_mid = float(scene.joint_center_x(j, np.array([y_mid]))[0]) + float(rng.uniform(-40, 40))
+    z_top = float(scene.block_height(j.index, np.array([x_mid]), np.array([y_mid]))[0])
+    hgt = z_top + float(rng.uniform(350, 450))
+    cam = look_down_camera(
+        width=1280,
+        height=720,
+        focal_px=1400.0,
+        center_mm=(x_mid, y_mid, hgt),
+        tilt_deg=float(rng.uniform(-3, 3)),
+        yaw_deg=float(rng.uniform(-3, 3)),
+        distortion=(float(rng.uniform(-0.08, 0.0)), 0.0, 0.0, 0.0, 0.0),
+    )
+    laser = np.array([x_mid, y_mid + float(rng.uniform(120, 180)), hgt])
+    target = np.array([x_mid, y_mid, z_top])
+    n_w = np.cross(np.array([1.0, 0.0, 0.0]), target - laser)
+    n_w /= np.linalg.norm(n_w)
+    n_c = cam.rotation @ n_w
+    d_c = float(n_c @ cam.world_to_camera(laser[None, :])[0])
+    return cam, n_c, d_c
+
+
+def render_laser(
+    scene: SidewalkScene,
+    camera: Camera,
+    plane_normal: F64,
+    plane_offset_mm: float,
+    rng: np.random.Generator,
+    *,
+    noise: float = 3.0,
+    stripe_sigma_px: float = 1.3,
+) -> NDArray[np.uint8]:
+    """Grey image of the laser stripe on the scene, with occlusion of the
+    stripe by block edges (seen from the camera) and of the laser itself."""
+    n_w = camera.rotation.T @ plane_normal
+    p0 = camera.camera_to_world((plane_normal * plane_offset_mm)[None, :])[0]
+    # The sheet in the world: points p with n_w . (p - p0) = 0.
+    x0, x1, _, _ = ground_footprint(camera, float(np.mean([b.z0_mm for b in scene.blocks])))
+    xs = np.arange(x0 - 20, x1 + 20, 0.05)
+
+    # In the sheet, y depends on z: n_y (y - p0y) + n_z (z - p0z) + n_x (x - p0x) = 0.
+    def y_of(x: F64, z: F64) -> F64:
+        out: F64 = p0[1] - (n_w[0] * (x - p0[0]) + n_w[2] * (z - p0[2])) / n_w[1]
+        return out
+
+    z = np.zeros_like(xs) + float(np.mean([b.z0_mm for b in scene.blocks]))
+    for _ in range(6):
+        z, _lab = scene.surface(xs, y_of(xs, z))
+    ys = y_of(xs, z)
+    pts = np.stack([xs, ys, z], 1)
+    visible = _unoccluded(scene, pts, camera.center_mm) & _unoccluded(
+        scene, pts, _laser_origin(camera, plane_normal, plane_offset_mm, pts)
+    )
+    pc = camera.world_to_camera(pts[visible])
+    uv = _project(camera, pc)
+    vv, uu = np.mgrid[0 : camera.height, 0 : camera.width]
+    img = (30.0 + _roughness(uu * 0.3, vv * 0.3, scene.seed, 6.0)).astype(np.float32)
+    ui = np.round(uv[:, 0]).astype(int)
+    inb = (ui >= 0) & (ui < camera.width)
+    counts = np.bincount(ui[inb], minlength=camera.width).astype(np.float32)
+    for dv in range(-5, 6):
+        vi = np.floor(uv[inb, 1]).astype(int) + dv
+        w = np.exp(-((vi - uv[inb, 1]) ** 2) / (2 * stripe_sigma_px**2)).astype(np.float32)
+        ok = (vi >= 0) & (vi < camera.height)
+        np.add.at(
+            img, (vi[ok], ui[inb][ok]), 200.0 * w[ok] / np.maximum(counts[ui[inb][ok]], 1) * 3.0
+        )
+    img += rng.normal(0, noise, img.shape).astype(np.float32)
+    out: NDArray[np.uint8] = np.clip(img, 0, 255).astype(np.uint8)
+    return out
+
+
+def _laser_origin(camera: Camera, n_c: F64, d_c: float, pts: F64) -> F64:
+    """A point well up the sheet above the stripe (the laser's side)."""
+    n_w = camera.rotation.T @ n_c
+    up = np.array([0.0, 0.0, 1.0])
+    inplane = up - (up @ n_w) * n_w
+    inplane /= np.linalg.norm(inplane)
+    del d_c
+    out: F64 = pts.mean(0) + inplane * 400.0
+    return out
+
+
+def _unoccluded(scene: SidewalkScene, pts: F64, eye: F64) -> NDArray[np.bool_]:
+    """True where the straight line from ``eye`` to each point stays above the surface."""
+    ok = np.ones(len(pts), bool)
+    for f in np.linspace(0.9, 0.9995, 40):
+        q = eye + (pts - eye) * f
+        h, _ = scene.surface(q[:, 0], q[:, 1])
+        ok &= q[:, 2] >= h - 1e-6
+    return ok

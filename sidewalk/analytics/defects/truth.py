@@ -44,9 +44,7 @@ def pair_joints(
     for m in joints:
         w = world_point(camera, m.center_mm)
         y = np.array([w[1]])
-        best = min(
-            scene.joints, key=lambda j: abs(float(scene.joint_center_x(j, y)[0]) - w[0])
-        )
+        best = min(scene.joints, key=lambda j: abs(float(scene.joint_center_x(j, y)[0]) - w[0]))
         if abs(float(scene.joint_center_x(best, y)[0]) - w[0]) > tol_mm:
             continue
         half = m.observed_length_mm / 2

@@ -1,0 +1,219 @@
+"""The notice register and the tax-roll certification for the Clerk-Treasurer (CSV and PDF).
+
+Amounts are written from the exact Decimals of the case records; each
+document's total is checked against the sum of its lines before it is written.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+
+from sidewalk.alerts.notices import usd
+from sidewalk.alerts.pdf import table_pdf
+from sidewalk.core.clock import format_local
+from sidewalk.core.profile import Profile
+from sidewalk.storage import cases as records
+
+# -- notice register -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RegisterRow:
+    number: str
+    kind: str
+    frontage: str
+    parcel: str
+    owner: str
+    issued: str
+    deadline: str
+    status: str
+    delivered: str
+    received: str
+    deliveries: str
+    problem: str
+
+
+REGISTER_HEADER = (
+    "number", "kind", "frontage", "parcel", "owner", "issued", "deadline", "status",
+    "delivered", "received", "deliveries", "problem",
+)  # fmt: skip
+
+
+def notice_register(cases: records.CaseStore, profile: Profile) -> list[RegisterRow]:
+    """Every notice in issue order, with its deliveries and why it is stuck, if it is."""
+    zone = profile.zone
+    parcels = {f.id: f.parcel_number for f in cases.list_frontages()}
+    jobs: dict[int, list[str]] = {}
+    for job in cases.list_delivery_jobs():
+        jobs.setdefault(job.notice_id, []).append(f"{job.channel}:{job.status}")
+    rows = []
+    for n in cases.list_notices():
+        problem = ""
+        if n.status == "pending":
+            failures = [
+                a
+                for a in cases.list_audit(f"notice:{n.number}")
+                if a.action == "notice.render_failed"
+            ]
+            problem = str(failures[-1].detail.get("reason", "")) if failures else "not rendered"
+        rows.append(
+            RegisterRow(
+                number=n.number,
+                kind=n.kind,
+                frontage=n.frontage_id,
+                parcel=parcels.get(n.frontage_id, ""),
+                owner=n.owner_name,
+                issued=format_local(n.issued_at, zone),
+                deadline=format_local(n.deadline, zone) if n.deadline else "",
+                status=n.status,
+                delivered=format_local(n.delivered_at, zone) if n.delivered_at else "",
+                received=format_local(n.received_at, zone) if n.received_at else "",
+                deliveries=" ".join(jobs.get(n.id, [])),
+                problem=problem,
+            )
+        )
+    return rows
+
+
+def register_csv(rows: Sequence[RegisterRow]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(REGISTER_HEADER)
+    for r in rows:
+        writer.writerow([getattr(r, name) for name in REGISTER_HEADER])
+    return out.getvalue()
+
+
+def register_pdf(rows: Sequence[RegisterRow], profile: Profile, at: datetime) -> bytes:
+    return table_pdf(
+        f"{profile.village.name} - notice register",
+        [f"As of {format_local(at, profile.zone)}; {len(rows)} notices."],
+        ("number", "kind", "parcel", "owner", "issued", "status", "delivered", "problem"),
+        [
+            (r.number, r.kind, r.parcel, r.owner, r.issued, r.status, r.delivered, r.problem)
+            for r in rows
+        ],
+        at,
+        widths=(26, 28, 24, 30, 40, 16, 40, 30),
+    )
+
+
+# -- tax roll ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TaxRollLine:
+    parcel: str
+    property_address: str
+    owner: str
+    owner_address: str
+    bill_id: int
+    billed: Decimal
+    paid: Decimal
+    amount: Decimal
+    costs_incurred: str
+    certified: str
+    citation: str
+
+
+TAX_ROLL_HEADER = (
+    "parcel", "property_address", "owner", "owner_address", "bill_id", "billed", "paid",
+    "special_tax", "costs_incurred", "certified", "citation",
+)  # fmt: skip
+
+
+class ReconciliationError(ValueError):
+    """A certification whose lines do not reconcile with the bills behind them."""
+
+
+def tax_roll_lines(cases: records.CaseStore, profile: Profile, tax_year: int) -> list[TaxRollLine]:
+    """The certified special taxes of one tax year, each reconciled with its bill."""
+    zone = profile.zone
+    lines = []
+    for entry in cases.list_tax_roll(tax_year):
+        bill = cases.get_bill(entry.bill_id)
+        frontage = cases.get_frontage(entry.frontage_id)
+        # Certified = billed - paid at certification; later payments are the Treasurer's to settle.
+        if entry.amount > bill.amount or entry.amount <= 0:
+            raise ReconciliationError(
+                f"tax-roll entry for bill {bill.id}: {entry.amount} against a bill of {bill.amount}"
+            )
+        lines.append(
+            TaxRollLine(
+                parcel=entry.parcel_number,
+                property_address=frontage.street_address,
+                owner=bill.owner_name,
+                owner_address=", ".join(bill.owner_address_lines),
+                bill_id=bill.id,
+                billed=bill.amount,
+                paid=bill.amount - entry.amount,
+                amount=entry.amount,
+                costs_incurred=format_local(bill.costs_incurred_at, zone),
+                certified=format_local(entry.certified_at, zone),
+                citation=entry.citation or profile.billing.tax_roll_after.citation or "",
+            )
+        )
+    return lines
+
+
+def tax_roll_total(lines: Sequence[TaxRollLine]) -> Decimal:
+    return sum((line.amount for line in lines), Decimal("0.00"))
+
+
+def tax_roll_csv(lines: Sequence[TaxRollLine]) -> str:
+    """One row per parcel charge, then a TOTAL row; amounts as exact decimal text."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(TAX_ROLL_HEADER)
+    for x in lines:
+        writer.writerow(
+            [
+                x.parcel, x.property_address, x.owner, x.owner_address, x.bill_id, x.billed,
+                x.paid, x.amount, x.costs_incurred, x.certified, x.citation,
+            ]
+        )  # fmt: skip
+    writer.writerow(["TOTAL", "", "", "", "", "", "", tax_roll_total(lines), "", "", ""])
+    return out.getvalue()
+
+
+def tax_roll_pdf(
+    lines: Sequence[TaxRollLine], profile: Profile, tax_year: int, at: datetime
+) -> bytes:
+    """The certification to the Clerk-Treasurer, quoting § 370-10 G, with a signature line."""
+    rule = profile.billing.tax_roll_after
+    total = tax_roll_total(lines)
+    return table_pdf(
+        f"{profile.village.name} - certification of special taxes for the {tax_year} tax roll",
+        [
+            f'{rule.citation}: "{rule.words}"' if not rule.unconfirmed else rule.describe(),
+            f"The following charges for abatement remain unpaid and are certified for entry on "
+            f"the {tax_year} tax roll as special taxes against the parcels named.",
+        ],
+        ("parcel", "property", "owner", "bill", "billed", "paid", "special tax", "certified"),
+        [
+            (
+                x.parcel,
+                x.property_address,
+                x.owner,
+                str(x.bill_id),
+                usd(x.billed),
+                usd(x.paid),
+                usd(x.amount),
+                x.certified,
+            )
+            for x in lines
+        ],
+        at,
+        closing=[
+            f"Total certified: {usd(total)} on {len(lines)} parcel charge(s).",
+            f"Prepared {format_local(at, profile.zone)} by Sidewalk Watch from the case records.",
+            "",
+            "Village Clerk-Treasurer: ______________________________   Date: ______________",
+        ],
+        widths=(28, 34, 36, 12, 22, 22, 24, 46),
+    )

@@ -1,0 +1,177 @@
+"""Calibration target, intrinsic calibration and the ground fiducial.
+
+A ChArUco board (printed from ``make_calibration_target``) calibrates the
+camera; a single ArUco marker of known side lying on the walk gives the
+image-to-ground homography in millimetres for each survey photo.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from .errors import InputProblem, MeasurementError
+
+F64 = NDArray[np.float64]
+U8 = NDArray[np.uint8]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class CameraCalibration:
+    """Intrinsics (pixels) and OpenCV distortion (k1, k2, p1, p2, k3)."""
+
+    matrix: F64
+    distortion: F64
+    rms_px: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class FiducialSpec:
+    """The ground marker: an ArUco marker of known printed side."""
+
+    side_mm: float = 150.0
+    dictionary: int = cv2.aruco.DICT_4X4_50
+    marker_id: int | None = None  # None: the largest marker found
+
+
+@dataclass(frozen=True, slots=True)
+class FiducialLimits:
+    """When a fiducial is too small or oblique for the accuracy claimed."""
+
+    min_side_px: float = 80.0
+    max_tilt_deg: float = 50.0
+    corner_sigma_px: float = 0.15  # sub-pixel corner noise, for uncertainties
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class GroundFrame:
+    """Maps undistorted image pixels to the ground plane (mm, marker frame)."""
+
+    image_to_ground: F64  # 3x3 homography
+    mm_per_pixel: float  # at the marker
+    scale_uncertainty_fraction: float
+    tilt_deg: float
+    marker_corners_px: F64  # 4 x 2, distorted image
+
+    def to_ground(self, pts_px: F64, calib: CameraCalibration) -> F64:
+        """Distorted image points (N x 2) to ground millimetres (N x 2)."""
+        und = cv2.undistortPoints(
+            pts_px.reshape(-1, 1, 2).astype(np.float64),
+            calib.matrix,
+            calib.distortion,
+            P=calib.matrix,
+        )
+        out = np.asarray(cv2.perspectiveTransform(und, self.image_to_ground), np.float64)
+        return out.reshape(-1, 2)
+
+
+def make_calibration_target(
+    *,
+    squares_x: int = 7,
+    squares_y: int = 5,
+    square_mm: float = 30.0,
+    marker_mm: float = 22.0,
+    dpi: int = 300,
+    dictionary: int = cv2.aruco.DICT_4X4_50,
+) -> U8:
+    """A printable ChArUco board image at ``dpi`` (print at 100 %, no scaling)."""
+    d = cv2.aruco.getPredefinedDictionary(dictionary)
+    board = cv2.aruco.CharucoBoard((squares_x, squares_y), square_mm, marker_mm, d)
+    px_per_mm = dpi / 25.4
+    size = (round(squares_x * square_mm * px_per_mm), round(squares_y * square_mm * px_per_mm))
+    img = np.asarray(board.generateImage(size, marginSize=0, borderBits=1), np.uint8)
+    return img
+
+
+def make_fiducial_marker(
+    marker_id: int = 0, *, side_px: int = 600, dictionary: int = cv2.aruco.DICT_4X4_50
+) -> U8:
+    """A printable ground marker (print it at the side given in ``FiducialSpec``)."""
+    d = cv2.aruco.getPredefinedDictionary(dictionary)
+    img = np.asarray(cv2.aruco.generateImageMarker(d, marker_id, side_px), np.uint8)
+    return img
+
+
+def calibrate_intrinsics(
+    images: Sequence[U8],
+    *,
+    squares_x: int = 7,
+    squares_y: int = 5,
+    square_mm: float = 30.0,
+    marker_mm: float = 22.0,
+    dictionary: int = cv2.aruco.DICT_4X4_50,
+) -> CameraCalibration:
+    """Intrinsics and distortion from grey photos of the ChArUco target."""
+    d = cv2.aruco.getPredefinedDictionary(dictionary)
+    board = cv2.aruco.CharucoBoard((squares_x, squares_y), square_mm, marker_mm, d)
+    det = cv2.aruco.CharucoDetector(board)
+    obj_pts: list[NDArray[np.float32]] = []
+    img_pts: list[NDArray[np.float32]] = []
+    size = (0, 0)
+    for im in images:
+        size = (im.shape[1], im.shape[0])
+        corners, ids, _, _ = det.detectBoard(im)
+        if ids is None or len(ids) < 6:
+            continue
+        o, i = board.matchImagePoints(list(corners), np.asarray(ids))
+        obj_pts.append(np.asarray(o, np.float32))
+        img_pts.append(np.asarray(i, np.float32))
+    if len(obj_pts) < 3:
+        raise MeasurementError(InputProblem.NO_FIDUCIAL, "fewer than 3 usable target views")
+    rms, k, dist, _, _ = cv2.calibrateCamera(obj_pts, img_pts, size, None, None)
+    return CameraCalibration(np.asarray(k, float), np.asarray(dist, float).ravel()[:5], float(rms))
+
+
+def find_ground_frame(
+    gray: U8, calib: CameraCalibration, spec: FiducialSpec, limits: FiducialLimits
+) -> GroundFrame:
+    """Locate the ground marker and build the image-to-ground homography.
+
+    Raises ``MeasurementError`` when no marker is found, or it is too small or
+    too oblique for the claimed accuracy.
+    """
+    d = cv2.aruco.getPredefinedDictionary(spec.dictionary)
+    prm = cv2.aruco.DetectorParameters()
+    prm.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
+    corners, ids, _ = cv2.aruco.ArucoDetector(d, prm).detectMarkers(gray)
+    if ids is None or len(ids) == 0:
+        raise MeasurementError(InputProblem.NO_FIDUCIAL, "no ArUco marker found")
+    cands = [
+        (c.reshape(4, 2).astype(np.float64), int(i))
+        for c, i in zip(corners, ids.ravel(), strict=True)
+        if spec.marker_id is None or int(i) == spec.marker_id
+    ]
+    if not cands:
+        raise MeasurementError(InputProblem.NO_FIDUCIAL, f"marker {spec.marker_id} not found")
+    c4, _ = max(cands, key=lambda ci: cv2.contourArea(ci[0].astype(np.float32)))
+    sides = np.linalg.norm(c4 - np.roll(c4, -1, 0), axis=1)
+    if sides.min() < limits.min_side_px:
+        raise MeasurementError(
+            InputProblem.FIDUCIAL_TOO_SMALL,
+            f"marker side {sides.min():.0f} px < {limits.min_side_px:.0f} px",
+        )
+    s = spec.side_mm
+    obj = np.array([[0, 0, 0], [s, 0, 0], [s, s, 0], [0, s, 0]], np.float64)
+    ok, rvec, tvec = cv2.solvePnP(obj, c4, calib.matrix, calib.distortion, flags=cv2.SOLVEPNP_IPPE)
+    if not ok:
+        raise MeasurementError(InputProblem.NO_FIDUCIAL, "marker pose failed")
+    rot, _ = cv2.Rodrigues(rvec)
+    tilt = math.degrees(math.acos(min(1.0, abs(float(rot[2, 2])))))
+    if tilt > limits.max_tilt_deg:
+        raise MeasurementError(
+            InputProblem.FIDUCIAL_TOO_OBLIQUE,
+            f"marker tilted {tilt:.0f} deg from the optical axis > {limits.max_tilt_deg:.0f}",
+        )
+    # Ground (x, y, 0) -> undistorted pixel is K [r1 r2 t].
+    g2i = calib.matrix @ np.column_stack([rot[:, 0], rot[:, 1], tvec.ravel()])
+    i2g = np.linalg.inv(g2i)
+    i2g /= i2g[2, 2]
+    mm_px = s / float(sides.mean())
+    # Corner noise moves the scale by about sigma * sqrt(2) / side.
+    frac = limits.corner_sigma_px * math.sqrt(2) / float(sides.mean())
+    return GroundFrame(np.asarray(i2g, np.float64), mm_px, frac, tilt, c4)

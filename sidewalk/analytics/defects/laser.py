@@ -1,0 +1,209 @@
+"""Height profile across a joint from a laser-line image (triangulation).
+
+A line laser draws a stripe along the walk, across the joint; the camera
+looks down at a calibrated baseline. Each image column's stripe centre is a
+ray, and the ray meets the calibrated laser plane at a 3-D point: the profile.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from .errors import InputProblem, MeasurementError
+from .fiducial import CameraCalibration
+from .results import EdgeType, LaserProfile
+
+F64 = NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class LaserRig:
+    """Camera calibration and the laser plane n . p = d in the camera frame (mm)."""
+
+    camera: CameraCalibration
+    plane_normal: F64
+    plane_offset_mm: float
+    # Vertical in the camera frame (from an IMU, or the optical axis reversed
+    # when the rig holds the camera square to the walk).
+    up: F64 = field(default_factory=lambda: np.array([0.0, 0.0, -1.0]))
+
+
+@dataclass(frozen=True, slots=True)
+class LaserParams:
+    """Stripe detection and profile analysis settings."""
+
+    min_peak: float = 25.0  # grey levels above the column's median
+    edge_level_mm: float = 14.0  # deeper than any tooled rounding
+    edge_zone_mm: float = 20.0  # left out of the block line fits, kept for rounding
+    fit_reach_mm: float = 100.0  # block lines are fitted from edge_zone_mm to this
+    tooled_min_radius_mm: float = 2.0
+    min_top_points: int = 40
+
+
+def stripe_centres(gray: NDArray[np.uint8], min_peak: float) -> tuple[F64, F64]:
+    """Sub-pixel stripe row in each column (columns without a stripe dropped)."""
+    g = cv2.GaussianBlur(gray.astype(np.float32), (1, 5), 0)
+    g -= np.median(g, axis=0, keepdims=True)
+    rows = np.argmax(g, axis=0)
+    cols = np.arange(g.shape[1])
+    peak = g[rows, cols]
+    ok = (peak > min_peak) & (rows >= 3) & (rows < g.shape[0] - 3)
+    cols, rows = cols[ok], rows[ok]
+    win = np.stack([g[rows + k, cols] for k in range(-3, 4)], 0).clip(min=0)
+    off = (win * np.arange(-3, 4)[:, None]).sum(0) / np.maximum(win.sum(0), 1e-6)
+    return cols.astype(float), rows + off
+
+
+def measure_laser_profile(
+    gray: NDArray[np.uint8], rig: LaserRig, params: LaserParams | None = None
+) -> LaserProfile:
+    """Vertical differential, gap width and edge type of the joint the stripe crosses."""
+    p = params or LaserParams()
+    if gray.ndim != 2 or gray.dtype != np.uint8:
+        raise MeasurementError(InputProblem.WRONG_FORMAT, "need an 8-bit grey laser image")
+    u, v = stripe_centres(gray, p.min_peak)
+    if len(u) < 2 * p.min_top_points:
+        raise MeasurementError(InputProblem.NO_LASER_LINE, f"stripe found in {len(u)} columns")
+    k = rig.camera
+    und = cv2.undistortPoints(np.stack([u, v], 1).reshape(-1, 1, 2), k.matrix, k.distortion)
+    rays = np.concatenate([und.reshape(-1, 2), np.ones((len(u), 1))], 1)
+    n = rig.plane_normal / np.linalg.norm(rig.plane_normal)
+    pts = rays * (rig.plane_offset_mm / (rays @ n))[:, None]
+    # Profile frame within the laser sheet: s horizontal along the stripe, z
+    # the sheet's own up. Taking s from the end points instead would tilt it
+    # with any fault and shift the gap floor sideways.
+    up = rig.up / np.linalg.norm(rig.up)
+    e1 = np.cross(up, n)
+    e1 /= np.linalg.norm(e1)
+    if e1 @ (pts[-1] - pts[0]) < 0:
+        e1 = -e1
+    e2 = np.cross(n, e1)
+    if e2 @ up < 0:
+        e2 = -e2
+    s = pts @ e1
+    z = pts @ e2
+    order = np.argsort(s)
+    s, z, pts = s[order], z[order], pts[order]
+    # Break the profile where it jumps; the two longest pieces are the block tops.
+    brk = np.nonzero((np.abs(np.diff(z)) > 3.0) | (np.diff(s) > 2.0))[0] + 1
+    pieces = [pc for pc in np.split(np.arange(len(s)), brk) if len(pc) >= p.min_top_points]
+    if len(pieces) < 2:
+        raise MeasurementError(InputProblem.NO_LASER_LINE, "no joint along the stripe")
+    long = sorted((pc for pc in pieces if s[pc[-1]] - s[pc[0]] >= 30.0), key=lambda pc: s[pc[0]])
+    if len(long) < 2:
+        raise MeasurementError(InputProblem.NO_LASER_LINE, "no joint along the stripe")
+    # A gap floor is a piece lower than the pieces on both sides of it.
+    med = [float(np.median(z[pc])) for pc in long]
+    long = [
+        pc
+        for i, pc in enumerate(long)
+        if not (
+            0 < i < len(long) - 1
+            and med[i] < med[i - 1] - p.edge_level_mm
+            and med[i] < med[i + 1] - p.edge_level_mm
+        )
+    ]
+    # The joint is the widest opening between consecutive long pieces; pieces
+    # split by noise on one block sit end to end.
+    k_open = int(np.argmax([s[b[0]] - s[a[-1]] for a, b in itertools.pairwise(long)]))
+    two = [long[k_open], long[k_open + 1]]
+    left_end, right_start = int(two[0][-1]), int(two[1][0])
+    # Block lines from the strip next to the joint only: the differential is
+    # wanted at the joint, and a spall further out would tilt a long fit.
+    dl = s[left_end] - s
+    dr = s - s[right_start]
+    near_l = (dl > p.edge_zone_mm) & (dl < p.fit_reach_mm)
+    near_r = (dr > p.edge_zone_mm) & (dr < p.fit_reach_mm)
+    fl = _side_line(s, z, _mask(len(s), two[0]) & near_l, p)
+    fr = _side_line(s, z, _mask(len(s), two[1]) & near_r, p)
+    ea = _edge(s, z, fl, left_end, step=+1, level=p.edge_level_mm)
+    eb = _edge(s, z, fr, right_start, step=-1, level=p.edge_level_mm)
+    mid = (ea + eb) / 2
+    # Heights along e2 are slanted with the laser sheet; the vertical is the
+    # rig's "up" (the walk normal when the camera looks square at the walk).
+    cos_v = abs(float(e2 @ up))
+    diff = float(np.polyval(fr[0], mid) - np.polyval(fl[0], mid)) * cos_v
+    d_unc = math.hypot(_line_sd(fl, mid), _line_sd(fr, mid)) * cos_v
+    spacing = float(np.median(np.diff(s)))
+    ra = _rounding_radius(s, z, fl[0], ea, side=-1, p=p)
+    rb = _rounding_radius(s, z, fr[0], eb, side=+1, p=p)
+    r = max(ra, rb)
+    i_mid = int(np.argmin(np.abs(s - mid)))
+    return LaserProfile(
+        vertical_differential_mm=diff,
+        vertical_differential_uncertainty_mm=math.hypot(d_unc, 0.05),
+        gap_width_mm=max(float(eb - ea), 0.0),
+        gap_width_uncertainty_mm=math.hypot(spacing / 4, 0.1),
+        edge_type=EdgeType.TOOLED_JOINT if r >= p.tooled_min_radius_mm else EdgeType.CRACK,
+        edge_radius_mm=r,
+        gap_center_mm=(float(pts[i_mid, 0]), float(pts[i_mid, 1]), float(pts[i_mid, 2])),
+        profile_mm=tuple(zip(s.tolist(), z.tolist(), strict=True)),
+    )
+
+
+def _side_line(s: F64, z: F64, sel: NDArray[np.bool_], p: LaserParams) -> tuple[F64, F64]:
+    """Robust line z(s) through one block's top, and its covariance."""
+    if sel.sum() < p.min_top_points:
+        raise MeasurementError(InputProblem.NO_LASER_LINE, "a block top is too short in view")
+    ss, zz = s[sel], z[sel]
+    keep = np.ones(len(ss), bool)
+    coef = np.zeros(2)
+    for _ in range(3):
+        coef = np.polyfit(ss[keep], zz[keep], 1)
+        res = zz - np.polyval(coef, ss)
+        sd = 1.4826 * float(np.median(np.abs(res[keep]))) + 1e-3
+        keep = np.abs(res) < 3 * sd
+    a = np.stack([ss[keep], np.ones(int(keep.sum()))], 1)
+    cov = np.linalg.inv(a.T @ a) * sd**2
+    return coef, cov
+
+
+def _line_sd(line: tuple[F64, F64], s0: float) -> float:
+    v = np.array([s0, 1.0])
+    return math.sqrt(max(float(v @ line[1] @ v), 0.0))
+
+
+def _mask(n: int, idx: NDArray[np.intp]) -> NDArray[np.bool_]:
+    m = np.zeros(n, bool)
+    m[idx] = True
+    return m
+
+
+def _edge(s: F64, z: F64, line: tuple[F64, F64], start: int, *, step: int, level: float) -> float:
+    """Where the surface first drops ``level`` below its block line, walking
+    from ``start`` toward the joint (linear crossing between close points;
+    just past the last point when the next one is across a hole)."""
+    drop = np.polyval(line[0], s) - z
+    i = start
+    while 0 <= i + step < len(s) and drop[i + step] <= level:
+        i += step
+    j = i + step
+    if not 0 <= j < len(s):
+        return float(s[i])
+    if abs(s[j] - s[i]) < 1.0:
+        return float(s[i] + (level - drop[i]) / (drop[j] - drop[i]) * (s[j] - s[i]))
+    spacing = float(np.median(np.abs(np.diff(s))))
+    return float(s[i] + step * spacing / 2)
+
+
+def _rounding_radius(s: F64, z: F64, coef: F64, edge: float, *, side: int, p: LaserParams) -> float:
+    """Radius of a quarter-round edge with the same missing area:
+    area = r^2 (1 - pi/4)."""
+    sel = (side * (s - edge) > 0) & (side * (s - edge) < p.edge_zone_mm)
+    if sel.sum() < 5:
+        return 0.0
+    ss = s[sel]
+    drop = np.clip(np.polyval(coef, ss) - z[sel], 0, p.edge_level_mm)
+    o = np.argsort(ss)
+    area = float(np.trapezoid(drop[o], ss[o]))
+    # Noise alone leaves a small positive area; take it out with the far half.
+    far = side * (ss - edge) > p.edge_zone_mm / 2
+    if far.any():
+        area -= float(np.mean(drop[far])) * p.edge_zone_mm
+    return math.sqrt(max(area, 0.0) / (1 - math.pi / 4))

@@ -1,0 +1,288 @@
+"""Survey-photo measurement: image checks, ground scale from the fiducial,
+cracks and open joints with their gap width in millimetres."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from .cracks import CrackParams, segment_cracks
+from .errors import InputProblem, MeasurementError
+from .fiducial import (
+    CameraCalibration,
+    FiducialLimits,
+    FiducialSpec,
+    GroundFrame,
+    find_ground_frame,
+)
+from .results import CrackTrace, EdgeType, PhotoInspection
+
+U8 = NDArray[np.uint8]
+F64 = NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class PhotoParams:
+    """Image-quality gates and detector settings for survey photos."""
+
+    max_clipped_fraction: float = 0.25  # pixels at 255
+    min_mean_level: float = 35.0
+    max_dark_fraction: float = 0.6  # pixels under 10
+    min_sharpness: float = 0.12  # crisp ~0.2; a 9 px motion smear ~0.11
+    analysis_scale: float = 0.5  # segmentation runs at this fraction of full size
+    crack: CrackParams = field(
+        default_factory=lambda: CrackParams(scales_px=(1.0, 2.0, 4.0), min_component_px=150)
+    )
+    fiducial_limits: FiducialLimits = field(default_factory=FiducialLimits)
+    samples_per_crack: int = 24
+    crack_straightness_mm: float = 1.5
+    max_walk_saturation: int = 30  # of 255: concrete is grey, turf and leaves are not
+
+
+def check_exposure(gray: U8, params: PhotoParams) -> None:
+    """Raise for an over- or under-exposed photo."""
+    clipped = float(np.mean(gray >= 250))
+    if clipped > params.max_clipped_fraction:
+        raise MeasurementError(InputProblem.OVEREXPOSED, f"{clipped:.0%} of pixels clipped white")
+    if (
+        float(gray.mean()) < params.min_mean_level
+        or float(np.mean(gray < 10)) > params.max_dark_fraction
+    ):
+        raise MeasurementError(
+            InputProblem.UNDEREXPOSED, f"mean level {gray.mean():.0f} of 255 is too dark"
+        )
+
+
+def marker_sharpness(gray: U8, corners: F64) -> float:
+    """Edge sharpness inside the marker in its bluriest direction: the mean of
+    the strongest directional gradients over the marker's contrast. Motion
+    smears edges across the motion only, so each direction is scored apart."""
+    x0, y0 = np.floor(corners.min(0)).astype(int)
+    x1, y1 = np.ceil(corners.max(0)).astype(int)
+    roi = gray[max(y0, 0) : y1, max(x0, 0) : x1].astype(np.float32)
+    if roi.size < 100:
+        return 0.0
+    gx = cv2.Sobel(roi, cv2.CV_32F, 1, 0, ksize=3) / 8
+    gy = cv2.Sobel(roi, cv2.CV_32F, 0, 1, ksize=3) / 8
+    contrast = float(np.percentile(roi, 95) - np.percentile(roi, 5)) + 1e-6
+    scores = []
+    for g in (gx, gy, (gx + gy) / np.sqrt(2), (gx - gy) / np.sqrt(2)):
+        a = np.abs(g).ravel()
+        scores.append(float(np.mean(np.sort(a)[-max(1, a.size // 20) :])))
+    return min(scores) / contrast
+
+
+def measure_photo(
+    image: U8,
+    calibration: CameraCalibration,
+    fiducial: FiducialSpec | None = None,
+    *,
+    ground: GroundFrame | None = None,
+    params: PhotoParams | None = None,
+) -> PhotoInspection:
+    """Measure cracks and open joints in one survey photo, in millimetres on
+    the ground plane of the fiducial (or of a fixed camera's stored ``ground``
+    frame). Raises ``MeasurementError`` with the reason for a bad photo."""
+    p = params or PhotoParams()
+    t0 = time.perf_counter()
+    stages: list[tuple[str, float]] = []
+    if image.ndim not in (2, 3) or image.dtype != np.uint8:
+        raise MeasurementError(InputProblem.WRONG_FORMAT, "need an 8-bit grey or BGR image")
+    gray = np.asarray(
+        image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), np.uint8
+    )
+    check_exposure(gray, p)
+    stages.append(("exposure", time.perf_counter() - t0))
+    if ground is None:
+        try:
+            ground = find_ground_frame(
+                gray, calibration, fiducial or FiducialSpec(), p.fiducial_limits
+            )
+        except MeasurementError as e:
+            if e.problem is InputProblem.NO_FIDUCIAL and _globally_blurred(gray):
+                raise MeasurementError(
+                    InputProblem.MOTION_BLUR, "image too blurred to find the marker"
+                ) from e
+            raise
+        sharp = marker_sharpness(gray, ground.marker_corners_px)
+        if sharp < p.min_sharpness:
+            raise MeasurementError(
+                InputProblem.MOTION_BLUR, f"marker edge sharpness {sharp:.2f} < {p.min_sharpness}"
+            )
+    stages.append(("fiducial", time.perf_counter() - t0))
+    s = p.analysis_scale
+    small = np.asarray(cv2.resize(gray, None, fx=s, fy=s, interpolation=cv2.INTER_AREA), np.uint8)
+    mask = segment_cracks(small, p.crack)
+    if image.ndim == 3:
+        mask &= _walk_surface(
+            np.asarray(cv2.resize(image, (small.shape[1], small.shape[0])), np.uint8), p
+        )
+    mask = _drop_marker(
+        mask, ground.marker_corners_px * s if ground.marker_corners_px.size else None
+    )
+    stages.append(("segmentation", time.perf_counter() - t0))
+    traces = _traces(gray, mask, s, calibration, ground=ground, p=p)
+    stages.append(("widths", time.perf_counter() - t0))
+    return PhotoInspection(
+        mm_per_pixel=ground.mm_per_pixel,
+        scale_uncertainty_fraction=ground.scale_uncertainty_fraction,
+        fiducial_tilt_deg=ground.tilt_deg,
+        cracks=tuple(traces),
+        crack_mask=mask,
+        walk_width_mm=None,
+        walk_width_uncertainty_mm=None,
+        stage_seconds=tuple((n, round(v, 4)) for n, v in stages),
+    )
+
+
+def _walk_surface(bgr: U8, p: PhotoParams) -> U8:
+    """Grey concrete (and the dark joints inside it), not turf or leaves: the
+    walk's edge against turf is a strong dark line that is not a crack."""
+    sat = cv2.cvtColor(bgr, cv2.COLOR_BGR2HSV)[..., 1]
+    grey = (sat < p.max_walk_saturation).astype(np.uint8)
+    closed = cv2.morphologyEx(grey, cv2.MORPH_CLOSE, np.ones((15, 15), np.uint8))
+    out = np.asarray(cv2.erode(closed, np.ones((9, 9), np.uint8)), np.uint8)
+    return out
+
+
+def _globally_blurred(gray: U8) -> bool:
+    lap = cv2.Laplacian(cv2.resize(gray, None, fx=0.5, fy=0.5), cv2.CV_32F)
+    return float(lap.var()) < 4.0
+
+
+def _drop_marker(mask: U8, corners: F64 | None) -> U8:
+    if corners is None:
+        return mask
+    poly = np.zeros_like(mask)
+    c = corners.mean(0)
+    grown = (corners - c) * 1.3 + c  # the marker's own edges are not cracks
+    cv2.fillConvexPoly(poly, np.round(grown).astype(np.int32), 1)
+    out: U8 = mask & (1 - poly)
+    return out
+
+
+def _traces(
+    gray: U8, mask: U8, s: float, calib: CameraCalibration, *, ground: GroundFrame, p: PhotoParams
+) -> list[CrackTrace]:
+    n, lab, _, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    comps = []
+    for i in range(1, n):
+        ys, xs = np.nonzero(lab == i)
+        pts = np.stack([xs, ys], 1).astype(np.float64) / s
+        g = ground.to_ground(pts, calib)
+        c = g.mean(0)
+        _, vecs = np.linalg.eigh(np.cov((g - c).T))
+        t = vecs[:, 1]
+        along = (g - c) @ t
+        across = (g - c) @ np.array([-t[1], t[0]])
+        if float(along.max() - along.min()) < 100.0:
+            continue
+        order = np.argsort(along)
+        picks = order[np.linspace(0, len(order) - 1, p.samples_per_crack + 2).astype(int)[1:-1]]
+        comps.append((pts, g, c, t, along, across, order, picks))
+    if not comps:
+        return []
+    # Every profile of every trace is sampled in one remap call.
+    all_g = np.concatenate([cp[1][cp[7]] for cp in comps])
+    all_t = np.concatenate([np.repeat(cp[3][None, :], len(cp[7]), 0) for cp in comps])
+    widths, offsets = _widths(gray.astype(np.float32), all_g, all_t, calib, ground)
+    out: list[CrackTrace] = []
+    k0 = 0
+    for pts, _g, c, _t, along, across, order, picks in comps:
+        w_all = widths[k0 : k0 + len(picks)]
+        o_all = offsets[k0 : k0 + len(picks)]
+        k0 += len(picks)
+        ok = np.isfinite(w_all)
+        if ok.sum() < 3:
+            continue
+        w = w_all[ok]
+        med = float(np.median(w))
+        if med <= 0:
+            continue
+        mad = float(1.4826 * np.median(np.abs(w - med)))
+        cs_a = along[picks][ok]
+        cs_c = across[picks][ok] + o_all[ok]
+        fit = np.polyfit(cs_a, cs_c, 1)
+        straight = float(np.sqrt(np.mean((cs_c - np.polyval(fit, cs_a)) ** 2)))
+        edge = EdgeType.CRACK if straight > p.crack_straightness_mm else EdgeType.TOOLED_JOINT
+        unc = math.hypot(
+            1.2533 * mad / math.sqrt(len(w)),
+            med * ground.scale_uncertainty_fraction,
+            0.3 * ground.mm_per_pixel,
+        )
+        path_idx = order[:: max(1, len(order) // 20)]
+        out.append(
+            CrackTrace(
+                gap_width_mm=med,
+                gap_width_uncertainty_mm=unc,
+                length_mm=float(along.max() - along.min()),
+                edge_type=edge,
+                straightness_rms_mm=straight,
+                center_mm=(float(c[0]), float(c[1]), 0.0),
+                image_path_px=tuple((float(a), float(b)) for a, b in pts[path_idx]),
+            )
+        )
+    return out
+
+
+def _widths(
+    img: NDArray[np.float32],
+    g: F64,
+    t: F64,
+    calib: CameraCalibration,
+    ground: GroundFrame,
+) -> tuple[F64, F64]:
+    """Width (mm) of the dark band through each ground point, along the
+    ground normal of its crack, and the band centre's offset from the point;
+    NaN where no band is found. The band edges are where the profile crosses
+    half-way between the band's floor and the surface beside it (blur moves
+    both edges outward and inward alike, so the width survives it)."""
+    step = 0.25
+    offs = np.arange(-60.0, 60.0 + step / 2, step)  # mm on the ground
+    nrm = np.stack([-t[:, 1], t[:, 0]], 1)
+    gp = g[:, None, :] + offs[None, :, None] * nrm[:, None, :]
+    g2i = np.linalg.inv(ground.image_to_ground)
+    und = np.asarray(cv2.perspectiveTransform(gp.reshape(-1, 1, 2), g2i), np.float64).reshape(-1, 2)
+    dist = _distort(und, calib).reshape(len(g), len(offs), 2).astype(np.float32)
+    prof = cv2.remap(
+        img, dist[..., 0], dist[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+    ).astype(np.float64)
+    widths = np.full(len(g), np.nan)
+    centres = np.full(len(g), np.nan)
+    win = np.abs(offs) <= 30.0
+    for i, pr in enumerate(prof):
+        k = int(np.argmin(np.where(win, pr, np.inf)))
+        lo = float(pr[k])
+        hi = float(np.median(np.concatenate([pr[:40], pr[-40:]])))
+        if hi - lo < 8.0 or lo > 0.8 * hi:
+            continue
+        half = (hi + lo) / 2
+        a = k
+        while a > 0 and pr[a] < half:
+            a -= 1
+        b = k
+        while b < len(pr) - 1 and pr[b] < half:
+            b += 1
+        if a == 0 or b == len(pr) - 1:
+            continue
+        oa = offs[a] + (half - pr[a]) / (pr[a + 1] - pr[a]) * step
+        ob = offs[b - 1] + (half - pr[b - 1]) / (pr[b] - pr[b - 1]) * step
+        widths[i] = ob - oa
+        centres[i] = (oa + ob) / 2
+    return widths, centres
+
+
+def _distort(und_px: F64, calib: CameraCalibration) -> F64:
+    """Undistorted pixel coordinates back to distorted ones."""
+    k = calib.matrix
+    xn = (und_px[:, 0] - k[0, 2]) / k[0, 0]
+    yn = (und_px[:, 1] - k[1, 2]) / k[1, 1]
+    pts = np.stack([xn, yn, np.ones_like(xn)], 1).reshape(-1, 1, 3)
+    img, _ = cv2.projectPoints(pts, np.zeros(3), np.zeros(3), k, calib.distortion)
+    out = np.asarray(img, np.float64).reshape(-1, 2)
+    return out

@@ -1,0 +1,142 @@
+"""The public-works dashboard: one FastAPI process serving the JSON API and the UI.
+
+``create_app`` builds the app over the case records (and, when given, the
+time-series store); ``serve`` runs it with uvicorn. The UI is plain ES
+modules and CSS in ``static/`` (no CDN, no build step); printable pages
+(the notice batch) are rendered here with Jinja2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Annotated, Final
+
+from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from sidewalk.core.clock import format_local
+from sidewalk.core.profile import Profile
+from sidewalk.dashboard.api import Api
+from sidewalk.dashboard.auth import COOKIE, LoginThrottle, Sessions, User, require
+from sidewalk.dashboard.geometry import load_geojson
+from sidewalk.dashboard.live import LiveFeed
+from sidewalk.storage.cases import CaseStore, NotFoundError
+from sidewalk.storage.timeseries import SqliteTimeSeriesStore
+
+HERE: Final = Path(__file__).parent
+STATIC: Final = HERE / "static"
+
+# Only our own files; inline script and style are refused too (XSS hardening).
+CSP: Final = (
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+    "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+)
+
+
+def create_app(
+    cases: CaseStore,
+    timeseries: SqliteTimeSeriesStore | None,
+    profile: Profile,
+    *,
+    secret_key: str,
+    geojson_path: Path | None = None,
+    now: Callable[[], datetime] | None = None,
+    secure_cookies: bool = False,
+    session_lifetime: timedelta = timedelta(hours=12),
+    poll_s: float = 0.2,
+    login_max_failures: int = 5,
+) -> FastAPI:
+    """The dashboard app.
+
+    ``secret_key`` signs session cookies (at least 16 characters; keep it in
+    the environment). ``geojson_path``: a FeatureCollection of frontage
+    geometries (``properties.frontage``); frontages without one are drawn on
+    a generated street plan. ``now`` is the dashboard's clock for countdowns
+    (default: wall time; the demo passes the replay's event time).
+    ``secure_cookies`` marks the cookie HTTPS-only (set it behind TLS).
+    ``poll_s`` is how often the live feed looks for new clock events.
+    """
+    clock = now or (lambda: datetime.now(UTC))
+    geometry_file = load_geojson(geojson_path) if geojson_path else {}
+    live = LiveFeed(cases, poll_s=poll_s)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await live.start()
+        try:
+            yield
+        finally:
+            await live.stop()
+
+    app = FastAPI(
+        title="Sidewalk Watch dashboard",
+        description="Public-works dashboard and JSON API for the snow-and-ice ordinance.",
+        version="1",
+        lifespan=lifespan,
+    )
+    app.state.sessions = Sessions(
+        cases, secret_key, lifetime=session_lifetime, secure_cookies=secure_cookies
+    )
+    app.state.throttle = LoginThrottle(max_failures=login_max_failures)
+    app.state.live = live
+    api = Api(cases, timeseries, profile, now=clock, geometry_file=geometry_file)
+    app.include_router(api.router())
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    templates = Environment(
+        loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"])
+    )
+
+    @app.middleware("http")
+    async def security_headers(request: Request, call_next: Callable[..., object]) -> Response:
+        response: Response = await call_next(request)  # type: ignore[misc]
+        response.headers.setdefault("Content-Security-Policy", CSP)
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("Referrer-Policy", "same-origin")
+        return response
+
+    @app.get("/", include_in_schema=False)
+    def index(request: Request) -> Response:
+        if app.state.sessions.user_for(request.cookies.get(COOKIE)) is None:
+            return RedirectResponse("/login", status_code=303)
+        # Never from cache: the page is only for a live session.
+        return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
+
+    @app.get("/login", include_in_schema=False)
+    def login_page() -> FileResponse:
+        return FileResponse(STATIC / "login.html")
+
+    @app.get("/print/notices", include_in_schema=False, response_class=HTMLResponse)
+    def print_notices(
+        user: Annotated[User, Depends(require("print"))],
+        n: Annotated[list[str], Query(max_length=40)],
+    ) -> str:
+        """A printable batch of notices, one per page."""
+        try:
+            notices = [cases.get_notice_by_number(number) for number in n]
+        except NotFoundError as exc:
+            raise HTTPException(404, str(exc)) from None
+        return templates.get_template("print_notices.html").render(
+            notices=notices,
+            village=profile.village.name,
+            printed=format_local(clock(), profile.zone),
+            printed_by=user.username,
+            local=lambda value: format_local(value, profile.zone) if value else "-",
+        )
+
+    return app
+
+
+def serve(app: FastAPI, host: str = "127.0.0.1", port: int = 8080) -> None:
+    """Run the dashboard with uvicorn until interrupted."""
+    import uvicorn
+
+    # Open event streams end only when the browser leaves: do not wait for them long.
+    uvicorn.run(
+        app, host=host, port=port, log_level="warning", proxy_headers=False,
+        timeout_graceful_shutdown=2,
+    )  # fmt: skip

@@ -1,0 +1,233 @@
+"""Accounts, sessions, CSRF and roles for the dashboard.
+
+* Passwords: argon2id (argon2-cffi); only the hash is stored.
+* Sessions: a random token in an HttpOnly, SameSite=Strict cookie, signed with
+  the app's secret (itsdangerous) so a forged cookie is refused before any
+  database read; the case database keeps only the token's sha256, so a stolen
+  database cannot log anyone in and a logout really ends the session.
+* CSRF: every state-changing request carries ``X-CSRF-Token`` equal to the
+  session's token (the page reads it from ``GET /api/session``). A cross-site
+  form cannot set the header; SameSite=Strict is the second wall.
+* Login throttling: after ``max_failures`` failed logins for one user name
+  or one client address within ``window``, further attempts are refused
+  with 429 until the window passes (per process).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Final, Literal, cast, get_args
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from fastapi import Depends, HTTPException, Request
+from itsdangerous import BadSignature, URLSafeSerializer
+
+from sidewalk.storage.cases import CaseStore, DashboardRecords, DashboardRole
+
+Role = DashboardRole
+ROLES: Final = get_args(DashboardRole)
+COOKIE: Final = "sw_session"
+CSRF_HEADER: Final = "X-CSRF-Token"
+SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
+
+Permission = Literal[
+    "read", "owner_details", "field_action", "notice_action", "money", "print", "users"
+]
+
+# What each role may do. Owner names and mailing addresses are personal data:
+# only the roles that mail notices and bills see them.
+PERMISSIONS: Final[dict[Permission, frozenset[Role]]] = {
+    "read": frozenset(ROLES),
+    "owner_details": frozenset({"clerk", "admin"}),
+    "field_action": frozenset({"inspector", "admin"}),
+    "notice_action": frozenset({"inspector", "clerk", "admin"}),
+    "money": frozenset({"clerk", "admin"}),
+    "print": frozenset({"clerk", "admin"}),
+    "users": frozenset({"admin"}),
+}
+
+_hasher = PasswordHasher()
+
+
+def role_of(name: str) -> Role:
+    """Check a role name; raises ValueError for anything else."""
+    if name not in ROLES:
+        raise ValueError(f"unknown role {name!r}; one of {', '.join(ROLES)}")
+    return cast(Role, name)
+
+
+def hash_password(password: str) -> str:
+    """An argon2id hash of ``password`` (refuses passwords shorter than 8 characters)."""
+    if len(password) < 8:
+        raise ValueError("a password needs at least 8 characters")
+    return _hasher.hash(password)
+
+
+def verify_password(password_hash: str, password: str) -> bool:
+    try:
+        return _hasher.verify(password_hash, password)
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+def add_user(cases: CaseStore, username: str, password: str, role: str, who: str = "cli") -> None:
+    """Create a dashboard account (what ``sidewalk dashboard add-user`` calls)."""
+    if not username.strip() or len(username) > 64:
+        raise ValueError("a user name has 1 to 64 characters")
+    DashboardRecords(cases).add_user(username, hash_password(password), role_of(role), who)
+
+
+@dataclass(frozen=True)
+class User:
+    """The logged-in person, as route handlers see them."""
+
+    username: str
+    role: Role
+    csrf_token: str
+    token_hash: str
+
+    def may(self, permission: Permission) -> bool:
+        return self.role in PERMISSIONS[permission]
+
+
+class LoginThrottle:
+    """Counts failed logins per user name and per client address in a sliding window.
+
+    An address gets ``ip_factor`` times the user name's allowance, so one office
+    behind a single address is not locked out by one person's typos.
+    """
+
+    def __init__(
+        self, max_failures: int = 5, window: timedelta = timedelta(minutes=5), ip_factor: int = 4
+    ) -> None:
+        self.limits = {"user": max_failures, "ip": max_failures * ip_factor}
+        self.window_s = window.total_seconds()
+        self._failures: dict[tuple[str, str], deque[float]] = {}
+        self._lock = threading.Lock()
+
+    def _recent(self, key: tuple[str, str], now: float) -> deque[float]:
+        times = self._failures.setdefault(key, deque())
+        while times and now - times[0] > self.window_s:
+            times.popleft()
+        return times
+
+    def _keys(self, username: str, client: str) -> tuple[tuple[str, str], ...]:
+        return (("user", username), ("ip", client))
+
+    def retry_after(self, username: str, client: str) -> int:
+        """Seconds until a login may be tried again (0: now)."""
+        now = time.monotonic()
+        with self._lock:
+            waits = [
+                self.window_s - (now - times[0])
+                for key in self._keys(username, client)
+                if len(times := self._recent(key, now)) >= self.limits[key[0]]
+            ]
+        return int(max(waits)) + 1 if waits else 0
+
+    def failed(self, username: str, client: str) -> None:
+        now = time.monotonic()
+        with self._lock:
+            for key in self._keys(username, client):
+                self._recent(key, now).append(now)
+
+    def succeeded(self, username: str) -> None:
+        with self._lock:
+            self._failures.pop(("user", username), None)
+
+
+class Sessions:
+    """Issues, reads and ends sessions; one per app."""
+
+    def __init__(
+        self,
+        cases: CaseStore,
+        secret_key: str,
+        *,
+        lifetime: timedelta = timedelta(hours=12),
+        secure_cookies: bool = False,
+    ) -> None:
+        if len(secret_key) < 16:
+            raise ValueError("the dashboard's secret key needs at least 16 characters")
+        self.records = DashboardRecords(cases)
+        self.lifetime = lifetime
+        self.secure_cookies = secure_cookies
+        self._signer = URLSafeSerializer(secret_key, salt="sidewalk-dashboard-session")
+
+    @staticmethod
+    def _digest(token: str) -> str:
+        return hashlib.sha256(token.encode()).hexdigest()
+
+    def login(self, username: str, password: str) -> tuple[str, User] | None:
+        """Check the password; on success store a session and return (cookie value, user)."""
+        account = self.records.get_user(username)
+        if account is None:
+            # Spend the same time as a real check so timing does not reveal user names.
+            verify_password(_DUMMY_HASH, password)
+            return None
+        if account.disabled or not verify_password(account.password_hash, password):
+            return None
+        token = secrets.token_urlsafe(32)
+        csrf = secrets.token_urlsafe(32)
+        digest = self._digest(token)
+        self.records.create_session(digest, username, csrf, datetime.now(UTC) + self.lifetime)
+        return self._signer.dumps(token), User(username, role_of(account.role), csrf, digest)
+
+    def user_for(self, cookie: str | None) -> User | None:  # noqa: PLR0911 (one refusal per check)
+        """The user a session cookie belongs to, if it is genuine, live and not revoked."""
+        if not cookie:
+            return None
+        try:
+            token = self._signer.loads(cookie)
+        except BadSignature:
+            return None
+        if not isinstance(token, str):
+            return None
+        digest = self._digest(token)
+        session = self.records.get_session(digest)
+        if session is None or session.revoked_at is not None:
+            return None
+        if session.expires_at <= datetime.now(UTC):
+            return None
+        account = self.records.get_user(session.username)
+        if account is None or account.disabled:
+            return None
+        return User(account.username, role_of(account.role), session.csrf_token, digest)
+
+    def logout(self, user: User) -> None:
+        self.records.revoke_session(user.token_hash)
+
+
+_DUMMY_HASH: Final = _hasher.hash(secrets.token_urlsafe(16))
+
+
+def current_user(request: Request) -> User:
+    """Dependency: the logged-in user, with CSRF checked on state-changing requests."""
+    sessions: Sessions = request.app.state.sessions
+    user = sessions.user_for(request.cookies.get(COOKIE))
+    if user is None:
+        raise HTTPException(401, "log in first")
+    if request.method not in SAFE_METHODS:
+        sent = request.headers.get(CSRF_HEADER, "")
+        if not secrets.compare_digest(sent, user.csrf_token):
+            raise HTTPException(403, "missing or wrong CSRF token")
+    return user
+
+
+def require(permission: Permission) -> Callable[..., User]:
+    """Dependency factory: the logged-in user, if their role grants ``permission``."""
+
+    def check(user: Annotated[User, Depends(current_user)]) -> User:
+        if not user.may(permission):
+            raise HTTPException(403, f"the {user.role} role may not do this")
+        return user
+
+    return check

@@ -1,0 +1,143 @@
+"""Live updates: new clock transitions and audit rows, pushed to browsers over SSE.
+
+The analytics runner is another process (often another machine), so the
+dashboard does not hear its events directly. It polls the case records for
+rows newer than the last it saw (two indexed ``MAX(id)`` reads every
+``poll_s``, 200 ms by default) and fans what it finds out to every open
+``/api/events`` stream. The case records are the one source of truth, so
+nothing a browser sees can differ from what a page reload shows, and the
+same works with SQLite or PostgreSQL and any number of dashboard processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from sidewalk.dashboard.states import ALERT_ACTIONS, category
+from sidewalk.storage.cases import CaseStore, DashboardRecords, NotFoundError
+
+log = logging.getLogger(__name__)
+
+
+def _ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class LiveFeed:
+    """One poller per app; each SSE client gets its own bounded queue."""
+
+    def __init__(self, cases: CaseStore, *, poll_s: float = 0.2) -> None:
+        self.cases = cases
+        self.records = DashboardRecords(cases)
+        self.poll_s = poll_s
+        self._subscribers: set[asyncio.Queue[dict[str, Any]]] = set()
+        self._task: asyncio.Task[None] | None = None
+        self._marks = (0, 0)
+        self.stopping = asyncio.Event()
+
+    async def start(self) -> None:
+        self._marks = await asyncio.to_thread(self.records.marks)
+        self._task = asyncio.create_task(self._run(), name="dashboard-live-feed")
+
+    async def stop(self) -> None:
+        self.stopping.set()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                events = await asyncio.to_thread(self._poll)
+            except Exception:
+                # A locked or restarting database must not end live updates for good.
+                log.exception("live feed poll failed; trying again")
+                events = []
+            for event in events:
+                self._publish(event)
+            await asyncio.sleep(self.poll_s)
+
+    def _poll(self) -> list[dict[str, Any]]:
+        marks = self.records.marks()
+        if marks == self._marks:
+            return []
+        seen_transition, seen_audit = self._marks
+        events: list[dict[str, Any]] = []
+        for t in self.records.transitions_after(seen_transition):
+            try:
+                clock = self.cases.get_clock(t.clock_id)
+            except NotFoundError:
+                continue
+            events.append(
+                {
+                    "type": "transition",
+                    "id": t.id,
+                    "clock_id": clock.id,
+                    "clock_kind": clock.kind,
+                    "frontage": clock.frontage_id,
+                    "from": t.from_state,
+                    "to": t.to_state,
+                    "category": category(clock.state),
+                    "at": t.at.isoformat(),
+                    "deadline": clock.deadline.isoformat() if clock.deadline else None,
+                    "active": clock.active,
+                    "cause": t.cause.kind,
+                    "detected_ms": _ms(),
+                }
+            )
+            seen_transition = t.id
+        for a in self.records.audit_after(seen_audit):
+            events.append(
+                {
+                    "type": "audit",
+                    "id": a.id,
+                    "action": a.action,
+                    "subject": a.subject,
+                    "actor": a.actor,
+                    "alert": a.action in ALERT_ACTIONS,
+                    "at": a.recorded_at.isoformat(),
+                    "detected_ms": _ms(),
+                }
+            )
+            seen_audit = a.id
+        self._marks = (seen_transition, seen_audit)
+        return events
+
+    def _publish(self, event: dict[str, Any]) -> None:
+        for queue in list(self._subscribers):
+            if queue.full():
+                # A stalled browser loses its backlog, never blocks the others; it reloads.
+                while not queue.empty():
+                    queue.get_nowait()
+                queue.put_nowait({"type": "resync"})
+            queue.put_nowait(event)
+
+    async def stream(self, heartbeat_s: float = 15.0) -> AsyncIterator[str]:
+        """Server-sent events for one client until it leaves or the app stops."""
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=1000)
+        self._subscribers.add(queue)
+        try:
+            yield "retry: 1000\nevent: hello\ndata: {}\n\n"
+            waited = 0.0
+            while not self.stopping.is_set():
+                try:
+                    event = await asyncio.wait_for(queue.get(), timeout=0.5)
+                except TimeoutError:
+                    waited += 0.5
+                    if waited >= heartbeat_s:
+                        waited = 0.0
+                        yield ": keep-alive\n\n"
+                    continue
+                waited = 0.0
+                name = event["type"]
+                ident = f"id: {name[0]}{event['id']}\n" if "id" in event else ""
+                yield f"{ident}event: {name}\ndata: {json.dumps(event)}\n\n"
+        finally:
+            self._subscribers.discard(queue)

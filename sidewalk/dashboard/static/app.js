@@ -1,0 +1,383 @@
+// Sidewalk Watch dashboard: plain ES module, no build step, no CDN.
+// Every read and action goes through the same JSON API (see /docs for OpenAPI).
+import { h, lineChart, mapSvg } from "./draw.js";
+
+const main = document.getElementById("main");
+const state = { session: null, overview: null, offsetMs: 0, live: [] };
+// For tests and the latency bench: every live event with its arrival time.
+window.__swLive = state.live;
+
+async function api(path, options = {}) {
+  const headers = { Accept: "application/json", ...(options.headers || {}) };
+  if (options.body !== undefined) headers["Content-Type"] = "application/json";
+  if (options.method && options.method !== "GET") headers["X-CSRF-Token"] = state.session.csrf_token;
+  const response = await fetch(path, {
+    ...options,
+    headers,
+    credentials: "same-origin",
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  });
+  if (response.status === 401) {
+    // Session over (expired, revoked, logged out elsewhere): back to the login page.
+    window.location.assign("/login");
+    return new Promise(() => {});
+  }
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(data.detail ? JSON.stringify(data.detail) : response.statusText);
+  return data;
+}
+
+const may = (permission) => state.session.permissions.includes(permission);
+
+function toast(text) {
+  const el = document.getElementById("toast");
+  el.textContent = text;
+  el.classList.add("show");
+  setTimeout(() => el.classList.remove("show"), 3000);
+}
+
+function fmt(iso) {
+  if (!iso) return "–";
+  return new Date(iso).toLocaleString("en-US", {
+    timeZone: state.overview?.zone || "America/Chicago",
+    month: "short", day: "numeric", hour: "numeric", minute: "2-digit",
+  });
+}
+
+function countdown(deadlineIso) {
+  const left = Date.parse(deadlineIso) - (Date.now() + state.offsetMs);
+  const sign = left < 0 ? "overdue " : "";
+  const s = Math.abs(Math.floor(left / 1000));
+  const text = `${sign}${Math.floor(s / 3600)}h ${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m ${String(s % 60).padStart(2, "0")}s`;
+  return { text, overdue: left < 0 };
+}
+
+function badge(category, text) {
+  const c = state.overview?.categories?.[category];
+  return h("span", { class: "badge", style: `background:${c ? c.color : "#555"}` }, text || category);
+}
+
+// ---------------------------------------------------------------- overview
+
+async function overviewPage() {
+  const [overview, map] = await Promise.all([api("/api/overview"), api("/api/map")]);
+  state.overview = overview;
+  state.offsetMs = Date.parse(overview.now) - Date.now();
+  const legend = h("ul", { class: "legend", "aria-label": "Map legend" },
+    ...Object.entries(overview.categories).map(([key, c]) =>
+      h("li", {}, h("span", { class: "swatch", style: `background:${c.color}` }), `${c.label} (${overview.counts[key] || 0})`)));
+  const clocks = h("tbody", { id: "clock-rows" });
+  const live = h("ul", { class: "events", id: "live-events", "aria-live": "polite" },
+    ...state.live.slice(-20).reverse().map(liveItem));
+  main.replaceChildren(
+    h("h1", {}, `${overview.village}: overview`),
+    h("div", { class: "grid" },
+      h("section", { class: "panel map", "aria-labelledby": "map-h" },
+        h("h2", { id: "map-h" }, `Frontages (${overview.frontages.length})`),
+        mapSvg(map, overview.categories, (id) => frontageLabel(id)),
+        legend),
+      h("div", {},
+        h("section", { class: "panel", "aria-labelledby": "clocks-h" },
+          h("h2", { id: "clocks-h" }, "Active clocks"),
+          h("div", { class: "scroll", tabindex: "0", "aria-label": "Active clocks, soonest deadline first" },
+            h("table", {}, h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Frontage"), h("th", { scope: "col" }, "Clock"), h("th", { scope: "col" }, "State"), h("th", { scope: "col" }, "Time left"))), clocks))),
+        h("section", { class: "panel", "aria-labelledby": "alerts-h" },
+          h("h2", { id: "alerts-h" }, "New alerts"),
+          h("ul", { class: "events", id: "alerts" }, ...overview.alerts.map((a) =>
+            h("li", {}, h("strong", {}, a.action), ` ${a.subject} · ${fmt(a.at)}`)))),
+        h("section", { class: "panel", "aria-labelledby": "live-h" },
+          h("h2", { id: "live-h" }, "Live clock events"), live))),
+    h("section", { class: "panel" },
+      h("h2", {}, "Frontages by state"),
+      h("table", { id: "frontage-table" },
+        h("thead", {}, h("tr", {}, ...["Address", "Frontage", "State", "Deadline", ...(may("owner_details") ? ["Owner"] : [])].map((t) => h("th", { scope: "col" }, t)))),
+        h("tbody", {}, ...overview.frontages.map((f) => h("tr", { "data-frontage": f.id },
+          h("td", {}, f.address), h("td", {}, f.id), h("td", { class: "state" }, badge(f.category, f.state || "no clock")),
+          h("td", {}, fmt(f.deadline)), ...(f.owner ? [h("td", {}, f.owner.name)] : [])))))),
+  );
+  renderClocks(overview.clocks);
+}
+
+function frontageLabel(id) {
+  const f = state.overview.frontages.find((x) => x.id === id);
+  return f ? `${f.address}: ${f.state || "no clock"}` : id;
+}
+
+function renderClocks(clocks) {
+  const body = document.getElementById("clock-rows");
+  if (!body) return;
+  body.replaceChildren(...(clocks.length ? clocks.map((c) => h("tr", { "data-clock": c.id },
+    h("td", {}, c.address || c.frontage), h("td", {}, c.kind, c.unconfirmed ? h("span", { class: "unconfirmed", title: "uses a value the ordinance text does not settle" }, "unconfirmed") : ""),
+    h("td", {}, badge(c.category, c.state)),
+    h("td", { class: "countdown", "data-deadline": c.deadline || "" }, c.deadline ? "" : "–")))
+    : [h("tr", {}, h("td", { colspan: "4", class: "muted" }, "No clock is running."))]));
+  tick();
+}
+
+function tick() {
+  for (const cell of document.querySelectorAll("td.countdown[data-deadline]")) {
+    if (!cell.dataset.deadline) continue;
+    const { text, overdue } = countdown(cell.dataset.deadline);
+    cell.textContent = text;
+    cell.classList.toggle("overdue", overdue);
+  }
+}
+setInterval(tick, 1000);
+
+function liveItem(e) {
+  return h("li", { "data-event": e.id },
+    h("strong", {}, e.frontage), ` ${e.clock_kind}: ${e.from} → `, badge(e.category, e.to), ` at ${fmt(e.at)}`);
+}
+
+let refreshTimer = null;
+function onTransition(e) {
+  e.received_ms = Date.now();
+  state.live.push(e);
+  const shape = document.querySelector(`[data-frontage-shape="${CSS.escape(e.frontage)}"]`);
+  const color = state.overview?.categories?.[e.category]?.color;
+  if (shape && color && (e.active || e.clock_kind === "clearing")) {
+    shape.setAttribute("fill", color);
+    shape.setAttribute("stroke", color);
+    shape.setAttribute("data-category", e.category);
+    shape.classList.remove("flash");
+    void shape.getBBox?.();
+    shape.classList.add("flash");
+  }
+  const list = document.getElementById("live-events");
+  if (list) list.prepend(liveItem(e));
+  // The clock table and counts follow from the records: re-read them shortly.
+  clearTimeout(refreshTimer);
+  refreshTimer = setTimeout(async () => {
+    if (currentPage() !== "overview") return;
+    const overview = await api("/api/overview");
+    state.overview = overview;
+    renderClocks(overview.clocks);
+  }, 150);
+}
+
+function connectLive() {
+  const status = document.getElementById("live-status");
+  const source = new EventSource("/api/events");
+  source.addEventListener("hello", () => { status.textContent = "live"; status.classList.add("on"); });
+  source.addEventListener("transition", (m) => onTransition(JSON.parse(m.data)));
+  source.addEventListener("audit", (m) => {
+    const a = JSON.parse(m.data);
+    const alerts = document.getElementById("alerts");
+    if (alerts && a.alert) alerts.prepend(h("li", {}, h("strong", {}, a.action), ` ${a.subject} · ${a.actor}`));
+  });
+  source.addEventListener("resync", () => route());
+  source.onerror = () => { status.textContent = "reconnecting…"; status.classList.remove("on"); };
+}
+
+// ---------------------------------------------------------------- notices
+
+const ACTIONS = [
+  ["confirm_hazard", "Confirm hazard", "field_action"],
+  ["record_delivery", "Record delivery", "notice_action"],
+  ["owner_unavailable", "Owner unavailable", "field_action"],
+  ["inspected_clear", "Record clearing", "field_action"],
+  ["record_treated", "Record sand/salt", "field_action"],
+  ["abatement_done", "Abatement done", "notice_action"],
+  ["bill_received", "Bill received", "money"],
+  ["paid_in_full", "Paid in full", "money"],
+];
+
+async function noticesPage() {
+  const [notices, abatements] = await Promise.all([api("/api/notices"), api("/api/abatements")]);
+  const rows = notices.map((n) => h("tr", { "data-notice": n.number },
+    h("td", {}, may("print") ? h("input", { type: "checkbox", class: "pick", value: n.number, id: `pick-${n.number}`, "aria-label": `Select ${n.number} for printing` }) : ""),
+    h("td", {}, h("strong", {}, n.number), h("br"), n.kind.replaceAll("_", " "), n.unconfirmed ? h("span", { class: "unconfirmed" }, "unconfirmed") : ""),
+    h("td", {}, n.address, n.owner ? h("div", { class: "muted" }, n.owner.name, h("br"), n.owner.address_lines.join(", ")) : ""),
+    h("td", {}, fmt(n.issued_at)), h("td", {}, fmt(n.deadline)),
+    h("td", { class: "notice-status" }, n.status, n.delivered_at ? ` ${fmt(n.delivered_at)}` : "",
+      h("div", { class: "muted" }, ...n.actions.map((a) => h("div", {}, `${a.kind} by ${a.who}${a.error ? ` (refused: ${a.error})` : a.applied ? " ✓" : " (pending)"}`)))),
+    h("td", {}, h("div", { class: "actions" }, ...ACTIONS.filter(([, , p]) => may(p)).map(([kind, label]) =>
+      h("button", { type: "button", class: kind === "record_delivery" ? "" : "secondary", "data-action": kind, onclick: () => act(n.number, kind) }, label))))));
+  const printButton = may("print") ? h("button", { type: "button", id: "print-batch", onclick: printBatch }, "Print selected") : "";
+  main.replaceChildren(
+    h("h1", {}, "Notices"),
+    h("section", { class: "panel" },
+      h("div", { class: "actions" }, printButton),
+      h("table", {}, h("thead", {}, h("tr", {}, ...["", "Notice", "Frontage", "Issued", "Deadline", "Status", "Actions"].map((t) => h("th", { scope: "col" }, t)))),
+        h("tbody", {}, ...(rows.length ? rows : [h("tr", {}, h("td", { colspan: "7", class: "muted" }, "No notices."))])))),
+    h("section", { class: "panel" }, h("h2", {}, "Abatements, costs and payments"),
+      abatements.length ? h("div", {}, ...abatements.map(abatementBlock)) : h("p", { class: "muted" }, "No work orders.")),
+  );
+}
+
+async function act(number, kind) {
+  const body = { kind };
+  if (kind === "record_delivery") body.channel = "hand";
+  try {
+    const result = await api(`/api/notices/${encodeURIComponent(number)}/actions`, { method: "POST", body });
+    toast(`Recorded ${kind} for ${number} (action #${result.action_id})`);
+    await noticesPage();
+  } catch (err) { toast(`Refused: ${err.message}`); }
+}
+
+async function printBatch() {
+  const numbers = [...document.querySelectorAll("input.pick:checked")].map((el) => el.value);
+  if (!numbers.length) { toast("Select notices to print first."); return; }
+  const result = await api("/api/notices/print-batch", { method: "POST", body: { numbers } });
+  window.open(result.url, "_blank", "noopener");
+}
+
+function abatementBlock(a) {
+  const money = may("money");
+  const expenseForm = money && !a.bill ? h("form", { class: "entry inline", onsubmit: async (e) => {
+    e.preventDefault();
+    const f = e.target;
+    try {
+      await api(`/api/abatements/${a.id}/expenses`, { method: "POST", body: { amount: f.amount.value, description: f.description.value } });
+      toast("Cost entered"); await noticesPage();
+    } catch (err) { toast(`Refused: ${err.message}`); }
+  } },
+    h("label", { for: `amt-${a.id}` }, "Cost $"), h("input", { id: `amt-${a.id}`, name: "amount", inputmode: "decimal", required: "", size: "8" }),
+    h("label", { for: `desc-${a.id}` }, "for"), h("input", { id: `desc-${a.id}`, name: "description", required: "" }),
+    h("button", { type: "submit" }, "Add cost"),
+    a.expenses.length ? h("button", { type: "button", class: "secondary", onclick: async () => { await api(`/api/abatements/${a.id}/bill`, { method: "POST", body: {} }); toast("Bill created"); await noticesPage(); } }, "Create bill") : "") : "";
+  const payForm = money && a.bill && a.bill.status === "open" ? h("form", { class: "entry inline", onsubmit: async (e) => {
+    e.preventDefault();
+    const f = e.target;
+    try {
+      await api(`/api/bills/${a.bill.id}/payments`, { method: "POST", body: { key: f.key.value, amount: f.amount.value, method: f.method.value } });
+      toast("Payment recorded"); await noticesPage();
+    } catch (err) { toast(`Refused: ${err.message}`); }
+  } },
+    h("input", { type: "hidden", name: "key", value: crypto.randomUUID() }),
+    h("label", { for: `pay-${a.id}` }, "Payment $"), h("input", { id: `pay-${a.id}`, name: "amount", required: "", size: "8" }),
+    h("label", { for: `method-${a.id}` }, "by"), h("select", { id: `method-${a.id}`, name: "method" }, h("option", {}, "check"), h("option", {}, "cash"), h("option", {}, "card")),
+    h("button", { type: "submit" }, "Record payment")) : "";
+  return h("div", { class: "panel" },
+    h("h2", {}, `Work order ${a.id} · ${a.frontage} · ${a.status}`),
+    h("p", {}, `${a.reason}, ordered ${fmt(a.ordered_at)}`),
+    h("ul", {}, ...a.expenses.map((e) => h("li", {}, `$${e.amount} ${e.description} (${fmt(e.incurred_at)})`))),
+    a.bill ? h("p", {}, `Bill ${a.bill.id}: $${a.bill.amount}, paid $${a.bill.paid}, balance $${a.bill.balance}, ${a.bill.status}${a.bill.due_date ? `, due ${a.bill.due_date}` : ""}`) : "",
+    expenseForm, payForm);
+}
+
+// ---------------------------------------------------------------- site
+
+async function sitePage() {
+  const devices = await api("/api/devices");
+  const select = h("select", { id: "site-device", onchange: () => drawSite(select.value) },
+    ...devices.map((d) => h("option", { value: d.id }, d.id)));
+  main.replaceChildren(h("h1", {}, "Site"),
+    h("div", { class: "panel" }, h("label", { for: "site-device" }, "Pole"), select),
+    h("div", { id: "site-body" }));
+  if (devices.length) await drawSite(devices[0].id);
+}
+
+async function drawSite(device) {
+  const body = document.getElementById("site-body");
+  let data;
+  try { data = await api(`/api/sites/${encodeURIComponent(device)}/series?hours=72`); } catch (err) {
+    body.replaceChildren(h("p", { class: "error" }, err.message)); return;
+  }
+  const w = data.weather;
+  const charts = [
+    ["Snow depth (mm)", [["depth", w.snow_depth_mm, "#3b6fb6"]]],
+    ["Temperature (°C)", [["air", w.air_temp_c, "#c0392b"], ["surface", w.surface_temp_c, "#8a6d00"], ["ground", w.ground_temp_c, "#1b7f3b"]]],
+  ].map(([title, lines]) => h("section", { class: "panel chart" }, h("h2", {}, title), lineChart(title, w.ts, lines, undefined, state.overview?.zone)));
+  const widths = Object.entries(data.cleared_width);
+  const palette = ["#0b5cad", "#a4161a", "#1b7f3b", "#6b4fa1", "#8a6d00"];
+  const widthChart = h("section", { class: "panel chart" }, h("h2", {}, "Cleared width (mm); dashed = required"),
+    widths.length ? lineChart("Cleared width", widths[0][1].ts, widths.map(([f, s], i) => [f, s.mm, palette[i % palette.length], s.ts]), data.required_width_mm) : h("p", { class: "muted" }, "No camera measurements."));
+  const frames = h("section", { class: "panel" }, h("h2", {}, "Latest measured path"),
+    ...Object.entries(data.latest).map(([f, s]) => h("figure", {}, pathSketch(s, data.required_width_mm),
+      h("figcaption", {}, `${f}: cleared ${(s.cleared_width_mm / 304.8).toFixed(1)} ft, cover ${(s.snow_cover_fraction * 100).toFixed(0)} %, ${fmt(new Date(s.ts).toISOString())}${s.ice_suspected ? ", ice suspected" : ""}`))));
+  body.replaceChildren(...charts, widthChart, frames);
+}
+
+function pathSketch(s, requiredMm) {
+  // The walk as the camera sees it (5 ft), snow in grey and the measured clear path drawn on it.
+  const walk = 1524;
+  const scale = 300 / walk;
+  const clear = Math.min(s.cleared_width_mm, walk) * scale;
+  const need = requiredMm * scale;
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("viewBox", "0 0 320 70");
+  svg.setAttribute("class", "path-sketch");
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", `cleared ${Math.round(s.cleared_width_mm)} mm of ${Math.round(requiredMm)} mm required`);
+  const rect = (x, y, width, height, fill, extra = {}) => {
+    const r = document.createElementNS(ns, "rect");
+    Object.entries({ x, y, width, height, fill, ...extra }).forEach(([k, v]) => r.setAttribute(k, v));
+    svg.append(r);
+  };
+  rect(10, 10, 300, 50, "#d9dde2");
+  rect(10, 10, clear, 50, "#9aa3ad");
+  rect(10, 8, need, 54, "none", { stroke: "#a4161a", "stroke-width": 2, "stroke-dasharray": "5 3" });
+  return svg;
+}
+
+// ---------------------------------------------------------------- defects, cold weather, devices
+
+async function defectsPage() {
+  const d = await api("/api/defects");
+  main.replaceChildren(h("h1", {}, "Defects"),
+    h("section", { class: "panel" },
+      h("p", {}, `Replacement rule: ${d.replacement_share.value} ${d.replacement_share.unit} of an owner's blocks defective → the entire sidewalk is replaced (${d.replacement_share.citation}).`),
+      d.inspections.length ? "" : h("p", { class: "muted" }, "No inspection results are stored yet.")));
+}
+
+async function coldPage() {
+  const c = await api("/api/cold-weather");
+  const yes = (b) => (b ? "yes" : "no");
+  main.replaceChildren(h("h1", {}, "Cold weather"),
+    h("div", { class: "grid" },
+      h("section", { class: "panel" }, h("h2", {}, `Windows on ${c.today}`),
+        h("table", {}, h("tbody", {},
+          h("tr", {}, h("th", { scope: "row" }, `Frozen-ground window (no openings, ${c.frozen_ground_window.start} – ${c.frozen_ground_window.end})`), h("td", {}, yes(c.frozen_ground_window.active)), h("td", {}, c.frozen_ground_window.citation || "")),
+          h("tr", {}, h("th", { scope: "row" }, "Sump discharge to the back yard"), h("td", {}, yes(c.sump_discharge_window.active)), h("td", {}, c.sump_discharge_window.citation || ""))))),
+      h("section", { class: "panel" }, h("h2", {}, "Pour window"),
+        h("p", {}, `No pour if the air may fall below ${c.pour_rules.min_temp_f} °F within ${c.pour_rules.window} h, or on frozen subgrade (≤ ${c.pour_rules.frozen_subgrade_at_or_below} °F`, c.pour_rules.frozen_subgrade_unconfirmed ? h("span", { class: "unconfirmed" }, "unconfirmed") : "", `) — ${c.pour_rules.citation}.`),
+        h("table", {}, h("thead", {}, h("tr", {}, ...["Pole", "Ground °C", "Probe depth", "Frozen subgrade"].map((t) => h("th", { scope: "col" }, t)))),
+          h("tbody", {}, ...c.subgrade.map((s) => h("tr", {}, h("td", {}, s.device), h("td", {}, s.ground_temp_c.toFixed(1)), h("td", {}, `${s.probe_depth_mm} mm`), h("td", {}, yes(s.frozen)))))))),
+    h("section", { class: "panel" }, h("h2", {}, "Keep-off, subgrade and permit clocks"),
+      c.clocks.length ? h("table", {}, h("tbody", {}, ...c.clocks.map((k) => h("tr", {}, h("td", {}, k.address || k.frontage), h("td", {}, k.kind), h("td", {}, k.state), h("td", {}, fmt(k.deadline))))))
+        : h("p", { class: "muted" }, "No cold-weather clocks recorded.")));
+}
+
+async function devicesPage() {
+  const [devices, letters] = await Promise.all([api("/api/devices"), api("/api/dead-letters")]);
+  main.replaceChildren(h("h1", {}, "Devices"),
+    h("section", { class: "panel" }, h("table", {},
+      h("thead", {}, h("tr", {}, ...["Device", "Availability", "Last seen", "Readings", "Stored up to", "Backlog", "Data gaps", "Dead letters"].map((t) => h("th", { scope: "col" }, t)))),
+      h("tbody", {}, ...devices.map((d) => h("tr", {}, h("td", {}, d.id), h("td", {}, d.availability), h("td", {}, fmt(d.last_seen)),
+        h("td", {}, String(d.readings ?? "–")), h("td", {}, String(d.stored_up_to ?? "–")), h("td", {}, String(d.backlog ?? "–")),
+        h("td", {}, d.gaps ? (d.gaps.length ? d.gaps.map((g) => `${g.from}–${g.to}${g.lost ? " lost" : ""}`).join(", ") : "none") : "–"),
+        h("td", {}, String(d.dead_letters ?? "–"))))))),
+    h("section", { class: "panel" }, h("h2", {}, "Dead letters (newest first)"),
+      letters.length ? h("table", {}, h("tbody", {}, ...letters.map((l) => h("tr", {}, h("td", {}, new Date(l.received_at_ms).toISOString()), h("td", {}, l.topic), h("td", {}, l.reason), h("td", {}, l.detail)))))
+        : h("p", { class: "muted" }, "None.")));
+}
+
+// ---------------------------------------------------------------- routing
+
+const PAGES = { overview: overviewPage, notices: noticesPage, site: sitePage, defects: defectsPage, cold: coldPage, devices: devicesPage };
+const currentPage = () => (location.hash.slice(1) in PAGES ? location.hash.slice(1) : "overview");
+
+async function route() {
+  const page = currentPage();
+  for (const a of document.querySelectorAll("nav a")) {
+    if (a.dataset.page === page) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+  }
+  try { await PAGES[page](); } catch (err) { main.replaceChildren(h("p", { class: "error" }, err.message)); }
+  document.body.dataset.ready = page;
+}
+
+async function start() {
+  state.session = await api("/api/session");
+  document.getElementById("who").textContent = `${state.session.username} (${state.session.role})`;
+  document.getElementById("logout").addEventListener("click", async () => {
+    await api("/api/session", { method: "DELETE" });
+    window.location.assign("/login");
+  });
+  window.addEventListener("hashchange", route);
+  connectLive();
+  await route();
+}
+
+start();

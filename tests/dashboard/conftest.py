@@ -1,0 +1,77 @@
+"""A replayed first storm, a real uvicorn server on a loopback port, one account per role."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+
+from sidewalk.core.profile import load_profile
+from sidewalk.dashboard.app import create_app
+from sidewalk.dashboard.auth import ROLES, add_user
+from sidewalk.dashboard.demo import ActionTicker, ReplayedStorm, replay_storm
+from sidewalk.scenarios import load_scenario
+
+PASSWORD = "correct horse battery"
+
+
+@dataclass
+class Dashboard:
+    url: str
+    storm: ReplayedStorm
+    ticker: ActionTicker
+
+    def login(self, role: str) -> httpx.Client:
+        """A client logged in as the ``role`` account, with its CSRF token in a header."""
+        client = httpx.Client(base_url=self.url, timeout=10)
+        response = client.post("/api/session", json={"username": role, "password": PASSWORD})
+        response.raise_for_status()
+        client.headers["X-CSRF-Token"] = response.json()["csrf_token"]
+        return client
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
+    profile = load_profile()
+    storm = replay_storm(load_scenario("first-storm"), tmp_path_factory.mktemp("storm"), profile)
+    for role in ROLES:
+        add_user(storm.cases, role, PASSWORD, role, who="test")
+    app = create_app(
+        storm.cases, storm.timeseries, profile, secret_key="test-secret-key-0123456789",
+        now=lambda: storm.end, login_max_failures=3,
+    )  # fmt: skip
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=2
+        )
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    ticker = ActionTicker(storm.runner, interval_s=0.1)
+    ticker.start()
+    yield Dashboard(f"http://127.0.0.1:{port}", storm, ticker)
+    ticker.stop()
+    server.should_exit = True
+    thread.join(timeout=10)
+    storm.close()
+
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "dashboard"

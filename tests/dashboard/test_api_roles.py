@@ -1,0 +1,239 @@
+"""The JSON API for every role, on a real uvicorn server over the replayed first storm."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from decimal import Decimal
+
+import httpx
+import pytest
+
+from sidewalk.dashboard.auth import ROLES, add_user
+from tests.dashboard.conftest import PASSWORD, Dashboard
+
+READ_PATHS = (
+    "/api/session",
+    "/api/overview",
+    "/api/map",
+    "/api/clocks",
+    "/api/frontages",
+    "/api/notices",
+    "/api/abatements",
+    "/api/bills",
+    "/api/devices",
+    "/api/dead-letters",
+    "/api/sites/pole-main-01/series",
+    "/api/cold-weather",
+    "/api/defects",
+    "/api/audit",
+)
+OWNER_NAMES = ("Alice Anders", "Bert Brandt", "Clara Christoph")
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_every_role_reads_every_page_and_sees_owners_only_if_needed(
+    dashboard: Dashboard, role: str
+) -> None:
+    client = dashboard.login(role)
+    seen = ""
+    for path in READ_PATHS:
+        response = client.get(path)
+        assert response.status_code == 200, (path, response.text)
+        seen += response.text
+    shows_owners = role in {"clerk", "admin"}
+    for name in OWNER_NAMES[1:]:  # the two owners with notices
+        assert (name in seen) == shows_owners, (role, name)
+    assert ("PO Box 12" in seen) == shows_owners
+
+
+def test_overview_has_the_scenarios_states(dashboard: Dashboard) -> None:
+    overview = dashboard.login("viewer").get("/api/overview").json()
+    states = {f["id"]: (f["state"], f["category"]) for f in overview["frontages"]}
+    assert states["main-st-101"] == ("complied", "clear")
+    assert states["main-st-103"][1] == "violation"
+    assert states["main-st-105"][1] == "violation"
+    features = dashboard.login("viewer").get("/api/map").json()["features"]
+    assert {f["id"] for f in features} == set(states)
+    assert all(f["geometry"]["type"] == "Polygon" for f in features)
+
+
+def test_no_session_no_data(dashboard: Dashboard) -> None:
+    with httpx.Client(base_url=dashboard.url) as anonymous:
+        assert anonymous.get("/api/overview").status_code == 401
+        assert anonymous.get("/api/events").status_code == 401
+        page = anonymous.get("/", follow_redirects=False)
+        assert page.status_code == 303
+        assert page.headers["location"] == "/login"
+    forged = {"sw_session": "forged.cookie"}
+    with httpx.Client(base_url=dashboard.url, cookies=forged) as forger:
+        assert forger.get("/api/overview").status_code == 401
+
+
+def test_state_changes_need_the_csrf_token(dashboard: Dashboard) -> None:
+    client = dashboard.login("admin")
+    number = client.get("/api/notices").json()[0]["number"]
+    before = len(dashboard.storm.cases.list_actions())
+    del client.headers["X-CSRF-Token"]
+    refused = client.post(f"/api/notices/{number}/actions", json={"kind": "confirm_hazard"})
+    assert refused.status_code == 403
+    assert "CSRF" in refused.text
+    wrong = client.post(
+        f"/api/notices/{number}/actions",
+        json={"kind": "confirm_hazard"},
+        headers={"X-CSRF-Token": "not-the-token"},
+    )
+    assert wrong.status_code == 403
+    assert len(dashboard.storm.cases.list_actions()) == before
+
+
+def test_login_is_json_only_and_throttled(dashboard: Dashboard) -> None:
+    add_user(dashboard.storm.cases, "typo-prone", PASSWORD, "viewer")
+    with httpx.Client(base_url=dashboard.url) as client:
+        form = client.post("/api/session", data={"username": "viewer", "password": PASSWORD})
+        assert form.status_code in (415, 422)
+        for _ in range(3):
+            bad = client.post(
+                "/api/session", json={"username": "typo-prone", "password": "wrong!!"}
+            )
+            assert bad.status_code == 401
+        # The right password now waits too: guessing cannot go on at full speed.
+        again = {"username": "typo-prone", "password": PASSWORD}
+        throttled = client.post("/api/session", json=again)
+        assert throttled.status_code == 429
+        assert int(throttled.headers["Retry-After"]) > 0
+    failed = [a for a in dashboard.storm.cases.list_audit() if a.action == "session.login_failed"]
+    assert len(failed) >= 3
+
+
+@pytest.mark.parametrize(
+    ("role", "kind", "allowed"),
+    [
+        ("viewer", "confirm_hazard", False),
+        ("viewer", "record_delivery", False),
+        ("inspector", "record_delivery", True),
+        ("inspector", "paid_in_full", False),
+        ("clerk", "confirm_hazard", False),
+        ("clerk", "bill_received", True),
+        ("admin", "inspected_clear", True),
+    ],
+)
+def test_actions_by_role(dashboard: Dashboard, role: str, kind: str, allowed: bool) -> None:
+    client = dashboard.login(role)
+    notice = client.get("/api/notices").json()[-1]
+    response = client.post(f"/api/notices/{notice['number']}/actions", json={"kind": kind})
+    assert response.status_code == (200 if allowed else 403), response.text
+    if allowed:
+        action = next(
+            a for a in dashboard.storm.cases.list_actions() if a.id == response.json()["action_id"]
+        )
+        assert (action.kind, action.who, action.target) == (kind, role, notice["violation_key"])
+        audit = dashboard.storm.cases.list_audit(subject=notice["violation_key"])
+        assert any(a.actor == role and a.action == f"action.{kind}" for a in audit)
+
+
+def test_delivery_reaches_the_clock_through_the_runner(dashboard: Dashboard) -> None:
+    client = dashboard.login("clerk")
+    notice = client.get("/api/notices").json()[0]
+    response = client.post(
+        f"/api/notices/{notice['number']}/actions", json={"kind": "record_delivery"}
+    )
+    assert response.status_code == 200
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        clocks = client.get("/api/clocks", params={"active": True}).json()
+        periods = [c for c in clocks if c["frontage"] == notice["frontage"]]
+        if periods and periods[0]["state"] == "notice_period":
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail(f"no notice_period clock for {notice['frontage']}: {clocks}")
+    assert periods[0]["deadline"] is not None
+    after = client.get(f"/api/notices/{notice['number']}").json()
+    assert after["status"] == "delivered"
+    assert after["deliveries"][0]["channel"] == "hand"
+
+
+def test_money_is_for_the_clerk(dashboard: Dashboard) -> None:
+    cases = dashboard.storm.cases
+    frontage = "main-st-105"
+    abatement = cases.order_abatement(
+        f"test/{uuid.uuid4()}", frontage, "notice_period_over", dashboard.storm.end
+    )
+    inspector = dashboard.login("inspector")
+    refused = inspector.post(
+        f"/api/abatements/{abatement.id}/expenses",
+        json={"amount": "85.00", "description": "crew, 1 h"},
+    )
+    assert refused.status_code == 403
+    clerk = dashboard.login("clerk")
+    added = clerk.post(
+        f"/api/abatements/{abatement.id}/expenses",
+        json={"amount": "85.00", "description": "crew, 1 h"},
+    )
+    assert added.status_code == 200, added.text
+    assert (
+        clerk.post(
+            f"/api/abatements/{abatement.id}/expenses",
+            json={"amount": "0.001", "description": "sub-cent"},
+        ).status_code
+        == 409
+    )
+    bill = clerk.post(f"/api/abatements/{abatement.id}/bill", json={}).json()
+    assert bill["amount"] == "85.00"
+    key = str(uuid.uuid4())
+    for _ in range(2):  # a double click pays once
+        paid = clerk.post(
+            f"/api/bills/{bill['id']}/payments",
+            json={"key": key, "amount": "85.00", "method": "check"},
+        )
+        assert paid.status_code == 200, paid.text
+    assert cases.bill_balance(bill["id"]) == Decimal("0.00")
+    assert any(a.actor == "clerk" and a.action == "payment.entered" for a in cases.list_audit())
+
+
+def test_print_batch_for_clerk_only(dashboard: Dashboard) -> None:
+    numbers = [n["number"] for n in dashboard.login("viewer").get("/api/notices").json()]
+    assert (
+        dashboard.login("inspector")
+        .post("/api/notices/print-batch", json={"numbers": numbers})
+        .status_code
+        == 403
+    )
+    clerk = dashboard.login("clerk")
+    batch = clerk.post("/api/notices/print-batch", json={"numbers": numbers}).json()
+    page = clerk.get(batch["url"])
+    assert page.status_code == 200
+    assert all(number in page.text for number in numbers)
+    assert "Bert Brandt" in page.text
+    assert dashboard.login("viewer").get(batch["url"]).status_code == 403
+
+
+def test_users_are_for_the_admin(dashboard: Dashboard) -> None:
+    body = {"username": "new-inspector", "password": "long enough pw", "role": "inspector"}
+    assert dashboard.login("clerk").post("/api/users", json=body).status_code == 403
+    admin = dashboard.login("admin")
+    assert admin.post("/api/users", json=body).status_code == 201
+    assert admin.post("/api/users", json=body).status_code == 409
+    names = [u["username"] for u in admin.get("/api/users").json()]
+    assert "new-inspector" in names
+    stored = dashboard.storm.cases
+    row = next(a for a in stored.list_audit() if a.action == "user.created" and a.actor == "admin")
+    assert row.subject == "user:new-inspector"
+
+
+def test_logout_ends_the_session(dashboard: Dashboard) -> None:
+    client = dashboard.login("viewer")
+    cookie = client.cookies["sw_session"]
+    assert client.get("/api/overview").status_code == 200
+    assert client.delete("/api/session").status_code == 200
+    # The same cookie again: revoked in the database, not just cleared in the browser.
+    with httpx.Client(base_url=dashboard.url, cookies={"sw_session": cookie}) as replay:
+        assert replay.get("/api/overview").status_code == 401
+
+
+def test_openapi_document_lists_the_api(dashboard: Dashboard) -> None:
+    document = httpx.get(f"{dashboard.url}/openapi.json").json()
+    assert {"/api/overview", "/api/notices/{number}/actions", "/api/events"} <= set(
+        document["paths"]
+    )

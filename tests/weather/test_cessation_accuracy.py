@@ -1,0 +1,26 @@
+"""The detector against a real winter's labelled storms (one simulated pole; see the bench)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sidewalk.scenarios.accuracy import detect_episodes, score, storms_from_hours, with_new_snow
+from sidewalk.scenarios.sensors import simulate_pole
+from sidewalk.scenarios.weather import load_minneapolis, winter_bounds
+
+
+def test_cessation_error_on_the_2017_18_record_stays_within_the_measured_band(
+    minneapolis_csv: Path,
+) -> None:
+    hours = load_minneapolis(*winter_bounds("2017-18"), minneapolis_csv)
+    sim = simulate_pole(hours, "pole-1", seed=0)
+    result = score(
+        with_new_snow(storms_from_hours(hours), sim.truth), detect_episodes(sim.readings, "pole-1")
+    )
+    assert len(result.storms) > 50
+    assert result.missed == 0
+    assert result.false_alarms <= 5
+    # docs/cessation.md: median 15 min, p90 50 min over six pole-winters.
+    assert result.abs_percentile(50) <= 20
+    assert result.abs_percentile(90) <= 75
+    assert result.abs_percentile(90, clock=True) <= 90
