@@ -1,7 +1,7 @@
 """``sidewalk``: the command line.
 
 ``demo``       the whole system on embedded defaults, replaying a storm through MQTT
-``edge``       run a (simulated) pole that publishes a scenario
+``edge``       a pole: ``run`` the device, ``simulate`` a scenario, send a ``command``
 ``ingest``     consume readings into the time-series store
 ``analytics``  run the ordinance clocks live and record violations and notices
 ``replay``     play a scenario straight into the clock engine (no broker)
@@ -22,11 +22,13 @@ from rich.table import Table
 
 from sidewalk.analytics.clocks.events import ActionKind, action_kind
 from sidewalk.core.clock import format_local
+from sidewalk.edge.cli import edge_app
 from sidewalk.core.config import ConfigError, Settings, load_settings
 from sidewalk.core.profile import ProfileError, load_profile
 from sidewalk.scenarios import ScenarioError, load_scenario
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+app.add_typer(edge_app, name="edge")
 console = Console()
 
 ConfigOption = Annotated[
@@ -136,49 +138,6 @@ def demo(
 
 
 @app.command()
-def edge(
-    scenario: Annotated[
-        str, typer.Option(help="scenario the simulated pole plays")
-    ] = "first-storm",
-    config: ConfigOption = None,
-    speed: Annotated[
-        float | None,
-        typer.Option(help="scenario seconds per wall second (default: as fast as possible)"),
-    ] = None,
-    buffer: Annotated[
-        Path | None,
-        typer.Option(help="the pole's disk buffer (default: <data_dir>/<device>-buffer.sqlite3)"),
-    ] = None,
-) -> None:
-    """Run a simulated pole: buffer the scenario's readings and publish them at QoS 1."""
-    from sidewalk.edge.buffer import ReadingBuffer
-    from sidewalk.edge.publisher import Publisher
-    from sidewalk.edge.simulated import SimulatedPole
-    from sidewalk.scenarios import expand
-    from sidewalk.system import mqtt_settings
-
-    settings = _settings(config)
-    if settings.mqtt.url is None:
-        console.print(
-            "[red]mqtt.url is not set: a pole needs a broker (set SIDEWALK_MQTT__URL)[/red]"
-        )
-        raise typer.Exit(2)
-    story = load_scenario(scenario)
-    device = story.scenario.device
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    buf = ReadingBuffer(buffer or settings.data_dir / f"{device}-buffer.sqlite3", device)
-    publisher = Publisher(buf, mqtt_settings(settings, device), site=settings.site)
-    publisher.start()
-    played = SimulatedPole(publisher, expand(story), speed=speed).run()
-    console.print(f"buffered {len(played)} readings; waiting for the server's stored watermark …")
-    stored = publisher.wait_stored(timeout_s=300)
-    publisher.stop()
-    console.print(
-        "all stored" if stored else "[yellow]not all stored yet; they stay buffered[/yellow]"
-    )
-
-
-@app.command()
 def ingest(config: ConfigOption = None) -> None:
     """Consume readings into the time-series store until interrupted."""
     from sidewalk.ingest.consumer import IngestConsumer
@@ -203,6 +162,8 @@ def ingest(config: ConfigOption = None) -> None:
             org=settings.timeseries.influx_org,
             bucket=settings.timeseries.influx_bucket,
         )
+    from sidewalk.storage.evidence import EvidenceStore
+
     consumer = IngestConsumer(
         store,
         mqtt_settings(settings, settings.mqtt.client_id),
@@ -210,6 +171,7 @@ def ingest(config: ConfigOption = None) -> None:
         shared_group=settings.mqtt.shared_group,
         batch_size=settings.mqtt.ack_batch,
         influx=influx,
+        evidence=EvidenceStore(settings.data_dir / "evidence"),
     )
     consumer.start()
     console.print(f"ingest consuming {settings.site} into {settings.timeseries.sqlite_path}")

@@ -22,7 +22,15 @@ from typing import Protocol
 
 from sidewalk.core.contract import AnyReading, Reading, StoredWatermark, subscription, topic_for
 from sidewalk.core.mqtt import MqttClient, MqttMessage, MqttSettings
-from sidewalk.ingest.validate import Accepted, Availability, Ignored, Rejected, classify
+from sidewalk.ingest.validate import (
+    Accepted,
+    Availability,
+    Evidence,
+    Ignored,
+    Rejected,
+    classify,
+)
+from sidewalk.storage.evidence import EvidenceStore
 from sidewalk.storage.timeseries import (
     BatchResult,
     DeadLetter,
@@ -77,6 +85,7 @@ class IngestConsumer:
         influx: ReadingSink | None = None,
         on_stored: Callable[[Sequence[AnyReading]], None] | None = None,
         write_retry_s: float = 1.0,
+        evidence: EvidenceStore | None = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
@@ -88,6 +97,7 @@ class IngestConsumer:
         self._batch_size = batch_size
         self._batch_wait_s = batch_wait_s
         self._influx = influx
+        self._evidence = evidence
         self._on_stored = on_stored
         self._write_retry_s = write_retry_s
         self._queue: queue.SimpleQueue[MqttMessage] = queue.SimpleQueue()
@@ -196,6 +206,7 @@ class IngestConsumer:
         statuses: list[StatusUpdate] = []
         dead: list[DeadLetter] = []
         sites: dict[str, str] = {}
+        frames: list[bytes] = []
         for msg in batch:
             verdict = classify(msg, now)
             if isinstance(verdict, Accepted):
@@ -204,6 +215,14 @@ class IngestConsumer:
             elif isinstance(verdict, Availability):
                 statuses.append(verdict.update)
                 sites[verdict.update.status.device] = verdict.update.site
+            elif isinstance(verdict, Evidence):
+                if self._evidence is None:
+                    dead.append(
+                        DeadLetter(now, msg.topic, verdict.device, msg.payload, "no_evidence_store",
+                                   "this ingest keeps no evidence images")
+                    )  # fmt: skip
+                else:
+                    frames.append(verdict.body)
             elif isinstance(verdict, Rejected):
                 dead.append(verdict.dead_letter)
                 log.warning(
@@ -216,6 +235,11 @@ class IngestConsumer:
                 assert isinstance(verdict, Ignored)
         while True:
             try:
+                # Images first: a FrameRef acknowledged without its bytes on disk
+                # would cite evidence that does not exist.
+                for body in frames:
+                    assert self._evidence is not None
+                    self._evidence.put(body)
                 result = self.store.write_batch(
                     readings,
                     sites=sites,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sidewalk.core.contract import (
+    JPEG_STREAM,
     AnyReading,
     ContractError,
     FrameRef,
@@ -40,13 +41,21 @@ class Ignored:
 
 
 @dataclass(frozen=True, slots=True)
+class Evidence:
+    """The raw bytes of an evidence JPEG (``…/<device>/jpeg``), kept by their hash."""
+
+    device: str
+    body: bytes
+
+
+@dataclass(frozen=True, slots=True)
 class Rejected:
     """A message that broke the contract; it goes to dead letters."""
 
     dead_letter: DeadLetter
 
 
-Verdict = Accepted | Availability | Ignored | Rejected
+Verdict = Accepted | Availability | Evidence | Ignored | Rejected
 
 
 def classify(msg: MqttMessage, received_at_ms: int) -> Verdict:
@@ -54,6 +63,13 @@ def classify(msg: MqttMessage, received_at_ms: int) -> Verdict:
     levels = msg.topic.split("/")
     if len(levels) == 5 and levels[4] == "stored":
         return Ignored(msg.topic)
+    if len(levels) == 5 and levels[4] == JPEG_STREAM and levels[:2] == ["sidewalk", "v1"]:
+        if msg.payload[:3] == b"\xff\xd8\xff":
+            return Evidence(levels[3], msg.payload)
+        detail = "the jpeg stream carries JPEG bytes (they start FF D8 FF)"
+        return Rejected(
+            DeadLetter(received_at_ms, msg.topic, levels[3], msg.payload, "not_jpeg", detail)
+        )
     try:
         payload = parse_payload(msg.topic, msg.payload)
     except ContractError as exc:
@@ -73,4 +89,3 @@ def classify(msg: MqttMessage, received_at_ms: int) -> Verdict:
         reason, detail = "internal_error", f"parse_payload gave {type(payload).__name__}"
     device = levels[3] if reason != "bad_topic" and len(levels) == 5 else None
     return Rejected(DeadLetter(received_at_ms, msg.topic, device, msg.payload, reason, detail))
-
