@@ -111,8 +111,10 @@ def main() -> None:
                     smtp.send_message(msg)
             rows.append(("bare smtplib, one connection", time.perf_counter() - started))
 
-            channel = SmtpChannel(SmtpSettings("127.0.0.1", port, SENDER), profile)
-            worker = Deliverer(cases, profile, {"email": channel})
+            channel = SmtpChannel(
+                SmtpSettings("127.0.0.1", port, SENDER), profile, clock=lambda: T0
+            )
+            worker = Deliverer(cases, profile, {"email": channel}, clock=lambda: T0)
             started = time.perf_counter()
             report = worker.run_once()
             rows.append(

@@ -20,15 +20,17 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from sidewalk.alerts.cli import alerts_app
 from sidewalk.analytics.clocks.events import ActionKind, action_kind
 from sidewalk.core.clock import format_local
-from sidewalk.edge.cli import edge_app
 from sidewalk.core.config import ConfigError, Settings, load_settings
 from sidewalk.core.profile import ProfileError, load_profile
+from sidewalk.edge.cli import edge_app
 from sidewalk.scenarios import ScenarioError, load_scenario
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 app.add_typer(edge_app, name="edge")
+app.add_typer(alerts_app, name="notices")
 console = Console()
 
 ConfigOption = Annotated[
@@ -254,29 +256,6 @@ def act(
     console.print(
         f"recorded action #{record.id}: {kind} on {target} at {when.isoformat()} by {who}"
     )
-
-
-@app.command()
-def notices(
-    config: ConfigOption = None,
-    status: Annotated[str | None, typer.Option(help="pending | rendered | delivered")] = None,
-) -> None:
-    """List the notice register."""
-    from sidewalk.system import open_cases
-
-    settings = _settings(config)
-    profile = load_profile(settings.profile)
-    cases = open_cases(settings.cases.database_url, profile)
-    table = Table(title="Notice register")
-    for column in ("number", "kind", "frontage", "owner", "issued", "deadline", "status"):
-        table.add_column(column)
-    for n in cases.list_notices(status=status):  # type: ignore[arg-type]
-        table.add_row(
-            n.number, n.kind, n.frontage_id, n.owner_name, format_local(n.issued_at, profile.zone),
-            format_local(n.deadline, profile.zone) if n.deadline else "-", n.status,
-        )  # fmt: skip
-    cases.close()
-    console.print(table)
 
 
 @app.command()

@@ -55,6 +55,7 @@ class AbatementWork:
 
 
 def rates_of(profile: Profile) -> AbatementRates:
+    """The profile's fee schedule, or a ``BillingInputError`` saying it has none."""
     if profile.abatement_rates is None:
         raise BillingInputError(
             f"the {profile.village.name} profile has no [abatement_rates]: cannot price a bill"
@@ -106,6 +107,7 @@ def ledger(work: AbatementWork, rates: AbatementRates) -> list[LedgerLine]:
 
 
 def total(lines: Sequence[LedgerLine]) -> Decimal:
+    """The exact sum of the ledger lines."""
     return sum((line.amount for line in lines), Decimal("0.00"))
 
 

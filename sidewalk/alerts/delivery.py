@@ -99,6 +99,7 @@ class SmtpSettings:
 
 
 def notice_subject(notice: records.NoticeRecord, profile: Profile) -> str:
+    """``Village of Clyman: Notice No. CLY-2026-000001 (hazard notice)``."""
     title = notice.kind.replace("_", " ")
     return f"{profile.village.name}: Notice No. {notice.number} ({title})"
 
@@ -138,12 +139,14 @@ class SmtpChannel:
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
 
     def message_id(self, job: records.DeliveryJobRecord, notice: records.NoticeRecord) -> str:
+        """The same for every attempt of a job, so a duplicate is recognisable downstream."""
         domain = self.settings.sender.rpartition("@")[2] or "sidewalk.invalid"
         return f"<{notice.number}.job{job.id}@{domain}>"
 
     def send(
         self, job: records.DeliveryJobRecord, notice: records.NoticeRecord, pdf: bytes
     ) -> Mapping[str, Any]:
+        """Send one message over its own connection; raises ``DeliveryError``."""
         s = self.settings
         message_id = self.message_id(job, notice)
         msg = notice_email(
@@ -189,6 +192,7 @@ class WebhookChannel:
     name: str = WEBHOOK
 
     def payload(self, notice: records.NoticeRecord, pdf: bytes) -> bytes:
+        """The JSON body: the notice's record, its text, and its PDF with the PDF's hash."""
         body = {
             "number": notice.number,
             "kind": notice.kind,
@@ -206,6 +210,7 @@ class WebhookChannel:
     def send(
         self, job: records.DeliveryJobRecord, notice: records.NoticeRecord, pdf: bytes
     ) -> Mapping[str, Any]:
+        """POST once; 2xx is sent, anything else raises ``DeliveryError``."""
         body = self.payload(notice, pdf)
         signature = hmac.new(self.secret, body, hashlib.sha256).hexdigest()
         request = urllib.request.Request(

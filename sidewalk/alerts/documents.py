@@ -81,6 +81,7 @@ def notice_register(cases: records.CaseStore, profile: Profile) -> list[Register
 
 
 def register_csv(rows: Sequence[RegisterRow]) -> str:
+    """The register as CSV, one notice a row, columns as ``REGISTER_HEADER``."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(REGISTER_HEADER)
@@ -90,6 +91,7 @@ def register_csv(rows: Sequence[RegisterRow]) -> str:
 
 
 def register_pdf(rows: Sequence[RegisterRow], profile: Profile, at: datetime) -> bytes:
+    """The register as a landscape PDF table, as of ``at``."""
     return table_pdf(
         f"{profile.village.name} - notice register",
         [f"As of {format_local(at, profile.zone)}; {len(rows)} notices."],
@@ -162,6 +164,7 @@ def tax_roll_lines(cases: records.CaseStore, profile: Profile, tax_year: int) ->
 
 
 def tax_roll_total(lines: Sequence[TaxRollLine]) -> Decimal:
+    """The exact sum of the certified special taxes."""
     return sum((line.amount for line in lines), Decimal("0.00"))
 
 

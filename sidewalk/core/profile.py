@@ -487,6 +487,8 @@ class Profile(BaseModel):
         """Every cited value by dotted name (``cold_weather.pour_min_temp``), then the calendar."""
         for section_name in _RULE_SECTIONS:
             section = getattr(self, section_name)
+            if section is None:  # an optional section this village does not set
+                continue
             for field in type(section).model_fields:
                 yield f"{section_name}.{field}", getattr(section, field)
         yield "calendar", self.calendar
@@ -505,6 +507,7 @@ _RULE_SECTIONS = (
     "obstructions",
     "streets",
     "sidewalk_condition",
+    "abatement_rates",
 )
 
 

@@ -47,6 +47,7 @@ from sidewalk.storage.cases import (
     OwnerRecord,
     RuleUse,
 )
+from sidewalk.storage.evidence import EvidenceStore
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore
 
 Reader = Annotated[User, Depends(require("read"))]
@@ -153,6 +154,7 @@ class Api:
         *,
         now: Callable[[], datetime],
         geometry_file: dict[str, dict[str, Any]],
+        evidence: EvidenceStore | None = None,
     ) -> None:
         self.cases = cases
         self.records = DashboardRecords(cases)
@@ -160,6 +162,7 @@ class Api:
         self.profile = profile
         self.now = now
         self.geometry_file = geometry_file
+        self.evidence = evidence
 
     # -- shared views ------------------------------------------------------------
 
@@ -625,10 +628,23 @@ class Api:
                 "latest": {
                     f: {"ts": s.ts, "cleared_width_mm": s.cleared_width_mm,
                         "snow_cover_fraction": s.snow_cover_fraction,
-                        "ice_suspected": s.ice_suspected, "frame_sha256": s.frame_sha256}
+                        "ice_suspected": s.ice_suspected, "frame_sha256": s.frame_sha256,
+                        "frame_url": (f"/api/frames/{s.frame_sha256}"
+                                      if s.frame_sha256 and api.evidence is not None
+                                      and s.frame_sha256 in api.evidence else None)}
                     for f, s in latest.items()
                 },
             }  # fmt: skip
+
+        @r.get("/frames/{sha256}", tags=["site"], response_class=Response)
+        def frame(sha256: str, user: Reader) -> Response:
+            """An evidence JPEG by its sha256 (immutable, so cacheable for good)."""
+            if api.evidence is None or sha256 not in api.evidence:
+                raise HTTPException(404, "no such frame")
+            return Response(
+                api.evidence.get(sha256), media_type="image/jpeg",
+                headers={"Cache-Control": "private, max-age=31536000, immutable"},
+            )  # fmt: skip
 
         @r.get("/cold-weather", tags=["cold weather"])
         def cold_weather(user: Reader) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from sidewalk.dashboard.auth import COOKIE, LoginThrottle, Sessions, User, requi
 from sidewalk.dashboard.geometry import load_geojson
 from sidewalk.dashboard.live import LiveFeed
 from sidewalk.storage.cases import CaseStore, NotFoundError
+from sidewalk.storage.evidence import EvidenceStore
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore
 
 HERE: Final = Path(__file__).parent
@@ -50,6 +51,7 @@ def create_app(
     session_lifetime: timedelta = timedelta(hours=12),
     poll_s: float = 0.2,
     login_max_failures: int = 5,
+    evidence: EvidenceStore | None = None,
 ) -> FastAPI:
     """The dashboard app.
 
@@ -60,6 +62,7 @@ def create_app(
     (default: wall time; the demo passes the replay's event time).
     ``secure_cookies`` marks the cookie HTTPS-only (set it behind TLS).
     ``poll_s`` is how often the live feed looks for new clock events.
+    ``evidence`` is ingest's image store: the Site page shows the latest frame.
     """
     clock = now or (lambda: datetime.now(UTC))
     geometry_file = load_geojson(geojson_path) if geojson_path else {}
@@ -78,13 +81,16 @@ def create_app(
         description="Public-works dashboard and JSON API for the snow-and-ice ordinance.",
         version="1",
         lifespan=lifespan,
+        # Swagger UI and ReDoc load their JavaScript from a CDN: not on a village network.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.sessions = Sessions(
         cases, secret_key, lifetime=session_lifetime, secure_cookies=secure_cookies
     )
     app.state.throttle = LoginThrottle(max_failures=login_max_failures)
     app.state.live = live
-    api = Api(cases, timeseries, profile, now=clock, geometry_file=geometry_file)
+    api = Api(cases, timeseries, profile, now=clock, geometry_file=geometry_file, evidence=evidence)
     app.include_router(api.router())
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     templates = Environment(

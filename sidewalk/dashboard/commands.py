@@ -17,6 +17,7 @@ from sidewalk.dashboard.auth import add_user
 from sidewalk.dashboard.demo import ActionTicker, replay_storm
 from sidewalk.scenarios import Scenario
 from sidewalk.storage.cases import CaseStore
+from sidewalk.storage.evidence import EvidenceStore
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore
 
 SECRET_ENV = "SIDEWALK_DASHBOARD_SECRET"
@@ -59,9 +60,12 @@ def dashboard_command(
     cases.create_schema()
     path = settings.timeseries.sqlite_path
     timeseries = SqliteTimeSeriesStore(path) if path.exists() else None
+    # Where ingest keeps evidence JPEGs (the CLI's ingest uses the same directory).
+    frames = settings.data_dir / "evidence"
     app = create_app(
         cases, timeseries, profile, secret_key=secret_from_env(), geojson_path=geojson,
         now=(lambda: now) if now is not None else None,
+        evidence=EvidenceStore(frames) if frames.exists() else None,
     )  # fmt: skip
     try:
         serve(app, host, port)

@@ -1744,6 +1744,7 @@ class CaseStore:
         notice_id: int | None = None,
         channel: str | None = None,
     ) -> list[DeliveryJobRecord]:
+        """Delivery jobs in queue order, optionally filtered."""
         query = select(m.DeliveryJob).order_by(m.DeliveryJob.id)
         if status is not None:
             query = query.where(m.DeliveryJob.status == status)
@@ -1839,6 +1840,7 @@ class CaseStore:
             return [self._bill(session, r) for r in session.scalars(query)]
 
     def list_payments(self, bill_id: int) -> list[PaymentRecord]:
+        """A bill's payments in the order they were made."""
         query = select(m.Payment).where(m.Payment.bill_id == bill_id).order_by(m.Payment.paid_at)
         with self._read() as session:
             return [_payment(r) for r in session.scalars(query)]

@@ -32,6 +32,9 @@ def test_gaps_in_the_text_are_unconfirmed_and_uncited() -> None:
         "billing.penalty_per_offense",
         "cold_weather.frozen_subgrade_at_or_below",
         "sidewalk_condition.commercial_width",
+        "abatement_rates.crew_hourly_rate",
+        "abatement_rates.equipment_hourly_rate",
+        "abatement_rates.administration_share",
         "calendar",
     }
     gap = profile.snow_and_ice.nonhazard_notice_period

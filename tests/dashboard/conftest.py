@@ -9,15 +9,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import cv2
 import httpx
 import pytest
 import uvicorn
 
+from sidewalk.core.contract import SnowMeasurement
 from sidewalk.core.profile import load_profile
 from sidewalk.dashboard.app import create_app
 from sidewalk.dashboard.auth import ROLES, add_user
 from sidewalk.dashboard.demo import ActionTicker, ReplayedStorm, replay_storm
+from sidewalk.edge.camera.synthetic import make_scene
 from sidewalk.scenarios import load_scenario
+from sidewalk.storage.evidence import EvidenceStore
 
 PASSWORD = "correct horse battery"
 
@@ -27,6 +31,7 @@ class Dashboard:
     url: str
     storm: ReplayedStorm
     ticker: ActionTicker
+    frame_sha256: str
 
     def login(self, role: str) -> httpx.Client:
         """A client logged in as the ``role`` account, with its CSRF token in a header."""
@@ -35,6 +40,22 @@ class Dashboard:
         response.raise_for_status()
         client.headers["X-CSRF-Token"] = response.json()["csrf_token"]
         return client
+
+
+def add_camera_frame(storm: ReplayedStorm, evidence: EvidenceStore) -> str:
+    """A rendered 105 Main St frame in the evidence store, cited by one more measurement."""
+    scene = make_scene(seed=7, path_width_mm=0.0)
+    ok, jpeg = cv2.imencode(".jpg", scene.frame)
+    assert ok
+    sha = evidence.put(jpeg.tobytes())
+    device = "pole-main-01"
+    measurement = SnowMeasurement(
+        device=device, seq=storm.timeseries.stored_up_to(device) + 1,
+        ts=int(storm.end.timestamp() * 1000), frontage="main-st-105",
+        snow_cover_fraction=1.0, cleared_width_mm=0.0, frame_sha256=sha,
+    )  # fmt: skip
+    storm.timeseries.write_batch([measurement], sites={device: "clyman"})
+    return sha
 
 
 def free_port() -> int:
@@ -49,9 +70,11 @@ def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
     storm = replay_storm(load_scenario("first-storm"), tmp_path_factory.mktemp("storm"), profile)
     for role in ROLES:
         add_user(storm.cases, role, PASSWORD, role, who="test")
+    evidence = EvidenceStore(tmp_path_factory.mktemp("evidence"))
+    frame_sha256 = add_camera_frame(storm, evidence)
     app = create_app(
         storm.cases, storm.timeseries, profile, secret_key="test-secret-key-0123456789",
-        now=lambda: storm.end, login_max_failures=3,
+        now=lambda: storm.end, login_max_failures=3, evidence=evidence,
     )  # fmt: skip
     port = free_port()
     server = uvicorn.Server(
@@ -67,7 +90,7 @@ def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
         time.sleep(0.02)
     ticker = ActionTicker(storm.runner, interval_s=0.1)
     ticker.start()
-    yield Dashboard(f"http://127.0.0.1:{port}", storm, ticker)
+    yield Dashboard(f"http://127.0.0.1:{port}", storm, ticker, frame_sha256)
     ticker.stop()
     server.should_exit = True
     thread.join(timeout=10)

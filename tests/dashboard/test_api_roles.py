@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
 import uuid
 from decimal import Decimal
@@ -237,3 +238,15 @@ def test_openapi_document_lists_the_api(dashboard: Dashboard) -> None:
     assert {"/api/overview", "/api/notices/{number}/actions", "/api/events"} <= set(
         document["paths"]
     )
+
+
+def test_latest_frame_is_served_to_every_role(dashboard: Dashboard) -> None:
+    series = dashboard.login("viewer").get("/api/sites/pole-main-01/series").json()
+    latest = series["latest"]["main-st-105"]
+    assert latest["frame_sha256"] == dashboard.frame_sha256
+    frame = dashboard.login("viewer").get(latest["frame_url"])
+    assert frame.status_code == 200
+    assert frame.headers["content-type"] == "image/jpeg"
+    assert hashlib.sha256(frame.content).hexdigest() == dashboard.frame_sha256
+    assert dashboard.login("viewer").get(f"/api/frames/{'0' * 64}").status_code == 404
+    assert httpx.get(f"{dashboard.url}{latest['frame_url']}").status_code == 401

@@ -85,6 +85,8 @@ def test_login_map_notice_action_and_live_clock_event(
             "data-category", "violation"
         )
     expect(page.locator("#live-status")).to_have_text("live")
+    page.keyboard.press("Tab")  # keyboard users reach "skip to content" first
+    expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
     expect(page.get_by_role("cell", name="Bert Brandt")).to_be_visible()  # clerks see owners
     shot(page, "01-overview")
 
@@ -94,6 +96,19 @@ def test_login_map_notice_action_and_live_clock_event(
     row = page.locator("tr", has=page.get_by_text("103 Main St"))
     expect(row.get_by_role("button", name="Confirm hazard")).to_have_count(0)  # not a clerk's
     shot(page, "02-notices")
+
+    # Print a batch: the clerk ticks the notice; the batch opens as its own printable page.
+    page.get_by_label("Select CLY-2026-000001 for printing").check()
+    with browser_context.expect_page() as popup:
+        page.get_by_role("button", name="Print selected").click()
+    batch = popup.value
+    batch.wait_for_load_state()
+    expect(batch.locator("article.notice")).to_have_count(1)
+    expect(batch.locator("article.notice")).to_contain_text("Bert Brandt")
+    batch.emulate_media(media="print")
+    expect(batch.locator(".batch-meta")).to_be_hidden()
+    batch.pdf(path=str(ARTIFACTS / "02-print-batch.pdf"))
+    batch.close()
     row.get_by_role("button", name="Record delivery").click()
     expect(page.locator("#toast")).to_contain_text("Recorded record_delivery")
     expect(row).to_contain_text("record_delivery by clerk")
@@ -127,6 +142,10 @@ def test_other_pages_render_for_a_viewer_without_owner_names(
     expect(page.locator("main .error")).to_have_count(0)
     if page_name == "site":
         expect(page.locator("main svg")).to_have_count(2 + 1 + 3)  # 2 weather, width, 3 paths
+        frame = page.locator("main img.frame")
+        expect(frame).to_have_count(1)
+        expect(frame).to_have_js_property("complete", True)
+        assert frame.evaluate("img => img.naturalWidth") > 0
     if page_name == "devices":
         expect(page.locator("main")).to_contain_text("pole-main-01")
     shot(page, f"10-{page_name}")

@@ -114,6 +114,7 @@ def test_spall_depth_and_area() -> None:
         )
         insp = measure_depth_map(render_depth(scene, cam, rng), _intrinsics(cam))
         spalls = [s for b in insp.blocks for s in b.spalls]
+        assert not any(s.partial_view for s in spalls)
         for p in pair_spalls(scene, cam, spalls):
             found += 1
             assert p.measured.depth_mm == pytest.approx(p.truth.depth_mm, abs=TARGET_MM)

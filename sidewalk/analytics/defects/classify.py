@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from .limits import DefectLimits
@@ -109,13 +109,17 @@ def classify_joint(joint: JointMeasurement, limits: DefectLimits) -> tuple[RuleC
 
 
 def classify_block(block: BlockMeasurement, limits: DefectLimits) -> RuleCheck:
-    """(11)(c) for one block: its deepest deterioration."""
-    return _at_least(
+    """(11)(c) for one block: its deepest deterioration. A pit cut by the edge
+    of the view is a lower bound, so a pass on it is never confident."""
+    check = _at_least(
         Rule.DETERIORATION_DEPTH,
         block.deterioration_depth_mm,
         block.deterioration_depth_uncertainty_mm,
         limits.deterioration_depth_mm,
     )
+    if not check.failed and any(s.partial_view for s in block.spalls):
+        return replace(check, confident=False)
+    return check
 
 
 def classify(inspection: SurfaceInspection, limits: DefectLimits) -> tuple[BlockCondition, ...]:

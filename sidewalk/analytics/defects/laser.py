@@ -90,29 +90,7 @@ def measure_laser_profile(
     z = pts @ e2
     order = np.argsort(s)
     s, z, pts = s[order], z[order], pts[order]
-    # Break the profile where it jumps; the two longest pieces are the block tops.
-    brk = np.nonzero((np.abs(np.diff(z)) > 3.0) | (np.diff(s) > 2.0))[0] + 1
-    pieces = [pc for pc in np.split(np.arange(len(s)), brk) if len(pc) >= p.min_top_points]
-    if len(pieces) < 2:
-        raise MeasurementError(InputProblem.NO_LASER_LINE, "no joint along the stripe")
-    long = sorted((pc for pc in pieces if s[pc[-1]] - s[pc[0]] >= 30.0), key=lambda pc: s[pc[0]])
-    if len(long) < 2:
-        raise MeasurementError(InputProblem.NO_LASER_LINE, "no joint along the stripe")
-    # A gap floor is a piece lower than the pieces on both sides of it.
-    med = [float(np.median(z[pc])) for pc in long]
-    long = [
-        pc
-        for i, pc in enumerate(long)
-        if not (
-            0 < i < len(long) - 1
-            and med[i] < med[i - 1] - p.edge_level_mm
-            and med[i] < med[i + 1] - p.edge_level_mm
-        )
-    ]
-    # The joint is the widest opening between consecutive long pieces; pieces
-    # split by noise on one block sit end to end.
-    k_open = int(np.argmax([s[b[0]] - s[a[-1]] for a, b in itertools.pairwise(long)]))
-    two = [long[k_open], long[k_open + 1]]
+    two = _block_tops(s, z, p)
     left_end, right_start = int(two[0][-1]), int(two[1][0])
     # Block lines from the strip next to the joint only: the differential is
     # wanted at the joint, and a spall further out would tilt a long fit.
@@ -145,6 +123,34 @@ def measure_laser_profile(
         gap_center_mm=(float(pts[i_mid, 0]), float(pts[i_mid, 1]), float(pts[i_mid, 2])),
         profile_mm=tuple(zip(s.tolist(), z.tolist(), strict=True)),
     )
+
+
+def _block_tops(s: F64, z: F64, p: LaserParams) -> list[NDArray[np.intp]]:
+    """Indices of the two block tops either side of the joint."""
+    # Break the profile where it jumps; long pieces are candidate block tops.
+    brk = np.nonzero((np.abs(np.diff(z)) > 3.0) | (np.diff(s) > 2.0))[0] + 1
+    pieces = [pc for pc in np.split(np.arange(len(s)), brk) if len(pc) >= p.min_top_points]
+    if len(pieces) < 2:
+        raise MeasurementError(InputProblem.NO_LASER_LINE, "no joint along the stripe")
+    long = sorted((pc for pc in pieces if s[pc[-1]] - s[pc[0]] >= 30.0), key=lambda pc: s[pc[0]])
+    if len(long) < 2:
+        raise MeasurementError(InputProblem.NO_LASER_LINE, "no joint along the stripe")
+    # A gap floor is a piece lower than the pieces on both sides of it.
+    med = [float(np.median(z[pc])) for pc in long]
+    long = [
+        pc
+        for i, pc in enumerate(long)
+        if not (
+            0 < i < len(long) - 1
+            and med[i] < med[i - 1] - p.edge_level_mm
+            and med[i] < med[i + 1] - p.edge_level_mm
+        )
+    ]
+    # The joint is the widest opening between consecutive long pieces; pieces
+    # split by noise on one block sit end to end.
+    k_open = int(np.argmax([s[b[0]] - s[a[-1]] for a, b in itertools.pairwise(long)]))
+    two = [long[k_open], long[k_open + 1]]
+    return two
 
 
 def _side_line(s: F64, z: F64, sel: NDArray[np.bool_], p: LaserParams) -> tuple[F64, F64]:

@@ -55,6 +55,8 @@ class SpallMeasurement:
     area_uncertainty_mm2: float
     center_mm: Point3
     image_contour_px: PixelPath = field(default=(), compare=False)
+    # Cut by the edge of the view: depth and area are then lower bounds.
+    partial_view: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -73,8 +73,6 @@ class _Block:
 def analyse_height_map(
     hm: HeightMap,
     params: SurfaceParams,
-    *,
-    cross_slope_fn: object = None,
 ) -> tuple[tuple[JointMeasurement, ...], tuple[BlockMeasurement, ...], list[_Block]]:
     """Find blocks, the joints between them and the spalls inside them."""
     h = hm.height_mm
@@ -171,7 +169,7 @@ def _joints(
     for i in range(len(blocks)):
         for j in range(i + 1, len(blocks)):
             band = dil[i] & dil[j] & ~blocks[i].mask & ~blocks[j].mask & coverage
-            if band.sum() * c < 150.0 / c * 1.0:  # under ~15 cm of contact
+            if band.sum() * c < 150.0:  # under about 15 cm of contact (one cell wide)
                 continue
             m = _measure_joint(hm, blocks, i, j, band=band, params=params)
             if m is not None:
@@ -193,7 +191,7 @@ def _measure_joint(  # noqa: PLR0915 - one profile pass; splitting it hides the 
     rows, cols = np.nonzero(band)
     pts = np.stack([cols, rows], 1).astype(float)
     p0 = pts.mean(0)
-    evals, evecs = np.linalg.eigh(np.cov((pts - p0).T))
+    _, evecs = np.linalg.eigh(np.cov((pts - p0).T))
     t = evecs[:, 1]
     nrm = np.array([-t[1], t[0]])
     ci = np.array(blocks[i].centroid)
@@ -289,11 +287,11 @@ def _measure_joint(  # noqa: PLR0915 - one profile pass; splitting it hides the 
     a_mm = hm.a0_mm + pc[0] * c
     b_mm = hm.b0_mm + pc[1] * c
     z_mid = (_plane_at(bi, *pc)[0] + _plane_at(bj, *pc)[0]) / 2
+    # Walk-plane millimetres here; the caller maps them to its image pixels.
     path = tuple(
         (float(hm.a0_mm + q[0] * c), float(hm.b0_mm + q[1] * c))
         for q in (p0 + stations[0] * t, p0 + stations[-1] * t)
     )
-    del evals
     return JointMeasurement(
         block_before=i,
         block_after=j,
@@ -357,6 +355,7 @@ def _block_result(
     n, lab, stats, cent = cv2.connectedComponentsWithStats(pit, connectivity=8)
     spalls: list[SpallMeasurement] = []
     noise_avg = params.noise_mm / (math.sqrt(4 * math.pi) * sig)
+    view_edge = cv2.dilate((~coverage).astype(np.uint8), np.ones((7, 7), np.uint8)).astype(bool)
     for k in range(1, n):
         area = float(stats[k, cv2.CC_STAT_AREA]) * c * c
         if area < params.spall_min_area_mm2:
@@ -390,6 +389,7 @@ def _block_result(
                 image_contour_px=tuple(
                     (float(hm.a0_mm + p[0][0] * c), float(hm.b0_mm + p[0][1] * c)) for p in contour
                 ),
+                partial_view=bool(np.any(sel & view_edge)),
             )
         )
     deepest = max(spalls, key=lambda s: s.depth_mm, default=None)

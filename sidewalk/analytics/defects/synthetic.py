@@ -729,7 +729,7 @@ def render_laser(
     ys = y_of(xs, z)
     pts = np.stack([xs, ys, z], 1)
     visible = _unoccluded(scene, pts, camera.center_mm) & _unoccluded(
-        scene, pts, _laser_origin(camera, plane_normal, plane_offset_mm, pts)
+        scene, pts, _laser_origin(camera, plane_normal, pts)
     )
     pc = camera.world_to_camera(pts[visible])
     uv = _project(camera, pc)
@@ -750,13 +750,12 @@ def render_laser(
     return out
 
 
-def _laser_origin(camera: Camera, n_c: F64, d_c: float, pts: F64) -> F64:
-    """A point well up the sheet above the stripe (the laser's side)."""
+def _laser_origin(camera: Camera, n_c: F64, pts: F64) -> F64:
+    """The fan's apex: 400 mm up the sheet above the stripe's middle."""
     n_w = camera.rotation.T @ n_c
     up = np.array([0.0, 0.0, 1.0])
     inplane = up - (up @ n_w) * n_w
     inplane /= np.linalg.norm(inplane)
-    del d_c
     out: F64 = pts.mean(0) + inplane * 400.0
     return out
 

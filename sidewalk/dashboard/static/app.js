@@ -284,9 +284,19 @@ async function drawSite(device) {
   const widthChart = h("section", { class: "panel chart" }, h("h2", {}, "Cleared width (mm); dashed = required"),
     widths.length ? lineChart("Cleared width", widths[0][1].ts, widths.map(([f, s], i) => [f, s.mm, palette[i % palette.length], s.ts]), data.required_width_mm) : h("p", { class: "muted" }, "No camera measurements."));
   const frames = h("section", { class: "panel" }, h("h2", {}, "Latest measured path"),
-    ...Object.entries(data.latest).map(([f, s]) => h("figure", {}, pathSketch(s, data.required_width_mm),
+    ...Object.entries(data.latest).map(([f, s]) => h("figure", {}, s.frame_url ? framed(s, data.required_width_mm) : "", pathSketch(s, data.required_width_mm),
       h("figcaption", {}, `${f}: cleared ${(s.cleared_width_mm / 304.8).toFixed(1)} ft, cover ${(s.snow_cover_fraction * 100).toFixed(0)} %, ${fmt(new Date(s.ts).toISOString())}${s.ice_suspected ? ", ice suspected" : ""}`))));
   body.replaceChildren(...charts, widthChart, frames);
+}
+
+function framed(s, requiredMm) {
+  // The camera's frame with the measured clear width drawn across its foot, beside the 4-ft line.
+  const img = h("img", { src: s.frame_url, alt: `camera frame for this measurement (${s.frame_sha256.slice(0, 12)}…)`, class: "frame" });
+  const share = Math.min(s.cleared_width_mm / 1524, 1) * 100;
+  const need = Math.min(requiredMm / 1524, 1) * 100;
+  return h("div", { class: "frame-wrap" }, img,
+    h("div", { class: "frame-path", style: `width:${share.toFixed(1)}%`, title: "measured clear path" }),
+    h("div", { class: "frame-need", style: `width:${need.toFixed(1)}%`, title: "required width" }));
 }
 
 function pathSketch(s, requiredMm) {
@@ -334,7 +344,8 @@ async function coldPage() {
       h("section", { class: "panel" }, h("h2", {}, "Pour window"),
         h("p", {}, `No pour if the air may fall below ${c.pour_rules.min_temp_f} °F within ${c.pour_rules.window} h, or on frozen subgrade (≤ ${c.pour_rules.frozen_subgrade_at_or_below} °F`, c.pour_rules.frozen_subgrade_unconfirmed ? h("span", { class: "unconfirmed" }, "unconfirmed") : "", `) — ${c.pour_rules.citation}.`),
         h("table", {}, h("thead", {}, h("tr", {}, ...["Pole", "Ground °C", "Probe depth", "Frozen subgrade"].map((t) => h("th", { scope: "col" }, t)))),
-          h("tbody", {}, ...c.subgrade.map((s) => h("tr", {}, h("td", {}, s.device), h("td", {}, s.ground_temp_c.toFixed(1)), h("td", {}, `${s.probe_depth_mm} mm`), h("td", {}, yes(s.frozen)))))))),
+          h("tbody", {}, ...(c.subgrade.length ? c.subgrade.map((s) => h("tr", {}, h("td", {}, s.device), h("td", {}, s.ground_temp_c.toFixed(1)), h("td", {}, `${s.probe_depth_mm} mm`), h("td", {}, yes(s.frozen))))
+            : [h("tr", {}, h("td", { colspan: "4", class: "muted" }, "No ground-probe readings: frozen subgrade unknown."))]))))),
     h("section", { class: "panel" }, h("h2", {}, "Keep-off, subgrade and permit clocks"),
       c.clocks.length ? h("table", {}, h("tbody", {}, ...c.clocks.map((k) => h("tr", {}, h("td", {}, k.address || k.frontage), h("td", {}, k.kind), h("td", {}, k.state), h("td", {}, fmt(k.deadline))))))
         : h("p", { class: "muted" }, "No cold-weather clocks recorded.")));
