@@ -137,7 +137,7 @@ def depth_bench(n_scenes: int) -> list[str]:
         f"Depth maps: {frames} frames, joint under camera found in {found}; "
         f"{occluded} gaps hidden by the higher block (reported as upper bounds); "
         f"edge type right {edge_ok}/{edge_n}; misclassified {wrong}/{judged} verdicts; "
-        f"{partial} spalls cut by the view edge (lower bounds, not scored)",
+        f"{partial} spalls cut at the view or block edge (lower bounds, not scored)",
         row("vertical differential (mm)", d_err),
         row("gap width (mm)", g_err),
         row("spall depth (mm)", sp_d),

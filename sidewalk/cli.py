@@ -72,6 +72,10 @@ def demo(
     workdir: Annotated[
         Path | None, typer.Option(help="where the demo's stores go (default: a new temp dir)")
     ] = None,
+    serve: Annotated[
+        bool, typer.Option("--serve", help="then open the dashboard on the replayed storm")
+    ] = False,
+    port: Annotated[int, typer.Option(help="dashboard port with --serve")] = 8080,
 ) -> None:
     """Replay a storm through the real MQTT path on embedded defaults and print the notices."""
     from sidewalk.system import run_through_broker
@@ -137,6 +141,10 @@ def demo(
         console.print(f"scenario expectation: {len(expected)} notice(s) — {verdict}")
         if got != expected:
             raise typer.Exit(1)
+    if serve:
+        from sidewalk.system import serve_demo
+
+        serve_demo(story, where, profile, port=port)
 
 
 @app.command()
@@ -256,6 +264,42 @@ def act(
     console.print(
         f"recorded action #{record.id}: {kind} on {target} at {when.isoformat()} by {who}"
     )
+
+
+dashboard_app = typer.Typer(
+    add_completion=False, help="The public-works dashboard (FastAPI + a UI in the same process)."
+)
+app.add_typer(dashboard_app, name="dashboard")
+
+
+@dashboard_app.callback(invoke_without_command=True)
+def dashboard(
+    ctx: typer.Context,
+    config: ConfigOption = None,
+    host: Annotated[str, typer.Option(help="listen address")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="listen port")] = 8080,
+    geojson: Annotated[Path | None, typer.Option(help="frontage geometry (GeoJSON)")] = None,
+) -> None:
+    """Serve the dashboard over the configured stores (secret: SIDEWALK_DASHBOARD_SECRET)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from sidewalk.dashboard.commands import dashboard_command
+
+    dashboard_command(_settings(config), host=host, port=port, geojson=geojson)
+
+
+@dashboard_app.command("add-user")
+def dashboard_add_user(
+    name: Annotated[str, typer.Argument(help="login name")],
+    role: Annotated[str, typer.Option(help="viewer | inspector | clerk | admin")],
+    config: ConfigOption = None,
+) -> None:
+    """Create a dashboard account (the password is asked for, never a flag)."""
+    from sidewalk.dashboard.commands import add_user_command
+
+    password = typer.prompt("password", hide_input=True, confirmation_prompt=True)
+    add_user_command(_settings(config), name, password, role)
+    console.print(f"account {name} ({role}) created")
 
 
 @app.command()

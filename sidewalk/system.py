@@ -250,3 +250,53 @@ def notice_summary(notices: Sequence[NoticeRecord]) -> list[tuple[str, str, str]
     return sorted(
         (n.frontage_id, n.kind, n.deadline.isoformat() if n.deadline else "") for n in notices
     )
+
+
+def serve_demo(
+    scenario: Scenario,
+    workdir: Path,
+    profile: Profile,
+    *,
+    run_id: str = "demo",
+    host: str = "127.0.0.1",
+    port: int = 8080,
+) -> None:
+    """Serve the dashboard on the stores a ``run_through_broker`` replay left in ``workdir``.
+
+    The runner is restored from the replay's engine snapshot and ticked for
+    the actions people record on the page; the dashboard's clock is the
+    storm's end, so its countdowns read as they did then.
+    """
+    import secrets
+
+    from sidewalk.dashboard.app import create_app, serve
+    from sidewalk.dashboard.auth import add_user
+    from sidewalk.dashboard.demo import ActionTicker
+    from sidewalk.storage.evidence import EvidenceStore
+    from sidewalk.storage.timeseries import SqliteTimeSeriesStore
+
+    cases = open_cases(f"sqlite:///{workdir / 'cases.sqlite3'}", profile)
+    timeseries = SqliteTimeSeriesStore(workdir / "timeseries.sqlite3")
+    offline = MqttSettings(host="127.0.0.1", port=1, client_id=f"{run_id}-analytics")
+    runner = build_analytics(
+        cases, profile, offline, site=scenario.scenario.site, mode="stream", persist_jobs=False
+    )
+    saved = cases.load_engine_snapshot(offline.client_id)
+    if saved is not None:
+        runner.engine.restore(saved.encode())
+    password = secrets.token_urlsafe(12)
+    add_user(cases, "demo", password, "admin", who="demo")
+    ticker = ActionTicker(runner)
+    ticker.start()
+    end = scenario.scenario.end
+    app = create_app(
+        cases, timeseries, profile, secret_key=secrets.token_urlsafe(32), now=lambda: end,
+        evidence=EvidenceStore(workdir / "evidence"),
+    )  # fmt: skip
+    print(f"dashboard on http://{host}:{port}/  user: demo  password: {password}", flush=True)
+    try:
+        serve(app, host, port)
+    finally:
+        ticker.stop()
+        timeseries.close()
+        cases.close()

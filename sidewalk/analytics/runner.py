@@ -254,7 +254,9 @@ class AnalyticsRunner:
         store = self.recorder.cases.job_store() if self._persist_jobs else MemoryJobStore()
         scheduler = BackgroundScheduler(
             jobstores={"default": store},
-            job_defaults={"coalesce": True, "misfire_grace_time": None, "max_instances": 1},
+            # tick() serialises on the engine lock; a deadline job rescheduled while
+            # the previous one is still finishing must not be skipped.
+            job_defaults={"coalesce": True, "misfire_grace_time": None, "max_instances": 3},
             timezone="UTC",
         )
         scheduler.add_job(
@@ -266,9 +268,12 @@ class AnalyticsRunner:
 
     def _schedule_next_due(self) -> None:
         due = self.engine.next_due()
-        if self._scheduler is None or due == self._scheduled_due:
-            return
         job_id = f"{self.id}:next-due"
+        if self._scheduler is None:
+            return
+        # A date job that has fired is gone: schedule again even for the same instant.
+        if due == self._scheduled_due and (due is None or self._scheduler.get_job(job_id)):
+            return
         if due is None:
             if self._scheduler.get_job(job_id) is not None:
                 self._scheduler.remove_job(job_id)

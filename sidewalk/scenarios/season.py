@@ -75,7 +75,6 @@ MIN_STORM_SNOW_MM = 10.0
 WALK_WIDTHS_FT = (5.0, 6.0)
 WALK_WIDTH_WEIGHTS = (0.7, 0.3)
 CAMERA_EVERY = timedelta(hours=1)
-ADVANCE_EVERY = timedelta(hours=1)
 STREETS = (
     "main-st",
     "oak-st",
@@ -357,22 +356,27 @@ def _replay(
     end: datetime,
     progress: Progress,
 ) -> list[list[Event]]:
-    """Feed every reading to every engine in event-time order; advance hourly and at the end."""
+    """Feed every reading to every engine in event-time order, advancing when something is due.
+
+    ``feed`` advances after every reading; advancing only once ``next_due`` has
+    come gives the same events (an advance before then decides nothing), and
+    ``next_due`` only moves when the engine reports an event.
+    """
     total = sum(len(s) for s in streams)
     task = progress.add_task("replaying readings through the clock engine", total=total)
     events: list[list[Event]] = [[] for _ in engines]
-    next_advance: datetime | None = None
+    due = [engine.next_due() for engine in engines]
     for n, reading in enumerate(heapq.merge(*streams, key=lambda r: r.ts), start=1):
         at = reading.event_time
-        # Every transition carries its own event time, so advancing once per
-        # ADVANCE_EVERY decides exactly what advancing per reading would.
-        due = next_advance is None or at >= next_advance
-        for engine, found in zip(engines, events, strict=True):
-            found.extend(engine.observe(reading))
-            if due:
-                found.extend(engine.advance(at))
-        if due:
-            next_advance = at + ADVANCE_EVERY
+        for i, engine in enumerate(engines):
+            found = engine.observe(reading)
+            next_due = due[i]
+            came_due = next_due is not None and at >= next_due
+            if came_due:
+                found += engine.advance(at)
+            if found or came_due:
+                due[i] = engine.next_due()
+                events[i].extend(found)
         if n % 20_000 == 0:
             progress.update(task, completed=n)
     for engine, found in zip(engines, events, strict=True):

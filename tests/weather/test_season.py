@@ -2,24 +2,33 @@
 
 from __future__ import annotations
 
+import heapq
 import io
 import random
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from rich.console import Console
+from rich.progress import Progress
+
+from sidewalk.analytics.clocks.engine import ClockEngine, FrontageSpec
+from sidewalk.core.profile import load_profile
 
 from sidewalk.core.units import MM_PER_FOOT
 from sidewalk.scenarios.accuracy import Storm
 from sidewalk.scenarios.season import (
     _camera_stream,
+    _owners,
     _plan_clearing,
+    _replay,
+    _simulate_village,
     _Walk,
     frontage_ids,
     render_report,
     run_season,
 )
 from sidewalk.scenarios.sensors import SimulatedStep
+from sidewalk.scenarios.weather import load_minneapolis
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "example_village.toml"
 T0 = datetime(2018, 1, 10, tzinfo=UTC)
@@ -78,3 +87,19 @@ def test_a_real_winter_replays_to_decisions_notices_and_a_what_if(minneapolis_cs
     assert "Village of Clyman" in text
     assert "Example Village" in text
     assert "█" in text
+
+
+def test_advancing_only_when_due_gives_exactly_the_events_of_feed(minneapolis_csv: Path) -> None:
+    hours = load_minneapolis(date(2017, 12, 1), date(2017, 12, 15), minneapolis_csv)
+    rng = random.Random(5)
+    walks = _owners(frontage_ids(12), rng)
+    with Progress(console=Console(file=io.StringIO())) as progress:
+        streams, _ = _simulate_village(hours, walks, 5, rng, progress)
+        specs = [FrontageSpec(w.frontage, f"pole-{i // 10 + 1:02d}") for i, w in enumerate(walks)]
+        end = hours[-1].start + timedelta(days=3)
+        [fast] = _replay([ClockEngine(load_profile(), specs)], streams, end, progress)
+    reference = ClockEngine(load_profile(), specs)
+    slow = reference.feed(heapq.merge(*streams, key=lambda r: r.ts))
+    slow += reference.advance(end)
+    assert len(fast) > 20
+    assert fast == slow

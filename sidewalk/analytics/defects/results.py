@@ -55,7 +55,7 @@ class SpallMeasurement:
     area_uncertainty_mm2: float
     center_mm: Point3
     image_contour_px: PixelPath = field(default=(), compare=False)
-    # Cut by the edge of the view: depth and area are then lower bounds.
+    # Cut by the view's edge or the block-edge margin: depth and area are lower bounds.
     partial_view: bool = False
 
 

@@ -355,7 +355,10 @@ def _block_result(
     n, lab, stats, cent = cv2.connectedComponentsWithStats(pit, connectivity=8)
     spalls: list[SpallMeasurement] = []
     noise_avg = params.noise_mm / (math.sqrt(4 * math.pi) * sig)
-    view_edge = cv2.dilate((~coverage).astype(np.uint8), np.ones((7, 7), np.uint8)).astype(bool)
+    # A pit reaching the rim of the measured area (the view's edge, or the
+    # margin kept from the block's edges) is cut off: only a lower bound.
+    inner8 = inner.astype(np.uint8)
+    rim = inner & ~cv2.erode(inner8, np.ones((3, 3), np.uint8)).astype(bool)
     for k in range(1, n):
         area = float(stats[k, cv2.CC_STAT_AREA]) * c * c
         if area < params.spall_min_area_mm2:
@@ -389,7 +392,7 @@ def _block_result(
                 image_contour_px=tuple(
                     (float(hm.a0_mm + p[0][0] * c), float(hm.b0_mm + p[0][1] * c)) for p in contour
                 ),
-                partial_view=bool(np.any(sel & view_edge)),
+                partial_view=bool(np.any(sel & rim)),
             )
         )
     deepest = max(spalls, key=lambda s: s.depth_mm, default=None)
