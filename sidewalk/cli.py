@@ -303,15 +303,35 @@ def dashboard_add_user(
 
 
 @app.command()
-def replay(
+def replay(  # noqa: PLR0917 - Typer maps each option to a parameter
     scenario: Annotated[
-        str, typer.Argument(help="bundled scenario name or TOML path")
+        str, typer.Argument(help="bundled scenario name or TOML path (ignored with --winter)")
     ] = "first-storm",
     profile_path: Annotated[
         Path | None, typer.Option("--profile", help="another ordinance profile (what-if)")
     ] = None,
+    winter: Annotated[
+        str | None, typer.Option(help="replay a real winter instead, e.g. 2017-18")
+    ] = None,
+    source: Annotated[
+        str, typer.Option(help="minneapolis (hourly, 2012-18) or milwaukee (daily, 1938-)")
+    ] = "minneapolis",
+    frontages: Annotated[int, typer.Option(help="simulated frontages in the village")] = 30,
+    seed: Annotated[int, typer.Option(help="seed of the simulated owners and sensors")] = 1,
 ) -> None:
-    """Play a scenario straight into the clock engine and print the notices it yields."""
+    """Play a scenario (or a real winter) straight into the clock engine and report."""
+    if winter is not None:
+        from sidewalk.scenarios.season import render_report, run_season
+
+        if source == "minneapolis":
+            report = run_season(winter, "minneapolis", profile_path, frontages, seed, console)
+        elif source == "milwaukee":
+            report = run_season(winter, "milwaukee", profile_path, frontages, seed, console)
+        else:
+            console.print("[red]--source is minneapolis or milwaukee[/red]")
+            raise typer.Exit(2)
+        render_report(report, console)
+        return
     from sidewalk.system import notice_summary, open_cases, replay_in_process
 
     try:

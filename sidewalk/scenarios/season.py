@@ -523,8 +523,8 @@ def render_report(report: SeasonReport, console: Console) -> None:
         for n in o.notices[:5]:
             console.print(
                 f"  {n.frontage}: deadline {_local(n.deadline)}, "
-                f"measured {n.measured_width_mm or 0:.0f} mm "
-                f"< {n.required_width_mm:.0f} mm ({n.citation})"
+                f"measured {n.measured_width_mm or 0:.1f} mm "
+                f"< {n.required_width_mm:.1f} mm ({n.citation})"
             )
         if len(o.notices) > 5:
             console.print(f"  … and {len(o.notices) - 5} more")

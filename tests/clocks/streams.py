@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from sidewalk.core.clock import to_ms
 from sidewalk.core.contract import AnyReading, SnowMeasurement, WeatherReading
@@ -44,7 +44,8 @@ class Pole:
 
 
 def every(start: datetime, end: datetime, step: timedelta) -> Iterator[datetime]:
-    t = start
+    """Instants ``step`` apart in real time (UTC: wall-clock steps skip or repeat at DST)."""
+    t, end = start.astimezone(UTC), end.astimezone(UTC)
     while t <= end:
         yield t
         t += step
@@ -54,6 +55,7 @@ def storm(
     pole: Pole, onset: datetime, hours: float, rate_mm_h: float = 20.0, base: float = 0.0
 ) -> list[AnyReading]:
     """Five-minute weather readings: depth rising linearly for ``hours``, then flat for 3 h."""
+    onset = onset.astimezone(UTC)  # elapsed-time arithmetic, right across DST
     end = onset + timedelta(hours=hours)
     readings: list[AnyReading] = []
     for t in every(onset - timedelta(minutes=30), end + timedelta(hours=3), timedelta(minutes=5)):

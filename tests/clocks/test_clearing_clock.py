@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
 from zoneinfo import ZoneInfo
@@ -45,6 +45,7 @@ def test_uncleared_frontage_is_a_violation_24_hours_after_snow_stops() -> None:
     onset = datetime(2026, 12, 10, 6, 0, tzinfo=CHICAGO)
     readings = storm(pole, onset, hours=6)
     readings.append(pole.camera(onset + timedelta(hours=29), "a", 0.0))
+    readings.append(pole.camera(onset + timedelta(hours=30, minutes=5), "a", 0.0))
     readings.append(pole.weather(onset + timedelta(hours=31), 120.0))
     events = run(engine(), readings)
     [violation] = of_type(events, ClearingViolation)
@@ -131,6 +132,7 @@ def test_fall_dst_change_deadline_is_24_real_hours() -> None:
     pole = Pole()
     cessation = datetime(2026, 11, 1, 0, 30, tzinfo=CHICAGO)
     assert cessation.utcoffset() == timedelta(hours=-5)
+    cessation = cessation.astimezone(UTC)  # offsets below are real elapsed time
     readings = storm(pole, cessation - timedelta(hours=3), hours=3)
     readings.append(pole.weather(cessation + timedelta(hours=26), 60.0))
     [violation] = of_type(run(engine(), readings), ClearingUnverified)
@@ -143,9 +145,10 @@ def test_fall_dst_change_deadline_is_24_real_hours() -> None:
 def test_spring_dst_change_deadline_is_24_real_hours() -> None:
     """Snow stops at 01:30 CST on Mar 8, 2026; clocks spring forward at 02:00."""
     pole = Pole()
-    cessation = datetime(2026, 3, 8, 1, 30, tzinfo=CHICAGO)
+    cessation = datetime(2026, 3, 8, 1, 30, tzinfo=CHICAGO).astimezone(UTC)
     readings = storm(pole, cessation - timedelta(hours=2), hours=2)
     readings.append(pole.camera(cessation + timedelta(hours=23), "a", 300.0))
+    readings.append(pole.camera(cessation + timedelta(hours=24, minutes=30), "a", 300.0))
     readings.append(pole.weather(cessation + timedelta(hours=26), 40.0))
     [violation] = of_type(run(engine(), readings), ClearingViolation)
     assert violation.deadline.timestamp() - cessation.timestamp() == 24 * 3600
@@ -233,7 +236,27 @@ def test_next_due_tells_the_scheduler_the_exact_deadline() -> None:
         eng.observe(reading)
         eng.advance(reading.event_time)
     params = DetectionParams()
-    assert eng.next_due() == onset + timedelta(hours=28) + params.decision_grace
+    deadline = onset + timedelta(hours=28)
+    # Nothing from the camera since the deadline yet: wait for it, at most evidence_wait.
+    assert eng.next_due() == deadline + params.evidence_wait
+    eng.observe(pole.camera(deadline + timedelta(minutes=1), "a", 0.0))
+    assert eng.next_due() == deadline + params.decision_grace
+
+
+def test_a_pole_still_buffering_does_not_lose_its_evidence_to_the_server_clock() -> None:
+    """The camera's measurements arrive after the deadline (an outage): they still decide."""
+    pole = Pole()
+    onset = datetime(2026, 12, 10, 6, 0, tzinfo=CHICAGO)
+    deadline = onset + timedelta(hours=28)
+    eng = engine()
+    eng.feed(storm(pole, onset, hours=4))
+    assert eng.advance(deadline + timedelta(minutes=30)) == []  # waiting for the camera
+    late = [pole.camera(deadline - timedelta(minutes=10), "a", 1500.0)]
+    late.append(pole.camera(deadline + timedelta(minutes=5), "a", 1500.0))
+    events: list[Event] = []
+    for reading in late:
+        events += eng.observe(reading)
+    assert [t.to_state for t in of_type(events, Transition)] == ["complied"]
 
 
 def test_a_snapshot_taken_anywhere_resumes_to_exactly_the_same_decisions() -> None:
@@ -257,3 +280,18 @@ def test_a_snapshot_taken_anywhere_resumes_to_exactly_the_same_decisions() -> No
         first.feed(readings[cut:])
         assert first.snapshot() == second.snapshot()
     assert of_type(whole, ClearingViolation)[0].frontage == "a"
+
+
+def test_a_walk_measured_at_exactly_the_rule_complies() -> None:
+    """6 ft is 1828.8000000000002 mm in floating point; 1828.8 mm measured is 6 ft."""
+    example = load_profile(EXAMPLE)
+    pole = Pole()
+    onset = datetime(2026, 12, 10, 6, 0, tzinfo=CHICAGO).astimezone(UTC)
+    deadline = onset + timedelta(hours=16)
+    readings = storm(pole, onset, hours=4)
+    readings.append(pole.camera(deadline - timedelta(minutes=5), "a", 1828.8))
+    readings.append(pole.camera(deadline + timedelta(minutes=5), "a", 1828.8))
+    readings.append(pole.weather(deadline + timedelta(hours=1), 80.0))
+    events = run(engine(example), readings)
+    assert of_type(events, ClearingViolation) == []
+    assert [t.to_state for t in of_type(events, Transition)][-1] == "complied"

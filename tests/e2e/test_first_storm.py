@@ -112,7 +112,10 @@ def test_live_runner_fires_the_exact_deadline_from_the_scheduler(
     now = datetime.now(UTC)
     cessation = now - timedelta(hours=24) + timedelta(seconds=12)
     runner.engine.params = replace(
-        DetectionParams(), quiet_period=timedelta(minutes=30), decision_grace=timedelta(0)
+        DetectionParams(),
+        quiet_period=timedelta(minutes=30),
+        decision_grace=timedelta(0),
+        evidence_wait=timedelta(0),  # decide at the deadline itself, on what the camera sent
     )
     for detector in runner.engine.detectors.values():
         detector.params = runner.engine.params

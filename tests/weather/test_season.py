@@ -13,7 +13,6 @@ from rich.progress import Progress
 
 from sidewalk.analytics.clocks.engine import ClockEngine, FrontageSpec
 from sidewalk.core.profile import load_profile
-
 from sidewalk.core.units import MM_PER_FOOT
 from sidewalk.scenarios.accuracy import Storm
 from sidewalk.scenarios.season import (

@@ -76,10 +76,16 @@ class DetectionParams:
     # Decide a deadline only after this much more event time, so readings
     # buffered on a pole during a short outage still count.
     decision_grace: timedelta = timedelta(minutes=10)
+    # If the frontage's camera has sent nothing from the deadline on (a pole
+    # still buffering through an outage), wait this long for it before
+    # deciding on what has arrived.
+    evidence_wait: timedelta = timedelta(hours=2)
 
     def __post_init__(self) -> None:
         if self.depth_rise_mm <= 0 or self.precip_min_mm <= 0 or self.outlier_mm <= 0:
             raise ValueError("thresholds must be positive")
+        if self.evidence_wait < self.decision_grace:
+            raise ValueError("evidence_wait must be at least decision_grace")
         if self.quiet_period <= timedelta(0) or self.decision_grace < timedelta(0):
             raise ValueError("quiet_period must be positive and decision_grace not negative")
         if self.depth_min_readings < 1 or self.onset_signals < 1:

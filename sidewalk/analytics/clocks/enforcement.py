@@ -43,6 +43,10 @@ from sidewalk.core.profile import Profile
 
 ENFORCEMENT = "enforcement"
 OPEN_STATES = {"notice_issued", "notice_period", "hazard_notice_issued", "hazard_period"}
+DONE_STATES = {"cured", "paid", "tax_roll"}
+# Widths come from float arithmetic (6 ft = 1828.8000000000002 mm): a walk
+# measured at exactly the rule must comply.
+WIDTH_TOLERANCE_MM = 1e-6
 
 
 def end_of_calendar_day(at: datetime, days: int, zone: ZoneInfo) -> datetime:
@@ -96,6 +100,16 @@ class Enforcement:
     def __init__(self, profile: Profile) -> None:
         self.profile = profile
         self.cases: dict[str, EnforcementCase] = {}
+        # Cases not yet finished, by frontage: measurements and time only touch these.
+        self._live: dict[str, set[str]] = {}
+
+    def load(self, cases: dict[str, EnforcementCase]) -> None:
+        """Take over restored cases (a snapshot) and rebuild the index."""
+        self.cases = cases
+        self._live = {}
+        for case in cases.values():
+            if case.state not in DONE_STATES:
+                self._live.setdefault(case.frontage, set()).add(case.key)
 
     # -- starting a case -------------------------------------------------------
 
@@ -112,6 +126,7 @@ class Enforcement:
             return []
         case = EnforcementCase(key, frontage, missed_deadline, required_width_mm)
         self.cases[key] = case
+        self._live.setdefault(frontage, set()).add(key)
         rules = self.profile.snow_and_ice
         return [
             NoticeRequired(
@@ -131,7 +146,10 @@ class Enforcement:
         """A camera measurement: a walk cleared to the width cures every open case."""
         events: list[Event] = []
         for case in self._open_for(frontage):
-            if width_mm >= case.required_width_mm and at >= case.missed_deadline:
+            if (
+                width_mm >= case.required_width_mm - WIDTH_TOLERANCE_MM
+                and at >= case.missed_deadline
+            ):
                 events.append(case.move("cured", at, cause, measured_width_mm=width_mm))
         return events
 
@@ -274,7 +292,7 @@ class Enforcement:
         """Offenses, notice deadlines and the tax roll, in event-time order per case."""
         events: list[Event] = []
         period = self.profile.snow_and_ice.offense_period
-        for case in sorted(self.cases.values(), key=lambda c: c.key):
+        for case in sorted(self._live_cases(), key=lambda c: c.key):
             while case.continuing and to >= case.next_offense_at(period.duration):
                 at = case.next_offense_at(period.duration)
                 case.offenses += 1
@@ -305,12 +323,22 @@ class Enforcement:
                         case.key, case.frontage, case.tax_roll_at, case.costs_incurred_at, citation
                     )
                 )
+        self._drop_done()
         return events
+
+    def _live_cases(self) -> list[EnforcementCase]:
+        return [self.cases[k] for keys in self._live.values() for k in keys]
+
+    def _drop_done(self) -> None:
+        for frontage, keys in list(self._live.items()):
+            keys -= {k for k in keys if self.cases[k].state in DONE_STATES}
+            if not keys:
+                del self._live[frontage]
 
     def next_due(self) -> datetime | None:
         due: list[datetime] = []
         period = self.profile.snow_and_ice.offense_period.duration
-        for case in self.cases.values():
+        for case in self._live_cases():
             if case.continuing:
                 due.append(case.next_offense_at(period))
             if (
@@ -338,4 +366,5 @@ class Enforcement:
         ]
 
     def _open_for(self, frontage: str) -> list[EnforcementCase]:
-        return [c for c in self.cases.values() if c.frontage == frontage and c.state in OPEN_STATES]
+        keys = sorted(self._live.get(frontage, ()))
+        return [self.cases[k] for k in keys if self.cases[k].state in OPEN_STATES]

@@ -28,7 +28,11 @@ from functools import cache
 from pydantic import TypeAdapter
 
 from sidewalk.analytics.clocks.cessation import DetectionParams, SnowfallChange, SnowfallDetector
-from sidewalk.analytics.clocks.enforcement import Enforcement, EnforcementCase
+from sidewalk.analytics.clocks.enforcement import (
+    WIDTH_TOLERANCE_MM,
+    Enforcement,
+    EnforcementCase,
+)
 from sidewalk.analytics.clocks.events import (
     Cause,
     ClearingUnverified,
@@ -121,6 +125,7 @@ class ClockEngine:
         self.now: datetime | None = None
         self.clocks = {f.id: ClearingClock(f.id) for f in sorted(frontages, key=lambda f: f.id)}
         self._by_device: dict[str, list[str]] = {}
+        self._weather_device = {f.id: f.weather_device for f in frontages}
         for f in frontages:
             self._by_device.setdefault(f.weather_device, []).append(f.id)
         self.detectors = {d: SnowfallDetector(d, self.params) for d in sorted(self._by_device)}
@@ -151,7 +156,12 @@ class ClockEngine:
                     # Only a pending decision needs history; keep a few for late arrivals.
                     del clock.measurements[:-8]
                 cause = Cause(kind="reading", at=m.at, device=m.device, seq=m.seq)
-                return self.enforcement.measured(clock.frontage, m.at, m.cleared_width_mm, cause)
+                events = self.enforcement.measured(clock.frontage, m.at, m.cleared_width_mm, cause)
+                device = self._weather_device[clock.frontage]
+                events += self._apply(device, self.detectors[device].observe_camera(reading))
+                if self.now is not None and self._decidable(clock, self.now):
+                    events += self._decide(clock)  # the camera's report past the deadline came in
+                return events
         return []
 
     def act(self, action: PersonAction) -> list[Event]:
@@ -171,14 +181,35 @@ class ClockEngine:
             return []
         self.now = to
         events: list[Event] = []
-        for device, detector in self.detectors.items():
-            events += self._apply(device, detector.advance(to))
+        # Snowfall detectors move only on their own pole's readings (observe):
+        # a pole still buffering through an outage must not have its storm
+        # declared over by the server's clock.
         for clock in self.clocks.values():
-            due = clock.deadline
-            if clock.state == "clearing_period" and due and to >= due + self.params.decision_grace:
+            if self._decidable(clock, to):
                 events += self._decide(clock)
         events += self.enforcement.advance(to)
         return events
+
+    def _camera_caught_up(self, clock: ClearingClock) -> bool:
+        return clock.deadline is not None and any(
+            m.at >= clock.deadline for m in clock.measurements[-8:]
+        )
+
+    def _decision_due(self, clock: ClearingClock) -> datetime | None:
+        """When the clearing decision may be taken: grace after the deadline, once the
+        camera has reported past it, or at the latest ``evidence_wait`` after it."""
+        if clock.state != "clearing_period" or clock.deadline is None:
+            return None
+        wait = (
+            self.params.decision_grace
+            if self._camera_caught_up(clock)
+            else self.params.evidence_wait
+        )
+        return clock.deadline + wait
+
+    def _decidable(self, clock: ClearingClock, to: datetime) -> bool:
+        due = self._decision_due(clock)
+        return due is not None and to >= due
 
     def feed(self, readings: Iterable[AnyReading]) -> list[Event]:
         """Replay: observe each reading and advance to its event time."""
@@ -190,16 +221,7 @@ class ClockEngine:
 
     def next_due(self) -> datetime | None:
         """The next instant at which ``advance`` would decide something (for the scheduler)."""
-        due = [
-            c.deadline + self.params.decision_grace
-            for c in self.clocks.values()
-            if c.state == "clearing_period" and c.deadline is not None
-        ]
-        due += [
-            d.last_signal_at + self.params.quiet_period
-            for d in self.detectors.values()
-            if d.accumulating and d.last_signal_at is not None
-        ]
+        due = [d for c in self.clocks.values() if (d := self._decision_due(c)) is not None]
         enforcement_due = self.enforcement.next_due()
         if enforcement_due is not None:
             due.append(enforcement_due)
@@ -229,7 +251,7 @@ class ClockEngine:
         for frontage, clock in state.clocks.items():
             if frontage in self.clocks:
                 self.clocks[frontage] = clock
-        self.enforcement.cases = {k: c for k, c in state.cases.items() if c.frontage in self.clocks}
+        self.enforcement.load({k: c for k, c in state.cases.items() if c.frontage in self.clocks})
 
     # -- the § 370-10 A sequence ------------------------------------------------
 
@@ -285,7 +307,7 @@ class ClockEngine:
             "seq": evidence.seq,
         }
         clock.measurements = [m for m in clock.measurements if m.at > deadline]
-        if evidence.cleared_width_mm >= required:
+        if evidence.cleared_width_mm >= required - WIDTH_TOLERANCE_MM:
             return [clock.move("complied", deadline, cause, **detail)]
         if evidence.ice_suspected:
             treated = [c for at, c in clock.treated if clock.cessation_at <= at <= deadline]

@@ -8,6 +8,9 @@ Typical use::
     blocks = classify(survey, limits)
     status = owner_replacement_status(all_blocks_of_owner, limits)
     evidence = annotate(depth, survey, limits)
+
+File reading and per-image batch errors live in ``defects.io`` (the only module
+here that touches files).
 """
 
 from .annotate import annotate
@@ -36,7 +39,7 @@ from .fiducial import (
     make_calibration_target,
     make_fiducial_marker,
 )
-from .laser import LaserRig, measure_laser_profile
+from .laser import LaserParams, LaserRig, measure_laser_profile
 from .limits import MM_PER_FOOT, MM_PER_INCH, DefectLimits
 from .photo import PhotoParams, measure_photo
 from .results import (
@@ -68,6 +71,7 @@ __all__ = [
     "GroundFrame",
     "InputProblem",
     "JointMeasurement",
+    "LaserParams",
     "LaserProfile",
     "LaserRig",
     "LevelReference",

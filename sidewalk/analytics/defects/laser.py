@@ -42,7 +42,8 @@ class LaserParams:
     edge_level_mm: float = 14.0  # deeper than any tooled rounding
     edge_zone_mm: float = 20.0  # left out of the block line fits, kept for rounding
     fit_reach_mm: float = 100.0  # block lines are fitted from edge_zone_mm to this
-    tooled_min_radius_mm: float = 2.0
+    tooled_min_radius_mm: float = 2.8  # sharp edges read about 1.5-2.6
+    rounding_probe_mm: float = 1.5  # distance from the face where the drop is read
     min_top_points: int = 40
 
 
@@ -128,7 +129,9 @@ def measure_laser_profile(
 def _block_tops(s: F64, z: F64, p: LaserParams) -> list[NDArray[np.intp]]:
     """Indices of the two block tops either side of the joint."""
     # Break the profile where it jumps; long pieces are candidate block tops.
-    brk = np.nonzero((np.abs(np.diff(z)) > 3.0) | (np.diff(s) > 2.0))[0] + 1
+    ds, dz = np.diff(s), np.abs(np.diff(z))
+    # Jumps, holes and walls (steeper than 45 degrees) all end a piece.
+    brk = np.nonzero((dz > 3.0) | (ds > 2.0) | ((dz > 1.0) & (dz > ds)))[0] + 1
     pieces = [pc for pc in np.split(np.arange(len(s)), brk) if len(pc) >= p.min_top_points]
     if len(pieces) < 2:
         raise MeasurementError(InputProblem.NO_LASER_LINE, "no joint along the stripe")
@@ -199,17 +202,13 @@ def _edge(s: F64, z: F64, line: tuple[F64, F64], start: int, *, step: int, level
 
 
 def _rounding_radius(s: F64, z: F64, coef: F64, edge: float, *, side: int, p: LaserParams) -> float:
-    """Radius of a quarter-round edge with the same missing area:
-    area = r^2 (1 - pi/4)."""
-    sel = (side * (s - edge) > 0) & (side * (s - edge) < p.edge_zone_mm)
-    if sel.sum() < 5:
+    """Radius of the quarter-round edge through the drop measured a small
+    distance e from the face: drop = r - sqrt(r^2 - (r - e)^2), so
+    r = (d + e) + sqrt(2 d e). A sharp edge reads r = e. Measuring near, not
+    at, the face keeps a slanted wall seen by the laser out of the estimate."""
+    e = p.rounding_probe_mm
+    sel = np.abs(side * (s - edge) - e) <= 0.4
+    if sel.sum() < 2:
         return 0.0
-    ss = s[sel]
-    drop = np.clip(np.polyval(coef, ss) - z[sel], 0, p.edge_level_mm)
-    o = np.argsort(ss)
-    area = float(np.trapezoid(drop[o], ss[o]))
-    # Noise alone leaves a small positive area; take it out with the far half.
-    far = side * (ss - edge) > p.edge_zone_mm / 2
-    if far.any():
-        area -= float(np.mean(drop[far])) * p.edge_zone_mm
-    return math.sqrt(max(area, 0.0) / (1 - math.pi / 4))
+    d = max(float(np.median(np.polyval(coef, s[sel]) - z[sel])), 0.0)
+    return d + e + math.sqrt(2 * d * e)

@@ -723,14 +723,34 @@ def render_laser(
         out: F64 = p0[1] - (n_w[0] * (x - p0[0]) + n_w[2] * (z - p0[2])) / n_w[1]
         return out
 
-    z = np.zeros_like(xs) + float(np.mean([b.z0_mm for b in scene.blocks]))
-    for _ in range(6):
-        z, _lab = scene.surface(xs, y_of(xs, z))
-    ys = y_of(xs, z)
-    pts = np.stack([xs, ys, z], 1)
-    visible = _unoccluded(scene, pts, camera.center_mm) & _unoccluded(
-        scene, pts, _laser_origin(camera, plane_normal, pts)
-    )
+    # Each laser ray runs from the fan's apex through the sheet; it stops at
+    # the first surface it meets (a block top, a joint wall or the gap floor).
+    z_ref = float(np.mean([b.z0_mm for b in scene.blocks]))
+    targets = np.stack([xs, y_of(xs, np.full_like(xs, z_ref)), np.full_like(xs, z_ref)], 1)
+    apex = _laser_origin(camera, plane_normal, targets)
+    z_hi = max(b.z0_mm for b in scene.blocks) + 60.0
+    z_lo = min(b.z0_mm for b in scene.blocks) - 200.0
+    dz = targets[0, 2] - apex[2]
+    t = np.linspace((z_hi - apex[2]) / dz, (z_lo - apex[2]) / dz, 160)
+    hit_k = np.full(len(xs), -1)
+    for k, tk in enumerate(t):
+        q = apex + (targets - apex) * tk
+        h, _ = scene.surface(q[:, 0], q[:, 1])
+        new = (hit_k < 0) & (q[:, 2] <= h)
+        hit_k[new] = k
+    ok = hit_k > 0
+    lo = t[np.maximum(hit_k - 1, 0)][ok]
+    hi = t[np.maximum(hit_k, 0)][ok]
+    tg = targets[ok]
+    for _ in range(14):  # bisection to 1/16000 of a step
+        mid = (lo + hi) / 2
+        q = apex + (tg - apex) * mid[:, None]
+        h, _ = scene.surface(q[:, 0], q[:, 1])
+        below = q[:, 2] <= h
+        hi = np.where(below, mid, hi)
+        lo = np.where(below, lo, mid)
+    pts = apex + (tg - apex) * hi[:, None]
+    visible = _unoccluded(scene, pts, camera.center_mm)
     pc = camera.world_to_camera(pts[visible])
     uv = _project(camera, pc)
     vv, uu = np.mgrid[0 : camera.height, 0 : camera.width]
