@@ -90,8 +90,22 @@ def _drain_mosquitto_sub(server: MosquittoServer, topic: str, n: int) -> float:
         raise RuntimeError("mosquitto_sub not installed (Debian package mosquitto-clients)")
     start = time.perf_counter()
     subprocess.run(
-        [exe, "-h", server.host, "-p", str(server.port), "-i", "bench-c", "-c",
-         "-q", "1", "-t", topic, "-C", str(n)],
+        [
+            exe,
+            "-h",
+            server.host,
+            "-p",
+            str(server.port),
+            "-i",
+            "bench-c",
+            "-c",
+            "-q",
+            "1",
+            "-t",
+            topic,
+            "-C",
+            str(n),
+        ],
         stdout=subprocess.DEVNULL,
         check=True,
         timeout=600,
@@ -162,9 +176,21 @@ def main() -> None:
         server.start()
         try:
             subprocess.run(
-                [shutil.which("mosquitto_sub") or "mosquitto_sub", "-h", server.host,
-                 "-p", str(server.port), "-i", "bench-c", "-c", "-q", "1", "-t", topic,
-                 "-E"],
+                [
+                    shutil.which("mosquitto_sub") or "mosquitto_sub",
+                    "-h",
+                    server.host,
+                    "-p",
+                    str(server.port),
+                    "-i",
+                    "bench-c",
+                    "-c",
+                    "-q",
+                    "1",
+                    "-t",
+                    topic,
+                    "-E",
+                ],
                 check=True,
                 timeout=30,
             )

@@ -100,9 +100,7 @@ class ReadingBuffer:
                         " (SELECT seq FROM pending ORDER BY seq LIMIT ?)",
                         (excess,),
                     )
-                    db.execute(
-                        "UPDATE meta SET value = value + ? WHERE key = 'dropped'", (excess,)
-                    )
+                    db.execute("UPDATE meta SET value = value + ? WHERE key = 'dropped'", (excess,))
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")

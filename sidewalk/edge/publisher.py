@@ -292,8 +292,6 @@ class Publisher:
             return
         try:
             if client.is_connected:
-                client.publish_and_wait(
-                    self._status_topic, self._status("stopped"), 1, retain=True
-                )
+                client.publish_and_wait(self._status_topic, self._status("stopped"), 1, retain=True)
         finally:
             client.disconnect()

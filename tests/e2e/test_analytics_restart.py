@@ -1,4 +1,4 @@
-"""Kill analytics with SIGKILL at random points of a storm; the notices must equal an undisturbed run.
+"""SIGKILL analytics at random points of a storm: the notices must equal an undisturbed run.
 
 The runner is a real ``sidewalk analytics --event-time`` process on a real
 Mosquitto; readings it had not acknowledged come again after each restart,
@@ -37,7 +37,7 @@ def start_runner(config: Path, log: Path) -> subprocess.Popen[bytes]:
     started = log.read_text(errors="replace").count("analytics running") if log.exists() else 0
     env = {**os.environ, "SIDEWALK_ANALYTICS__CLIENT_ID": RUNNER_ID}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sidewalk.cli", "analytics", "--event-time", "--config", str(config)],
+        [sys.executable, "-m", "sidewalk.cli", "analytics", "--event-time", "-c", str(config)],
         stdout=log.open("ab"),
         stderr=subprocess.STDOUT,
         env=env,

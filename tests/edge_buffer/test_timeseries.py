@@ -145,8 +145,6 @@ def test_watermark_and_gaps_match_what_arrived(arrivals: list[int], batch: int) 
             prefix += 1
         assert store.stored_up_to("pole-1") == prefix
         assert store.seqs("pole-1") == sorted(got)
-        missing = {
-            s for g in store.gaps("pole-1") for s in range(g.from_seq, g.to_seq + 1)
-        }
+        missing = {s for g in store.gaps("pole-1") for s in range(g.from_seq, g.to_seq + 1)}
         assert missing == set(range(1, max(got, default=0))) - got
         store.close()
