@@ -79,7 +79,8 @@ def test_broker_restart_mid_stream_loses_nothing(broker: MosquittoServer) -> Non
             # Restart as soon as the first batch is stored: the publisher is mid-drain.
             assert ingest.wait_for(lambda: store.count(device) > 0, timeout_s=20)
             broker.restart()
-            assert store.count(device) < DAY // 2
+            # The second half of the day is still to be played: it crosses the restarted broker.
+            assert store.count(device) <= DAY // 2
             pole.run(until=START + timedelta(days=1))
             assert ingest.wait_for(lambda: store.count(device) == DAY, timeout_s=60)
             assert pole.publisher.wait_stored(DAY, timeout_s=20)
