@@ -5,6 +5,11 @@ notices have natural keys), so replaying the same stream after a restart
 re-derives the same events and stores nothing twice. Decisions that need a
 written notice go to ``on_violation``/``on_notice`` (the notice issuer in
 ``alerts/``): analytics decides, alerts writes to people.
+
+Cold-weather transitions carry the frontages they concern (``detail["frontages"]``):
+each gets a clock record keyed ``<frontage>/<clock>/<site, pour or permit id>``;
+one that concerns no frontage (a permit entered without one) goes to the audit
+log instead. Findings on pours and permits go to the audit log.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from sidewalk.analytics.clocks.cold_weather import FROZEN_SUBGRADE, KEEP_OFF, OPENING_PERMIT
 from sidewalk.analytics.clocks.enforcement import ENFORCEMENT
 from sidewalk.analytics.clocks.engine import CLEARING
 from sidewalk.analytics.clocks.events import (
@@ -25,6 +31,7 @@ from sidewalk.analytics.clocks.events import (
     HazardCandidate,
     NoticeRequired,
     OffenseCounted,
+    RuleFinding,
     TaxRollDue,
     Transition,
 )
@@ -36,7 +43,10 @@ from sidewalk.storage import cases as records
 CLOSING = {
     CLEARING: {"complied", "violation", "unverified"},
     ENFORCEMENT: {"cured", "paid", "tax_roll"},
+    # A frozen-subgrade record follows its site for good; an expired permit may be renewed.
+    KEEP_OFF: {"ended"},
 }
+COLD = {FROZEN_SUBGRADE, KEEP_OFF, OPENING_PERMIT}
 
 
 def record_cause(cause: Cause) -> records.Cause:
@@ -60,7 +70,9 @@ class CaseRecorder:
         """Store each event in order; returns the violations recorded."""
         found: list[records.ViolationRecord] = []
         for event in events:
-            if isinstance(event, Transition):
+            if isinstance(event, Transition) and event.clock in COLD:
+                self._cold_transition(event)
+            elif isinstance(event, Transition):
                 self._transition(event)
             elif isinstance(event, ClearingViolation):
                 found.append(self._violation(event))
@@ -77,6 +89,13 @@ class CaseRecorder:
                 self.cases.append_audit(
                     "analytics", "hazard.candidate", f"violation:{event.violation_key}",
                     {"frontage": event.frontage, "reasons": list(event.reasons)}, at=event.at,
+                )  # fmt: skip
+            elif isinstance(event, RuleFinding):
+                self.cases.append_audit(
+                    "analytics", f"finding.{event.severity}", event.subject,
+                    {"rule": event.rule, "citation": event.citation, "message": event.message,
+                     "unconfirmed": event.unconfirmed, "notes": list(event.notes)},
+                    at=event.at,
                 )  # fmt: skip
             elif isinstance(event, ClearingUnverified):
                 self.cases.append_audit(
@@ -111,6 +130,63 @@ class CaseRecorder:
                 "billing.tax_roll_after", self.profile.billing.tax_roll_after
             ),
         ]
+
+    def _cold_rules(self, kind: str) -> list[records.RuleUse]:
+        cold = self.profile.cold_weather
+        if kind == FROZEN_SUBGRADE:
+            return [
+                records.RuleUse.from_rule(
+                    "cold_weather.frozen_subgrade_at_or_below", cold.frozen_subgrade_at_or_below
+                )
+            ]
+        if kind == KEEP_OFF:
+            return [
+                records.RuleUse.from_rule(
+                    "cold_weather.cold_weather_below", cold.cold_weather_below
+                ),
+                records.RuleUse.from_rule("cold_weather.keep_off_normal", cold.keep_off_normal),
+                records.RuleUse.from_rule("cold_weather.keep_off_cold", cold.keep_off_cold),
+                records.RuleUse.from_rule(
+                    "street_openings.street_concrete_protection",
+                    self.profile.street_openings.street_concrete_protection,
+                ),
+            ]
+        permits = self.profile.permits
+        return [
+            records.RuleUse.from_rule(
+                "permits.opening_permit_validity", permits.opening_permit_validity
+            ),
+            records.RuleUse.from_rule(
+                "permits.opening_permit_renewal", permits.opening_permit_renewal
+            ),
+        ]
+
+    def _cold_transition(self, t: Transition) -> None:
+        cause = record_cause(t.cause)
+        frontages = [str(f) for f in t.detail.get("frontages", [])]
+        if not frontages:
+            self.cases.append_audit(
+                "analytics", f"{t.clock}.{t.to_state}", f"{t.clock}:{t.frontage}",
+                {"from": t.from_state, "cause": t.cause.as_dict(), **t.detail}, at=t.at,
+            )  # fmt: skip
+            return
+        raw = t.detail.get("until", t.detail.get("expires"))
+        deadline: Any = datetime.fromisoformat(raw) if isinstance(raw, str) else records.KEEP
+        citation = t.detail.get("citation")
+        for frontage in frontages:
+            key = f"{frontage}/{t.clock}/{t.frontage}"
+            clock_id = self._ids.get(key)
+            if clock_id is None:
+                clock = self.cases.open_clock(
+                    frontage, t.clock, t.from_state, t.at, cause,
+                    citation=citation if isinstance(citation, str) else None,
+                    rules=self._cold_rules(t.clock), key=key,
+                )  # fmt: skip
+                clock_id = self._ids[key] = clock.id
+            closes = t.to_state in CLOSING.get(t.clock, set())
+            self.cases.record_transition(
+                clock_id, t.to_state, t.at, cause, detail=t.detail, deadline=deadline, closes=closes
+            )
 
     def _clock_key(self, t: Transition) -> str:
         if t.clock == CLEARING:

@@ -150,12 +150,15 @@ class AnalyticsRunner:
     def tick(self) -> list[Event]:
         """Apply recorded actions, then advance to the clock's now (the scheduler's jobs)."""
         with self._lock:
-            events = self._apply_actions()
-            if self.mode == "live":
-                events += self.engine.advance(self.clock.now())
+            # Each action's events are recorded as it is applied; recording them again
+            # here would repeat their audit rows (findings are not keyed).
+            acted = self._apply_actions()
+            if acted and self._on_events is not None:
+                self._on_events(acted)
+            events = self.engine.advance(self.clock.now()) if self.mode == "live" else []
             self._commit(events)
             self._save()
-        return events
+        return acted + events
 
     def _apply_actions(self) -> list[Event]:
         events: list[Event] = []

@@ -1849,6 +1849,92 @@ class CaseStore:
         with self._read() as session:
             return _abatement(self._get(session, m.Abatement, abatement_id))
 
+    # -- § 370-5 condition inspections (issue 4); records and helpers at the end of the module
+
+    def record_inspection(
+        self,
+        frontage_id: str,
+        *,
+        surveyed_at: datetime,
+        kind: InspectionKind,
+        source_name: str,
+        source_sha256: str,
+        result: Mapping[str, Any],
+        blocks: Sequence[Mapping[str, Any]] = (),
+        evidence_sha256: str | None = None,
+        failure: str | None = None,
+    ) -> InspectionRecord:
+        """Store one inspected file, or return the row already stored for it.
+
+        The key is frontage + the file's sha256, so inspecting the same file
+        again never adds a row. ``failure`` set means the file could not be
+        measured (status ``failed``); ``blocks`` are the per-block verdicts
+        (``block``, ``defective``, ``checks``) the 80 % rule reads.
+        """
+        key = f"inspection/{frontage_id}/{source_sha256}"
+        lookup = select(m.Inspection).where(m.Inspection.idempotency_key == key)
+        row_data = m.Inspection(
+            idempotency_key=key,
+            frontage_id=frontage_id,
+            surveyed_at=_aware("surveyed_at", surveyed_at),
+            recorded_at=_now(),
+            kind=kind,
+            source_name=source_name[:500],
+            source_sha256=source_sha256,
+            status="failed" if failure is not None else "ok",
+            failure=None if failure is None else failure[:500],
+            result=_jsonable(result),
+            blocks=json.loads(canonical_json(list(blocks))),
+            evidence_sha256=evidence_sha256,
+        )
+        try:
+            with self._write() as session:
+                existing = session.scalar(lookup)
+                if existing is not None:
+                    return _inspection(existing)
+                self._get(session, m.Frontage, frontage_id)
+                session.add(row_data)
+                session.flush()
+                return _inspection(row_data)
+        except IntegrityError:
+            with self._read() as session:
+                winner = session.scalar(lookup)
+                if winner is None:
+                    raise
+                return _inspection(winner)
+
+    def list_inspections(
+        self, frontage_id: str | None = None, owner_id: str | None = None
+    ) -> list[InspectionRecord]:
+        """Inspections, oldest survey first, of one frontage and/or one owner's frontages."""
+        query = select(m.Inspection).order_by(m.Inspection.surveyed_at, m.Inspection.id)
+        if frontage_id is not None:
+            query = query.where(m.Inspection.frontage_id == frontage_id)
+        if owner_id is not None:
+            query = query.join(m.Frontage, m.Frontage.id == m.Inspection.frontage_id).where(
+                m.Frontage.owner_id == owner_id
+            )
+        with self._read() as session:
+            return [_inspection(r) for r in session.scalars(query)]
+
+    def owner_block_conditions(self, owner_id: str) -> list[BlockConditionRecord]:
+        """Every surveyed block of the owner's frontages, the latest inspection's verdict each.
+
+        A block is (frontage, block number); a later survey of it replaces an
+        earlier one (ties broken by the later row). Failed files say nothing.
+        """
+        latest: dict[tuple[str, int], BlockConditionRecord] = {}
+        for insp in self.list_inspections(owner_id=owner_id):
+            if insp.status != "ok":
+                continue
+            for b in insp.blocks:
+                block = int(b["block"])
+                latest[(insp.frontage_id, block)] = BlockConditionRecord(
+                    insp.frontage_id, block, bool(b["defective"]), insp.id, insp.surveyed_at,
+                    tuple(dict(c) for c in b.get("checks", ())),
+                )  # fmt: skip
+        return [latest[k] for k in sorted(latest)]
+
 
 def _action(row: m.PersonAction) -> ActionRecord:
     return ActionRecord(
@@ -2097,3 +2183,47 @@ class DashboardRecords:
     def list_owners(self) -> list[OwnerRecord]:
         with self._store._read() as session:
             return [_owner(r) for r in session.scalars(select(m.Owner).order_by(m.Owner.id))]
+
+
+# ---------------------------------------------------------------- inspections (issue 4)
+
+InspectionKind = Literal["photo", "depth", "laser"]
+
+
+@dataclass(frozen=True)
+class InspectionRecord:
+    """One inspected file: its measurements, verdicts per block and evidence image."""
+
+    id: int
+    key: str
+    frontage_id: str
+    surveyed_at: datetime
+    recorded_at: datetime
+    kind: str
+    source_name: str
+    source_sha256: str
+    status: str  # ok | failed
+    failure: str | None
+    result: Mapping[str, Any]
+    blocks: tuple[Mapping[str, Any], ...]
+    evidence_sha256: str | None
+
+
+@dataclass(frozen=True)
+class BlockConditionRecord:
+    """One block's latest verdict under § 370-5 (11)."""
+
+    frontage_id: str
+    block: int
+    defective: bool
+    inspection_id: int
+    surveyed_at: datetime
+    checks: tuple[Mapping[str, Any], ...]
+
+
+def _inspection(row: m.Inspection) -> InspectionRecord:
+    return InspectionRecord(
+        row.id, row.idempotency_key, row.frontage_id, row.surveyed_at, row.recorded_at, row.kind,
+        row.source_name, row.source_sha256, row.status, row.failure, dict(row.result or {}),
+        tuple(dict(b) for b in row.blocks or ()), row.evidence_sha256,
+    )  # fmt: skip

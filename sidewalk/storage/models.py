@@ -466,3 +466,34 @@ class FrontageGeometry(Base):
 
     frontage_id: Mapped[str] = mapped_column(ForeignKey("frontages.id"), primary_key=True)
     geometry: Mapped[dict[str, Any]]
+
+
+class Inspection(Base):
+    """One measured file of a § 370-5 condition survey, ok or failed.
+
+    ``blocks`` holds the per-block verdicts (block number on the frontage,
+    defective, every rule check) so the owner's 80 % rule is computed from the
+    rows alone; ``result`` holds the measurements with units and uncertainties.
+    """
+
+    __tablename__ = "inspections"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # frontage + source sha256: the same file inspected again is the same row.
+    idempotency_key: Mapped[str] = mapped_column(String(200), unique=True)
+    frontage_id: Mapped[str] = mapped_column(ForeignKey("frontages.id"), index=True)
+    surveyed_at: Mapped[datetime]
+    recorded_at: Mapped[datetime]
+    kind: Mapped[str] = mapped_column(String(16))
+    source_name: Mapped[str] = mapped_column(String(500))
+    source_sha256: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16))
+    failure: Mapped[str | None] = mapped_column(String(500))
+    result: Mapped[dict[str, Any]]
+    blocks: Mapped[list[Any]]
+    evidence_sha256: Mapped[str | None] = mapped_column(String(64))
+
+    __table_args__ = (
+        CheckConstraint("kind IN ('photo', 'depth', 'laser')", name="kind"),
+        CheckConstraint("status IN ('ok', 'failed')", name="status"),
+    )

@@ -36,13 +36,17 @@ PourStatus = Literal["allowed", "prohibited", "unknown"]
 
 @dataclass(frozen=True)
 class Pour:
-    """Concrete placed, as staff record it; ``site`` names the pole whose sensors cover it."""
+    """Concrete placed, as staff record it; ``site`` names the pole whose sensors cover it.
+
+    ``frontage`` is the frontage whose case records carry the pour's clock, if staff named one.
+    """
 
     id: str
     kind: PourKind
     at: datetime
     location: str
     site: str | None = None
+    frontage: str | None = None
 
 
 @dataclass(frozen=True)
@@ -217,6 +221,7 @@ def keep_off_until(pour: Pour, lowest_temp_f: float | None, profile: Profile) ->
 class _Subgrade:
     site: str
     state: str = "unknown"
+    ground_temp_c: float | None = None  # the latest probe reading, for pour checks
 
 
 @dataclass
@@ -233,6 +238,16 @@ class _Permit:
     permit: StreetOpeningPermit
     expiry: Deadline
     state: str = "valid"
+
+
+@dataclass
+class ColdState:
+    """What ``ColdWeatherClocks`` must remember across a restart (its history is not kept)."""
+
+    now: datetime | None
+    subgrade: dict[str, _Subgrade]
+    keep_off: dict[str, _KeepOff]
+    permits: dict[str, _Permit]
 
 
 @dataclass
@@ -363,6 +378,24 @@ class ColdWeatherClocks:
         due += [p.expiry.due for p in self.permits.values() if p.state == "valid"]
         return min(due, default=None)
 
+    def state(self) -> ColdState:
+        """The clocks' state for a snapshot."""
+        return ColdState(self.now, self.subgrade, self.keep_off, self.permits)
+
+    def load(self, state: ColdState) -> None:
+        """Resume from ``state()``; sites no longer probed drop, new ones start unknown."""
+        self.now = state.now
+        for site, sub in state.subgrade.items():
+            if site in self.subgrade:
+                self.subgrade[site] = sub
+        self.keep_off = dict(state.keep_off)
+        self.permits = dict(state.permits)
+
+    def subgrade_temp_c(self, site: str | None) -> float | None:
+        """The latest ground-probe temperature at ``site``, if any probe has reported."""
+        sub = self.subgrade.get(site or "")
+        return None if sub is None else sub.ground_temp_c
+
     def frozen_sites(self) -> list[str]:
         """Sites whose subgrade the probes now read as frozen."""
         return [s.site for s in self.subgrade.values() if s.state == "frozen"]
@@ -371,6 +404,7 @@ class ColdWeatherClocks:
 
     def _ground(self, sub: _Subgrade, reading: WeatherReading, cause: Cause) -> list[Transition]:
         assert reading.ground_temp_c is not None
+        sub.ground_temp_c = reading.ground_temp_c
         state = "frozen" if subgrade_frozen(reading.ground_temp_c, self.profile) else "thawed"
         if state == sub.state:
             return []

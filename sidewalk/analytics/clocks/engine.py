@@ -15,19 +15,34 @@ time; new snow before the deadline restarts the clock from the next
 cessation. At the deadline the latest camera measurement taken since
 cessation must show a clear path at least ``clearing_min_width`` (4 ft) along
 the whole frontage.
+
+The engine also runs the cold-weather clocks (``cold_weather.ColdWeatherClocks``:
+frozen subgrade per site, keep-off per pour, validity per street-opening
+permit) on the same readings and on the pours and permits staff record.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from functools import cache
+from typing import Any, cast, get_args
 
 from pydantic import TypeAdapter
 
 from sidewalk.analytics.clocks.cessation import DetectionParams, SnowfallChange, SnowfallDetector
+from sidewalk.analytics.clocks.cold_weather import (
+    FROZEN_SUBGRADE,
+    KEEP_OFF,
+    ColdState,
+    ColdWeatherClocks,
+    ForecastPoint,
+    Pour,
+    PourKind,
+    pour_window,
+)
 from sidewalk.analytics.clocks.enforcement import (
     WIDTH_TOLERANCE_MM,
     Enforcement,
@@ -40,7 +55,14 @@ from sidewalk.analytics.clocks.events import (
     Event,
     HazardCandidate,
     PersonAction,
+    RuleFinding,
     Transition,
+)
+from sidewalk.analytics.clocks.permits import (
+    Excavation,
+    Finding,
+    StreetOpeningPermit,
+    street_opening_check,
 )
 from sidewalk.core.calendar import plus_elapsed
 from sidewalk.core.clock import require_aware
@@ -53,10 +75,20 @@ SNAPSHOT_VERSION = 1
 
 @dataclass(frozen=True)
 class FrontageSpec:
-    """A frontage as the engine sees it: which pole's weather tells its snowfall."""
+    """A frontage as the engine sees it: which pole's weather tells its snowfall.
+
+    ``site`` names where its ground probe and air sensor are for the cold-weather
+    clocks; by default the frontage's own weather pole.
+    """
 
     id: str
     weather_device: str
+    site: str | None = None
+
+    @property
+    def cold_site(self) -> str:
+        """The site whose ground and air readings cover this frontage."""
+        return self.site or self.weather_device
 
 
 @dataclass
@@ -104,6 +136,8 @@ class EngineState:
     detectors: dict[str, SnowfallDetector]
     clocks: dict[str, ClearingClock]
     cases: dict[str, EnforcementCase]
+    # Absent from snapshots written before the cold-weather clocks ran live: starts empty.
+    cold: ColdState | None = None
 
 
 @cache
@@ -119,7 +153,10 @@ class ClockEngine:
         profile: Profile,
         frontages: Sequence[FrontageSpec],
         params: DetectionParams | None = None,
+        probes: Mapping[str, str] | None = None,
     ) -> None:
+        """``probes`` maps a weather device to the site it reads for the cold-weather
+        clocks; by default every frontage's weather pole is a probe of its site."""
         self.profile = profile
         self.params = params or DetectionParams()
         self.now: datetime | None = None
@@ -130,16 +167,25 @@ class ClockEngine:
             self._by_device.setdefault(f.weather_device, []).append(f.id)
         self.detectors = {d: SnowfallDetector(d, self.params) for d in sorted(self._by_device)}
         self.enforcement = Enforcement(profile)
+        ordered = sorted(frontages, key=lambda f: f.id)
+        if probes is None:
+            probes = {f.weather_device: f.cold_site for f in ordered}
+        self._site_of = {f.id: f.cold_site for f in ordered}
+        self._site_frontages: dict[str, list[str]] = {}
+        for f in ordered:
+            self._site_frontages.setdefault(f.cold_site, []).append(f.id)
+        self.cold = ColdWeatherClocks(profile, dict(probes))
 
     # -- input -------------------------------------------------------------
 
     def observe(self, reading: AnyReading) -> list[Event]:
         """Take one validated reading; returns the transitions it caused."""
         if isinstance(reading, WeatherReading):
+            events = self._cold(self.cold.observe(reading))
             detector = self.detectors.get(reading.device)
             if detector is None:
-                return []
-            return self._apply(reading.device, detector.observe(reading))
+                return events
+            return events + self._apply(reading.device, detector.observe(reading))
         if isinstance(reading, SnowMeasurement):
             clock = self.clocks.get(reading.frontage)
             if clock is not None:
@@ -172,6 +218,10 @@ class ClockEngine:
                 raise KeyError(f"no frontage {action.target!r}")
             clock.treated.append((action.at, action.cause))
             return []
+        if action.kind == "record_pour":
+            return self._record_pour(action)
+        if action.kind == "record_permit":
+            return self._record_permit(action)
         return self.enforcement.act(action)
 
     def advance(self, to: datetime) -> list[Event]:
@@ -188,6 +238,7 @@ class ClockEngine:
             if self._decidable(clock, to):
                 events += self._decide(clock)
         events += self.enforcement.advance(to)
+        events += self._cold(self.cold.advance(to))
         return events
 
     def _camera_caught_up(self, clock: ClearingClock) -> bool:
@@ -225,6 +276,9 @@ class ClockEngine:
         enforcement_due = self.enforcement.next_due()
         if enforcement_due is not None:
             due.append(enforcement_due)
+        cold_due = self.cold.next_due()
+        if cold_due is not None:
+            due.append(cold_due)
         return min(due, default=None)
 
     # -- restart ---------------------------------------------------------------
@@ -232,7 +286,12 @@ class ClockEngine:
     def snapshot(self) -> bytes:
         """The engine's whole state as JSON: restoring it resumes every clock exactly."""
         state = EngineState(
-            SNAPSHOT_VERSION, self.now, self.detectors, self.clocks, self.enforcement.cases
+            SNAPSHOT_VERSION,
+            self.now,
+            self.detectors,
+            self.clocks,
+            self.enforcement.cases,
+            self.cold.state(),
         )
         return _state_codec().dump_json(state)
 
@@ -252,6 +311,90 @@ class ClockEngine:
             if frontage in self.clocks:
                 self.clocks[frontage] = clock
         self.enforcement.load({k: c for k, c in state.cases.items() if c.frontage in self.clocks})
+        if state.cold is not None:
+            self.cold.load(state.cold)
+
+    # -- cold weather: pours and permits staff record ----------------------------
+
+    def _record_pour(self, action: PersonAction) -> list[Event]:
+        detail = action.detail
+        if action.target in self.cold.keep_off:
+            raise ValueError(f"pour {action.target!r} is already recorded")
+        kind = detail.get("kind")
+        if kind not in get_args(PourKind):
+            raise ValueError(f"pour kind must be sidewalk or street, not {kind!r}")
+        at = _instant(detail, "at")
+        frontage = self._known_frontage(detail.get("frontage"))
+        site = detail.get("site") or (self._site_of[frontage] if frontage else None)
+        if site not in self.cold.subgrade:
+            known = ", ".join(self.cold.subgrade) or "none"
+            raise ValueError(f"a pour needs a known site (one of {known}), not {site!r}")
+        forecast = [
+            ForecastPoint(_instant(p, "at"), float(p["temp_f"]))
+            for p in detail.get("forecast") or []
+        ]
+        location = str(detail.get("location") or site)
+        pour = Pour(action.target, cast(PourKind, kind), at, location, site, frontage)
+        events = self._cold(self.cold.record_pour(pour, who=action.who))
+        if kind == "sidewalk":
+            # § 370-5 (9) judges the pour by the latest probe reading and the forecast given.
+            decision = pour_window(at, forecast, self.cold.subgrade_temp_c(site), self.profile)
+            events += [_finding(f"pour:{pour.id}", f) for f in decision.reasons]
+        return events
+
+    def _record_permit(self, action: PersonAction) -> list[Event]:
+        detail = action.detail
+        street = detail.get("street")
+        if not isinstance(street, str) or not street.strip():
+            raise ValueError("a permit needs the street (segment) it opens")
+        opened_at = _instant(detail, "opened_at")
+        approved_at = _instant(detail, "approved_at") if "approved_at" in detail else opened_at
+        emergency = detail.get("emergency", False)
+        if not isinstance(emergency, bool):
+            raise ValueError(f"emergency must be true or false, not {emergency!r}")
+        renewals = detail.get("renewals", 0)
+        if not isinstance(renewals, int) or renewals < 0:
+            raise ValueError(f"renewals must be a whole number ≥ 0, not {renewals!r}")
+        held = self.cold.permits.get(action.target)
+        if held is not None and renewals <= held.permit.renewals:
+            raise ValueError(
+                f"permit {action.target!r} is already recorded; a renewal must raise renewals"
+            )
+        frontage = self._known_frontage(detail.get("frontage"))
+        permit = StreetOpeningPermit(action.target, street, approved_at, renewals, frontage)
+        # A renewal is granted when it is recorded; a first entry runs from its approval.
+        at = action.at if held is not None else None
+        events = self._cold(self.cold.record_permit(permit, at=at, who=action.who))
+        if held is None:
+            opening = Excavation(action.target, street, opened_at, emergency, permit)
+            findings = street_opening_check(opening, self.profile, opened_at)
+            events += [_finding(f"permit:{permit.id}", f) for f in findings]
+        return events
+
+    def _known_frontage(self, frontage: object) -> str | None:
+        if frontage is None:
+            return None
+        if not isinstance(frontage, str) or frontage not in self.clocks:
+            raise ValueError(f"unknown frontage {frontage!r}")
+        return frontage
+
+    def _cold(self, transitions: list[Transition]) -> list[Event]:
+        """Name the frontages whose case records carry each cold-weather transition."""
+        return [
+            replace(t, detail={**t.detail, "frontages": self._cold_frontages(t)})
+            for t in transitions
+        ]
+
+    def _cold_frontages(self, t: Transition) -> list[str]:
+        if t.clock == FROZEN_SUBGRADE:
+            return list(self._site_frontages.get(t.frontage, []))
+        if t.clock == KEEP_OFF:
+            pour = self.cold.keep_off[t.frontage].pour
+            return (
+                [pour.frontage] if pour.frontage else self._site_frontages.get(pour.site or "", [])
+            )
+        permit = self.cold.permits[t.frontage].permit
+        return [permit.frontage] if permit.frontage else []
 
     # -- the § 370-10 A sequence ------------------------------------------------
 
@@ -361,3 +504,20 @@ class ClockEngine:
         if until - latest.at > self.params.evidence_max_age:
             return None
         return latest
+
+
+def _instant(detail: Mapping[str, Any], name: str) -> datetime:
+    """An ISO 8601 instant with a UTC offset from an action's detail, in UTC."""
+    raw = detail.get(name)
+    if not isinstance(raw, str):
+        raise ValueError(f"{name} is required, as ISO 8601 with a UTC offset")
+    at = datetime.fromisoformat(raw)  # raises ValueError with the text
+    if at.tzinfo is None:
+        raise ValueError(f"{name} {raw!r} needs a UTC offset")
+    return at.astimezone(UTC)
+
+
+def _finding(subject: str, f: Finding) -> RuleFinding:
+    return RuleFinding(
+        subject, f.rule, f.citation, f.severity, f.message, f.at, f.unconfirmed, f.notes
+    )

@@ -88,6 +88,9 @@ ActionKind = Literal[
     "abatement_done",  # the village's crew finished; the costs are incurred (F, G)
     "bill_received",  # the owner received the bill: 10 calendar days run from here (G)
     "paid_in_full",  # the bill is paid
+    # Cold weather (§ 370-5 (9), §§ 370-6, 370-7): ``target`` is the pour or permit id.
+    "record_pour",  # concrete placed: detail kind, site, at (location, frontage, forecast)
+    "record_permit",  # a street-opening permit: detail street, opened_at (approved_at, …)
 ]
 
 
@@ -102,7 +105,8 @@ def action_kind(name: str) -> ActionKind:
 class PersonAction:
     """Something a person recorded.
 
-    ``target`` is a violation key, or for ``record_treated`` a frontage id.
+    ``target`` is a violation key, for ``record_treated`` a frontage id, and for
+    ``record_pour``/``record_permit`` the pour's or permit's id.
     """
 
     kind: ActionKind
@@ -185,7 +189,25 @@ class TaxRollDue:
     citation: str
 
 
+@dataclass(frozen=True)
+class RuleFinding:
+    """A rule checked against a staff-entered record found it wrong or uncertain.
+
+    ``subject`` is ``pour:<id>`` or ``permit:<id>``; ``at`` is the event time the
+    finding is about (the pour, the opening).
+    """
+
+    subject: str
+    rule: str
+    citation: str | None
+    severity: str
+    message: str
+    at: datetime
+    unconfirmed: bool = False
+    notes: tuple[str, ...] = ()
+
+
 EnforcementEvent = NoticeRequired | HazardCandidate | AbatementOrdered | OffenseCounted | TaxRollDue
 
 
-Event = Transition | ClearingViolation | ClearingUnverified | EnforcementEvent
+Event = Transition | ClearingViolation | ClearingUnverified | EnforcementEvent | RuleFinding

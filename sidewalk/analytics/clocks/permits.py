@@ -91,6 +91,7 @@ class StreetOpeningPermit:
     segment: str
     approved_at: datetime
     renewals: int = 0
+    frontage: str | None = None  # the frontage whose case records carry it, if staff named one
 
 
 @dataclass(frozen=True)

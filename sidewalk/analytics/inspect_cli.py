@@ -1,0 +1,238 @@
+"""``sidewalk inspect …``: measure a frontage's sidewalk against § 370-5.
+
+Mount with ``app.add_typer(inspect_app, name="inspect")``. Each file becomes
+one stored inspection (ok, or failed with the reason); the annotated evidence
+image goes to ``<data_dir>/evidence``; the repair or full-replacement notice
+record is issued when due (``sidewalk notices …`` delivers it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from sidewalk.analytics.defects import (
+    MM_PER_INCH,
+    CameraCalibration,
+    DepthIntrinsics,
+    FiducialSpec,
+)
+from sidewalk.analytics.inspect import (
+    InspectionReport,
+    Kind,
+    inspect_files,
+    load_calibration,
+    load_intrinsics,
+    write_demo_scene,
+)
+from sidewalk.core.config import ConfigError, Secrets, load_settings
+from sidewalk.core.profile import Profile, ProfileError, load_profile
+from sidewalk.storage.cases import CaseStore, CaseStoreError
+from sidewalk.storage.evidence import EvidenceStore
+
+inspect_app = typer.Typer(no_args_is_help=True, help=__doc__)
+console = Console()
+
+ConfigOption = Annotated[Path | None, typer.Option("--config", "-c", help="TOML configuration")]
+FrontageOption = Annotated[str, typer.Option("--frontage", help="frontage id the files show")]
+SurveyedOption = Annotated[
+    str | None, typer.Option(help="when surveyed, ISO 8601 with a UTC offset (default: now)")
+]
+FirstBlockOption = Annotated[
+    int, typer.Option(help="number of the first block seen, counted along the frontage")
+]
+
+
+def _when(text: str | None) -> datetime:
+    if text is None:
+        return datetime.now(UTC)
+    when = datetime.fromisoformat(text)
+    if when.tzinfo is None:
+        console.print("[red]--surveyed-at needs a UTC offset[/red]")
+        raise typer.Exit(2)
+    return when
+
+
+@contextmanager
+def _stores(config: Path | None) -> Iterator[tuple[CaseStore, EvidenceStore, Profile]]:
+    try:
+        settings = load_settings(config)
+        profile = load_profile(settings.profile)
+    except (ConfigError, ProfileError) as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from None
+    secret = Secrets.from_env().db_password
+    cases = CaseStore(
+        settings.cases.database_url,
+        password=secret.get_secret_value() if secret else None,
+        zone=profile.village.timezone,
+    )
+    cases.create_schema()
+    try:
+        yield cases, EvidenceStore(settings.data_dir / "evidence"), profile
+    except (CaseStoreError, ValueError) as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(1) from None
+    finally:
+        cases.close()
+
+
+def _run(
+    files: Sequence[Path],
+    kind: Kind,
+    *,
+    frontage: str,
+    config: Path | None,
+    surveyed_at: str | None,
+    first_block: int,
+    calibration: CameraCalibration | None = None,
+    fiducial: FiducialSpec | None = None,
+    intrinsics: DepthIntrinsics | None = None,
+) -> None:
+    with (
+        _stores(config) as (cases, evidence, profile),
+        Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console
+        ) as bar,
+    ):
+        task = bar.add_task(f"inspecting {frontage}", total=len(files))
+        report = inspect_files(
+            files,
+            frontage=frontage,
+            kind=kind,
+            cases=cases,
+            evidence=evidence,
+            profile=profile,
+            calibration=calibration,
+            fiducial=fiducial,
+            intrinsics=intrinsics,
+            surveyed_at=_when(surveyed_at),
+            first_block=first_block,
+            progress=lambda done, _total, _name: bar.update(task, completed=done),
+        )
+    _print(report)
+
+
+def _print(report: InspectionReport) -> None:
+    files = Table(title=f"Files, frontage {report.frontage_id}")
+    for col in ("file", "result", "evidence"):
+        files.add_column(col)
+    for f in report.files:
+        rec = f.inspection
+        files.add_row(
+            Path(f.source).name,
+            "ok" if f.ok else f"[red]failed: {rec.failure}[/red]",
+            (rec.evidence_sha256 or "")[:12],
+        )
+    console.print(files)
+    blocks = Table(title="Blocks (§ 370-5 (11)): measured vs limit, mm")
+    for col in ("block", "rule", "measured", "limit", "verdict", "citation"):
+        blocks.add_column(col)
+    for f in report.files:
+        for b in f.inspection.blocks:
+            for c in b["checks"]:
+                verdict = "[red]DEFECTIVE[/red]" if c["failed"] else "ok"
+                blocks.add_row(
+                    str(b["block"]),
+                    str(c["rule"]),
+                    f"{c['measured_mm']:.1f} ± {c['uncertainty_mm']:.1f}",
+                    f"{c['limit_mm']:.2f}",
+                    verdict + ("" if c["confident"] else " (within 2σ)"),
+                    str(c["citation"]),
+                )
+    console.print(blocks)
+    s = report.owner_status
+    console.print(
+        f"owner {report.owner_id}: {s.defective_blocks}/{s.total_blocks} surveyed blocks"
+        f" defective ({s.defective_fraction:.0%});"
+        f" replace entire sidewalk: {'yes' if s.replace_entire_sidewalk else 'no'}"
+    )
+    if report.notice is None:
+        console.print("no notice due")
+    else:
+        console.print(f"notice {report.notice.number} ({report.notice.kind}) issued")
+    if report.failures:
+        raise typer.Exit(1)
+
+
+@inspect_app.command("photos")
+def photos(  # noqa: PLR0917 (Typer maps parameters to options)
+    files: Annotated[list[Path], typer.Argument(help="survey photos (JPEG/PNG)")],
+    frontage: FrontageOption,
+    calibration: Annotated[
+        Path, typer.Option(help='camera calibration JSON {"matrix": …, "distortion": …}')
+    ],
+    marker_mm: Annotated[float, typer.Option(help="printed side of the ground marker")] = 150.0,
+    surveyed_at: SurveyedOption = None,
+    first_block: FirstBlockOption = 0,
+    config: ConfigOption = None,
+) -> None:
+    """Measure survey photos (crack and joint gap widths) and store the inspections."""
+    _run(
+        files,
+        "photo",
+        frontage=frontage,
+        config=config,
+        surveyed_at=surveyed_at,
+        first_block=first_block,
+        calibration=load_calibration(calibration),
+        fiducial=FiducialSpec(side_mm=marker_mm),
+    )
+
+
+@inspect_app.command("depth")
+def depth(  # noqa: PLR0917 (Typer maps parameters to options)
+    files: Annotated[list[Path], typer.Argument(help="16-bit depth PNGs (millimetres)")],
+    frontage: FrontageOption,
+    intrinsics: Annotated[
+        Path | None, typer.Option(help='intrinsics JSON {"fx", "fy", "cx", "cy"}')
+    ] = None,
+    fx: Annotated[float | None, typer.Option(help="focal length x, pixels")] = None,
+    fy: Annotated[float | None, typer.Option(help="focal length y, pixels")] = None,
+    cx: Annotated[float | None, typer.Option(help="principal point x, pixels")] = None,
+    cy: Annotated[float | None, typer.Option(help="principal point y, pixels")] = None,
+    surveyed_at: SurveyedOption = None,
+    first_block: FirstBlockOption = 0,
+    config: ConfigOption = None,
+) -> None:
+    """Measure depth maps (faults, gaps, deterioration) and store the inspections."""
+    if intrinsics is not None:
+        intr = load_intrinsics(intrinsics)
+    elif fx is not None and fy is not None and cx is not None and cy is not None:
+        intr = DepthIntrinsics(fx, fy, cx, cy)
+    else:
+        console.print("[red]give --intrinsics JSON, or all of --fx --fy --cx --cy[/red]")
+        raise typer.Exit(2)
+    _run(
+        files,
+        "depth",
+        frontage=frontage,
+        config=config,
+        surveyed_at=surveyed_at,
+        first_block=first_block,
+        intrinsics=intr,
+    )
+
+
+@inspect_app.command("demo-scene")
+def demo_scene(
+    out_dir: Annotated[Path, typer.Argument(help="folder to write the demo files to")],
+    fault_in: Annotated[float, typer.Option(help="vertical fault at the joint, inches")] = 1.0,
+    seed: Annotated[int, typer.Option(help="scene seed")] = 11,
+) -> None:
+    """Render a synthetic walk with a known fault: a depth PNG and a photo to try."""
+    paths = write_demo_scene(out_dir, fault_mm=fault_in * MM_PER_INCH, seed=seed)
+    for name, path in paths.items():
+        console.print(f"{name}: {path}")
+    console.print(
+        f"try: sidewalk inspect depth {paths['depth']} --frontage ID"
+        f" --intrinsics {paths['intrinsics']}"
+    )

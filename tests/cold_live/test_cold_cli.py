@@ -1,0 +1,53 @@
+"""``sidewalk cold``: staff entries become actions the runner applies; status reads the records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from sidewalk.analytics.cold_cli import cold_app
+from sidewalk.core.mqtt import MqttSettings
+from sidewalk.core.profile import load_profile
+from sidewalk.scenarios import load_scenario
+from sidewalk.system import build_analytics, open_cases, seed_scenario
+
+
+def test_pour_and_permit_entered_on_the_command_line_run_their_clocks(tmp_path: Path) -> None:
+    profile = load_profile()
+    url = f"sqlite:///{tmp_path / 'cases.sqlite3'}"
+    cases = open_cases(url, profile)
+    seed_scenario(cases, load_scenario("first-storm"))
+    config = tmp_path / "sidewalk.toml"
+    config.write_text(f'[cases]\ndatabase_url = "{url}"\n', encoding="utf-8")
+    cli = CliRunner()
+    common = ["--who", "Dana Reyes", "--config", str(config)]
+    pour = cli.invoke(
+        cold_app,
+        ["pour", "--id", "WO-9", "--site", "pole-main-01", "--at", "2026-12-02T09:00-06:00",
+         "--frontage", "main-st-105", *common],
+    )  # fmt: skip
+    assert pour.exit_code == 0, pour.output
+    permit = cli.invoke(
+        cold_app,
+        ["permit", "--id", "SO-9", "--street", "Main St", "--opened-at",
+         "2026-12-02T08:00-06:00", "--frontage", "main-st-101", *common],
+    )  # fmt: skip
+    assert permit.exit_code == 0, permit.output
+    [recorded_pour, recorded_permit] = cases.pending_actions()
+    assert (recorded_pour.kind, recorded_pour.who) == ("record_pour", "Dana Reyes")
+    assert recorded_permit.detail["emergency"] is False
+    runner = build_analytics(
+        cases, profile, MqttSettings(host="127.0.0.1", port=1, client_id="cold-cli-test"),
+        site="clyman", mode="stream", persist_jobs=False,
+    )  # fmt: skip
+    runner.tick()
+    status = cli.invoke(cold_app, ["status", "--config", str(config)])
+    assert status.exit_code == 0, status.output
+    assert "WO-9" in status.output and "keep_off_normal" in status.output
+    assert "December 4, 2026 at 9:00 AM CST" in status.output  # 48 h after the pour, local
+    assert "SO-9" in status.output
+
+    bad = cli.invoke(cold_app, ["pour", "--id", "WO-10", "--site", "x", "--at", "tomorrow",
+                                *common])  # fmt: skip
+    assert bad.exit_code == 2

@@ -1,0 +1,194 @@
+"""The cold-weather clocks running live: readings and staff records through the real runner."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sidewalk.analytics.clocks.engine import ClockEngine
+from sidewalk.analytics.runner import AnalyticsRunner
+from sidewalk.core.clock import to_ms
+from sidewalk.core.contract import WeatherReading
+from sidewalk.core.mqtt import MqttSettings
+from sidewalk.core.profile import load_profile
+from sidewalk.core.units import f_to_c
+from sidewalk.scenarios import load_scenario
+from sidewalk.storage.cases import CaseStore
+from sidewalk.system import build_analytics, frontage_specs, open_cases, seed_scenario
+
+UNUSED_BROKER = MqttSettings(host="127.0.0.1", port=1, client_id="cold-live-test")
+POLE = "pole-main-01"  # first-storm's pole: the default probe of its frontages' site
+T0 = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)  # inside Nov 15 – Apr 1
+WHO = "Dana Reyes"
+
+
+@dataclass
+class Live:
+    runner: AnalyticsRunner
+    cases: CaseStore
+    seq: int = 0
+
+    def ground(self, at: datetime, temp_c: float) -> None:
+        self.seq += 1
+        self.runner.handle(
+            WeatherReading(
+                device=POLE,
+                seq=self.seq,
+                ts=to_ms(at),
+                ground_temp_c=temp_c,
+                ground_probe_depth_mm=300,
+            )  # fmt: skip
+        )
+
+    def air(self, at: datetime, temp_f: float) -> None:
+        self.seq += 1
+        self.runner.handle(
+            WeatherReading(device=POLE, seq=self.seq, ts=to_ms(at), air_temp_c=f_to_c(temp_f))
+        )
+
+    def pour(self, pour_id: str, at: datetime, **detail: Any) -> None:
+        base = {"kind": "sidewalk", "site": POLE, "at": at.isoformat(), "frontage": "main-st-103"}
+        self.cases.record_action("record_pour", pour_id, at, WHO, {**base, **detail})
+        self.runner.tick()
+
+    def findings(self, subject: str) -> list[dict[str, Any]]:
+        return [
+            {"action": a.action, **a.detail}
+            for a in self.cases.list_audit(subject)
+            if a.action.startswith("finding.")
+        ]
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Live:
+    profile = load_profile()
+    cases = open_cases(f"sqlite:///{tmp_path / 'cases.sqlite3'}", profile)
+    seed_scenario(cases, load_scenario("first-storm"))
+    runner = build_analytics(
+        cases, profile, UNUSED_BROKER, site="clyman", mode="stream", persist_jobs=False
+    )
+    return Live(runner, cases)
+
+
+def test_frozen_ground_probe_opens_a_frozen_subgrade_record_per_frontage(live: Live) -> None:
+    live.ground(T0, 3.0)
+    live.ground(T0 + timedelta(hours=1), -1.5)
+    clocks = live.cases.list_clocks(kind="frozen_subgrade")
+    assert [c.frontage_id for c in clocks] == ["main-st-101", "main-st-103", "main-st-105"]
+    assert {c.state for c in clocks} == {"frozen"}
+    assert {c.key for c in clocks} == {f"{f}/frozen_subgrade/{POLE}" for f in
+                                       ("main-st-101", "main-st-103", "main-st-105")}  # fmt: skip
+    assert [r.name for r in clocks[0].rules] == ["cold_weather.frozen_subgrade_at_or_below"]
+    history = live.cases.clock_history(clocks[0].id)
+    assert [(h.to_state, h.at) for h in history] == [
+        ("thawed", T0),
+        ("frozen", T0 + timedelta(hours=1)),
+    ]
+    assert live.runner.engine.cold.frozen_sites() == [POLE]
+
+
+def test_pour_in_cold_air_keeps_traffic_off_96_hours(live: Live) -> None:
+    live.pour("WO-1", T0)
+    [clock] = live.cases.list_clocks(kind="keep_off")
+    assert clock.frontage_id == "main-st-103"
+    assert clock.deadline == T0 + timedelta(hours=48)  # normal until a cold reading
+    live.air(T0 + timedelta(hours=2), 41.0)
+    [clock] = live.cases.list_clocks(kind="keep_off")
+    assert (clock.state, clock.deadline) == ("keep_off_cold", T0 + timedelta(hours=96))
+    assert clock.cause.who == WHO
+    live.runner.advance(T0 + timedelta(hours=95))
+    assert live.cases.list_clocks(kind="keep_off", active_only=True)
+    live.runner.advance(T0 + timedelta(hours=97))
+    [clock] = live.cases.list_clocks(kind="keep_off")
+    assert (clock.state, clock.closed_at) == ("ended", T0 + timedelta(hours=96))
+
+
+def test_pour_in_normal_air_keeps_traffic_off_48_hours(live: Live) -> None:
+    live.pour("WO-2", T0)
+    live.air(T0 + timedelta(hours=2), 60.0)
+    live.runner.advance(T0 + timedelta(hours=49))
+    [clock] = live.cases.list_clocks(kind="keep_off")
+    assert (clock.state, clock.closed_at) == ("ended", T0 + timedelta(hours=48))
+
+
+def test_pour_on_frozen_subgrade_with_a_cold_forecast_is_found(live: Live) -> None:
+    live.ground(T0 - timedelta(hours=1), -2.0)
+    forecast = [{"at": (T0 + timedelta(hours=h)).isoformat(), "temp_f": 20.0} for h in (0, 80)]
+    live.pour("WO-3", T0, forecast=forecast)
+    rules = {(f["action"], f["rule"]) for f in live.findings("pour:WO-3")}
+    assert rules == {
+        ("finding.violation", "cold_weather.frozen_subgrade_at_or_below"),
+        ("finding.violation", "cold_weather.pour_min_temp"),
+    }
+
+
+def test_permit_opened_in_frozen_ground_window_without_emergency_is_found(live: Live) -> None:
+    for permit_id, emergency in (("SO-1", False), ("SO-2", True)):
+        detail = {
+            "street": "Main St 100 block", "opened_at": T0.isoformat(),
+            "emergency": emergency, "frontage": "main-st-101",
+        }  # fmt: skip
+        live.cases.record_action("record_permit", permit_id, T0, WHO, detail)
+    live.runner.tick()
+    window = "street_openings.frozen_ground_window"
+    assert [f["action"] for f in live.findings("permit:SO-1") if f["rule"] == window] == [
+        "finding.violation"
+    ]
+    assert not [f for f in live.findings("permit:SO-2") if f["rule"] == window]
+    permits = live.cases.list_clocks(kind="opening_permit")
+    assert [(c.key, c.state) for c in permits] == [
+        ("main-st-101/opening_permit/SO-1", "valid"),
+        ("main-st-101/opening_permit/SO-2", "valid"),
+    ]
+    assert all(c.deadline is not None and c.deadline > T0 + timedelta(days=30) for c in permits)
+
+
+def test_a_restored_engine_resumes_every_cold_clock(live: Live) -> None:
+    live.ground(T0 - timedelta(hours=1), -2.0)
+    live.pour("WO-4", T0)
+    live.cases.record_action(
+        "record_permit", "SO-3", T0, WHO, {"street": "Main St", "opened_at": T0.isoformat()}
+    )
+    live.runner.tick()
+    engine = live.runner.engine
+    saved = engine.snapshot()
+    fresh = ClockEngine(load_profile(), frontage_specs(live.cases, "clyman"))
+    fresh.restore(saved)
+    assert fresh.snapshot() == saved
+    assert fresh.next_due() == engine.next_due() == T0 + timedelta(hours=48)
+    later = [
+        WeatherReading(device=POLE, seq=100, ts=to_ms(T0 + timedelta(hours=3)), air_temp_c=2.0),
+        WeatherReading(
+            device=POLE,
+            seq=101,
+            ts=to_ms(T0 + timedelta(hours=4)),
+            ground_temp_c=1.0,
+            ground_probe_depth_mm=300,
+        ),  # fmt: skip
+    ]
+    until = T0 + timedelta(days=40)
+    events = [*engine.feed(later), *engine.advance(until)]
+    again = [*fresh.feed(later), *fresh.advance(until)]
+    assert again == events
+    assert {(e.clock, e.to_state) for e in events if hasattr(e, "clock")} >= {
+        ("keep_off", "keep_off_cold"), ("keep_off", "ended"), ("frozen_subgrade", "thawed"),
+        ("opening_permit", "expired"),
+    }  # fmt: skip
+    assert fresh.snapshot() == engine.snapshot()
+
+
+def test_a_pour_with_a_bad_detail_is_kept_with_its_error(live: Live) -> None:
+    live.pour("WO-5", T0, kind="asphalt")
+    live.cases.record_action("record_pour", "WO-6", T0, WHO, {"kind": "sidewalk", "site": POLE})
+    live.cases.record_action("record_permit", "SO-4", T0, WHO, {"opened_at": T0.isoformat()})
+    live.runner.tick()
+    errors = {a.target: a.error for a in live.cases.list_actions()}
+    assert errors["WO-5"] is not None and "pour kind" in errors["WO-5"]
+    assert errors["WO-6"] is not None and "at is required" in errors["WO-6"]
+    assert errors["SO-4"] is not None and "street" in errors["SO-4"]
+    assert live.cases.list_clocks(kind="keep_off") == []
+    assert live.runner.engine.cold.keep_off == {}

@@ -1,0 +1,149 @@
+"""End to end on synthetic scenes of known geometry: files -> stored inspections,
+evidence images, and the § 370-5 repair / replacement notices."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from sidewalk.analytics.inspect import (
+    InspectionReport,
+    inspect_files,
+    load_calibration,
+    load_intrinsics,
+)
+from sidewalk.core.profile import Profile
+from sidewalk.storage.cases import CaseStore
+from sidewalk.storage.evidence import EvidenceStore
+
+from .conftest import FRONTAGES, T0
+
+
+def _depth(
+    files: list[Path], frontage: str, cases: CaseStore, evidence: EvidenceStore, profile: Profile,
+    *, first_block: int = 0,
+) -> InspectionReport:  # fmt: skip
+    return inspect_files(
+        files, frontage=frontage, kind="depth", cases=cases, evidence=evidence, profile=profile,
+        intrinsics=load_intrinsics(files[0].parent / "intrinsics.json"), surveyed_at=T0, at=T0,
+        first_block=first_block,
+    )  # fmt: skip
+
+
+def test_one_inch_fault_is_stored_and_noticed_once(
+    faulted: dict[str, Path],
+    sound: dict[str, Path],
+    cases: CaseStore,
+    evidence: EvidenceStore,
+    profile: Profile,
+) -> None:
+    files = [sound["depth"], faulted["depth"]]
+    report = _depth(files, "main-101", cases, evidence, profile)
+
+    sound_rec, fault_rec = (f.inspection for f in report.files)
+    assert [b["defective"] for b in sound_rec.blocks] == [False, False]
+    assert [(b["block"], b["defective"]) for b in fault_rec.blocks] == [(2, True), (3, True)]
+    vertical = [c for c in fault_rec.blocks[0]["checks"] if c["rule"] == "vertical_differential"]
+    assert vertical[0]["measured_mm"] == pytest.approx(25.4, abs=1.6)
+    assert vertical[0]["limit_mm"] == pytest.approx(19.05)
+    assert "370-5" in vertical[0]["citation"]
+    assert fault_rec.result["joints"][0]["vertical_differential_uncertainty_mm"] > 0
+    # The annotated evidence is a real JPEG in the content-addressed store, with red marks.
+    assert fault_rec.evidence_sha256 in evidence
+    img = cv2.imdecode(np.frombuffer(evidence.get(str(fault_rec.evidence_sha256)), np.uint8), 1)
+    assert ((img[..., 2] > 200) & (img[..., 1] < 60) & (img[..., 0] < 60)).sum() > 100
+
+    assert (report.owner_status.total_blocks, report.owner_status.defective_blocks) == (4, 2)
+    assert report.notice is not None
+    assert report.notice.kind == "repair_notice"
+    assert report.notice.citation == profile.sidewalk_condition.vertical_differential.citation
+    assert {d["block"] for d in report.notice.detail["defects"]} == {2, 3}
+    assert [p["sha256"] for p in report.notice.detail["photos"]] == [
+        sound_rec.evidence_sha256,
+        fault_rec.evidence_sha256,
+    ]
+
+    again = _depth(files, "main-101", cases, evidence, profile)
+    assert again.notice is not None
+    assert again.notice.id == report.notice.id
+    assert len(cases.list_notices()) == 1
+    assert len(cases.list_inspections(frontage_id="main-101")) == 2
+
+
+def test_sound_walk_issues_nothing(
+    sound: dict[str, Path], cases: CaseStore, evidence: EvidenceStore, profile: Profile
+) -> None:
+    report = _depth([sound["depth"]], "main-101", cases, evidence, profile)
+    assert report.notice is None
+    assert report.owner_status.defective_blocks == 0
+    assert cases.list_notices() == []
+
+
+def test_eighty_percent_of_the_owners_blocks_calls_for_replacement(
+    faulted: dict[str, Path],
+    sound: dict[str, Path],
+    cases: CaseStore,
+    evidence: EvidenceStore,
+    profile: Profile,
+) -> None:
+    first = _depth([sound["depth"], faulted["depth"]], FRONTAGES[0], cases, evidence, profile)
+    assert first.notice is not None
+    assert first.notice.kind == "repair_notice"  # 2 of 4
+    shares = []
+    for fid in FRONTAGES[1:]:
+        report = _depth([faulted["depth"]], fid, cases, evidence, profile)
+        shares.append(round(report.owner_status.defective_fraction, 3))
+        assert report.notice is not None
+    assert shares == [0.667, 0.75, 0.8]
+    last = report.notice
+    assert last.kind == "replacement_notice"
+    assert last.frontage_id == FRONTAGES[-1]
+    assert last.citation == profile.sidewalk_condition.replacement_share.citation
+    assert last.detail["total_blocks"] == 10
+    assert len({d["block"] for d in last.detail["defects"]}) == 8
+
+    again = _depth([faulted["depth"]], FRONTAGES[-1], cases, evidence, profile)
+    assert again.notice is not None
+    assert again.notice.id == last.id
+    kinds = sorted(n.kind for n in cases.list_notices())
+    assert kinds == ["repair_notice"] * 3 + ["replacement_notice"]
+
+
+def test_bad_files_are_recorded_and_the_batch_goes_on(
+    faulted: dict[str, Path],
+    cases: CaseStore,
+    evidence: EvidenceStore,
+    profile: Profile,
+    tmp_path: Path,
+) -> None:
+    garbage = tmp_path / "garbage.jpg"
+    garbage.write_bytes(b"not an image at all")
+    photo = cv2.imread(str(faulted["photo"]))
+    bright = tmp_path / "bright.jpg"
+    cv2.imwrite(str(bright), np.clip(photo.astype(np.int32) * 4, 0, 255).astype(np.uint8))
+    files = [tmp_path / "missing.jpg", garbage, bright, faulted["photo"]]
+    seen: list[tuple[int, int]] = []
+    report = inspect_files(
+        files, frontage="main-101", kind="photo", cases=cases, evidence=evidence,
+        profile=profile, calibration=load_calibration(faulted["calibration"]), surveyed_at=T0,
+        at=T0, progress=lambda done, total, _name: seen.append((done, total)),
+    )  # fmt: skip
+
+    assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    reasons = [f.inspection.failure for f in report.files]
+    assert reasons[0] is not None
+    assert reasons[0].startswith("unreadable")
+    assert reasons[1] is not None
+    assert reasons[1].startswith("unreadable")
+    assert reasons[2] is not None
+    assert reasons[2].startswith("overexposed")
+    assert reasons[3] is None
+    stored = cases.list_inspections(frontage_id="main-101")
+    assert [r.status for r in stored] == ["failed", "failed", "failed", "ok"]
+    gap = report.files[3].inspection.blocks[0]["checks"]
+    assert gap
+    assert all(c["rule"] == "horizontal_gap" for c in gap)
+    assert report.files[3].inspection.evidence_sha256 in evidence
