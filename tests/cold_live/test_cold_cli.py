@@ -44,7 +44,7 @@ def test_pour_and_permit_entered_on_the_command_line_run_their_clocks(tmp_path: 
     runner.tick()
     status = cli.invoke(cold_app, ["status", "--config", str(config)])
     assert status.exit_code == 0, status.output
-    assert "WO-9" in status.output and "keep_off_normal" in status.output
+    assert "WO-9 (main-st-105): keep_off_normal" in status.output
     assert "December 4, 2026 at 9:00 AM CST" in status.output  # 48 h after the pour, local
     assert "SO-9" in status.output
 

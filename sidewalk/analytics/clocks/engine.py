@@ -390,9 +390,9 @@ class ClockEngine:
             return list(self._site_frontages.get(t.frontage, []))
         if t.clock == KEEP_OFF:
             pour = self.cold.keep_off[t.frontage].pour
-            return (
-                [pour.frontage] if pour.frontage else self._site_frontages.get(pour.site or "", [])
-            )
+            if pour.frontage:
+                return [pour.frontage]
+            return list(self._site_frontages.get(pour.site or "", []))
         permit = self.cold.permits[t.frontage].permit
         return [permit.frontage] if permit.frontage else []
 
