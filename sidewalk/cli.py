@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sidewalk.alerts.cli import alerts_app
+from sidewalk.analytics.cold_cli import cold_app
 from sidewalk.analytics.clocks.events import ActionKind, action_kind
 from sidewalk.core.clock import format_local
 from sidewalk.core.config import ConfigError, Settings, load_settings
@@ -31,6 +32,7 @@ from sidewalk.scenarios import ScenarioError, load_scenario
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 app.add_typer(edge_app, name="edge")
 app.add_typer(alerts_app, name="notices")
+app.add_typer(cold_app, name="cold")
 console = Console()
 
 ConfigOption = Annotated[

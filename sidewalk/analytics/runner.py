@@ -152,17 +152,25 @@ class AnalyticsRunner:
         with self._lock:
             # Each action's events are recorded as it is applied; recording them again
             # here would repeat their audit rows (findings are not keyed).
-            acted = self._apply_actions()
+            acted, marks = self._apply_actions()
             if acted and self._on_events is not None:
                 self._on_events(acted)
             events = self.engine.advance(self.clock.now()) if self.mode == "live" else []
             self._commit(events)
             self._save()
+            # Only after the state that includes them is saved: a crash before
+            # this re-marks them on restart, without applying them twice.
+            for action_id, error in marks:
+                self.recorder.cases.mark_action_applied(action_id, error=error)
         return acted + events
 
-    def _apply_actions(self) -> list[Event]:
+    def _apply_actions(self) -> tuple[list[Event], list[tuple[int, str | None]]]:
         events: list[Event] = []
+        marks: list[tuple[int, str | None]] = []
         for action in self.recorder.cases.pending_actions():
+            if action.id <= self.engine.applied_action_id:
+                marks.append((action.id, None))  # applied before a crash lost only its mark
+                continue
             try:
                 person = PersonAction(
                     action_kind(action.kind),
@@ -174,12 +182,14 @@ class AnalyticsRunner:
                 applied = self.engine.act(person)
             except (KeyError, ValueError) as exc:
                 # Refused (unknown case, step out of order): kept with its reason, never lost.
-                self.recorder.cases.mark_action_applied(action.id, error=str(exc))
+                self.engine.applied_action_id = action.id
+                marks.append((action.id, str(exc)))
                 continue
             self.recorder.record(applied)
-            self.recorder.cases.mark_action_applied(action.id)
+            self.engine.applied_action_id = action.id
+            marks.append((action.id, None))
             events += applied
-        return events
+        return events, marks
 
     def _commit(self, events: list[Event]) -> None:
         if events:

@@ -116,3 +116,27 @@ def test_a_restarted_runner_resumes_from_its_snapshot(
     assert {k: c.state for k, c in again.engine.enforcement.cases.items()} == {
         k: "notice_issued" for k in runner.engine.enforcement.cases
     }
+
+
+def test_an_action_applied_just_before_a_crash_is_not_applied_twice(
+    stormed: tuple[AnalyticsRunner, CaseStore],
+) -> None:
+    runner, cases = stormed
+    key = key_for(cases, "main-st-105")
+    assert runner.engine.now is not None
+    cases.record_action("confirm_hazard", key, runner.engine.now, "Officer Pat Quinn")
+    # The runner saves the state that includes the action, then dies before marking it.
+    acted, _marks = runner._apply_actions()
+    runner._save()
+    assert acted
+    again = build_analytics(
+        cases, load_profile(), UNUSED_BROKER, site="clyman", mode="stream", persist_jobs=False
+    )
+    saved = cases.load_engine_snapshot(UNUSED_BROKER.client_id)
+    assert saved is not None
+    again.engine.restore(saved.encode())
+    again.tick()
+    [action] = cases.list_actions(target=key)
+    assert action.applied_at is not None
+    assert action.error is None  # a second confirm_hazard would have been refused
+    assert len(cases.list_notices(kind="hazard_notice")) == 1

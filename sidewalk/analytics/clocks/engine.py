@@ -138,6 +138,8 @@ class EngineState:
     cases: dict[str, EnforcementCase]
     # Absent from snapshots written before the cold-weather clocks ran live: starts empty.
     cold: ColdState | None = None
+    # The last person action (case-record id) whose effects this state includes.
+    applied_action_id: int = 0
 
 
 @cache
@@ -167,6 +169,8 @@ class ClockEngine:
             self._by_device.setdefault(f.weather_device, []).append(f.id)
         self.detectors = {d: SnowfallDetector(d, self.params) for d in sorted(self._by_device)}
         self.enforcement = Enforcement(profile)
+        # Saved with the state, so a restart applies each person's action exactly once.
+        self.applied_action_id = 0
         ordered = sorted(frontages, key=lambda f: f.id)
         if probes is None:
             probes = {f.weather_device: f.cold_site for f in ordered}
@@ -292,6 +296,7 @@ class ClockEngine:
             self.clocks,
             self.enforcement.cases,
             self.cold.state(),
+            self.applied_action_id,
         )
         return _state_codec().dump_json(state)
 
@@ -303,6 +308,7 @@ class ClockEngine:
                 f"engine snapshot version {state.version}; this engine reads {SNAPSHOT_VERSION}"
             )
         self.now = state.now
+        self.applied_action_id = state.applied_action_id
         for device, detector in state.detectors.items():
             if device in self.detectors:
                 detector.params = self.params
