@@ -21,8 +21,8 @@ from rich.console import Console
 from rich.table import Table
 
 from sidewalk.alerts.cli import alerts_app
-from sidewalk.analytics.cold_cli import cold_app
 from sidewalk.analytics.clocks.events import ActionKind, action_kind
+from sidewalk.analytics.cold_cli import cold_app
 from sidewalk.core.clock import format_local
 from sidewalk.core.config import ConfigError, Settings, load_settings
 from sidewalk.core.profile import ProfileError, load_profile
