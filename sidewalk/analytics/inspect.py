@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -105,7 +105,6 @@ class InspectionReport:
     files: tuple[FileOutcome, ...]
     owner_status: OwnerReplacement
     notice: NoticeRecord | None
-    limits: DefectLimits = field(repr=False)
 
     @property
     def failures(self) -> tuple[FileOutcome, ...]:
@@ -203,6 +202,7 @@ def inspect_files(
     first_block: int = 0,
     progress: Progress | None = None,
     template_dir: Path | None = None,
+    issue_notice: bool = True,
 ) -> InspectionReport:
     """Measure, classify and store every file, then issue the § 370-5 notice if due.
 
@@ -211,7 +211,8 @@ def inspect_files(
     and file sha256; a repair notice by frontage and the set of files measured,
     a replacement notice by owner and the set of defective blocks; so running
     the same batch again stores and issues nothing new. ``progress``
-    is called as (done, total, source name) after each file.
+    is called as (done, total, source name) after each file. With
+    ``issue_notice=False`` the batch is only stored, for review before issuing.
     """
     if (kind == "photo" and calibration is None) or (kind == "depth" and intrinsics is None):
         need = "calibration" if kind == "photo" else "intrinsics"
@@ -236,17 +237,19 @@ def inspect_files(
             progress(n, len(sources), str(path))
     conditions = cases.owner_block_conditions(front.owner_id)
     status = owner_replacement_status((c.defective for c in conditions), limits)
-    notice = _issue_notice(
-        NoticeIssuer(cases, profile, template_dir),
-        frontage=frontage,
-        owner_id=front.owner_id,
-        measured=[o.inspection for o in outcomes if o.ok],
-        conditions=conditions,
-        status=status,
-        surveyed_at=when,
-        at=at or datetime.now(UTC),
-    )
-    return InspectionReport(frontage, front.owner_id, tuple(outcomes), status, notice, limits)
+    notice = None
+    if issue_notice:
+        notice = _issue_notice(
+            NoticeIssuer(cases, profile, template_dir),
+            frontage=frontage,
+            owner_id=front.owner_id,
+            measured=[o.inspection for o in outcomes if o.ok],
+            conditions=conditions,
+            status=status,
+            surveyed_at=when,
+            at=at or datetime.now(UTC),
+        )
+    return InspectionReport(frontage, front.owner_id, tuple(outcomes), status, notice)
 
 
 def _inspect_one(
@@ -378,10 +381,15 @@ def write_demo_scene(out_dir: Path, *, fault_mm: float = 25.4, seed: int = 11) -
     out_dir.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     base = random_scene(rng, spalls_per_block=(0, 0))
-    j0 = replace(base.joints[0], fault_mm=fault_mm, gap_mm=6.0)
-    b0 = replace(base.blocks[0], slope_x=0.0)
-    b1 = replace(base.blocks[1], z0_mm=base.blocks[0].z0_mm + fault_mm, slope_x=0.0)
-    scene = replace(base, joints=(j0, *base.joints[1:]), blocks=(b0, b1, *base.blocks[2:]))
+    # Flat blocks and tight joints everywhere, so the only defect is the one asked for.
+    faults = [fault_mm] + [0.0] * (len(base.joints) - 1)
+    joints = tuple(
+        replace(j, fault_mm=f, gap_mm=6.0) for j, f in zip(base.joints, faults, strict=True)
+    )
+    z0 = base.blocks[0].z0_mm
+    tops = [z0, *(z0 + sum(faults[: i + 1]) for i in range(len(faults)))]
+    blocks = tuple(replace(b, z0_mm=z, slope_x=0.0) for b, z in zip(base.blocks, tops, strict=True))
+    scene = replace(base, joints=joints, blocks=blocks)
     cam = depth_survey_camera(scene, rng, 0)
     paths = {
         "depth": out_dir / "depth.png",

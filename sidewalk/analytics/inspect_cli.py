@@ -46,6 +46,9 @@ FrontageOption = Annotated[str, typer.Option("--frontage", help="frontage id the
 SurveyedOption = Annotated[
     str | None, typer.Option(help="when surveyed, ISO 8601 with a UTC offset (default: now)")
 ]
+NoNoticeOption = Annotated[
+    bool, typer.Option("--no-notice", help="store the inspections only; issue no notice")
+]
 FirstBlockOption = Annotated[
     int, typer.Option(help="number of the first block seen, counted along the frontage")
 ]
@@ -93,6 +96,7 @@ def _run(
     config: Path | None,
     surveyed_at: str | None,
     first_block: int,
+    no_notice: bool,
     calibration: CameraCalibration | None = None,
     fiducial: FiducialSpec | None = None,
     intrinsics: DepthIntrinsics | None = None,
@@ -116,6 +120,7 @@ def _run(
             intrinsics=intrinsics,
             surveyed_at=_when(surveyed_at),
             first_block=first_block,
+            issue_notice=not no_notice,
             progress=lambda done, _total, _name: bar.update(task, completed=done),
         )
     _print(report)
@@ -156,7 +161,7 @@ def _print(report: InspectionReport) -> None:
         f" replace entire sidewalk: {'yes' if s.replace_entire_sidewalk else 'no'}"
     )
     if report.notice is None:
-        console.print("no notice due")
+        console.print("no notice issued")
     else:
         console.print(f"notice {report.notice.number} ({report.notice.kind}) issued")
     if report.failures:
@@ -173,6 +178,7 @@ def photos(  # noqa: PLR0917 (Typer maps parameters to options)
     marker_mm: Annotated[float, typer.Option(help="printed side of the ground marker")] = 150.0,
     surveyed_at: SurveyedOption = None,
     first_block: FirstBlockOption = 0,
+    no_notice: NoNoticeOption = False,
     config: ConfigOption = None,
 ) -> None:
     """Measure survey photos (crack and joint gap widths) and store the inspections."""
@@ -183,6 +189,7 @@ def photos(  # noqa: PLR0917 (Typer maps parameters to options)
         config=config,
         surveyed_at=surveyed_at,
         first_block=first_block,
+        no_notice=no_notice,
         calibration=load_calibration(calibration),
         fiducial=FiducialSpec(side_mm=marker_mm),
     )
@@ -201,6 +208,7 @@ def depth(  # noqa: PLR0917 (Typer maps parameters to options)
     cy: Annotated[float | None, typer.Option(help="principal point y, pixels")] = None,
     surveyed_at: SurveyedOption = None,
     first_block: FirstBlockOption = 0,
+    no_notice: NoNoticeOption = False,
     config: ConfigOption = None,
 ) -> None:
     """Measure depth maps (faults, gaps, deterioration) and store the inspections."""
@@ -218,6 +226,7 @@ def depth(  # noqa: PLR0917 (Typer maps parameters to options)
         config=config,
         surveyed_at=surveyed_at,
         first_block=first_block,
+        no_notice=no_notice,
         intrinsics=intr,
     )
 

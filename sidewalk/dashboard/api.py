@@ -10,9 +10,10 @@ here. Owner names and mailing addresses go only to roles with
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
+from pathlib import PurePath
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
@@ -21,6 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sidewalk.analytics.clocks.cold_weather import subgrade_frozen, sump_discharge_window
 from sidewalk.analytics.clocks.permits import in_frozen_ground_window
+from sidewalk.analytics.defects import owner_replacement_status
+from sidewalk.analytics.inspect import defect_limits
 from sidewalk.core.contract import SnowMeasurement, WeatherReading
 from sidewalk.core.profile import Profile
 from sidewalk.dashboard.auth import (
@@ -42,6 +45,7 @@ from sidewalk.storage.cases import (
     ClockRecord,
     DashboardRecords,
     FrontageRecord,
+    InspectionRecord,
     NotFoundError,
     NoticeRecord,
     OwnerRecord,
@@ -256,6 +260,22 @@ class Api:
         if user.may("owner_details"):
             out["owner"] = {"name": b.owner_name, "address_lines": list(b.owner_address_lines)}
         return out
+
+    def inspection_view(
+        self, i: InspectionRecord, frontages: Mapping[str, FrontageRecord]
+    ) -> dict[str, Any]:
+        """One stored inspection: per-block measured vs limit (with citation) and evidence."""
+        sha = i.evidence_sha256
+        return {
+            "id": i.id, "frontage": i.frontage_id,
+            "address": frontages[i.frontage_id].street_address,
+            "surveyed_at": _iso(i.surveyed_at), "kind": i.kind,
+            "source": PurePath(i.source_name).name, "status": i.status, "failure": i.failure,
+            "blocks": [dict(b) for b in i.blocks],
+            "evidence_url": (f"/api/frames/{sha}"
+                             if sha and self.evidence is not None and sha in self.evidence
+                             else None),
+        }  # fmt: skip
 
     def alerts(self, limit: int = 20) -> list[AuditRecord]:
         rows = [a for a in self.records.recent_audit(400) if a.action in ALERT_ACTIONS]
@@ -699,13 +719,44 @@ class Api:
 
         @r.get("/defects", tags=["defects"])
         def defects(user: Reader) -> dict[str, Any]:
-            """Inspection results and the per-owner 80 % status (none are stored yet)."""
-            share = api.profile.sidewalk_condition.replacement_share
+            """Stored § 370-5 inspections per frontage and each owner's 80 % status."""
+            cond = api.profile.sidewalk_condition
+            share = cond.replacement_share
+            limits = defect_limits(api.profile)
+            frontages = {f.id: f for f in api.cases.list_frontages()}
+            inspections = [api.inspection_view(i, frontages) for i in api.cases.list_inspections()]
+            owners = api.owners_for(user)
+            by_owner: dict[str, list[str]] = {}
+            for f in frontages.values():
+                by_owner.setdefault(f.owner_id, []).append(f.id)
+            owner_rows = []
+            for owner_id, fids in sorted(by_owner.items()):
+                blocks = api.cases.owner_block_conditions(owner_id)
+                if not blocks:
+                    continue
+                status = owner_replacement_status((b.defective for b in blocks), limits)
+                row: dict[str, Any] = {
+                    "frontages": sorted(fids),
+                    "total_blocks": status.total_blocks,
+                    "defective_blocks": status.defective_blocks,
+                    "defective_fraction": round(status.defective_fraction, 4),
+                    "replace_entire_sidewalk": status.replace_entire_sidewalk,
+                    "defective": [{"frontage": b.frontage_id, "block": b.block}
+                                  for b in blocks if b.defective],
+                }  # fmt: skip
+                if owners is not None:
+                    row["owner"] = {"name": owners[owner_id].name}
+                owner_rows.append(row)
             return {
                 "replacement_share": {"value": str(share.value), "unit": share.unit,
                                       "citation": share.citation},
-                "inspections": [],
-                "owners": [],
+                "limits": [
+                    {"rule": n, "limit_mm": round(getattr(cond, n).length_mm, 2),
+                     "citation": getattr(cond, n).citation}
+                    for n in ("vertical_differential", "horizontal_gap", "surface_deterioration")
+                ],
+                "inspections": inspections,
+                "owners": owner_rows,
             }  # fmt: skip
 
         @r.get("/audit", tags=["records"])

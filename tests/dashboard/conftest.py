@@ -14,6 +14,7 @@ import httpx
 import pytest
 import uvicorn
 
+from sidewalk.analytics.inspect import inspect_files, load_intrinsics, write_demo_scene
 from sidewalk.core.contract import SnowMeasurement
 from sidewalk.core.profile import load_profile
 from sidewalk.dashboard.app import create_app
@@ -32,6 +33,7 @@ class Dashboard:
     storm: ReplayedStorm
     ticker: ActionTicker
     frame_sha256: str
+    inspection_sha256: str
 
     def login(self, role: str) -> httpx.Client:
         """A client logged in as the ``role`` account, with its CSRF token in a header."""
@@ -58,6 +60,20 @@ def add_camera_frame(storm: ReplayedStorm, evidence: EvidenceStore) -> str:
     return sha
 
 
+def add_inspection(storm: ReplayedStorm, evidence: EvidenceStore, out: Path) -> str:
+    """A 1-in fault measured on 101 Main St (Alice Anders), stored without a notice
+    (so the storm's notice list is unchanged); returns the evidence image's sha256."""
+    files = write_demo_scene(out)
+    report = inspect_files(
+        [files["depth"]], frontage="main-st-101", kind="depth", cases=storm.cases,
+        evidence=evidence, profile=load_profile(), intrinsics=load_intrinsics(files["intrinsics"]),
+        surveyed_at=storm.end, issue_notice=False,
+    )  # fmt: skip
+    sha = report.files[0].inspection.evidence_sha256
+    assert sha is not None
+    return sha
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -72,6 +88,7 @@ def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
         add_user(storm.cases, role, PASSWORD, role, who="test")
     evidence = EvidenceStore(tmp_path_factory.mktemp("evidence"))
     frame_sha256 = add_camera_frame(storm, evidence)
+    inspection_sha256 = add_inspection(storm, evidence, tmp_path_factory.mktemp("demo-scene"))
     app = create_app(
         storm.cases, storm.timeseries, profile, secret_key="test-secret-key-0123456789",
         now=lambda: storm.end, login_max_failures=3, evidence=evidence,
@@ -90,7 +107,7 @@ def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
         time.sleep(0.02)
     ticker = ActionTicker(storm.runner, interval_s=0.1)
     ticker.start()
-    yield Dashboard(f"http://127.0.0.1:{port}", storm, ticker, frame_sha256)
+    yield Dashboard(f"http://127.0.0.1:{port}", storm, ticker, frame_sha256, inspection_sha256)
     ticker.stop()
     server.should_exit = True
     thread.join(timeout=10)

@@ -250,3 +250,38 @@ def test_latest_frame_is_served_to_every_role(dashboard: Dashboard) -> None:
     assert hashlib.sha256(frame.content).hexdigest() == dashboard.frame_sha256
     assert dashboard.login("viewer").get(f"/api/frames/{'0' * 64}").status_code == 404
     assert httpx.get(f"{dashboard.url}{latest['frame_url']}").status_code == 401
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_defects_show_the_inspection_and_owner_status(dashboard: Dashboard, role: str) -> None:
+    client = dashboard.login(role)
+    d = client.get("/api/defects").json()
+    (insp,) = d["inspections"]
+    assert (insp["frontage"], insp["address"], insp["status"]) == (
+        "main-st-101",
+        "101 Main St",
+        "ok",
+    )
+    assert [b["defective"] for b in insp["blocks"]] == [True, True]
+    vertical = [c for c in insp["blocks"][0]["checks"] if c["rule"] == "vertical_differential"]
+    assert vertical[0]["measured_mm"] == pytest.approx(25.4, abs=1.6)
+    assert vertical[0]["limit_mm"] == pytest.approx(19.05)
+    assert vertical[0]["citation"].startswith("§ 370-5")
+    assert {lim["rule"] for lim in d["limits"]} == {
+        "vertical_differential",
+        "horizontal_gap",
+        "surface_deterioration",
+    }
+    (owner,) = d["owners"]
+    assert (owner["total_blocks"], owner["defective_blocks"]) == (2, 2)
+    assert owner["replace_entire_sidewalk"] is True
+    assert owner["frontages"] == ["main-st-101"]
+    shows_owners = role in {"clerk", "admin"}
+    assert ("owner" in owner) == shows_owners
+    assert ("Alice Anders" in client.get("/api/defects").text) == shows_owners
+
+    image = client.get(insp["evidence_url"])
+    assert image.status_code == 200
+    assert image.headers["content-type"] == "image/jpeg"
+    assert hashlib.sha256(image.content).hexdigest() == dashboard.inspection_sha256
+    assert httpx.get(f"{dashboard.url}{insp['evidence_url']}").status_code == 401

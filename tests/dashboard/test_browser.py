@@ -148,6 +148,14 @@ def test_other_pages_render_for_a_viewer_without_owner_names(
         assert frame.evaluate("img => img.naturalWidth") > 0
     if page_name == "devices":
         expect(page.locator("main")).to_contain_text("pole-main-01")
+    if page_name == "defects":  # the 1-in fault stored on 101 Main St, drawn red
+        evidence = page.locator("main img.evidence")
+        expect(evidence).to_have_count(1)
+        expect(evidence).to_have_js_property("complete", True)
+        assert evidence.evaluate("img => img.naturalWidth") > 0
+        expect(page.locator("main tr.bad")).to_have_count(2)  # both blocks, vertical
+        expect(page.locator("main")).to_contain_text("vertical differential")
+        expect(page.locator("main")).not_to_contain_text("Alice Anders")
     shot(page, f"10-{page_name}")
     assert errors == []
     page.close()

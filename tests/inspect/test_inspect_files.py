@@ -53,7 +53,9 @@ def test_one_inch_fault_is_stored_and_noticed_once(
     assert fault_rec.result["joints"][0]["vertical_differential_uncertainty_mm"] > 0
     # The annotated evidence is a real JPEG in the content-addressed store, with red marks.
     assert fault_rec.evidence_sha256 in evidence
-    img = cv2.imdecode(np.frombuffer(evidence.get(str(fault_rec.evidence_sha256)), np.uint8), 1)
+    img = np.asarray(
+        cv2.imdecode(np.frombuffer(evidence.get(str(fault_rec.evidence_sha256)), np.uint8), 1)
+    )
     assert ((img[..., 2] > 200) & (img[..., 1] < 60) & (img[..., 0] < 60)).sum() > 100
 
     assert (report.owner_status.total_blocks, report.owner_status.defective_blocks) == (4, 2)
@@ -99,6 +101,7 @@ def test_eighty_percent_of_the_owners_blocks_calls_for_replacement(
         assert report.notice is not None
     assert shares == [0.667, 0.75, 0.8]
     last = report.notice
+    assert last is not None
     assert last.kind == "replacement_notice"
     assert last.frontage_id == FRONTAGES[-1]
     assert last.citation == profile.sidewalk_condition.replacement_share.citation
@@ -121,7 +124,7 @@ def test_bad_files_are_recorded_and_the_batch_goes_on(
 ) -> None:
     garbage = tmp_path / "garbage.jpg"
     garbage.write_bytes(b"not an image at all")
-    photo = cv2.imread(str(faulted["photo"]))
+    photo = np.asarray(cv2.imread(str(faulted["photo"])))
     bright = tmp_path / "bright.jpg"
     cv2.imwrite(str(bright), np.clip(photo.astype(np.int32) * 4, 0, 255).astype(np.uint8))
     files = [tmp_path / "missing.jpg", garbage, bright, faulted["photo"]]

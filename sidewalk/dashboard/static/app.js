@@ -326,10 +326,36 @@ function pathSketch(s, requiredMm) {
 
 async function defectsPage() {
   const d = await api("/api/defects");
+  const num = (v) => (v === null || v === undefined ? "–" : Number(v).toFixed(1));
+  const pct = (f) => `${Math.round(f * 100)} %`;
+  const owners = h("section", { class: "panel" }, h("h2", {}, "Owners (§ 370-5 (11), 80 % rule)"),
+    d.owners.length
+      ? h("table", { class: "owners" },
+          h("thead", {}, h("tr", {}, ...["Owner", "Frontages", "Defective blocks", "Share", "Replace entire sidewalk"].map((t) => h("th", {}, t)))),
+          h("tbody", {}, ...d.owners.map((o) => h("tr", {},
+            h("td", {}, o.owner ? o.owner.name : "–"), h("td", {}, o.frontages.join(", ")),
+            h("td", {}, `${o.defective_blocks} of ${o.total_blocks} surveyed`), h("td", {}, pct(o.defective_fraction)),
+            h("td", { class: o.replace_entire_sidewalk ? "bad" : "" }, o.replace_entire_sidewalk ? "yes" : "no")))))
+      : h("p", { class: "muted" }, "No surveyed blocks yet."));
+  const checkRow = (b, c) => h("tr", { class: c.failed ? "bad" : "" },
+    h("td", {}, String(b.block)), h("td", {}, c.rule.replaceAll("_", " ")),
+    h("td", {}, `${num(c.measured_mm)} ± ${num(c.uncertainty_mm)} mm`), h("td", {}, `${c.limit_mm} mm`),
+    h("td", {}, c.failed ? "defective" : "ok", c.confident ? "" : " (within 2σ)"), h("td", {}, c.citation || ""));
+  const inspection = (i) => h("section", { class: "panel inspection" },
+    h("h2", {}, `${i.address} (${i.frontage}) — ${i.kind} ${i.source}, ${fmt(i.surveyed_at)}`),
+    i.status !== "ok" ? h("p", { class: "error-text" }, `Not measured: ${i.failure}`) : "",
+    i.evidence_url ? h("img", { src: i.evidence_url, alt: `annotated evidence for ${i.source}`, class: "frame evidence" }) : "",
+    i.blocks.length
+      ? h("table", {},
+          h("thead", {}, h("tr", {}, ...["Block", "Rule", "Measured", "Limit", "Verdict", "Citation"].map((t) => h("th", {}, t)))),
+          h("tbody", {}, ...i.blocks.flatMap((b) => b.checks.map((c) => checkRow(b, c)))))
+      : "");
   main.replaceChildren(h("h1", {}, "Defects"),
     h("section", { class: "panel" },
       h("p", {}, `Replacement rule: ${d.replacement_share.value} ${d.replacement_share.unit} of an owner's blocks defective → the entire sidewalk is replaced (${d.replacement_share.citation}).`),
-      d.inspections.length ? "" : h("p", { class: "muted" }, "No inspection results are stored yet.")));
+      h("p", {}, "Limits: ", d.limits.map((l) => `${l.rule.replaceAll("_", " ")} ${l.limit_mm} mm (${l.citation})`).join("; "), ".")),
+    owners,
+    ...(d.inspections.length ? d.inspections.map(inspection) : [h("p", { class: "muted" }, "No inspection results are stored yet.")]));
 }
 
 async function coldPage() {

@@ -33,9 +33,7 @@ def upgrade() -> None:
         sa.Column("result", sa.JSON(), nullable=False),
         sa.Column("blocks", sa.JSON(), nullable=False),
         sa.Column("evidence_sha256", sa.String(length=64), nullable=True),
-        sa.CheckConstraint(
-            "kind IN ('photo', 'depth', 'laser')", name=op.f("ck_inspections_kind")
-        ),
+        sa.CheckConstraint("kind IN ('photo', 'depth', 'laser')", name=op.f("ck_inspections_kind")),
         sa.CheckConstraint("status IN ('ok', 'failed')", name=op.f("ck_inspections_status")),
         sa.ForeignKeyConstraint(
             ["frontage_id"], ["frontages.id"], name=op.f("fk_inspections_frontage_id_frontages")
