@@ -53,7 +53,12 @@ def profile_for(settings: Settings) -> Profile:
 
 def open_cases(database_url: str, profile: Profile) -> CaseStore:
     """The case records, migrated to the current schema."""
-    cases = CaseStore(database_url, zone=profile.village.timezone)
+    secret = Secrets.from_env().db_password  # never in the URL or the config file
+    cases = CaseStore(
+        database_url,
+        password=secret.get_secret_value() if secret else None,
+        zone=profile.village.timezone,
+    )
     cases.create_schema()
     return cases
 

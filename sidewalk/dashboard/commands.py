@@ -16,7 +16,6 @@ from sidewalk.dashboard.app import create_app, serve
 from sidewalk.dashboard.auth import add_user
 from sidewalk.dashboard.demo import ActionTicker, replay_storm
 from sidewalk.scenarios import Scenario
-from sidewalk.storage.cases import CaseStore
 from sidewalk.storage.evidence import EvidenceStore
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore
 
@@ -33,11 +32,10 @@ def secret_from_env() -> str:
 
 def add_user_command(settings: Settings, username: str, password: str, role: str) -> None:
     """Create a dashboard account in the configured case database."""
-    cases = CaseStore(
-        settings.cases.database_url, zone=load_profile(settings.profile).village.timezone
-    )
+    from sidewalk.system import open_cases  # the password comes from the environment
+
+    cases = open_cases(settings.cases.database_url, load_profile(settings.profile))
     try:
-        cases.create_schema()
         add_user(cases, username, password, role, who="cli")
     finally:
         cases.close()
@@ -56,8 +54,9 @@ def dashboard_command(
     ``now`` freezes the dashboard's clock (a replayed storm's end); default wall time.
     """
     profile = load_profile(settings.profile)
-    cases = CaseStore(settings.cases.database_url, zone=profile.village.timezone)
-    cases.create_schema()
+    from sidewalk.system import open_cases  # the password comes from the environment
+
+    cases = open_cases(settings.cases.database_url, profile)
     path = settings.timeseries.sqlite_path
     timeseries = SqliteTimeSeriesStore(path) if path.exists() else None
     # Where ingest keeps evidence JPEGs (the CLI's ingest uses the same directory).
