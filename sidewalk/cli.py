@@ -24,6 +24,7 @@ from sidewalk.alerts.cli import alerts_app
 from sidewalk.analytics.clocks.events import ActionKind, action_kind
 from sidewalk.analytics.cold_cli import cold_app
 from sidewalk.analytics.inspect_cli import inspect_app
+from sidewalk.analytics.street_cli import street_app
 from sidewalk.core.clock import format_local
 from sidewalk.core.config import ConfigError, Settings, load_settings
 from sidewalk.core.profile import ProfileError, load_profile
@@ -34,6 +35,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 app.add_typer(edge_app, name="edge")
 app.add_typer(alerts_app, name="notices")
 app.add_typer(cold_app, name="cold")
+app.add_typer(street_app, name="street")
 app.add_typer(inspect_app, name="inspect")
 console = Console()
 

@@ -6,10 +6,13 @@ re-derives the same events and stores nothing twice. Decisions that need a
 written notice go to ``on_violation``/``on_notice`` (the notice issuer in
 ``alerts/``): analytics decides, alerts writes to people.
 
-Cold-weather transitions carry the frontages they concern (``detail["frontages"]``):
-each gets a clock record keyed ``<frontage>/<clock>/<site, pour or permit id>``;
+Cold-weather, obstruction and sweeping transitions carry the frontages they concern
+(``detail["frontages"]``): each gets a clock record keyed
+``<frontage>/<clock>/<site, pour, permit, obstruction or incident id>``;
 one that concerns no frontage (a permit entered without one) goes to the audit
-log instead. Findings on pours and permits go to the audit log.
+log instead. Findings on pours, permits, obstructions and sweeping go to the audit
+log; an obstruction or missed sweeping is a violation record (keyed
+``obstruction:<id>``/``sweeping:<id>``) that its abatement order hangs on.
 """
 
 from __future__ import annotations
@@ -32,9 +35,11 @@ from sidewalk.analytics.clocks.events import (
     NoticeRequired,
     OffenseCounted,
     RuleFinding,
+    StreetCase,
     TaxRollDue,
     Transition,
 )
+from sidewalk.analytics.clocks.obstructions import OBSTRUCTION, SWEEPING
 from sidewalk.core.clock import to_ms
 from sidewalk.core.profile import Profile
 from sidewalk.storage import cases as records
@@ -45,8 +50,12 @@ CLOSING = {
     ENFORCEMENT: {"cured", "paid", "tax_roll"},
     # A frozen-subgrade record follows its site for good; an expired permit may be renewed.
     KEEP_OFF: {"ended"},
+    # An overdue obstruction or sweeping incident goes on as the village's abatement.
+    OBSTRUCTION: {"compliant", "removed", "overdue"},
+    SWEEPING: {"swept", "overdue"},
 }
-COLD = {FROZEN_SUBGRADE, KEEP_OFF, OPENING_PERMIT}
+# Clocks about a site, pour, permit, obstruction or incident, carried by the frontages named.
+COLD = {FROZEN_SUBGRADE, KEEP_OFF, OPENING_PERMIT, OBSTRUCTION, SWEEPING}
 
 
 def record_cause(cause: Cause) -> records.Cause:
@@ -78,6 +87,11 @@ class CaseRecorder:
                 found.append(self._violation(event))
             elif isinstance(event, NoticeRequired):
                 self._notice(event)
+            elif isinstance(event, StreetCase):
+                self.cases.record_violation(
+                    event.key, event.frontage, event.rule, event.at,
+                    citation=event.citation, evidence=event.evidence,
+                )  # fmt: skip
             elif isinstance(event, AbatementOrdered):
                 self._abatement(event)
             elif isinstance(event, OffenseCounted):
@@ -133,6 +147,23 @@ class CaseRecorder:
 
     def _cold_rules(self, kind: str) -> list[records.RuleUse]:
         cold = self.profile.cold_weather
+        if kind == OBSTRUCTION:
+            rules = self.profile.obstructions
+            return [
+                records.RuleUse.from_rule(
+                    "obstructions.fixture_min_clear_width", rules.fixture_min_clear_width
+                ),
+                records.RuleUse.from_rule(
+                    "obstructions.sidewalk_removal_after_notice",
+                    rules.sidewalk_removal_after_notice,
+                ),
+            ]
+        if kind == SWEEPING:
+            return [
+                records.RuleUse.from_rule(
+                    "streets.sweeping_deadline", self.profile.streets.sweeping_deadline
+                )
+            ]
         if kind == FROZEN_SUBGRADE:
             return [
                 records.RuleUse.from_rule(

@@ -18,7 +18,9 @@ the whole frontage.
 
 The engine also runs the cold-weather clocks (``cold_weather.ColdWeatherClocks``:
 frozen subgrade per site, keep-off per pour, validity per street-opening
-permit) on the same readings and on the pours and permits staff record.
+permit) on the same readings and on the pours and permits staff record, and
+the § 370-8 obstruction and § 144-17 sweeping clocks (``obstructions.StreetClocks``)
+on what inspectors record.
 """
 
 from __future__ import annotations
@@ -58,6 +60,12 @@ from sidewalk.analytics.clocks.events import (
     RuleFinding,
     Transition,
 )
+from sidewalk.analytics.clocks.obstructions import (
+    Obstruction,
+    StreetClocks,
+    StreetState,
+    SweepingIncident,
+)
 from sidewalk.analytics.clocks.permits import (
     Excavation,
     Finding,
@@ -68,8 +76,18 @@ from sidewalk.core.calendar import plus_elapsed
 from sidewalk.core.clock import require_aware
 from sidewalk.core.contract import AnyReading, SnowMeasurement, WeatherReading
 from sidewalk.core.profile import Profile
+from sidewalk.core.units import length_to_mm
 
 CLEARING = "clearing"
+STREET_ACTIONS = frozenset(
+    {
+        "record_obstruction",
+        "obstruction_notice_delivered",
+        "obstruction_removed",
+        "record_sweeping_incident",
+        "sweeping_done",
+    }
+)
 SNAPSHOT_VERSION = 1
 
 
@@ -140,6 +158,8 @@ class EngineState:
     cold: ColdState | None = None
     # The last person action (case-record id) whose effects this state includes.
     applied_action_id: int = 0
+    # Absent from snapshots written before the obstruction and sweeping clocks: starts empty.
+    street: StreetState | None = None
 
 
 @cache
@@ -179,6 +199,7 @@ class ClockEngine:
         for f in ordered:
             self._site_frontages.setdefault(f.cold_site, []).append(f.id)
         self.cold = ColdWeatherClocks(profile, dict(probes))
+        self.street = StreetClocks(profile)
 
     # -- input -------------------------------------------------------------
 
@@ -226,6 +247,8 @@ class ClockEngine:
             return self._record_pour(action)
         if action.kind == "record_permit":
             return self._record_permit(action)
+        if action.kind in STREET_ACTIONS:
+            return self._street_action(action)
         return self.enforcement.act(action)
 
     def advance(self, to: datetime) -> list[Event]:
@@ -243,6 +266,7 @@ class ClockEngine:
                 events += self._decide(clock)
         events += self.enforcement.advance(to)
         events += self._cold(self.cold.advance(to))
+        events += self.street.advance(to)
         return events
 
     def _camera_caught_up(self, clock: ClearingClock) -> bool:
@@ -283,6 +307,9 @@ class ClockEngine:
         cold_due = self.cold.next_due()
         if cold_due is not None:
             due.append(cold_due)
+        street_due = self.street.next_due()
+        if street_due is not None:
+            due.append(street_due)
         return min(due, default=None)
 
     # -- restart ---------------------------------------------------------------
@@ -297,6 +324,7 @@ class ClockEngine:
             self.enforcement.cases,
             self.cold.state(),
             self.applied_action_id,
+            self.street.state(),
         )
         return _state_codec().dump_json(state)
 
@@ -319,6 +347,8 @@ class ClockEngine:
         self.enforcement.load({k: c for k, c in state.cases.items() if c.frontage in self.clocks})
         if state.cold is not None:
             self.cold.load(state.cold)
+        if state.street is not None:
+            self.street.load(state.street)
 
     # -- cold weather: pours and permits staff record ----------------------------
 
@@ -401,6 +431,42 @@ class ClockEngine:
             return list(self._site_frontages.get(pour.site or "", []))
         permit = self.cold.permits[t.frontage].permit
         return [permit.frontage] if permit.frontage else []
+
+    # -- obstructions (§ 370-8) and street sweeping (§ 144-17) ------------------------
+
+    def _street_action(self, action: PersonAction) -> list[Event]:
+        detail, cause = action.detail, action.cause
+        if action.kind == "record_obstruction":
+            frontage = self._required_frontage(detail)
+            observed = _instant(detail, "observed_at") if "observed_at" in detail else action.at
+            obstruction = Obstruction(
+                action.target,
+                str(detail.get("location") or frontage),
+                "sidewalk",
+                observed,
+                clear_width_mm=_width_mm(detail),
+            )
+            description = str(detail.get("description") or "")
+            return list(self.street.observe_obstruction(obstruction, frontage, description, cause))
+        if action.kind == "obstruction_notice_delivered":
+            return list(self.street.notice_delivered(action.target, action.at, cause))
+        if action.kind == "obstruction_removed":
+            return list(self.street.removed(action.target, action.at, cause))
+        if action.kind == "record_sweeping_incident":
+            frontage = self._required_frontage(detail)
+            occurred = _instant(detail, "occurred_at") if "occurred_at" in detail else action.at
+            incident = SweepingIncident(
+                action.target, str(detail.get("location") or frontage), occurred
+            )
+            description = str(detail.get("description") or "")
+            return list(self.street.record_sweeping(incident, frontage, description, cause))
+        return list(self.street.swept(action.target, action.at, cause))
+
+    def _required_frontage(self, detail: Mapping[str, Any]) -> str:
+        frontage = self._known_frontage(detail.get("frontage"))
+        if frontage is None:
+            raise ValueError("a frontage is required (its records carry the case)")
+        return frontage
 
     # -- the § 370-10 A sequence ------------------------------------------------
 
@@ -510,6 +576,22 @@ class ClockEngine:
         if until - latest.at > self.params.evidence_max_age:
             return None
         return latest
+
+
+def _width_mm(detail: Mapping[str, Any]) -> float:
+    """The observed clear width: ``clear_width_mm``, or ``clear_width_ft`` (+ ``_in``)."""
+    if "clear_width_mm" in detail:
+        parts = [(detail["clear_width_mm"], "mm")]
+    elif "clear_width_ft" in detail:
+        parts = [(detail["clear_width_ft"], "feet"), (detail.get("clear_width_in", 0), "inches")]
+    else:
+        raise ValueError("the clear width is required: clear_width_mm, or clear_width_ft (+ _in)")
+    total = 0.0
+    for value, unit in parts:
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise ValueError(f"a clear width must be a number ≥ 0, not {value!r}")
+        total += length_to_mm(float(value), unit)
+    return total
 
 
 def _instant(detail: Mapping[str, Any], name: str) -> datetime:

@@ -91,6 +91,13 @@ ActionKind = Literal[
     # Cold weather (§ 370-5 (9), §§ 370-6, 370-7): ``target`` is the pour or permit id.
     "record_pour",  # concrete placed: detail kind, site, at (location, frontage, forecast)
     "record_permit",  # a street-opening permit: detail street, opened_at (approved_at, …)
+    # Obstructions (§ 370-8) and street sweeping (§ 144-17): ``target`` is the obstruction's
+    # or incident's id.
+    "record_obstruction",  # seen by an inspector: detail frontage, clear width, description
+    "obstruction_notice_delivered",  # the written notice reached the owner: 24 h run from here
+    "obstruction_removed",  # an inspector saw it gone
+    "record_sweeping_incident",  # construction debris on the street: detail frontage, location
+    "sweeping_done",  # the contractor swept the street
 ]
 
 
@@ -105,8 +112,9 @@ def action_kind(name: str) -> ActionKind:
 class PersonAction:
     """Something a person recorded.
 
-    ``target`` is a violation key, for ``record_treated`` a frontage id, and for
-    ``record_pour``/``record_permit`` the pour's or permit's id.
+    ``target`` is a violation key, for ``record_treated`` a frontage id, for
+    ``record_pour``/``record_permit`` the pour's or permit's id, and for the
+    obstruction and sweeping actions the obstruction's or incident's id.
     """
 
     kind: ActionKind
@@ -193,8 +201,9 @@ class TaxRollDue:
 class RuleFinding:
     """A rule checked against a staff-entered record found it wrong or uncertain.
 
-    ``subject`` is ``pour:<id>`` or ``permit:<id>``; ``at`` is the event time the
-    finding is about (the pour, the opening).
+    ``subject`` is ``pour:<id>``, ``permit:<id>``, ``obstruction:<id>`` or
+    ``sweeping:<id>``; ``at`` is the event time the finding is about (the pour,
+    the opening, the observation, the missed deadline).
     """
 
     subject: str
@@ -207,7 +216,29 @@ class RuleFinding:
     notes: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class StreetCase:
+    """A § 370-8 or § 144-17 violation: the case that notices and abatement hang on.
+
+    ``key`` is ``obstruction:<id>`` or ``sweeping:<id>``, so a replay finds the same case.
+    """
+
+    key: str
+    frontage: str
+    rule: str
+    citation: str | None
+    at: datetime
+    evidence: dict[str, Any]
+
+
 EnforcementEvent = NoticeRequired | HazardCandidate | AbatementOrdered | OffenseCounted | TaxRollDue
 
 
-Event = Transition | ClearingViolation | ClearingUnverified | EnforcementEvent | RuleFinding
+Event = (
+    Transition
+    | ClearingViolation
+    | ClearingUnverified
+    | EnforcementEvent
+    | RuleFinding
+    | StreetCase
+)

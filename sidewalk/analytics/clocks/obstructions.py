@@ -10,10 +10,17 @@ street (§ 144-17) is swept within 24 hours of the incident.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Literal
 
+from sidewalk.analytics.clocks.events import (
+    AbatementOrdered,
+    Cause,
+    RuleFinding,
+    StreetCase,
+    Transition,
+)
 from sidewalk.analytics.clocks.permits import Finding
 from sidewalk.core.calendar import (
     Deadline,
@@ -261,3 +268,242 @@ def sweeping_check(incident: SweepingIncident, profile: Profile, at: datetime) -
                 Finding.missed(payment, "violation", "sweeping costs not paid in time", payment.due)
             )
     return findings
+
+
+# -- the engine piece: § 370-8 removal and § 144-17 sweeping clocks, live ----------
+
+OBSTRUCTION = "obstruction"
+SWEEPING = "sweeping"
+
+
+@dataclass
+class _ObstructionClock:
+    obstruction: Obstruction
+    frontage: str
+    state: str
+    deadline: Deadline | None = None
+
+
+@dataclass
+class _SweepingClock:
+    incident: SweepingIncident
+    frontage: str
+    deadline: Deadline
+    state: str = "sweeping_period"
+
+
+@dataclass
+class StreetState:
+    """What ``StreetClocks`` must remember across a restart."""
+
+    now: datetime | None
+    obstructions: dict[str, _ObstructionClock]
+    sweeping: dict[str, _SweepingClock]
+
+
+StreetEvent = Transition | RuleFinding | StreetCase | AbatementOrdered
+
+
+@dataclass
+class StreetClocks:
+    """Obstruction removal clocks and sweeping clocks, from what inspectors record.
+
+    Transitions use the engine's ``Transition`` with the obstruction's or
+    incident's id in its ``frontage`` field (as the cold-weather clocks do) and
+    the frontage whose records carry it in ``detail["frontages"]``.
+    """
+
+    profile: Profile
+    now: datetime | None = None
+    obstructions: dict[str, _ObstructionClock] = field(default_factory=dict)
+    sweeping: dict[str, _SweepingClock] = field(default_factory=dict)
+
+    def observe_obstruction(
+        self, obstruction: Obstruction, frontage: str, description: str, cause: Cause
+    ) -> list[StreetEvent]:
+        """An inspector saw something narrowing the walk: a case if under the clear width."""
+        if obstruction.id in self.obstructions:
+            raise ValueError(f"obstruction {obstruction.id!r} is already recorded")
+        finding = clear_width_finding(obstruction, self.profile)
+        state = "obstructed" if finding else "compliant"
+        clock = _ObstructionClock(obstruction, frontage, "none")
+        self.obstructions[obstruction.id] = clock
+        rule = self.profile.obstructions.fixture_min_clear_width
+        detail: dict[str, object] = {
+            "clear_width_mm": obstruction.clear_width_mm,
+            "required_width_mm": rule.length_mm,
+            "description": description,
+            "citation": rule.citation,
+        }
+        out: list[StreetEvent] = [self._move(clock, state, obstruction.observed_at, cause, detail)]
+        if finding is not None:
+            subject = f"{OBSTRUCTION}:{obstruction.id}"
+            out += [
+                _rule_finding(subject, finding),
+                StreetCase(
+                    subject, frontage, finding.rule, finding.citation, finding.at,
+                    {**detail, "location": obstruction.location},
+                ),
+            ]  # fmt: skip
+        return out
+
+    def notice_delivered(
+        self, obstruction_id: str, at: datetime, cause: Cause
+    ) -> list[StreetEvent]:
+        """The written notice reached the owner: the removal clock runs from ``at``."""
+        clock = self._obstruction(obstruction_id)
+        if clock.state != "obstructed":
+            raise ValueError(
+                f"obstruction {obstruction_id!r} is {clock.state}, not awaiting notice"
+            )
+        clock.obstruction = replace(clock.obstruction, notice_delivered_at=at)
+        clock.deadline = removal_deadline(clock.obstruction, self.profile)
+        assert clock.deadline is not None
+        detail: dict[str, object] = {
+            "until": clock.deadline.due.isoformat(),
+            "rule": clock.deadline.rule,
+            "citation": clock.deadline.citation,
+        }
+        return [self._move(clock, "removal_period", at, cause, detail)]
+
+    def removed(self, obstruction_id: str, at: datetime, cause: Cause) -> list[StreetEvent]:
+        """An inspector saw it gone; after the deadline the village's abatement stands."""
+        clock = self._obstruction(obstruction_id)
+        if clock.state not in {"obstructed", "removal_period"}:
+            raise ValueError(f"obstruction {obstruction_id!r} is {clock.state}; nothing to remove")
+        if clock.deadline is not None and clock.deadline.passed(at):
+            return self._overdue(clock)  # removed too late: decided at the deadline all the same
+        clock.obstruction = replace(clock.obstruction, removed_at=at)
+        return [self._move(clock, "removed", at, cause, {})]
+
+    def record_sweeping(
+        self, incident: SweepingIncident, frontage: str, description: str, cause: Cause
+    ) -> list[StreetEvent]:
+        """Construction debris on the street: the contractor's 24 hours run from the incident."""
+        if incident.id in self.sweeping:
+            raise ValueError(f"sweeping incident {incident.id!r} is already recorded")
+        deadline = sweeping_deadline(incident, self.profile)
+        clock = _SweepingClock(incident, frontage, deadline, "none")
+        self.sweeping[incident.id] = clock
+        detail: dict[str, object] = {
+            "until": deadline.due.isoformat(),
+            "rule": deadline.rule,
+            "citation": deadline.citation,
+            "location": incident.location,
+            "description": description,
+        }
+        return [self._move(clock, "sweeping_period", incident.occurred_at, cause, detail)]
+
+    def swept(self, incident_id: str, at: datetime, cause: Cause) -> list[StreetEvent]:
+        """The street was swept; at or after the deadline the village's sweeping stands."""
+        clock = self.sweeping.get(incident_id)
+        if clock is None:
+            raise KeyError(f"no sweeping incident {incident_id!r}")
+        if clock.state != "sweeping_period":
+            raise ValueError(f"sweeping incident {incident_id!r} is {clock.state}")
+        if clock.deadline.passed(at):
+            return self._sweeping_missed(clock)
+        clock.incident = replace(clock.incident, swept_at=at)
+        return [self._move(clock, "swept", at, cause, {})]
+
+    def advance(self, to: datetime) -> list[StreetEvent]:
+        """Move event time to ``to`` (never backwards); returns what came due."""
+        require_aware(to)
+        if self.now is not None and to <= self.now:
+            return []
+        self.now = to
+        out: list[StreetEvent] = []
+        for clock in self.obstructions.values():
+            if clock.state == "removal_period" and clock.deadline and clock.deadline.passed(to):
+                out += self._overdue(clock)
+        for sweep in self.sweeping.values():
+            if sweep.state == "sweeping_period" and sweep.deadline.passed(to):
+                out += self._sweeping_missed(sweep)
+        return out
+
+    def next_due(self) -> datetime | None:
+        """The next instant at which ``advance`` would decide something."""
+        due = [
+            c.deadline.due
+            for c in self.obstructions.values()
+            if c.state == "removal_period" and c.deadline is not None
+        ]
+        due += [s.deadline.due for s in self.sweeping.values() if s.state == "sweeping_period"]
+        return min(due, default=None)
+
+    def state(self) -> StreetState:
+        """The clocks' state for a snapshot."""
+        return StreetState(self.now, self.obstructions, self.sweeping)
+
+    def load(self, state: StreetState) -> None:
+        """Resume from ``state()``."""
+        self.now = state.now
+        self.obstructions = dict(state.obstructions)
+        self.sweeping = dict(state.sweeping)
+
+    # -- internals -----------------------------------------------------------
+
+    def _obstruction(self, obstruction_id: str) -> _ObstructionClock:
+        clock = self.obstructions.get(obstruction_id)
+        if clock is None:
+            raise KeyError(f"no obstruction {obstruction_id!r}")
+        return clock
+
+    def _overdue(self, clock: _ObstructionClock) -> list[StreetEvent]:
+        assert clock.deadline is not None
+        due = clock.deadline.due
+        key = f"{OBSTRUCTION}:{clock.obstruction.id}"
+        move = self._move(clock, "overdue", due, Cause(kind="deadline", at=due), {})
+        # § 370-8 F: the village removes it and bills on § 370-10 G's terms.
+        reason = "obstruction not removed within the period after notice"
+        citation = clock.deadline.citation or ""
+        return [
+            move,
+            AbatementOrdered(f"{key}/abatement", key, clock.frontage, due, reason, citation),
+        ]
+
+    def _sweeping_missed(self, clock: _SweepingClock) -> list[StreetEvent]:
+        due = clock.deadline.due
+        key = f"{SWEEPING}:{clock.incident.id}"
+        move = self._move(clock, "overdue", due, Cause(kind="deadline", at=due), {})
+        [finding] = [f for f in sweeping_check(clock.incident, self.profile, due)
+                     if f.rule == clock.deadline.rule]  # fmt: skip
+        evidence: dict[str, object] = {
+            "location": clock.incident.location,
+            "occurred_at": clock.incident.occurred_at.isoformat(),
+            "deadline": due.isoformat(),
+        }
+        citation = clock.deadline.citation or ""
+        return [
+            move,
+            _rule_finding(key, finding),
+            StreetCase(key, clock.frontage, finding.rule, finding.citation, due, evidence),
+            AbatementOrdered(
+                f"{key}/abatement", key, clock.frontage, due, "street not swept in time", citation
+            ),
+        ]
+
+    @staticmethod
+    def _move(
+        clock: _ObstructionClock | _SweepingClock,
+        to_state: str,
+        at: datetime,
+        cause: Cause,
+        detail: dict[str, object],
+    ) -> Transition:
+        if isinstance(clock, _ObstructionClock):
+            name, subject = OBSTRUCTION, clock.obstruction.id
+        else:
+            name, subject = SWEEPING, clock.incident.id
+        transition = Transition(
+            subject, name, clock.state, to_state, at, cause,
+            {**detail, "frontages": [clock.frontage]},
+        )  # fmt: skip
+        clock.state = to_state
+        return transition
+
+
+def _rule_finding(subject: str, f: Finding) -> RuleFinding:
+    return RuleFinding(
+        subject, f.rule, f.citation, f.severity, f.message, f.at, f.unconfirmed, f.notes
+    )

@@ -1,0 +1,54 @@
+"""``sidewalk street``: inspectors' entries become actions the runner applies; status reads them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from sidewalk.analytics.street_cli import street_app
+from sidewalk.core.mqtt import MqttSettings
+from sidewalk.core.profile import load_profile
+from sidewalk.scenarios import load_scenario
+from sidewalk.system import build_analytics, open_cases, seed_scenario
+
+
+def test_an_obstruction_entered_on_the_command_line_runs_its_clock(tmp_path: Path) -> None:
+    profile = load_profile()
+    url = f"sqlite:///{tmp_path / 'cases.sqlite3'}"
+    cases = open_cases(url, profile)
+    seed_scenario(cases, load_scenario("first-storm"))
+    config = tmp_path / "sidewalk.toml"
+    config.write_text(f'[cases]\ndatabase_url = "{url}"\n', encoding="utf-8")
+    cli = CliRunner()
+    common = ["--who", "Pat Inspector", "--config", str(config)]
+    for args in (
+        ["obstruction", "--id", "OB-1", "--frontage", "main-st-105", "--width-ft", "2",
+         "--width-in", "6", "--description", "planter", "--at", "2026-12-02T09:00-06:00"],
+        ["delivered", "--id", "OB-1", "--at", "2026-12-02T10:00-06:00"],
+        ["sweeping", "--id", "SW-1", "--frontage", "main-st-101", "--location", "Main St",
+         "--at", "2026-12-02T08:00-06:00"],
+        ["swept", "--id", "SW-1", "--at", "2026-12-02T12:00-06:00"],
+    ):  # fmt: skip
+        result = cli.invoke(street_app, [*args, *common])
+        assert result.exit_code == 0, result.output
+    recorded = cases.pending_actions()
+    assert [a.kind for a in recorded] == [
+        "record_obstruction", "obstruction_notice_delivered", "record_sweeping_incident",
+        "sweeping_done",
+    ]  # fmt: skip
+    assert recorded[0].detail["clear_width_ft"] == 2
+    runner = build_analytics(
+        cases, profile, MqttSettings(host="127.0.0.1", port=1, client_id="street-cli-test"),
+        site="clyman", mode="stream", persist_jobs=False,
+    )  # fmt: skip
+    runner.tick()
+    status = cli.invoke(street_app, ["status", "--config", str(config)])
+    assert status.exit_code == 0, status.output
+    assert "OB-1 (main-st-105): removal_period" in status.output
+    assert "December 3, 2026 at 10:00 AM CST" in status.output  # 24 h after delivery, local
+    assert "SW-1 (main-st-101): swept" in status.output
+
+    both = cli.invoke(street_app, ["obstruction", "--id", "OB-2", "--frontage", "main-st-105",
+                                   "--at", "2026-12-02T09:00-06:00", *common])  # fmt: skip
+    assert both.exit_code == 2

@@ -1,0 +1,213 @@
+"""The § 370-8 obstruction and § 144-17 sweeping clocks running live through the real runner."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from sidewalk.analytics.clocks.engine import ClockEngine
+from sidewalk.analytics.clocks.events import PersonAction, action_kind
+from sidewalk.analytics.runner import AnalyticsRunner
+from sidewalk.core.mqtt import MqttSettings
+from sidewalk.core.profile import Profile, load_profile
+from sidewalk.scenarios import load_scenario
+from sidewalk.storage.cases import CaseStore, DashboardRecords
+from sidewalk.system import build_analytics, frontage_specs, open_cases, seed_scenario
+
+UNUSED_BROKER = MqttSettings(host="127.0.0.1", port=1, client_id="street-live-test")
+FRONTAGE = "main-st-103"
+T0 = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)
+# The day before the spring change: 24 h elapsed end an hour later on the wall clock.
+BEFORE_DST = datetime(2027, 3, 13, 16, 0, tzinfo=UTC)  # 10:00 CST
+WHO = "Pat Inspector"
+
+
+@dataclass
+class Live:
+    runner: AnalyticsRunner
+    cases: CaseStore
+    profile: Profile
+
+    @property
+    def records(self) -> DashboardRecords:
+        return DashboardRecords(self.cases)
+
+    def act(self, kind: str, target: str, at: datetime, **detail: Any) -> None:
+        self.cases.record_action(kind, target, at, WHO, detail)
+        self.runner.tick()
+
+    def observe(self, obstruction: str, at: datetime, **width: float) -> None:
+        detail = {"frontage": FRONTAGE, "description": "sandwich board", **width}
+        self.act("record_obstruction", obstruction, at, **detail)
+
+    def findings(self, subject: str) -> list[dict[str, Any]]:
+        return [
+            {"action": a.action, **a.detail}
+            for a in self.cases.list_audit(subject)
+            if a.action.startswith("finding.")
+        ]
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Live:
+    profile = load_profile()
+    cases = open_cases(f"sqlite:///{tmp_path / 'cases.sqlite3'}", profile)
+    seed_scenario(cases, load_scenario("first-storm"))
+    runner = build_analytics(
+        cases, profile, UNUSED_BROKER, site="clyman", mode="stream", persist_jobs=False
+    )
+    return Live(runner, cases, profile)
+
+
+def test_a_walk_narrowed_to_2_ft_6_in_is_a_finding_and_a_case(live: Live) -> None:
+    live.observe("OB-1", T0, clear_width_ft=2, clear_width_in=6)
+    rule = live.profile.obstructions.fixture_min_clear_width
+    [finding] = live.findings("obstruction:OB-1")
+    assert (finding["action"], finding["rule"], finding["citation"]) == (
+        "finding.violation", "obstructions.fixture_min_clear_width", rule.citation,
+    )  # fmt: skip
+    case = live.cases.violation_by_key("obstruction:OB-1")
+    assert case is not None
+    assert (case.frontage_id, case.detected_at, case.citation) == (FRONTAGE, T0, rule.citation)
+    assert case.evidence["clear_width_mm"] == pytest.approx(762.0)
+    [clock] = live.cases.list_clocks(kind="obstruction")
+    assert (clock.key, clock.state, clock.deadline) == (f"{FRONTAGE}/obstruction/OB-1",
+                                                         "obstructed", None)  # fmt: skip
+
+
+def test_a_walk_left_3_ft_wide_is_no_case(live: Live) -> None:
+    live.observe(
+        "OB-2", T0, clear_width_mm=live.profile.obstructions.fixture_min_clear_width.length_mm
+    )
+    assert live.findings("obstruction:OB-2") == []
+    assert live.cases.violation_by_key("obstruction:OB-2") is None
+    [clock] = live.cases.list_clocks(kind="obstruction")
+    assert clock.state == "compliant"
+
+
+def test_removal_is_due_24_hours_after_delivery_across_the_dst_change(live: Live) -> None:
+    live.observe("OB-3", BEFORE_DST - timedelta(hours=3), clear_width_mm=500)
+    live.act("obstruction_notice_delivered", "OB-3", BEFORE_DST)
+    [clock] = live.cases.list_clocks(kind="obstruction")
+    assert clock.state == "removal_period"
+    assert clock.deadline == BEFORE_DST + timedelta(hours=24)
+    local = clock.deadline.astimezone(ZoneInfo("America/Chicago"))
+    assert (local.hour, local.tzname()) == (11, "CDT")  # 10:00 CST + 24 h elapsed
+    assert live.runner.engine.next_due() == clock.deadline
+
+
+def test_removed_before_the_deadline_closes_it_without_abatement(live: Live) -> None:
+    live.observe("OB-4", T0, clear_width_mm=600)
+    live.act("obstruction_notice_delivered", "OB-4", T0 + timedelta(hours=1))
+    live.act("obstruction_removed", "OB-4", T0 + timedelta(hours=20))
+    live.runner.advance(T0 + timedelta(days=3))
+    [clock] = live.cases.list_clocks(kind="obstruction")
+    assert (clock.state, clock.closed_at) == ("removed", T0 + timedelta(hours=20))
+    assert live.records.list_abatements() == []
+
+
+def test_not_removed_at_the_deadline_orders_abatement_once(live: Live) -> None:
+    live.observe("OB-5", T0, clear_width_mm=600)
+    delivered = T0 + timedelta(hours=1)
+    live.act("obstruction_notice_delivered", "OB-5", delivered)
+    live.runner.advance(delivered + timedelta(hours=23, minutes=59))
+    assert live.records.list_abatements() == []
+    live.runner.advance(delivered + timedelta(hours=25))
+    [abatement] = live.records.list_abatements()
+    case = live.cases.violation_by_key("obstruction:OB-5")
+    assert case is not None
+    assert (abatement.key, abatement.violation_id, abatement.ordered_at) == (
+        "obstruction:OB-5/abatement", case.id, delivered + timedelta(hours=24),
+    )  # fmt: skip
+    citation = live.profile.obstructions.sidewalk_removal_after_notice.citation
+    assert abatement.detail["citation"] == citation
+    [clock] = live.cases.list_clocks(kind="obstruction")
+    assert clock.state == "overdue"
+    # Re-running the same events (a replay after a restart) stores nothing more.
+    fresh = ClockEngine(live.profile, frontage_specs(live.cases, "clyman"))
+    for action in live.cases.list_actions():
+        events = fresh.act(
+            PersonAction(action_kind(action.kind), action.target, action.at, action.who,
+                         dict(action.detail))
+        )  # fmt: skip
+        live.runner.recorder.record(events)
+    live.runner.recorder.record(fresh.advance(delivered + timedelta(days=2)))
+    assert len(live.records.list_abatements()) == 1
+    assert len(live.records.list_violations()) == 1
+    live.act("obstruction_removed", "OB-5", delivered + timedelta(hours=30))
+    errors = {a.kind: a.error for a in live.cases.list_actions()}
+    assert "overdue" in str(errors["obstruction_removed"])
+
+
+def test_sweeping_done_in_time_closes_it(live: Live) -> None:
+    live.act("record_sweeping_incident", "SW-1", T0, frontage=FRONTAGE, location="Main St")
+    [clock] = live.cases.list_clocks(kind="sweeping")
+    assert (clock.state, clock.deadline) == ("sweeping_period", T0 + timedelta(hours=24))
+    assert clock.citation == live.profile.streets.sweeping_deadline.citation
+    live.act("sweeping_done", "SW-1", T0 + timedelta(hours=5))
+    live.runner.advance(T0 + timedelta(days=2))
+    [clock] = live.cases.list_clocks(kind="sweeping")
+    assert clock.state == "swept"
+    assert live.records.list_abatements() == []
+    assert live.findings("sweeping:SW-1") == []
+
+
+def test_sweeping_missed_is_a_finding_and_an_abatement_once(live: Live) -> None:
+    live.act("record_sweeping_incident", "SW-2", T0, frontage=FRONTAGE, location="Main St")
+    live.runner.advance(T0 + timedelta(hours=25))
+    live.runner.advance(T0 + timedelta(hours=50))
+    [finding] = live.findings("sweeping:SW-2")
+    assert finding["rule"] == "streets.sweeping_deadline"
+    [abatement] = live.records.list_abatements()
+    assert (abatement.key, abatement.ordered_at) == ("sweeping:SW-2/abatement",
+                                                     T0 + timedelta(hours=24))  # fmt: skip
+    assert live.cases.violation_by_key("sweeping:SW-2") is not None
+    [clock] = live.cases.list_clocks(kind="sweeping")
+    assert clock.state == "overdue"
+
+
+def test_a_restored_engine_resumes_the_street_clocks(live: Live) -> None:
+    live.observe("OB-6", T0, clear_width_mm=600)
+    live.act("obstruction_notice_delivered", "OB-6", T0 + timedelta(hours=1))
+    live.act("record_sweeping_incident", "SW-3", T0, frontage=FRONTAGE)
+    engine = live.runner.engine
+    saved = engine.snapshot()
+    fresh = ClockEngine(load_profile(), frontage_specs(live.cases, "clyman"))
+    fresh.restore(saved)
+    assert fresh.snapshot() == saved
+    assert fresh.next_due() == engine.next_due() == T0 + timedelta(hours=24)
+    until = T0 + timedelta(days=2)
+    assert fresh.advance(until) == engine.advance(until) != []
+    assert fresh.snapshot() == engine.snapshot()
+
+
+def test_a_snapshot_from_before_the_street_clocks_restores_with_them_empty(live: Live) -> None:
+    live.observe("OB-7", T0, clear_width_mm=600)
+    state = json.loads(live.runner.engine.snapshot())
+    del state["street"]  # what a runner saved before this change looks like
+    fresh = ClockEngine(load_profile(), frontage_specs(live.cases, "clyman"))
+    fresh.restore(json.dumps(state).encode())
+    assert fresh.street.obstructions == {}
+    assert fresh.now == live.runner.engine.now
+
+
+def test_bad_details_are_kept_with_their_error(live: Live) -> None:
+    live.act("record_obstruction", "OB-8", T0, frontage=FRONTAGE)
+    live.act("record_obstruction", "OB-9", T0, frontage="nowhere", clear_width_mm=500)
+    live.act("record_obstruction", "OB-10", T0, frontage=FRONTAGE, clear_width_mm="wide")
+    live.act("obstruction_notice_delivered", "OB-11", T0)
+    live.act("record_sweeping_incident", "SW-4", T0)
+    errors = {a.target: a.error for a in live.cases.list_actions()}
+    assert "clear width is required" in str(errors["OB-8"])
+    assert "unknown frontage" in str(errors["OB-9"])
+    assert "must be a number" in str(errors["OB-10"])
+    assert "no obstruction" in str(errors["OB-11"])
+    assert "frontage is required" in str(errors["SW-4"])
+    assert live.cases.list_clocks(kind="obstruction") == []
+    assert live.runner.engine.street.obstructions == {}
