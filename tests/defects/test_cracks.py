@@ -65,6 +65,20 @@ def test_crackforest_f1_with_two_pixel_tolerance() -> None:
         scores.append(score_segmentation(segment_cracks(gray), read_crackforest_mask(mat)))
     pooled = SegmentationScore.pooled(scores)
     # Published: ~0.7 for classical filters, ~0.85 for structured forests.
-    assert pooled.f1 >= 0.77
-    assert pooled.precision >= 0.75
-    assert pooled.recall >= 0.70
+    # Measured: all 0.815 (P 0.826, R 0.803); held-out half 0.813.
+    assert pooled.f1 >= 0.80
+    assert pooled.precision >= 0.78
+    assert pooled.recall >= 0.77
+    # Constants were chosen on list positions 0, 2, ...; the others are held out.
+    held = SegmentationScore.pooled(scores[1::2])
+    assert 0.80 <= held.f1 <= 0.83
+
+
+def test_oriented_gate_rejects_speckle() -> None:
+    # Dark specks as strong as a crack, but no line: nothing is kept.
+    rng = np.random.default_rng(1)
+    img = rng.normal(140, 6, (240, 320)).astype(np.float32)
+    for y, x in rng.integers(10, 230, (60, 2)):
+        cv2.circle(img, (int(x) + 40, int(y)), 2, 95.0, -1)
+    gray = np.clip(cv2.GaussianBlur(img, (0, 0), 0.8), 0, 255).astype(np.uint8)
+    assert int(segment_cracks(gray).sum()) < 50

@@ -45,12 +45,27 @@ class LaserParams:
     tooled_min_radius_mm: float = 2.8  # sharp edges read about 1.5-2.6
     rounding_probe_mm: float = 1.5  # distance from the face where the drop is read
     min_top_points: int = 40
+    # Survey procedure: the stripe crosses a tooled joint within this angle of
+    # square; a crack's local direction meanders further (up to about 20
+    # degrees). Enters the gap uncertainty through the sheet offset between
+    # the two edges.
+    joint_skew_tolerance_deg: float = 6.0
+    crack_skew_tolerance_deg: float = 20.0
 
 
-def stripe_centres(gray: NDArray[np.uint8], min_peak: float) -> tuple[F64, F64]:
+def _stripe_image(gray: NDArray[np.uint8]) -> NDArray[np.float32]:
+    """Vertically blurred image above each column's median."""
+    g = np.asarray(cv2.GaussianBlur(gray.astype(np.float32), (1, 5), 0), np.float32)
+    out: NDArray[np.float32] = g - np.median(g, axis=0, keepdims=True)
+    return out
+
+
+def stripe_centres(
+    gray: NDArray[np.uint8], min_peak: float, g: NDArray[np.float32] | None = None
+) -> tuple[F64, F64]:
     """Sub-pixel stripe row in each column (columns without a stripe dropped)."""
-    g = cv2.GaussianBlur(gray.astype(np.float32), (1, 5), 0)
-    g -= np.median(g, axis=0, keepdims=True)
+    if g is None:
+        g = _stripe_image(gray)
     rows = np.argmax(g, axis=0)
     cols = np.arange(g.shape[1])
     peak = g[rows, cols]
@@ -61,6 +76,27 @@ def stripe_centres(gray: NDArray[np.uint8], min_peak: float) -> tuple[F64, F64]:
     return cols.astype(float), rows + off
 
 
+def second_stripe_centres(
+    g: NDArray[np.float32], min_peak: float, cols: F64, rows: F64
+) -> tuple[F64, F64]:
+    """Second stripe peak in each column, away from the first: near a joint a
+    block's rounded edge and the gap floor below can share image columns, and
+    one peak per column would drop the edge where the floor is brighter.
+    ``g`` is ``_stripe_image`` of the frame; it is not changed."""
+    g = g.copy()
+    ci = cols.astype(int)
+    r0 = np.round(rows).astype(int)
+    for k in range(-5, 6):
+        g[np.clip(r0 + k, 0, g.shape[0] - 1), ci] = -np.inf
+    r2 = np.argmax(g, axis=0)[ci]
+    peak = g[r2, ci]
+    ok = (peak > min_peak) & (r2 >= 3) & (r2 < g.shape[0] - 3)
+    ci, r2 = ci[ok], r2[ok]
+    win = np.stack([g[r2 + k, ci] for k in range(-3, 4)], 0).clip(min=0)
+    off = (win * np.arange(-3, 4)[:, None]).sum(0) / np.maximum(win.sum(0), 1e-6)
+    return ci.astype(float), r2 + off
+
+
 def measure_laser_profile(
     gray: NDArray[np.uint8], rig: LaserRig, params: LaserParams | None = None
 ) -> LaserProfile:
@@ -68,14 +104,13 @@ def measure_laser_profile(
     p = params or LaserParams()
     if gray.ndim != 2 or gray.dtype != np.uint8:
         raise MeasurementError(InputProblem.WRONG_FORMAT, "need an 8-bit grey laser image")
-    u, v = stripe_centres(gray, p.min_peak)
+    g = _stripe_image(gray)
+    u, v = stripe_centres(gray, p.min_peak, g)
     if len(u) < 2 * p.min_top_points:
         raise MeasurementError(InputProblem.NO_LASER_LINE, f"stripe found in {len(u)} columns")
-    k = rig.camera
-    und = cv2.undistortPoints(np.stack([u, v], 1).reshape(-1, 1, 2), k.matrix, k.distortion)
-    rays = np.concatenate([und.reshape(-1, 2), np.ones((len(u), 1))], 1)
     n = rig.plane_normal / np.linalg.norm(rig.plane_normal)
-    pts = rays * (rig.plane_offset_mm / (rays @ n))[:, None]
+    pts = _triangulate(u, v, rig)
+    pts2 = _triangulate(*second_stripe_centres(g, p.min_peak, u, v), rig)
     # Profile frame within the laser sheet: s horizontal along the stripe, z
     # the sheet's own up. Taking s from the end points instead would tilt it
     # with any fault and shift the gap floor sideways.
@@ -101,8 +136,13 @@ def measure_laser_profile(
     near_r = (dr > p.edge_zone_mm) & (dr < p.fit_reach_mm)
     fl = _side_line(s, z, _mask(len(s), two[0]) & near_l, p)
     fr = _side_line(s, z, _mask(len(s), two[1]) & near_r, p)
-    ea = _edge(s, z, fl, left_end, step=+1, level=p.edge_level_mm)
-    eb = _edge(s, z, fr, right_start, step=-1, level=p.edge_level_mm)
+    # Edges from all stripe points, first and second peaks of each column.
+    s_all = np.concatenate([s, pts2 @ e1])
+    z_all = np.concatenate([z, pts2 @ e2])
+    o_all = np.argsort(s_all)
+    s_all, z_all = s_all[o_all], z_all[o_all]
+    ea = _edge_all(s_all, z_all, fl, float(s[left_end]), step=+1, level=p.edge_level_mm)
+    eb = _edge_all(s_all, z_all, fr, float(s[right_start]), step=-1, level=p.edge_level_mm)
     mid = (ea + eb) / 2
     # Heights along e2 are slanted with the laser sheet; the vertical is the
     # rig's "up" (the walk normal when the camera looks square at the walk).
@@ -110,20 +150,46 @@ def measure_laser_profile(
     diff = float(np.polyval(fr[0], mid) - np.polyval(fl[0], mid)) * cos_v
     d_unc = math.hypot(_line_sd(fl, mid), _line_sd(fr, mid)) * cos_v
     spacing = float(np.median(np.diff(s)))
-    ra = _rounding_radius(s, z, fl[0], ea, side=-1, p=p)
-    rb = _rounding_radius(s, z, fr[0], eb, side=+1, p=p)
+    ra = _rounding_radius(s_all, z_all, fl[0], ea, side=-1, p=p)
+    rb = _rounding_radius(s_all, z_all, fr[0], eb, side=+1, p=p)
     r = max(ra, rb)
     i_mid = int(np.argmin(np.abs(s - mid)))
+    offset = _sheet_offset(up, e1, e2, float(np.polyval(fr[0], eb) - np.polyval(fl[0], ea)))
+    crack = r < p.tooled_min_radius_mm
+    skew = p.crack_skew_tolerance_deg if crack else p.joint_skew_tolerance_deg
+    skew_unc = abs(offset) * math.tan(math.radians(skew))
     return LaserProfile(
         vertical_differential_mm=diff,
         vertical_differential_uncertainty_mm=math.hypot(d_unc, 0.05),
         gap_width_mm=max(float(eb - ea), 0.0),
-        gap_width_uncertainty_mm=math.hypot(spacing / 4, 0.1),
-        edge_type=EdgeType.TOOLED_JOINT if r >= p.tooled_min_radius_mm else EdgeType.CRACK,
+        gap_width_uncertainty_mm=math.hypot(spacing / 4, 0.1, skew_unc),
+        edge_type=EdgeType.CRACK if crack else EdgeType.TOOLED_JOINT,
         edge_radius_mm=r,
         gap_center_mm=(float(pts[i_mid, 0]), float(pts[i_mid, 1]), float(pts[i_mid, 2])),
+        gap_sheet_offset_mm=offset,
         profile_mm=tuple(zip(s.tolist(), z.tolist(), strict=True)),
     )
+
+
+def _sheet_offset(up: F64, e1: F64, e2: F64, step_mm: float) -> float:
+    """Across-walk distance between where the sheet meets two edge tops
+    ``step_mm`` apart in height along the sheet's up: the sheet leans away
+    from the vertical, so a step moves the stripe sideways."""
+    across = np.cross(up, e1)
+    across /= np.linalg.norm(across)
+    return step_mm * float(e2 @ across)
+
+
+def _triangulate(u: F64, v: F64, rig: LaserRig) -> F64:
+    """Camera-frame points where the pixels' rays meet the laser plane."""
+    if len(u) == 0:
+        return np.zeros((0, 3))
+    k = rig.camera
+    und = cv2.undistortPoints(np.stack([u, v], 1).reshape(-1, 1, 2), k.matrix, k.distortion)
+    rays = np.concatenate([und.reshape(-1, 2), np.ones((len(u), 1))], 1)
+    n = rig.plane_normal / np.linalg.norm(rig.plane_normal)
+    out: F64 = rays * (rig.plane_offset_mm / (rays @ n))[:, None]
+    return out
 
 
 def _block_tops(s: F64, z: F64, p: LaserParams) -> list[NDArray[np.intp]]:
@@ -184,21 +250,33 @@ def _mask(n: int, idx: NDArray[np.intp]) -> NDArray[np.bool_]:
     return m
 
 
-def _edge(s: F64, z: F64, line: tuple[F64, F64], start: int, *, step: int, level: float) -> float:
-    """Where the surface first drops ``level`` below its block line, walking
-    from ``start`` toward the joint (linear crossing between close points;
-    just past the last point when the next one is across a hole)."""
+def _edge_all(
+    s: F64, z: F64, line: tuple[F64, F64], s0: float, *, step: int, level: float
+) -> float:
+    """Like ``_edge`` over every stripe point (sorted by s): walking from s0
+    toward the joint, points deeper than ``level`` (gap floor, wall) are
+    skipped, and the block's surface continues while its points stay within
+    1 mm of each other; the edge is the level crossing on the wall when a wall
+    point follows closely, else just past the last surface point."""
     drop = np.polyval(line[0], s) - z
-    i = start
-    while 0 <= i + step < len(s) and drop[i + step] <= level:
-        i += step
-    j = i + step
-    if not 0 <= j < len(s):
-        return float(s[i])
-    if abs(s[j] - s[i]) < 1.0:
-        return float(s[i] + (level - drop[i]) / (drop[j] - drop[i]) * (s[j] - s[i]))
+    surf = (drop <= level) & (drop >= -3.0)
+    order = np.nonzero(s >= s0)[0] if step > 0 else np.nonzero(s <= s0)[0][::-1]
+    last = -1
+    for i in order:
+        if surf[i]:
+            if last >= 0 and abs(s[i] - s[last]) > 1.0:
+                break
+            last = i
+    if last < 0:
+        return s0
     spacing = float(np.median(np.abs(np.diff(s))))
-    return float(s[i] + step * spacing / 2)
+    # A wall point just beyond: the crossing of the level between them.
+    beyond = order[(step * (s[order] - s[last]) > 0) & (step * (s[order] - s[last]) < 1.0)]
+    deep = beyond[drop[beyond] > level]
+    if len(deep):
+        j = int(deep[0])
+        return float(s[last] + (level - drop[last]) / (drop[j] - drop[last]) * (s[j] - s[last]))
+    return float(s[last] + step * max(spacing, 0.05) / 2)
 
 
 def _rounding_radius(s: F64, z: F64, coef: F64, edge: float, *, side: int, p: LaserParams) -> float:
@@ -207,8 +285,10 @@ def _rounding_radius(s: F64, z: F64, coef: F64, edge: float, *, side: int, p: La
     r = (d + e) + sqrt(2 d e). A sharp edge reads r = e. Measuring near, not
     at, the face keeps a slanted wall seen by the laser out of the estimate."""
     e = p.rounding_probe_mm
-    sel = np.abs(side * (s - edge) - e) <= 0.4
+    drop = np.polyval(coef, s) - z
+    # Surface points only: the gap floor can share the same stretch of s.
+    sel = (np.abs(side * (s - edge) - e) <= 0.4) & (drop <= p.edge_level_mm)
     if sel.sum() < 2:
         return 0.0
-    d = max(float(np.median(np.polyval(coef, s[sel]) - z[sel])), 0.0)
+    d = max(float(np.median(drop[sel])), 0.0)
     return d + e + math.sqrt(2 * d * e)

@@ -36,7 +36,11 @@ class PhotoParams:
     min_sharpness: float = 0.12  # crisp ~0.2; a 9 px motion smear ~0.11
     analysis_scale: float = 0.5  # segmentation runs at this fraction of full size
     crack: CrackParams = field(
-        default_factory=lambda: CrackParams(scales_px=(1.0, 2.0, 4.0), min_component_px=150)
+        # The CrackForest growing threshold (1.25) and elongation (10) split
+        # traces on the synthetic photos; the earlier 1.75 and 12 keep them.
+        default_factory=lambda: CrackParams(
+            scales_px=(1.0, 2.0, 4.0), min_component_px=150, low_sigmas=1.75, min_elongation=12.0
+        )
     )
     fiducial_limits: FiducialLimits = field(default_factory=FiducialLimits)
     samples_per_crack: int = 24
@@ -173,6 +177,8 @@ def _traces(
     comps = []
     for i in range(1, n):
         ys, xs = np.nonzero(lab == i)
+        if len(xs) < 3:  # a speck left where the marker was cut out
+            continue
         pts = np.stack([xs, ys], 1).astype(np.float64) / s
         g = ground.to_ground(pts, calib)
         c = g.mean(0)

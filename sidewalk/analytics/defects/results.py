@@ -122,4 +122,10 @@ class LaserProfile:
     edge_type: EdgeType
     edge_radius_mm: float  # larger of the two edges' rounding radii
     gap_center_mm: Point3  # camera frame
+    # Across-walk distance between the points where the tilted laser sheet
+    # meets the two edges (grows with the step). The opening along the stripe
+    # differs from the perpendicular gap by this times the joint's slope to
+    # the stripe's normal, which one line cannot see: it is in the gap's
+    # uncertainty at the survey's joint-direction tolerance.
+    gap_sheet_offset_mm: float
     profile_mm: tuple[tuple[float, float], ...] = field(repr=False, compare=False)
