@@ -22,9 +22,9 @@ from rich.table import Table
 from sidewalk.alerts import accounts, delivery, documents, evidence
 from sidewalk.alerts.billing import AbatementWork, BillingInputError, Material
 from sidewalk.alerts.issue import NoticeIssuer
-from sidewalk.core.config import ConfigError, Secrets, load_settings
+from sidewalk.core.config import ConfigError, load_settings
 from sidewalk.core.profile import ProfileError, load_profile
-from sidewalk.storage.cases import CaseStore, CaseStoreError
+from sidewalk.storage.cases import CaseStoreError
 
 alerts_app = typer.Typer(no_args_is_help=True, help=__doc__)
 console = Console()
@@ -54,13 +54,9 @@ def _issuer(config: Path | None) -> Iterator[NoticeIssuer]:
     except (ConfigError, ProfileError) as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from None
-    secret = Secrets.from_env().db_password
-    cases = CaseStore(
-        settings.cases.database_url,
-        password=secret.get_secret_value() if secret else None,
-        zone=profile.village.timezone,
-    )
-    cases.create_schema()
+    from sidewalk.system import open_cases  # migrated, password from the environment
+
+    cases = open_cases(settings.cases.database_url, profile)
     try:
         yield NoticeIssuer(cases, profile)
     except (CaseStoreError, BillingInputError, delivery.NotReadyError, ValueError) as exc:

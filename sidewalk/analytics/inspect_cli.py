@@ -33,7 +33,7 @@ from sidewalk.analytics.inspect import (
     load_intrinsics,
     write_demo_scene,
 )
-from sidewalk.core.config import ConfigError, Secrets, load_settings
+from sidewalk.core.config import ConfigError, load_settings
 from sidewalk.core.profile import Profile, ProfileError, load_profile
 from sidewalk.storage.cases import CaseStore, CaseStoreError
 from sidewalk.storage.evidence import EvidenceStore
@@ -72,13 +72,9 @@ def _stores(config: Path | None) -> Iterator[tuple[CaseStore, EvidenceStore, Pro
     except (ConfigError, ProfileError) as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from None
-    secret = Secrets.from_env().db_password
-    cases = CaseStore(
-        settings.cases.database_url,
-        password=secret.get_secret_value() if secret else None,
-        zone=profile.village.timezone,
-    )
-    cases.create_schema()
+    from sidewalk.system import open_cases  # migrated, password from the environment
+
+    cases = open_cases(settings.cases.database_url, profile)
     try:
         yield cases, EvidenceStore(settings.data_dir / "evidence"), profile
     except (CaseStoreError, ValueError) as exc:

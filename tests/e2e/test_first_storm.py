@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from sidewalk.analytics.clocks.engine import FrontageSpec
 from sidewalk.core.clock import StreamClock, to_ms
 from sidewalk.core.contract import SnowMeasurement, WeatherReading
 from sidewalk.core.mqtt import MqttClient, MqttSettings
@@ -166,7 +165,3 @@ def test_stream_clock_never_moves_backwards() -> None:
     assert clock.now() == t0
     with pytest.raises(ValueError, match="naive"):
         clock.observe(datetime(2026, 12, 10))  # noqa: DTZ001 - the point of the test
-
-
-def test_frontage_spec_is_plain_data() -> None:
-    assert FrontageSpec("a", "pole") == FrontageSpec("a", "pole")
