@@ -2,6 +2,7 @@
 real CrackForest masks.
 
     uv run python bench/defects_accuracy.py [--scenes 30] [--laser 60] [--photos 8]
+        [--widths 12] [--laser-seeds 20000 50000 60000]
 
 Depth maps, laser-line images and survey photos are rendered from random
 scenes (wide parameter ranges: faults -35..35 mm, gaps 1..45 mm, tooled edges
@@ -9,17 +10,20 @@ and meandering cracks, spalls 2..25 mm deep) at the documented survey
 geometry, measured, and paired with the truth. Errors are reported at the
 50th/95th percentile beside the 1/16 in (1.5875 mm) target, with the count of
 threshold misclassifications where the truth is more than 1/16 in from the
-Clyman limit. Crack segmentation is scored on CrackForest (80 human masks,
-2-pixel tolerance) beside the published figures.
+Clyman limit. Walk widths are measured on photos taken along the walk
+(both edges in view). Crack segmentation is scored on CrackForest (80 human
+masks, 2-pixel tolerance) beside the published figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 
 from sidewalk.analytics.defects import (
     MM_PER_INCH,
@@ -38,6 +42,8 @@ from sidewalk.analytics.defects import (
 )
 from sidewalk.analytics.defects.io import read_crackforest_mask, read_image
 from sidewalk.analytics.defects.synthetic import (
+    Camera,
+    SidewalkScene,
     depth_survey_camera,
     laser_survey_rig,
     place_marker,
@@ -46,9 +52,11 @@ from sidewalk.analytics.defects.synthetic import (
     render_laser,
     render_photo,
     survey_photo_camera,
+    walk_width_photo_camera,
 )
 from sidewalk.analytics.defects.truth import pair_joints, pair_spalls
 
+F64 = NDArray[np.float64]
 TARGET = MM_PER_INCH / 16
 VERTICAL = 0.75 * MM_PER_INCH
 GAP = 1.25 * MM_PER_INCH
@@ -146,13 +154,35 @@ def depth_bench(n_scenes: int) -> list[str]:
     ]
 
 
-def laser_bench(n: int) -> list[str]:
+def along_stripe_gap(scene: SidewalkScene, ji: int, cam: Camera, nrm: F64, off: float) -> float:
+    """The opening along the stripe between the two faces, each where the
+    leaning sheet meets it 14 mm below its own top: what one line can see.
+    Its difference from the perpendicular gap is the joint-direction term."""
+    j = scene.joints[ji]
+    n_w = cam.rotation.T @ nrm
+    p0 = cam.camera_to_world((nrm * off)[None, :])[0]
+    half = j.gap_mm / (2 * math.cos(j.skew_rad))
+    xs = []
+    for blk, sign in ((j.index, -1), (j.index + 1, 1)):
+        y = float(p0[1])
+        x = 0.0
+        for _ in range(6):  # the sheet's y depends on height, the face's x on y
+            x = float(scene.joint_center_x(j, np.array([y]))[0]) + sign * half
+            z = float(scene.block_height(blk, np.array([x]), np.array([y]))[0]) - 14.0
+            y = float(p0[1] - (n_w[0] * (x - p0[0]) + n_w[2] * (z - p0[2])) / n_w[1])
+        xs.append(x)
+    return xs[1] - xs[0]
+
+
+def laser_bench(n: int, base: int = 20_000) -> list[str]:
     d_err: list[float] = []
     g_err: list[float] = []
+    g_geo: list[float] = []
+    g_dir: list[float] = []
     g_unc: list[float] = []
     wrong = judged = edge_ok = failed = 0
     for seed in range(n):
-        rng = np.random.default_rng(20_000 + seed)
+        rng = np.random.default_rng(base + seed)
         scene = random_scene(rng)
         ji = int(rng.integers(0, len(scene.joints)))
         cam, nrm, off = laser_survey_rig(scene, rng, ji)
@@ -170,6 +200,9 @@ def laser_bench(n: int) -> list[str]:
         true_d = scene.fault_at(j, float(w[1]))
         d_err.append(prof.vertical_differential_mm - true_d)
         g_err.append(prof.gap_width_mm - j.gap_mm)
+        along = along_stripe_gap(scene, ji, cam, nrm, off)
+        g_geo.append(prof.gap_width_mm - along)
+        g_dir.append(along - j.gap_mm)
         g_unc.append(prof.gap_width_uncertainty_mm)
         edge_ok += prof.edge_type == j.kind
         judged += 2
@@ -177,10 +210,14 @@ def laser_bench(n: int) -> list[str]:
         wrong += misclassified(j.gap_mm, prof.gap_width_mm, GAP)
     pairs = list(zip(g_err, g_unc, strict=True))
     return [
-        f"Laser line: {n} frames, {failed} refused; edge type right {edge_ok}/{n - failed}; "
-        f"misclassified {wrong}/{judged} verdicts",
+        f"Laser line (seeds {base}-{base + n - 1}): {n} frames, {failed} refused; edge type right"
+        f" {edge_ok}/{n - failed}; misclassified {wrong}/{judged} verdicts",
         row("vertical differential (mm)", d_err),
         row("gap width (mm)", g_err),
+        # The two parts of the gap error: the measurement against the opening
+        # along the stripe, and that opening against the perpendicular gap.
+        row("gap, measured - along-stripe opening", g_geo),
+        row("gap, along-stripe opening - true gap", g_dir, None),
         # The stripe meets the two edges at different points across the walk
         # when there is a step; the joint's direction there is not seen, and
         # the uncertainty carries it (survey tolerance on the joint direction).
@@ -211,6 +248,37 @@ def photo_bench(n: int) -> list[str]:
             if abs(float(scene.joint_center_x(j, y)[0]) - w[0]) <= 30:
                 g_err.append(c.gap_width_mm - j.gap_mm)
     return [f"Survey photos: {n} photos, {failed} refused", row("gap width (mm)", g_err)]
+
+
+def width_bench(n: int) -> list[str]:
+    """Walk width from photos taken along the walk (both turf edges in view)."""
+    err: list[float] = []
+    within = wrong = missing = failed = 0
+    limit = 4 * 12 * MM_PER_INCH
+    for seed in range(n):
+        rng = np.random.default_rng(40_000 + seed)
+        scene = random_scene(rng)
+        cam = walk_width_photo_camera(scene, rng)
+        marker = place_marker(scene, cam, rng, along=(0.0, 0.3))
+        img = render_photo(scene, cam, marker, rng)
+        try:
+            insp = measure_photo(img, CameraCalibration(cam.matrix, cam.distortion), FiducialSpec())
+        except MeasurementError:
+            failed += 1
+            continue
+        if insp.walk_width_mm is None or insp.walk_width_uncertainty_mm is None:
+            missing += 1
+            continue
+        e = insp.walk_width_mm - scene.walk_width_mm
+        err.append(e)
+        within += abs(e) <= 2 * insp.walk_width_uncertainty_mm
+        wrong += misclassified(scene.walk_width_mm, insp.walk_width_mm, limit)
+    return [
+        f"Walk width: {n} photos along the walk, {failed} refused, {missing} without both"
+        f" edges; misclassified {wrong}/{len(err)} against 4 ft; error within 2 sigma"
+        f" {within}/{len(err)}",
+        row("walk width (mm)", err, None),
+    ]
 
 
 def crackforest_bench() -> list[str]:
@@ -244,9 +312,14 @@ def main() -> None:
     ap.add_argument("--scenes", type=int, default=30)
     ap.add_argument("--laser", type=int, default=60)
     ap.add_argument("--photos", type=int, default=8)
+    ap.add_argument("--widths", type=int, default=12)
+    ap.add_argument("--laser-seeds", type=int, nargs="+", default=[20_000])
     args = ap.parse_args()
     header = ["| measure | n | p50 | p95 | max | target p95 |", "|---|---|---|---|---|---|"]
-    for block in (depth_bench(args.scenes), laser_bench(args.laser), photo_bench(args.photos)):
+    blocks = [depth_bench(args.scenes)]
+    blocks += [laser_bench(args.laser, base) for base in args.laser_seeds]
+    blocks += [photo_bench(args.photos), width_bench(args.widths)]
+    for block in blocks:
         print(block[0])
         print("\n".join(header + block[1:]))
         print()

@@ -5,7 +5,9 @@
 A 1920 x 1080 survey photo (rendered once) is measured with
 cv2.setNumThreads(1); each stage's median time is printed beside a floor
 measured in the same run on the same image: a bare cv2.GaussianBlur + Canny.
-Depth-map (1280 x 720) and laser-line (1280 x 720) measurement are timed too.
+A photo taken along the walk (both edges in view, so the walk-width stage
+runs to the end), depth-map (1280 x 720) and laser-line (1280 x 720)
+measurement are timed too.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from sidewalk.analytics.defects import (
     measure_photo,
 )
 from sidewalk.analytics.defects.synthetic import (
+    SidewalkScene,
     depth_survey_camera,
     laser_survey_rig,
     place_marker,
@@ -37,6 +40,7 @@ from sidewalk.analytics.defects.synthetic import (
     render_laser,
     render_photo,
     survey_photo_camera,
+    walk_width_photo_camera,
 )
 
 
@@ -49,6 +53,25 @@ def time_ms(fn: Callable[[], object], repeats: int) -> float:
         fn()
         out.append((time.perf_counter() - t) * 1000)
     return statistics.median(out)
+
+
+def width_photo_ms(
+    scene: SidewalkScene, rng: np.random.Generator, repeats: int
+) -> tuple[float, float]:
+    """measure_photo on a photo along the walk, and its walk-width stage (ms)."""
+    wcam = walk_width_photo_camera(scene, rng)
+    wphoto = render_photo(scene, wcam, place_marker(scene, wcam, rng, along=(0.0, 0.3)), rng)
+    wcal = CameraCalibration(wcam.matrix, wcam.distortion)
+    w_runs: list[float] = []
+
+    def width_run() -> object:
+        insp = measure_photo(wphoto, wcal, FiducialSpec())
+        st = dict(insp.stage_seconds)
+        w_runs.append(st["walk_width"] - st["widths"])
+        return insp
+
+    total = time_ms(width_run, repeats)
+    return total, statistics.median(w_runs) * 1000
 
 
 def main() -> None:
@@ -97,6 +120,9 @@ def main() -> None:
     limg = render_laser(scene, lcam, n, off, rng)
     rig = LaserRig(CameraCalibration(lcam.matrix, lcam.distortion), n, off)
     l_ms = time_ms(lambda: measure_laser_profile(limg, rig), args.repeats)
+    w_total, w_stage = width_photo_ms(scene, rng, args.repeats)
+    print(f"| measure_photo, photo along the walk (both edges: width) | {w_total:.1f} |")
+    print(f"| of which walk_width | {w_stage:.1f} |")
     print(f"| measure_depth_map, 1280x720 depth | {d_ms:.1f} |")
     print(f"| measure_laser_profile, 1280x720 | {l_ms:.1f} |")
 

@@ -1,8 +1,9 @@
 """Ingest throughput beside the raw receive rate of paho and of the C client.
 
-Starts its own Mosquitto, queues the same N QoS 1 readings to four persistent
+Starts its own Mosquitto, queues the same N QoS 1 readings to five persistent
 sessions (mosquitto_sub; a bare subscriber through ``core.mqtt`` over MQTT 5
-and over 3.1.1, acking on receipt and storing nothing; ingest), then drains
+and over 3.1.1, paho acking each on receipt and storing nothing; the same with
+ingest's manual ``ack_many`` per batch; ingest), then drains
 each session in turn and times it. Ingest validates, commits to SQLite in
 batches and acknowledges only after each commit. Finally checks the store
 holds exactly N readings.
@@ -113,18 +114,28 @@ def _drain_mosquitto_sub(server: MosquittoServer, topic: str, n: int) -> float:
     return time.perf_counter() - start
 
 
-def _drain_paho(server: MosquittoServer, n: int, receive_max: int, protocol: str) -> float:
+def _drain_paho(
+    server: MosquittoServer, n: int, receive_max: int, protocol: str, batch: int = 0
+) -> float:
+    """Drain a session; ``batch`` > 0 acks through ``ack_many`` per batch, as ingest does."""
     done = threading.Event()
     count = 0
+    held: list[MqttMessage] = []
 
-    def on_message(_msg: MqttMessage) -> None:
+    def on_message(msg: MqttMessage) -> None:
         nonlocal count
         count += 1
+        if batch:
+            held.append(msg)
+            if len(held) >= batch or count == n:
+                client.ack_many(held)
+                held.clear()
         if count == n:
             done.set()
 
+    cid = f"bench-paho-{protocol}" + ("-batch" if batch else "")
     client = MqttClient(
-        _settings(server, f"bench-paho-{protocol}", receive_max, protocol), on_message=on_message
+        _settings(server, cid, receive_max, protocol), on_message=on_message, manual_ack=batch > 0
     )
     start = time.perf_counter()
     client.connect()  # the session made earlier holds the subscription
@@ -196,6 +207,7 @@ def main() -> None:
             )
             for proto in ("5", "3.1.1"):
                 _make_session(server, f"bench-paho-{proto}", topic, receive_max, proto)
+            _make_session(server, "bench-paho-5-batch", topic, receive_max, "5")
             _make_session(server, "bench-ingest", f"sidewalk/v1/{SITE}/+/+", receive_max)
             pub_s = _publish(server, n, args.devices)
             results = [
@@ -207,6 +219,10 @@ def main() -> None:
                 (
                     "paho via core.mqtt, MQTT 3.1.1 (ack on receipt, no store)",
                     _drain_paho(server, n, receive_max, "3.1.1"),
+                ),
+                (
+                    f"core.mqtt as ingest: MQTT 5, ack_many/{batch}, no store",
+                    _drain_paho(server, n, receive_max, "5", batch),
                 ),
             ]
             ingest_s, rows = _drain_ingest(server, Path(tmp) / "ts.db", n, batch, receive_max)

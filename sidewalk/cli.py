@@ -55,6 +55,29 @@ def _settings(path: Path | None) -> Settings:
         raise typer.Exit(2) from None
 
 
+MetricsPortOption = Annotated[
+    int | None,
+    typer.Option(
+        "--metrics-port",
+        help="serve /metrics, /healthz, /readyz on this port (default: observability.*_port; off)",
+    ),
+]
+LogFormatOption = Annotated[
+    str | None,
+    typer.Option("--log-format", help="text | json (default: observability.log_format)"),
+]
+
+
+def _logging(settings: Settings, log_format: str | None) -> None:
+    from sidewalk.core.logs import configure_logging
+
+    fmt = log_format or settings.observability.log_format
+    if fmt not in {"text", "json"}:
+        console.print("[red]--log-format is text or json[/red]")
+        raise typer.Exit(2)
+    configure_logging("json" if fmt == "json" else "text", settings.observability.log_level)
+
+
 def _quiet_embedded_broker() -> None:
     # amqtt logs a stack trace when a client first tries MQTT v5 (we then fall
     # back to 3.1.1, as designed); keep the demo's output readable.
@@ -154,13 +177,22 @@ def demo(
 
 
 @app.command()
-def ingest(config: ConfigOption = None) -> None:
+def ingest(
+    config: ConfigOption = None,
+    metrics_port: MetricsPortOption = None,
+    log_format: LogFormatOption = None,
+) -> None:
     """Consume readings into the time-series store until interrupted."""
+    from prometheus_client import CollectorRegistry
+
     from sidewalk.ingest.consumer import IngestConsumer
+    from sidewalk.observability.metrics import TimedStore
+    from sidewalk.observability.process import ingest_observability
     from sidewalk.storage.timeseries import SqliteTimeSeriesStore
     from sidewalk.system import mqtt_settings
 
     settings = _settings(config)
+    _logging(settings, log_format)
     if settings.mqtt.url is None:
         console.print("[red]mqtt.url is not set (set SIDEWALK_MQTT__URL)[/red]")
         raise typer.Exit(2)
@@ -169,19 +201,24 @@ def ingest(config: ConfigOption = None) -> None:
     influx = None
     if settings.timeseries.influx_url:
         from sidewalk.core.config import Secrets
-        from sidewalk.storage.influx import InfluxWriter
+        from sidewalk.storage.influx import InfluxForwarder
 
         token = Secrets.from_env().influx_token
-        influx = InfluxWriter(
+        # Its own connection to the store: catching up never blocks ingest's writes.
+        influx = InfluxForwarder(
+            SqliteTimeSeriesStore(settings.timeseries.sqlite_path),
             url=settings.timeseries.influx_url,
             token=token.get_secret_value() if token else "",
             org=settings.timeseries.influx_org,
             bucket=settings.timeseries.influx_bucket,
+            site=settings.site,
         )
+        influx.start()
     from sidewalk.storage.evidence import EvidenceStore
 
+    registry = CollectorRegistry()
     consumer = IngestConsumer(
-        store,
+        TimedStore(store, registry),
         mqtt_settings(settings, settings.mqtt.client_id),
         site=settings.site,
         shared_group=settings.mqtt.shared_group,
@@ -190,11 +227,19 @@ def ingest(config: ConfigOption = None) -> None:
         evidence=EvidenceStore(settings.data_dir / "evidence"),
     )
     consumer.start()
+    port = metrics_port or settings.observability.ingest_port
+    endpoints = None
+    if port:
+        obs = ingest_observability(consumer, store.path, registry)
+        endpoints = obs.serve(settings.observability.host, port)
     console.print(f"ingest consuming {settings.site} into {settings.timeseries.sqlite_path}")
     _wait_for_signal()
+    if endpoints is not None:
+        endpoints.stop()
     consumer.stop()
     if influx is not None:
         influx.close()
+        influx.store.close()
     store.close()
 
 
@@ -207,11 +252,15 @@ def analytics(
             "--event-time", help="run on the readings' own time (a replay through the broker)"
         ),
     ] = False,
+    metrics_port: MetricsPortOption = None,
+    log_format: LogFormatOption = None,
 ) -> None:
     """Run the ordinance clocks on live time until interrupted."""
+    from sidewalk.observability.process import analytics_observability
     from sidewalk.system import build_analytics, mqtt_settings, open_cases
 
     settings = _settings(config)
+    _logging(settings, log_format)
     if settings.mqtt.url is None:
         console.print("[red]mqtt.url is not set (set SIDEWALK_MQTT__URL)[/red]")
         raise typer.Exit(2)
@@ -226,10 +275,16 @@ def analytics(
         tick_seconds=settings.analytics.tick_seconds,
     )
     runner.start()
+    port = metrics_port or settings.observability.analytics_port
+    endpoints = None
+    if port:
+        endpoints = analytics_observability(runner).serve(settings.observability.host, port)
     console.print(
         f"analytics running for {len(runner.engine.clocks)} frontage(s) on {settings.site}"
     )
     _wait_for_signal()
+    if endpoints is not None:
+        endpoints.stop()
     runner.stop()
     cases.close()
 
@@ -279,19 +334,22 @@ app.add_typer(dashboard_app, name="dashboard")
 
 
 @dashboard_app.callback(invoke_without_command=True)
-def dashboard(
+def dashboard(  # noqa: PLR0917 - Typer maps each option to a parameter
     ctx: typer.Context,
     config: ConfigOption = None,
     host: Annotated[str, typer.Option(help="listen address")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="listen port")] = 8080,
     geojson: Annotated[Path | None, typer.Option(help="frontage geometry (GeoJSON)")] = None,
+    log_format: LogFormatOption = None,
 ) -> None:
     """Serve the dashboard over the configured stores (secret: SIDEWALK_DASHBOARD_SECRET)."""
     if ctx.invoked_subcommand is not None:
         return
     from sidewalk.dashboard.commands import dashboard_command
 
-    dashboard_command(_settings(config), host=host, port=port, geojson=geojson)
+    settings = _settings(config)
+    _logging(settings, log_format)
+    dashboard_command(settings, host=host, port=port, geojson=geojson)
 
 
 @dashboard_app.command("add-user")

@@ -8,66 +8,26 @@ the runner wrote, so it shows what the running system knows.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
+from sidewalk.analytics.actions_cli import (
+    ConfigOption,
+    WhoOption,
+    instant,
+    open_records,
+    print_actions,
+    print_clocks,
+    record,
+)
 from sidewalk.analytics.clocks.cold_weather import FROZEN_SUBGRADE, KEEP_OFF, OPENING_PERMIT
-from sidewalk.core.clock import format_local
-from sidewalk.core.config import ConfigError, load_settings
-from sidewalk.core.profile import Profile, ProfileError, load_profile
-from sidewalk.storage.cases import CaseStore
 
 cold_app = typer.Typer(
     add_completion=False,
     help="Cold weather: record pours and street-opening permits; show the clocks they run.",
 )
-console = Console()
-
-ConfigOption = Annotated[Path | None, typer.Option("--config", "-c", help="TOML configuration")]
-WhoOption = Annotated[str, typer.Option(help="the person recording it (goes in the audit log)")]
-
-
-def _instant(option: str, text: str) -> datetime:
-    try:
-        at = datetime.fromisoformat(text)
-    except ValueError:
-        at = None
-    if at is None or at.tzinfo is None:
-        console.print(
-            f"[red]{option} needs ISO 8601 with a UTC offset, e.g. 2026-11-20T09:30-06:00"
-        )
-        raise typer.Exit(2)
-    return at
-
-
-@contextmanager
-def _cases(config: Path | None) -> Iterator[tuple[CaseStore, Profile]]:
-    from sidewalk.system import open_cases
-
-    try:
-        settings = load_settings(config)
-        profile = load_profile(settings.profile)
-    except (ConfigError, ProfileError) as exc:
-        console.print(f"[red]configuration error:[/red] {exc}")
-        raise typer.Exit(2) from None
-    cases = open_cases(settings.cases.database_url, profile)
-    try:
-        yield cases, profile
-    finally:
-        cases.close()
-
-
-def _record(config: Path | None, action: tuple[str, str, datetime, str, dict[str, Any]]) -> None:
-    kind, target, at, who, detail = action
-    with _cases(config) as (cases, _profile):
-        record = cases.record_action(kind, target, at, who, detail)
-    console.print(f"recorded action #{record.id}: {kind} {target} by {who}; the runner applies it")
 
 
 @cold_app.command()
@@ -86,13 +46,13 @@ def pour(  # noqa: PLR0917 (Typer maps parameters to options)
     config: ConfigOption = None,
 ) -> None:
     """Record a concrete pour; its keep-off clock starts at the pour's time."""
-    when = _instant("--at", at)
+    when = instant("--at", at)
     detail: dict[str, Any] = {"kind": kind, "site": site, "at": when.isoformat()}
     if location is not None:
         detail["location"] = location
     if frontage is not None:
         detail["frontage"] = frontage
-    _record(config, ("record_pour", id, when, who, detail))
+    record(config, ("record_pour", id, when, who, detail))
 
 
 @cold_app.command()
@@ -114,7 +74,7 @@ def permit(  # noqa: PLR0917 (Typer maps parameters to options)
     config: ConfigOption = None,
 ) -> None:
     """Record a street-opening permit (or its renewal, with a higher --renewals)."""
-    opened = _instant("--opened-at", opened_at)
+    opened = instant("--opened-at", opened_at)
     detail: dict[str, Any] = {
         "street": street,
         "opened_at": opened.isoformat(),
@@ -122,17 +82,17 @@ def permit(  # noqa: PLR0917 (Typer maps parameters to options)
         "renewals": renewals,
     }
     if approved_at is not None:
-        detail["approved_at"] = _instant("--approved-at", approved_at).isoformat()
+        detail["approved_at"] = instant("--approved-at", approved_at).isoformat()
     if frontage is not None:
         detail["frontage"] = frontage
     # A renewal is granted when entered; a first entry is dated by the opening.
-    _record(config, ("record_permit", id, datetime.now(UTC) if renewals else opened, who, detail))
+    record(config, ("record_permit", id, datetime.now(UTC) if renewals else opened, who, detail))
 
 
 @cold_app.command()
 def status(config: ConfigOption = None) -> None:
     """Frozen sites, running keep-off clocks, permits and their deadlines (local time)."""
-    with _cases(config) as (cases, profile):
+    with open_records(config) as (cases, profile):
         for kind, active_only in (
             (FROZEN_SUBGRADE, False),
             (KEEP_OFF, True),
@@ -141,24 +101,5 @@ def status(config: ConfigOption = None) -> None:
             clocks = cases.list_clocks(kind=kind, active_only=active_only)
             if kind == FROZEN_SUBGRADE:
                 clocks = [c for c in clocks if c.state == "frozen"]
-            console.print(f"[bold]{kind}[/bold]: {len(clocks) or 'none'}")
-            for clock in clocks:
-                # One line per clock, so it reads (and greps) the same at any terminal width.
-                until = (
-                    ""
-                    if clock.deadline is None
-                    else f" until {format_local(clock.deadline, profile.zone)}"
-                )
-                console.print(
-                    f"  {clock.key.rsplit('/', 1)[-1]} ({clock.frontage_id}): {clock.state}{until}"
-                    f" — {clock.citation or 'no citation'}",
-                    soft_wrap=True,
-                )
-        kinds = {"record_pour", "record_permit"}
-        for action in cases.list_actions():
-            if action.kind not in kinds:
-                continue
-            if action.applied_at is None:
-                console.print(f"pending: {action.kind} {action.target} by {action.who}")
-            elif action.error is not None:
-                console.print(f"[red]refused:[/red] {action.kind} {action.target}: {action.error}")
+            print_clocks(kind, clocks, profile)
+        print_actions(cases, {"record_pour", "record_permit"})

@@ -10,6 +10,11 @@ frontages and issues the repair (or full-replacement) notice record through
 Block numbering: block ``first_block + i`` is the i-th block seen in the first
 file; each later file's blocks continue after the previous file's highest
 (the files are taken as consecutive, non-overlapping stretches).
+
+Stationing: each file may carry its station along the frontage (mm, where
+the image centre, or a photo's ground marker, lies); a joint's station is
+that plus its along-walk offset in the file. Joint spacing and the
+frontage's block count (the 80 % rule's denominator) come from them.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,6 +39,9 @@ from sidewalk.analytics.defects import (
     DefectLimits,
     DepthIntrinsics,
     FiducialSpec,
+    FrontageCondition,
+    LaserProfile,
+    LaserRig,
     LevelReference,
     MeasurementError,
     OwnerReplacement,
@@ -42,12 +51,18 @@ from sidewalk.analytics.defects import (
     SurfaceInspection,
     annotate,
     classify,
+    classify_laser,
+    frontage_block_count,
+    frontage_condition,
+    joint_stations,
     measure_depth_map,
+    measure_laser_profile,
     measure_photo,
     owner_replacement_status,
 )
 from sidewalk.analytics.defects.classify import CONFIDENCE_SIGMAS
 from sidewalk.analytics.defects.io import read_depth_png, read_image
+from sidewalk.analytics.defects.results import EdgeType
 from sidewalk.core.profile import Profile
 from sidewalk.storage.cases import (
     BlockConditionRecord,
@@ -57,7 +72,9 @@ from sidewalk.storage.cases import (
 )
 from sidewalk.storage.evidence import EvidenceStore
 
-Kind = Literal["photo", "depth"]
+Kind = Literal["photo", "depth", "laser"]
+Survey = PhotoInspection | SurfaceInspection | LaserProfile
+MM_PER_FT = 304.8
 Progress = Callable[[int, int, str], None]
 
 # Rule of the measurement library -> profile rule (for citations and the notice).
@@ -105,6 +122,12 @@ class InspectionReport:
     files: tuple[FileOutcome, ...]
     owner_status: OwnerReplacement
     notice: NoticeRecord | None
+    # Stationed joints of this frontage (all its inspections), and the
+    # frontage's joint-spacing and walk-width checks.
+    joint_stations_mm: tuple[float, ...] = ()
+    frontage: FrontageCondition | None = None
+    # Why no notice was issued although blocks are defective (None: not held).
+    notice_held: str | None = None
 
     @property
     def failures(self) -> tuple[FileOutcome, ...]:
@@ -160,12 +183,12 @@ def _measure(
     fiducial: FiducialSpec | None,
     intrinsics: DepthIntrinsics | None,
     level: LevelReference | None,
-) -> tuple[
-    PhotoInspection | SurfaceInspection, list[tuple[int, bool, tuple[RuleCheck, ...]]], bytes
-]:
+    rig: LaserRig | None,
+) -> tuple[Survey, list[tuple[int, bool, tuple[RuleCheck, ...]]], bytes]:
     """Measure one file: (survey, [(image block, defective, checks)], evidence JPEG)."""
     image: NDArray[np.uint8] | NDArray[np.uint16]
-    survey: PhotoInspection | SurfaceInspection
+    survey: Survey
+    matrix = None
     if kind == "photo":
         if calibration is None:
             raise ValueError("photos need a camera calibration")
@@ -173,16 +196,40 @@ def _measure(
         survey = measure_photo(image, calibration, fiducial)
         checks = _photo_checks(survey, limits)
         blocks = [(0, any(c.failed for c in checks), checks)]
+    elif kind == "laser":
+        if rig is None:
+            raise ValueError("laser images need the rig calibration")
+        image = np.asarray(cv2.cvtColor(read_image(raw), cv2.COLOR_BGR2GRAY), np.uint8)
+        survey = measure_laser_profile(image, rig)
+        checks = classify_laser(survey, limits)
+        bad = any(c.failed for c in checks)
+        # The stripe crosses one joint: the blocks before and after it.
+        blocks = [(0, bad, checks), (1, bad, checks)]
+        matrix = rig.camera.matrix
     else:
         if intrinsics is None:
             raise ValueError("depth maps need the camera intrinsics")
         image = read_depth_png(raw)
         survey = measure_depth_map(image, intrinsics, level=level)
         blocks = [(b.block, b.defective, b.checks) for b in classify(survey, limits)]
-    ok, jpeg = cv2.imencode(".jpg", annotate(image, survey, limits), [cv2.IMWRITE_JPEG_QUALITY, 90])
+    evidence = annotate(image, survey, limits, camera_matrix=matrix)
+    ok, jpeg = cv2.imencode(".jpg", evidence, [cv2.IMWRITE_JPEG_QUALITY, 90])
     if not ok:
         raise RuntimeError("JPEG encoder failed on the evidence image")
     return survey, blocks, jpeg.tobytes()
+
+
+def joint_offsets_mm(survey: Survey) -> tuple[float, ...]:
+    """Along-walk offsets (mm, survey direction) of the tooled joints a file
+    saw, from its station point: the sensor's x (depth and laser camera
+    frame, or the ground marker laid with its x along the walk). Cracks are
+    not joints and do not count toward joint spacing."""
+    if isinstance(survey, LaserProfile):
+        tooled = survey.edge_type == EdgeType.TOOLED_JOINT
+        return (survey.gap_center_mm[0],) if tooled else ()
+    if isinstance(survey, PhotoInspection):
+        return tuple(c.center_mm[0] for c in survey.cracks if c.edge_type == EdgeType.TOOLED_JOINT)
+    return tuple(j.center_mm[0] for j in survey.joints if j.edge_type == EdgeType.TOOLED_JOINT)
 
 
 def inspect_files(
@@ -197,6 +244,9 @@ def inspect_files(
     fiducial: FiducialSpec | None = None,
     intrinsics: DepthIntrinsics | None = None,
     level: LevelReference | None = None,
+    rig: LaserRig | None = None,
+    stations_mm: Sequence[float] | None = None,
+    frontage_blocks: int | None = None,
     surveyed_at: datetime | None = None,
     at: datetime | None = None,
     first_block: int = 0,
@@ -213,22 +263,36 @@ def inspect_files(
     the same batch again stores and issues nothing new. ``progress``
     is called as (done, total, source name) after each file. With
     ``issue_notice=False`` the batch is only stored, for review before issuing.
+
+    ``stations_mm`` gives each file's station along the frontage (one per
+    file); ``frontage_blocks`` the frontage's block count when recorded. The
+    80 % rule's denominator is the owner's block count over all frontages
+    (recorded, or frontage length / measured joint spacing); while it is not
+    known for every frontage the survey is incomplete and the full
+    replacement is not proposed.
     """
-    if (kind == "photo" and calibration is None) or (kind == "depth" and intrinsics is None):
-        need = "calibration" if kind == "photo" else "intrinsics"
-        raise ValueError(f"{kind} inspection needs the camera {need}")
+    need = {"photo": calibration, "depth": intrinsics, "laser": rig}[kind]
+    if need is None:
+        what = {"photo": "camera calibration", "depth": "camera intrinsics", "laser": "rig"}
+        raise ValueError(f"{kind} inspection needs the {what[kind]}")
     sources = [Path(p) for p in paths]
+    if stations_mm is not None and len(stations_mm) != len(sources):
+        raise ValueError(f"{len(stations_mm)} stations for {len(sources)} files: give one each")
+    if frontage_blocks is not None and frontage_blocks < 1:
+        raise ValueError("a frontage has at least one block")
     limits = defect_limits(profile)
     when = surveyed_at or datetime.now(UTC)
     front = cases.get_frontage(frontage)  # unknown frontage: fail before measuring anything
     outcomes: list[FileOutcome] = []
     offset = first_block
     for n, path in enumerate(sources, start=1):
+        station = None if stations_mm is None else float(stations_mm[n - 1])
         outcomes.append(
             _inspect_one(
                 path, kind, frontage=frontage, when=when, offset=offset, limits=limits,
                 cases=cases, evidence=evidence, profile=profile, calibration=calibration,
-                fiducial=fiducial, intrinsics=intrinsics, level=level,
+                fiducial=fiducial, intrinsics=intrinsics, level=level, rig=rig,
+                survey={"station_mm": station, "frontage_blocks": frontage_blocks},
             )
         )  # fmt: skip
         seen = [int(b["block"]) for b in outcomes[-1].inspection.blocks]
@@ -236,20 +300,76 @@ def inspect_files(
         if progress is not None:
             progress(n, len(sources), str(path))
     conditions = cases.owner_block_conditions(front.owner_id)
-    status = owner_replacement_status((c.defective for c in conditions), limits)
+    counts = {
+        f.id: _frontage_blocks(f.length_ft * MM_PER_FT, cases.list_inspections(frontage_id=f.id))
+        for f in cases.list_frontages()
+        if f.owner_id == front.owner_id
+    }
+    known = all(c is not None for c in counts.values())
+    owner_blocks = sum(c for c in counts.values() if c is not None) if known else None
+    status = owner_replacement_status(
+        (c.defective for c in conditions), limits, owner_blocks=owner_blocks
+    )
+    if owner_blocks is None:
+        # No denominator: only the surveyed blocks are known, never the whole walk.
+        status = replace(
+            status, owner_blocks=None, survey_complete=False, replace_entire_sidewalk=False
+        )
+    records = cases.list_inspections(frontage_id=frontage)
+    stations = _frontage_joint_stations(records)
+    widths = [
+        (float(r.result["walk_width_mm"]), float(r.result["walk_width_uncertainty_mm"]))
+        for r in records
+        if r.status == "ok" and r.result.get("walk_width_mm") is not None
+    ]
+    # Spacing needs two joints on this frontage; width, one photo showing both edges.
+    spacing = (
+        frontage_condition(
+            limits,
+            joint_stations_mm=stations if len(stations) > 1 else (),
+            walk_widths_mm=widths,
+        )
+        if len(stations) > 1 or widths
+        else None
+    )
     notice = None
+    held = None
     if issue_notice:
-        notice = _issue_notice(
+        notice, held = _issue_notice(
             NoticeIssuer(cases, profile, template_dir),
             frontage=frontage,
             owner_id=front.owner_id,
             measured=[o.inspection for o in outcomes if o.ok],
             conditions=conditions,
             status=status,
+            replacement_fraction=limits.replacement_fraction,
             surveyed_at=when,
             at=at or datetime.now(UTC),
         )
-    return InspectionReport(frontage, front.owner_id, tuple(outcomes), status, notice)
+    return InspectionReport(
+        frontage, front.owner_id, tuple(outcomes), status, notice, stations, spacing, held
+    )
+
+
+def _frontage_joint_stations(records: Iterable[InspectionRecord]) -> tuple[float, ...]:
+    """Every stationed joint the frontage's measured files saw, one per joint."""
+    found: list[float] = []
+    for r in records:
+        survey = r.result.get("survey") or {}
+        if r.status != "ok" or survey.get("station_mm") is None:
+            continue
+        found.extend(survey["station_mm"] + x for x in survey.get("joint_offsets_mm", ()))
+    return joint_stations(found)
+
+
+def _frontage_blocks(length_mm: float, records: Sequence[InspectionRecord]) -> int | None:
+    """The frontage's block count: the latest recorded one, else its length
+    over the measured joint spacing, else unknown."""
+    for r in reversed(records):
+        n = (r.result.get("survey") or {}).get("frontage_blocks")
+        if n is not None:
+            return int(n)
+    return frontage_block_count(length_mm, _frontage_joint_stations(records))
 
 
 def _inspect_one(
@@ -263,6 +383,7 @@ def _inspect_one(
     cases: CaseStore,
     evidence: EvidenceStore,
     profile: Profile,
+    survey: dict[str, Any],
     **options: Any,
 ) -> FileOutcome:
     try:
@@ -272,25 +393,30 @@ def _inspect_one(
         sha = hashlib.sha256(f"unreadable:{path}".encode()).hexdigest()
         rec = cases.record_inspection(
             frontage, surveyed_at=when, kind=kind, source_name=str(path), source_sha256=sha,
-            result={}, failure=f"unreadable: {exc.strerror or exc}",
+            result={"survey": survey}, failure=f"unreadable: {exc.strerror or exc}",
         )  # fmt: skip
         return FileOutcome(str(path), rec)
     sha = hashlib.sha256(raw).hexdigest()
     try:
-        survey, blocks, jpeg = _measure(raw, kind, limits, **options)
+        measured, blocks, jpeg = _measure(raw, kind, limits, **options)
     except MeasurementError as exc:
         rec = cases.record_inspection(
             frontage, surveyed_at=when, kind=kind, source_name=str(path), source_sha256=sha,
-            result={}, failure=f"{exc.problem.value}: {exc.detail}",
+            result={"survey": survey}, failure=f"{exc.problem.value}: {exc.detail}",
         )  # fmt: skip
         return FileOutcome(str(path), rec)
+    stationing = {**survey, "joint_offsets_mm": [round(x, 1) for x in joint_offsets_mm(measured)]}
     rec = cases.record_inspection(
         frontage,
         surveyed_at=when,
         kind=kind,
         source_name=str(path),
         source_sha256=sha,
-        result={"units": "mm, mm/m; *_uncertainty_* one sigma", **_json(asdict(survey))},
+        result={
+            "units": "mm, mm/m; *_uncertainty_* one sigma",
+            **_json(asdict(measured)),
+            "survey": stationing,
+        },
         blocks=[
             {
                 "block": offset + b,
@@ -325,16 +451,20 @@ def _issue_notice(
     measured: Sequence[InspectionRecord],
     conditions: Sequence[BlockConditionRecord],
     status: OwnerReplacement,
+    replacement_fraction: float,
     surveyed_at: datetime,
     at: datetime,
-) -> NoticeRecord | None:
+) -> tuple[NoticeRecord | None, str | None]:
     """The repair notice for this frontage's defective blocks, or the replacement
-    notice (every defective block of the owner) when the 80 % rule is met."""
+    notice (every defective block of the owner) when the 80 % rule is met;
+    with the reason when a due notice is held instead."""
     batch = {r.id for r in measured}
     # Only blocks this batch measured (and still the latest word on) call for a repair notice.
     here = [c for c in conditions if c.defective and c.inspection_id in batch]
     if not here and not status.replace_entire_sidewalk:
-        return None
+        return None, None
+    # The notice's share is of the owner's block count when known.
+    total = status.owner_blocks if status.owner_blocks is not None else status.total_blocks
     if status.replace_entire_sidewalk:
         # Blocks of several frontages share numbers; number them owner-wide. One
         # replacement notice per set of defective blocks, whichever batch tipped it.
@@ -343,6 +473,14 @@ def _issue_notice(
         ident: list[Any] = sorted([c.frontage_id, c.block] for c in bad)
         key = f"replacement/{owner_id}/{_digest(ident)}"
     else:
+        share = Decimal(len({c.block for c in here})) / Decimal(max(total, 1))
+        if share >= Decimal(str(replacement_fraction)):
+            # The issuer would read this share of the surveyed blocks as the
+            # whole walk; without the owner's block count that is not known.
+            return None, (
+                f"incomplete survey: {status.total_blocks} of ? blocks; record the"
+                " frontage's block count (or station its joints) to issue the notice"
+            )
         defects = [d for c in here for d in _defects(c.checks, c.block)]
         key = f"{frontage}/{_digest(sorted(r.source_sha256 for r in measured))}"
     photos = tuple(
@@ -350,15 +488,16 @@ def _issue_notice(
         for r in measured
         if r.evidence_sha256 is not None
     )
-    return issuer.repair_notice(
+    notice = issuer.repair_notice(
         key,
         frontage,
         at,
         surveyed_at=surveyed_at,
-        total_blocks=status.total_blocks,
+        total_blocks=total,
         defects=defects,
         evidence=Evidence(photos=photos),
     )
+    return notice, None
 
 
 def write_demo_scene(out_dir: Path, *, fault_mm: float = 25.4, seed: int = 11) -> dict[str, Path]:
@@ -366,14 +505,18 @@ def write_demo_scene(out_dir: Path, *, fault_mm: float = 25.4, seed: int = 11) -
 
     Writes ``depth.png`` (16-bit mm) and ``intrinsics.json`` of a depth camera
     over a joint faulted by ``fault_mm`` (default 1 in, over the 3/4 in
-    limit), and ``photo.jpg`` with ``calibration.json`` of a survey photo of
-    the same walk with a 150 mm ground marker. Returns the paths by name.
+    limit), ``photo.jpg`` with ``calibration.json`` of a survey photo of
+    the same walk with a 150 mm ground marker, and ``laser.png`` with
+    ``laser_rig.json`` of a laser-line frame over the same joint. Returns the
+    paths by name.
     """
     from sidewalk.analytics.defects.synthetic import (
         depth_survey_camera,
+        laser_survey_rig,
         place_marker,
         random_scene,
         render_depth,
+        render_laser,
         render_photo,
         survey_photo_camera,
     )
@@ -396,6 +539,8 @@ def write_demo_scene(out_dir: Path, *, fault_mm: float = 25.4, seed: int = 11) -
         "intrinsics": out_dir / "intrinsics.json",
         "photo": out_dir / "photo.jpg",
         "calibration": out_dir / "calibration.json",
+        "laser": out_dir / "laser.png",
+        "laser_rig": out_dir / "laser_rig.json",
     }
     cv2.imwrite(str(paths["depth"]), render_depth(scene, cam, rng))
     k = cam.matrix
@@ -407,6 +552,16 @@ def write_demo_scene(out_dir: Path, *, fault_mm: float = 25.4, seed: int = 11) -
     paths["calibration"].write_text(
         json.dumps({"matrix": pcam.matrix.tolist(), "distortion": pcam.distortion.tolist()})
     )
+    lcam, normal, offset = laser_survey_rig(scene, rng, 0)
+    cv2.imwrite(str(paths["laser"]), render_laser(scene, lcam, normal, offset, rng))
+    rig = {
+        "matrix": lcam.matrix.tolist(),
+        "distortion": lcam.distortion.tolist(),
+        "plane_normal": normal.tolist(),
+        "plane_offset_mm": offset,
+        "up": (lcam.rotation @ np.array([0.0, 0.0, 1.0])).tolist(),
+    }
+    paths["laser_rig"].write_text(json.dumps(rig))
     return paths
 
 
@@ -424,3 +579,20 @@ def load_intrinsics(path: Path) -> DepthIntrinsics:
     return DepthIntrinsics(
         float(data["fx"]), float(data["fy"]), float(data["cx"]), float(data["cy"])
     )
+
+
+def load_laser_rig(path: Path) -> LaserRig:
+    """A laser rig calibration JSON: the camera (``matrix``, ``distortion``),
+    the laser plane in the camera frame (``plane_normal`` [3], ``plane_offset_mm``:
+    n . p = d) and optionally ``up`` [3], the vertical in the camera frame (from
+    the IMU; default: the optical axis reversed, the camera square to the walk)."""
+    data = json.loads(path.read_text())
+    camera = CameraCalibration(
+        np.array(data["matrix"], np.float64), np.array(data["distortion"], np.float64)
+    )
+    normal = np.array(data["plane_normal"], np.float64)
+    if normal.shape != (3,) or not np.linalg.norm(normal) > 0:
+        raise ValueError(f"{path}: plane_normal must be a non-zero 3-vector")
+    if "up" in data:
+        return LaserRig(camera, normal, float(data["plane_offset_mm"]), np.array(data["up"], float))
+    return LaserRig(camera, normal, float(data["plane_offset_mm"]))

@@ -24,6 +24,8 @@ from sidewalk.analytics.defects import (
     CameraCalibration,
     DepthIntrinsics,
     FiducialSpec,
+    LaserRig,
+    Rule,
 )
 from sidewalk.analytics.inspect import (
     InspectionReport,
@@ -31,6 +33,7 @@ from sidewalk.analytics.inspect import (
     inspect_files,
     load_calibration,
     load_intrinsics,
+    load_laser_rig,
     write_demo_scene,
 )
 from sidewalk.core.config import ConfigError, load_settings
@@ -51,6 +54,18 @@ NoNoticeOption = Annotated[
 ]
 FirstBlockOption = Annotated[
     int, typer.Option(help="number of the first block seen, counted along the frontage")
+]
+StationOption = Annotated[
+    list[float] | None,
+    typer.Option(
+        "--station",
+        help="station of each file along the frontage, metres (image centre, or the photo's"
+        " ground marker); once per file, in order",
+    ),
+]
+FrontageBlocksOption = Annotated[
+    int | None,
+    typer.Option(help="the frontage's block count, when recorded (the 80 % rule's denominator)"),
 ]
 
 
@@ -93,10 +108,16 @@ def _run(
     surveyed_at: str | None,
     first_block: int,
     no_notice: bool,
+    station: list[float] | None = None,
+    frontage_blocks: int | None = None,
     calibration: CameraCalibration | None = None,
     fiducial: FiducialSpec | None = None,
     intrinsics: DepthIntrinsics | None = None,
+    rig: LaserRig | None = None,
 ) -> None:
+    if station and len(station) != len(files):
+        console.print(f"[red]{len(station)} --station values for {len(files)} files[/red]")
+        raise typer.Exit(2)
     with (
         _stores(config) as (cases, evidence, profile),
         Progress(
@@ -114,6 +135,9 @@ def _run(
             calibration=calibration,
             fiducial=fiducial,
             intrinsics=intrinsics,
+            rig=rig,
+            stations_mm=[m * 1000.0 for m in station] if station else None,
+            frontage_blocks=frontage_blocks,
             surveyed_at=_when(surveyed_at),
             first_block=first_block,
             issue_notice=not no_notice,
@@ -150,18 +174,41 @@ def _print(report: InspectionReport) -> None:
                     str(c["citation"]),
                 )
     console.print(blocks)
+    _print_frontage(report)
     s = report.owner_status
     console.print(
-        f"owner {report.owner_id}: {s.defective_blocks}/{s.total_blocks} surveyed blocks"
-        f" defective ({s.defective_fraction:.0%});"
+        f"owner {report.owner_id}: {s.describe()};"
         f" replace entire sidewalk: {'yes' if s.replace_entire_sidewalk else 'no'}"
     )
-    if report.notice is None:
+    if report.notice_held is not None:
+        console.print(f"[yellow]notice held: {report.notice_held}[/yellow]")
+    elif report.notice is None:
         console.print("no notice issued")
     else:
         console.print(f"notice {report.notice.number} ({report.notice.kind}) issued")
     if report.failures:
         raise typer.Exit(1)
+
+
+def _print_frontage(report: InspectionReport) -> None:
+    """The frontage's stationed joints, the spacing between them (§ 370-5 (5))
+    and the walk widths measured from photos ((7))."""
+    if report.joint_stations_mm:
+        st = ", ".join(f"{x / 1000:.2f}" for x in report.joint_stations_mm)
+        console.print(f"joints at stations (m): {st}")
+    if report.frontage is not None:
+        for c in report.frontage.checks:
+            if c.rule == Rule.WALK_WIDTH:
+                verdict = "[red]TOO NARROW[/red]" if c.failed else "ok"
+                console.print(
+                    f"walk width {c.measured:.0f} ± {c.uncertainty:.0f} mm"
+                    f" (minimum {c.limit:.0f} mm): {verdict}"
+                )
+                continue
+            verdict = "[red]OVER LIMIT[/red]" if c.failed else "ok"
+            console.print(
+                f"joint spacing {c.measured / 1000:.2f} m (limit {c.limit / 1000:.2f} m): {verdict}"
+            )
 
 
 @inspect_app.command("photos")
@@ -174,6 +221,8 @@ def photos(  # noqa: PLR0917 (Typer maps parameters to options)
     marker_mm: Annotated[float, typer.Option(help="printed side of the ground marker")] = 150.0,
     surveyed_at: SurveyedOption = None,
     first_block: FirstBlockOption = 0,
+    station: StationOption = None,
+    frontage_blocks: FrontageBlocksOption = None,
     no_notice: NoNoticeOption = False,
     config: ConfigOption = None,
 ) -> None:
@@ -186,6 +235,8 @@ def photos(  # noqa: PLR0917 (Typer maps parameters to options)
         surveyed_at=surveyed_at,
         first_block=first_block,
         no_notice=no_notice,
+        station=station,
+        frontage_blocks=frontage_blocks,
         calibration=load_calibration(calibration),
         fiducial=FiducialSpec(side_mm=marker_mm),
     )
@@ -204,6 +255,8 @@ def depth(  # noqa: PLR0917 (Typer maps parameters to options)
     cy: Annotated[float | None, typer.Option(help="principal point y, pixels")] = None,
     surveyed_at: SurveyedOption = None,
     first_block: FirstBlockOption = 0,
+    station: StationOption = None,
+    frontage_blocks: FrontageBlocksOption = None,
     no_notice: NoNoticeOption = False,
     config: ConfigOption = None,
 ) -> None:
@@ -223,7 +276,47 @@ def depth(  # noqa: PLR0917 (Typer maps parameters to options)
         surveyed_at=surveyed_at,
         first_block=first_block,
         no_notice=no_notice,
+        station=station,
+        frontage_blocks=frontage_blocks,
         intrinsics=intr,
+    )
+
+
+@inspect_app.command("laser")
+def laser(  # noqa: PLR0917 (Typer maps parameters to options)
+    files: Annotated[list[Path], typer.Argument(help="laser-line frames (8-bit grey PNG)")],
+    frontage: FrontageOption,
+    rig: Annotated[
+        Path,
+        typer.Option(
+            help='rig calibration JSON {"matrix", "distortion", "plane_normal",'
+            ' "plane_offset_mm", "up"}'
+        ),
+    ],
+    surveyed_at: SurveyedOption = None,
+    first_block: FirstBlockOption = 0,
+    station: StationOption = None,
+    frontage_blocks: FrontageBlocksOption = None,
+    no_notice: NoNoticeOption = False,
+    config: ConfigOption = None,
+) -> None:
+    """Measure laser-line frames (fault, gap and edge of the joint each crosses)."""
+    try:
+        laser_rig = load_laser_rig(rig)
+    except (OSError, ValueError, KeyError) as exc:
+        console.print(f"[red]rig calibration {rig}: {exc}[/red]")
+        raise typer.Exit(2) from None
+    _run(
+        files,
+        "laser",
+        frontage=frontage,
+        config=config,
+        surveyed_at=surveyed_at,
+        first_block=first_block,
+        no_notice=no_notice,
+        station=station,
+        frontage_blocks=frontage_blocks,
+        rig=laser_rig,
     )
 
 

@@ -6,12 +6,15 @@ re-derives the same events and stores nothing twice. Decisions that need a
 written notice go to ``on_violation``/``on_notice`` (the notice issuer in
 ``alerts/``): analytics decides, alerts writes to people.
 
-Cold-weather, obstruction and sweeping transitions carry the frontages they concern
-(``detail["frontages"]``): each gets a clock record keyed
-``<frontage>/<clock>/<site, pour, permit, obstruction or incident id>``;
-one that concerns no frontage (a permit entered without one) goes to the audit
-log instead. Findings on pours, permits, obstructions and sweeping go to the audit
-log; an obstruction or missed sweeping is a violation record (keyed
+Cold-weather, obstruction, sweeping and street-privilege transitions carry the
+frontages they concern (``detail["frontages"]``): each gets a clock record keyed
+``<frontage>/<clock>/<site, pour, permit, obstruction or incident id>`` (plus
+``/<record>`` for an opening permit renewed after it expired, whose first record
+closed); one that concerns no frontage (a permit entered without one) goes to the
+audit log instead. Findings on pours, permits, obstructions and sweeping go to the
+audit log once each, under their stable key (``RuleFinding.key``, in the row's
+``detail["key"]``): judged again after a replay or a restart, a finding is not
+stored twice. An obstruction or missed sweeping is a violation record (keyed
 ``obstruction:<id>``/``sweeping:<id>``) that its abatement order hangs on.
 """
 
@@ -39,7 +42,7 @@ from sidewalk.analytics.clocks.events import (
     TaxRollDue,
     Transition,
 )
-from sidewalk.analytics.clocks.obstructions import OBSTRUCTION, SWEEPING
+from sidewalk.analytics.clocks.obstructions import OBSTRUCTION, PRIVILEGE, SWEEPING
 from sidewalk.core.clock import to_ms
 from sidewalk.core.profile import Profile
 from sidewalk.storage import cases as records
@@ -48,14 +51,17 @@ from sidewalk.storage import cases as records
 CLOSING = {
     CLEARING: {"complied", "violation", "unverified"},
     ENFORCEMENT: {"cured", "paid", "tax_roll"},
-    # A frozen-subgrade record follows its site for good; an expired permit may be renewed.
+    # A frozen-subgrade record follows its site for good. A permit's record closes on
+    # expiry (the state says why); a renewal after it opens a record of its own.
     KEEP_OFF: {"ended"},
+    OPENING_PERMIT: {"expired"},
+    PRIVILEGE: {"expired"},
     # An overdue obstruction or sweeping incident goes on as the village's abatement.
     OBSTRUCTION: {"compliant", "removed", "overdue"},
     SWEEPING: {"swept", "overdue"},
 }
 # Clocks about a site, pour, permit, obstruction or incident, carried by the frontages named.
-COLD = {FROZEN_SUBGRADE, KEEP_OFF, OPENING_PERMIT, OBSTRUCTION, SWEEPING}
+COLD = {FROZEN_SUBGRADE, KEEP_OFF, OPENING_PERMIT, OBSTRUCTION, SWEEPING, PRIVILEGE}
 
 
 def record_cause(cause: Cause) -> records.Cause:
@@ -105,11 +111,11 @@ class CaseRecorder:
                     {"frontage": event.frontage, "reasons": list(event.reasons)}, at=event.at,
                 )  # fmt: skip
             elif isinstance(event, RuleFinding):
-                self.cases.append_audit(
+                self.cases.append_audit_once(
                     "analytics", f"finding.{event.severity}", event.subject,
                     {"rule": event.rule, "citation": event.citation, "message": event.message,
                      "unconfirmed": event.unconfirmed, "notes": list(event.notes)},
-                    at=event.at,
+                    key=event.key, at=event.at,
                 )  # fmt: skip
             elif isinstance(event, ClearingUnverified):
                 self.cases.append_audit(
@@ -156,6 +162,22 @@ class CaseRecorder:
                 records.RuleUse.from_rule(
                     "obstructions.sidewalk_removal_after_notice",
                     rules.sidewalk_removal_after_notice,
+                ),
+                records.RuleUse.from_rule(
+                    "obstructions.street_removal_after_notice", rules.street_removal_after_notice
+                ),
+            ]
+        if kind == PRIVILEGE:
+            rules = self.profile.obstructions
+            return [
+                records.RuleUse.from_rule(
+                    "permits.street_privilege_term", self.profile.permits.street_privilege_term
+                ),
+                records.RuleUse.from_rule(
+                    "obstructions.temporary_walk_min_width", rules.temporary_walk_min_width
+                ),
+                records.RuleUse.from_rule(
+                    "obstructions.privilege_max_street", rules.privilege_max_street
                 ),
             ]
         if kind == SWEEPING:
@@ -204,8 +226,9 @@ class CaseRecorder:
         raw = t.detail.get("until", t.detail.get("expires"))
         deadline: Any = datetime.fromisoformat(raw) if isinstance(raw, str) else records.KEEP
         citation = t.detail.get("citation")
+        record = t.detail.get("record")
         for frontage in frontages:
-            key = f"{frontage}/{t.clock}/{t.frontage}"
+            key = f"{frontage}/{t.clock}/{t.frontage}" + (f"/{record}" if record else "")
             clock_id = self._ids.get(key)
             if clock_id is None:
                 clock = self.cases.open_clock(

@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from sidewalk.analytics.clocks.engine import ClockEngine
 from sidewalk.analytics.clocks.events import Event, PersonAction, action_kind
@@ -35,6 +35,7 @@ from sidewalk.core.mqtt import MqttClient, MqttError, MqttMessage, MqttSettings
 log = logging.getLogger(__name__)
 
 Mode = Literal["live", "stream"]
+T = TypeVar("T")
 
 # APScheduler persists a job as a reference to a module-level function plus
 # plain arguments; the running process registers itself here under its id.
@@ -127,6 +128,24 @@ class AnalyticsRunner:
             time.sleep(0.02)
         return predicate()
 
+    # -- read-only views (metrics, readiness) ------------------------------------
+
+    @property
+    def pending(self) -> int:
+        """Messages received and not yet processed."""
+        return self._queue.qsize()
+
+    @property
+    def connected(self) -> bool:
+        """True while the MQTT session is up."""
+        client = self._client
+        return client is not None and client.is_connected
+
+    def inspect(self, read: Callable[[ClockEngine], T]) -> T:
+        """``read(engine)`` under the runner's lock, so the worker never changes it midway."""
+        with self._lock:
+            return read(self.engine)
+
     # -- processing ------------------------------------------------------------
 
     def handle(self, reading: Reading) -> list[Event]:
@@ -150,8 +169,8 @@ class AnalyticsRunner:
     def tick(self) -> list[Event]:
         """Apply recorded actions, then advance to the clock's now (the scheduler's jobs)."""
         with self._lock:
-            # Each action's events are recorded as it is applied; recording them again
-            # here would repeat their audit rows (findings are not keyed).
+            # Each action's events are recorded as it is applied (findings are keyed, so
+            # an action applied again after a crash before the save stores none twice).
             acted, marks = self._apply_actions()
             if acted and self._on_events is not None:
                 self._on_events(acted)

@@ -1,9 +1,9 @@
-"""``sidewalk street``: inspectors record obstructions (§ 370-8) and street debris (§ 144-17).
+"""``sidewalk street``: obstructions (§ 370-8), privilege permits (§ 370-9), debris (§ 144-17).
 
 Each entry records a person's action in the case records (with an audit row
 naming them); the analytics runner applies it on its next tick and runs the
-removal or sweeping clock from it. ``status`` reads the clock records the
-runner wrote, so it shows what the running system knows.
+removal, permit or sweeping clock from it. ``status`` reads the clock records
+the runner wrote, so it shows what the running system knows.
 """
 
 from __future__ import annotations
@@ -11,22 +11,33 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
+from sidewalk.analytics.actions_cli import (
+    ConfigOption,
+    WhoOption,
+    console,
+    day,
+    instant,
+    open_records,
+    print_actions,
+    print_clocks,
+    record,
+)
 from sidewalk.analytics.clocks.engine import STREET_ACTIONS
-from sidewalk.analytics.clocks.obstructions import OBSTRUCTION, SWEEPING
-from sidewalk.analytics.cold_cli import ConfigOption, WhoOption, _cases, _instant, _record
-from sidewalk.core.clock import format_local
+from sidewalk.analytics.clocks.obstructions import OBSTRUCTION, PRIVILEGE, SWEEPING
+from sidewalk.core.calendar import start_of_day
 
 street_app = typer.Typer(
     add_completion=False,
-    help="Obstructions and street sweeping: record them; show the removal and sweeping clocks.",
+    help="Obstructions, street privilege permits and street sweeping: record them; show the "
+    "clocks they run.",
 )
-console = Console()
 
-IdOption = Annotated[str, typer.Option("--id", help="the obstruction's or incident's id")]
+IdOption = Annotated[str, typer.Option("--id", help="the obstruction's, permit's or incident's id")]
 AtOption = Annotated[str, typer.Option(help="when it happened, ISO 8601 with a UTC offset")]
 FrontageOption = Annotated[str, typer.Option(help="the frontage whose records carry the case")]
+AreaOption = Annotated[str, typer.Option(help="sidewalk or street (§ 370-8 D or E)")]
+Mm = Annotated[float | None, typer.Option(min=0)]
 
 
 @street_app.command()
@@ -35,35 +46,115 @@ def obstruction(  # noqa: PLR0917 (Typer maps parameters to options)
     frontage: FrontageOption,
     at: AtOption,
     who: WhoOption,
+    area: AreaOption = "sidewalk",
     width_mm: Annotated[float | None, typer.Option(help="narrowest clear width, mm")] = None,
     width_ft: Annotated[int | None, typer.Option(help="narrowest clear width, feet")] = None,
     width_in: Annotated[float, typer.Option(help="… and inches (with --width-ft)")] = 0.0,
-    description: Annotated[str, typer.Option(help="what narrows the walk")] = "",
+    location: Annotated[str | None, typer.Option(help="where, in words")] = None,
+    description: Annotated[
+        str, typer.Option(help="what narrows the walk or blocks the street")
+    ] = "",
     config: ConfigOption = None,
 ) -> None:
-    """Record an obstruction seen on a sidewalk; under the clear width it opens a case."""
-    when = _instant("--at", at)
-    detail: dict[str, Any] = {"frontage": frontage, "description": description}
-    if (width_mm is None) == (width_ft is None):
+    """Record an obstruction: on a sidewalk a case under the clear width, on a street always."""
+    when = instant("--at", at)
+    if area not in {"sidewalk", "street"}:
+        console.print("[red]--area is sidewalk or street")
+        raise typer.Exit(2)
+    detail: dict[str, Any] = {"frontage": frontage, "description": description, "area": area}
+    if location is not None:
+        detail["location"] = location
+    if width_mm is not None and width_ft is not None:
+        console.print("[red]give the clear width as --width-mm or as --width-ft, not both")
+        raise typer.Exit(2)
+    if area == "sidewalk" and width_mm is None and width_ft is None:
         console.print("[red]give the clear width as --width-mm or as --width-ft (--width-in)")
         raise typer.Exit(2)
     if width_mm is not None:
         detail["clear_width_mm"] = width_mm
-    else:
+    elif width_ft is not None:
         detail |= {"clear_width_ft": width_ft, "clear_width_in": width_in}
-    _record(config, ("record_obstruction", id, when, who, detail))
+    record(config, ("record_obstruction", id, when, who, detail))
 
 
 @street_app.command()
 def delivered(id: IdOption, at: AtOption, who: WhoOption, config: ConfigOption = None) -> None:
     """The written notice reached the owner or occupant: the removal clock starts."""
-    _record(config, ("obstruction_notice_delivered", id, _instant("--at", at), who, {}))
+    record(config, ("obstruction_notice_delivered", id, instant("--at", at), who, {}))
 
 
 @street_app.command()
 def removed(id: IdOption, at: AtOption, who: WhoOption, config: ConfigOption = None) -> None:
     """An inspector saw the obstruction gone."""
-    _record(config, ("obstruction_removed", id, _instant("--at", at), who, {}))
+    record(config, ("obstruction_removed", id, instant("--at", at), who, {}))
+
+
+@street_app.command()
+def permit(  # noqa: PLR0917 (Typer maps parameters to options)
+    id: Annotated[str, typer.Option("--id", help="the permit number")],
+    frontage: FrontageOption,
+    issued_on: Annotated[str, typer.Option(help="the date of issue, YYYY-MM-DD")],
+    who: WhoOption,
+    holder: Annotated[str, typer.Option(help="to whom it is issued")] = "",
+    location: Annotated[str | None, typer.Option(help="where, in words")] = None,
+    placed: Annotated[str, typer.Option(help="what it lets stand there")] = "",
+    area: AreaOption = "street",
+    ends_on: Annotated[
+        str | None, typer.Option(help="an earlier termination date written on it, YYYY-MM-DD")
+    ] = None,
+    walk_width_mm: Mm = None,
+    street_width_mm: Mm = None,
+    street_occupied_mm: Mm = None,
+    config: ConfigOption = None,
+) -> None:
+    """Record a § 370-9 street privilege permit; it terminates three months after issue."""
+    issued = day("--issued-on", issued_on)
+    if area not in {"sidewalk", "street"}:
+        console.print("[red]--area is sidewalk or street")
+        raise typer.Exit(2)
+    detail: dict[str, Any] = {
+        "frontage": frontage, "issued_on": issued.isoformat(), "holder": holder,
+        "placed": placed, "area": area,
+    }  # fmt: skip
+    if location is not None:
+        detail["location"] = location
+    if ends_on is not None:
+        detail["earlier_termination_on"] = day("--ends-on", ends_on).isoformat()
+    for name, value in (
+        ("temporary_walk_width_mm", walk_width_mm),
+        ("street_width_mm", street_width_mm),
+        ("street_occupied_mm", street_occupied_mm),
+    ):
+        if value is not None:
+            detail[name] = value
+    with open_records(config) as (_cases, profile):
+        at = start_of_day(issued, profile.zone)  # it runs from its issue date
+    record(config, ("record_street_privilege", id, at, who, detail))
+
+
+@street_app.command()
+def inspected(  # noqa: PLR0917 (Typer maps parameters to options)
+    id: Annotated[str, typer.Option("--id", help="the permit number")],
+    at: AtOption,
+    who: WhoOption,
+    present: Annotated[
+        bool, typer.Option("--present/--vacated", help="is what the permit allowed still there?")
+    ] = True,
+    walk_width_mm: Mm = None,
+    street_width_mm: Mm = None,
+    street_occupied_mm: Mm = None,
+    config: ConfigOption = None,
+) -> None:
+    """An inspector looked at a permit's site: its conditions, or, after it ended, vacated?"""
+    detail: dict[str, Any] = {"present": present}
+    for name, value in (
+        ("temporary_walk_width_mm", walk_width_mm),
+        ("street_width_mm", street_width_mm),
+        ("street_occupied_mm", street_occupied_mm),
+    ):
+        if value is not None:
+            detail[name] = value
+    record(config, ("street_privilege_inspected", id, instant("--at", at), who, detail))
 
 
 @street_app.command()
@@ -80,38 +171,19 @@ def sweeping(  # noqa: PLR0917 (Typer maps parameters to options)
     detail: dict[str, Any] = {"frontage": frontage, "description": description}
     if location is not None:
         detail["location"] = location
-    _record(config, ("record_sweeping_incident", id, _instant("--at", at), who, detail))
+    record(config, ("record_sweeping_incident", id, instant("--at", at), who, detail))
 
 
 @street_app.command()
 def swept(id: IdOption, at: AtOption, who: WhoOption, config: ConfigOption = None) -> None:
     """The contractor swept the street."""
-    _record(config, ("sweeping_done", id, _instant("--at", at), who, {}))
+    record(config, ("sweeping_done", id, instant("--at", at), who, {}))
 
 
 @street_app.command()
 def status(config: ConfigOption = None) -> None:
-    """Obstruction and sweeping clocks, their deadlines (local time), refused entries."""
-    with _cases(config) as (cases, profile):
-        for kind in (OBSTRUCTION, SWEEPING):
-            clocks = cases.list_clocks(kind=kind)
-            console.print(f"[bold]{kind}[/bold]: {len(clocks) or 'none'}")
-            for clock in clocks:
-                # One line per clock, so it reads (and greps) the same at any terminal width.
-                until = (
-                    ""
-                    if clock.deadline is None
-                    else f" until {format_local(clock.deadline, profile.zone)}"
-                )
-                console.print(
-                    f"  {clock.key.rsplit('/', 1)[-1]} ({clock.frontage_id}): {clock.state}{until}"
-                    f" — {clock.citation or 'no citation'}",
-                    soft_wrap=True,
-                )
-        for action in cases.list_actions():
-            if action.kind not in STREET_ACTIONS:
-                continue
-            if action.applied_at is None:
-                console.print(f"pending: {action.kind} {action.target} by {action.who}")
-            elif action.error is not None:
-                console.print(f"[red]refused:[/red] {action.kind} {action.target}: {action.error}")
+    """Obstruction, permit and sweeping clocks, their deadlines (local time), refused entries."""
+    with open_records(config) as (cases, profile):
+        for kind in (OBSTRUCTION, PRIVILEGE, SWEEPING):
+            print_clocks(kind, cases.list_clocks(kind=kind), profile)
+        print_actions(cases, STREET_ACTIONS)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
@@ -28,6 +28,7 @@ ENV_PREFIX = "SIDEWALK_"
 SECRET_KEYS = {
     ("mqtt", "password"): "SIDEWALK_MQTT_PASSWORD",
     ("timeseries", "influx_token"): "SIDEWALK_INFLUX_TOKEN",
+    ("observability", "metrics_token"): "SIDEWALK_METRICS_TOKEN",
     ("cases", "password"): "SIDEWALK_DB_PASSWORD",
 }
 
@@ -63,6 +64,7 @@ class MqttConfig(_Section):
             raise ValueError("must look like mqtt://host:1883 or mqtts://host:8883")
         if parts.password:
             raise ValueError("put the password in SIDEWALK_MQTT_PASSWORD, not in the URL")
+        _ = parts.port  # ValueError for a port out of range or not a number, here and not later
         return value
 
     @property
@@ -85,6 +87,13 @@ class TimeSeriesConfig(_Section):
     influx_org: str = "clyman"
     influx_bucket: str = "sidewalk"
 
+    @field_validator("influx_url")
+    @classmethod
+    def _no_credentials(cls, value: str | None) -> str | None:
+        if value is not None and urlsplit(value).password:
+            raise ValueError("put the token in SIDEWALK_INFLUX_TOKEN, not in the URL")
+        return value
+
 
 class CasesConfig(_Section):
     database_url: str = Field(
@@ -95,14 +104,32 @@ class CasesConfig(_Section):
     @field_validator("database_url")
     @classmethod
     def _no_password(cls, value: str) -> str:
-        if urlsplit(value).password:
+        parts = urlsplit(value)
+        if parts.password:
             raise ValueError("put the password in SIDEWALK_DB_PASSWORD, not in the URL")
+        _ = parts.port  # ValueError for a port out of range or not a number
         return value
 
 
 class AnalyticsConfig(_Section):
     client_id: Annotated[str, Field(pattern=SLUG)] = "sidewalk-analytics"
     tick_seconds: Annotated[float, Field(gt=0, le=3600)] = 30.0
+
+
+class ObservabilityConfig(_Section):
+    host: str = Field(
+        default="127.0.0.1", description="address of /metrics, /healthz, /readyz (loopback)"
+    )
+    ingest_port: Annotated[int, Field(ge=1, le=65_535)] | None = Field(
+        default=None, description="serve ingest's endpoints here (documented: 9464); unset = off"
+    )
+    analytics_port: Annotated[int, Field(ge=1, le=65_535)] | None = Field(
+        default=None, description="serve analytics' endpoints here (documented: 9465)"
+    )
+    log_format: Literal["text", "json"] = Field(
+        default="text", description="json = one JSON object per line, for a log collector"
+    )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
 
 class Settings(BaseSettings):
@@ -122,6 +149,7 @@ class Settings(BaseSettings):
     timeseries: TimeSeriesConfig = TimeSeriesConfig()
     cases: CasesConfig = CasesConfig()
     analytics: AnalyticsConfig = AnalyticsConfig()
+    observability: ObservabilityConfig = ObservabilityConfig()
 
     @classmethod
     def settings_customise_sources(
@@ -144,6 +172,8 @@ class Secrets(BaseModel):
     mqtt_password: SecretStr | None = None
     influx_token: SecretStr | None = None
     db_password: SecretStr | None = None
+    # Bearer token for the dashboard's /metrics from off the machine.
+    metrics_token: SecretStr | None = None
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Secrets:
@@ -157,6 +187,7 @@ class Secrets(BaseModel):
             mqtt_password=get("SIDEWALK_MQTT_PASSWORD"),
             influx_token=get("SIDEWALK_INFLUX_TOKEN"),
             db_password=get("SIDEWALK_DB_PASSWORD"),
+            metrics_token=get("SIDEWALK_METRICS_TOKEN"),
         )
 
 
@@ -170,21 +201,51 @@ def _refuse_secrets(data: dict[str, Any], source: str) -> None:
             )
 
 
+def read_toml(path: Path | str, error: type[ValueError]) -> dict[str, Any]:
+    """A TOML file as a table, or ``error`` naming the file (and the line, for syntax)."""
+    source = str(path)
+    try:
+        text = Path(path).read_text("utf-8")
+    except FileNotFoundError:
+        raise error(f"{source}: no such configuration file") from None
+    except OSError as exc:
+        raise error(f"{source}: cannot read it: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise error(f"{source}: not UTF-8 text (byte {exc.start})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        msg = str(exc)
+        if "line" not in msg:  # "(at end of document)"
+            msg += f" (the document ends at line {max(1, len(text.splitlines()))})"
+        raise error(f"{source}: not valid TOML: {msg}") from None
+    # pydantic-settings takes _-prefixed keyword arguments as its own options
+    # (_env_prefix, _case_sensitive, …): a file must not reach them.
+    for key in data:
+        if key.startswith("_"):
+            raise error(f"{source}: {key}: not a configuration field")
+    return data
+
+
+def validation_problems(exc: ValidationError) -> str:
+    """One line per error: the dotted field, then what is wrong with it."""
+    lines = [
+        f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
+        for err in exc.errors()
+    ]
+    return "\n  ".join(lines)
+
+
 def load_settings(path: Path | str | None = None) -> Settings:
     """Read the TOML file (if any) and the environment into validated settings."""
     data: dict[str, Any] = {}
     source = "<defaults>"
     if path is not None:
         source = str(path)
-        try:
-            data = tomllib.loads(Path(path).read_text("utf-8"))
-        except FileNotFoundError:
-            raise ConfigError(f"{source}: no such configuration file") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+        data = read_toml(path, ConfigError)
         _refuse_secrets(data, source)
     try:
         return Settings(**data)
     except ValidationError as exc:
-        problems = [f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()]
-        raise ConfigError(f"{source}: invalid configuration\n  " + "\n  ".join(problems)) from None
+        problems = validation_problems(exc)
+        raise ConfigError(f"{source}: invalid configuration\n  {problems}") from None

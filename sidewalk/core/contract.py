@@ -38,6 +38,7 @@ TOPIC_ROOT = "sidewalk"
 TOPIC_VERSION = "v1"
 
 SLUG = r"^[a-z0-9][a-z0-9-]{0,62}$"
+# Used with fullmatch: "$" alone would let a trailing newline through.
 _SLUG_RE = re.compile(SLUG)
 
 Slug = Annotated[str, Field(pattern=SLUG)]
@@ -49,10 +50,39 @@ Stream = Literal["weather", "snow", "frame", "status", "stored"]
 READING_STREAMS: tuple[str, ...] = ("weather", "snow", "frame")
 
 
+# Every reason a message can be dead-lettered for, with what it means. The
+# contract's own codes come first; ``not_jpeg``/``internal_error`` are ingest's
+# (validate.py), ``no_evidence_store`` its consumer's, ``seq_conflict`` the store's.
+REJECTION_REASONS: dict[str, str] = {
+    "bad_topic": "not sidewalk/v1/<slug>/<slug>/<stream>",
+    "unknown_stream": "the topic names a stream the contract does not have",
+    "malformed_json": "not UTF-8 JSON, not a JSON object, or too deep or too long a number",
+    "unknown_schema": "schema missing or not a version this server reads",
+    "missing_field": "a required field is absent",
+    "extra_field": "a field the schema does not have",
+    "out_of_range": "a value outside its bounds",
+    "invalid_value": "wrong type or pattern",
+    "topic_mismatch": "payload device/stream differ from the topic's",
+    "not_jpeg": "bytes on …/jpeg that are not one whole JPEG",
+    "internal_error": "the validator itself failed on this message (a bug)",
+    "no_evidence_store": "a JPEG reached an ingest started without an evidence store",
+    "seq_conflict": "a re-sent (device, seq) whose content differs from the stored one",
+}
+# Details quote the offending value; an oversized one is cut (the payload is kept whole).
+MAX_DETAIL_CHARS = 300
+
+
+def _clip(text: str) -> str:
+    if len(text) <= MAX_DETAIL_CHARS:
+        return text
+    return f"{text[: MAX_DETAIL_CHARS - 20]}… ({len(text)} chars)"
+
+
 class ContractError(ValueError):
     """A message that breaks the contract; ``reason`` is a short stable code."""
 
     def __init__(self, reason: str, detail: str) -> None:
+        detail = _clip(detail)
         super().__init__(f"{reason}: {detail}")
         self.reason = reason
         self.detail = detail
@@ -175,7 +205,7 @@ class TopicParts(BaseModel):
 def topic_for(site: str, device: str, stream: str) -> str:
     """Build a topic; ids must be slugs so a topic never needs escaping."""
     for name, value in (("site", site), ("device", device)):
-        if not _SLUG_RE.match(value):
+        if not _SLUG_RE.fullmatch(value):
             raise ValueError(f"{name} id {value!r} is not a slug ({SLUG})")
     if stream not in STREAM_MODELS:
         raise ValueError(f"unknown stream {stream!r}")
@@ -189,13 +219,29 @@ def subscription(site: str = "+") -> str:
 
 def parse_topic(topic: str) -> TopicParts:
     """Split a topic, or raise ``ContractError('bad_topic', …)``."""
+    parts = _TOPIC_CACHE.get(topic)
+    if parts is None:
+        parts = _parse_topic(topic)
+        # Few distinct topics (one per device and stream): remember them, but
+        # bounded, so a flood of made-up topics cannot grow memory.
+        if len(_TOPIC_CACHE) >= _TOPIC_CACHE_MAX:
+            _TOPIC_CACHE.clear()
+        _TOPIC_CACHE[topic] = parts
+    return parts
+
+
+_TOPIC_CACHE: dict[str, TopicParts] = {}
+_TOPIC_CACHE_MAX = 65_536
+
+
+def _parse_topic(topic: str) -> TopicParts:
     parts = topic.split("/")
     if len(parts) != 5 or parts[0] != TOPIC_ROOT or parts[1] != TOPIC_VERSION:
         raise ContractError(
             "bad_topic", f"{topic!r} is not {TOPIC_ROOT}/{TOPIC_VERSION}/site/device/stream"
         )
     site, device, stream = parts[2:]
-    if not _SLUG_RE.match(site) or not _SLUG_RE.match(device):
+    if not _SLUG_RE.fullmatch(site) or not _SLUG_RE.fullmatch(device):
         raise ContractError("bad_topic", f"site and device in {topic!r} must be slugs")
     if stream not in STREAM_MODELS:
         raise ContractError("unknown_stream", f"stream {stream!r} in {topic!r}")
@@ -215,6 +261,22 @@ def _first_error(exc: ValidationError) -> tuple[str, str]:
     return "invalid_value", f"{where}: {err['msg']}"
 
 
+def _load_json(payload: bytes) -> dict[str, Any]:
+    """Decode a JSON object, or raise ``ContractError('malformed_json', …)``."""
+    try:
+        raw: Any = json.loads(payload)
+    except ValueError as exc:
+        # JSONDecodeError, UnicodeDecodeError, and the int-digits limit ("9" * 5000).
+        raise ContractError("malformed_json", str(exc)) from None
+    except RecursionError:
+        raise ContractError("malformed_json", "nested too deeply") from None
+    if not isinstance(raw, dict):
+        raise ContractError(
+            "malformed_json", f"payload is a JSON {type(raw).__name__}, not an object"
+        )
+    return raw
+
+
 def parse_payload(topic: str, payload: bytes) -> _Payload:
     """Validate one MQTT message against the contract.
 
@@ -224,16 +286,48 @@ def parse_payload(topic: str, payload: bytes) -> _Payload:
     ``topic_mismatch``.
     """
     parts = parse_topic(topic)
+    msg = _parse_payload_fast(parts, payload)
+    return msg if msg is not None else _parse_payload_slow(parts, payload)
+
+
+def _parse_payload_fast(parts: TopicParts, payload: bytes) -> _Payload | None:
+    """The well-formed payload in one pydantic-core call, or None for the slow path.
+
+    Only ever accepts what ``_parse_payload_slow`` accepts, with an equal model;
+    anything else (every rejection) goes the slow way, which gives the reason.
+    The byte checks close the gaps between the two parsers: the JSON-mode
+    ``Literal[1]`` would take ``1.0``, ``true`` or a missing ``schema`` that the
+    slow path rejects, so ``schema`` must appear exactly once, as ``:1`` and
+    unescaped (no backslash anywhere: no escaped key can hide a second one).
+    Rejections between the parsers differ (UTF-8 BOM, NaN, 4,300-digit ints,
+    nesting): none of those can be an accepted payload, as every stream
+    model field is a bounded number, a pattern-checked string, a bool or a
+    literal, and extra keys are forbidden.
+    """
+    if (
+        b"\\" in payload
+        or payload.count(b'"schema"') != 1
+        or (b'"schema":1,' not in payload and b'"schema":1}' not in payload)
+    ):
+        return None
     try:
-        raw: Any = json.loads(payload)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ContractError("malformed_json", str(exc)) from None
-    if not isinstance(raw, dict):
-        raise ContractError(
-            "malformed_json", f"payload is a JSON {type(raw).__name__}, not an object"
-        )
+        msg = STREAM_MODELS[parts.stream].model_validate_json(payload)
+    except Exception:
+        return None
+    fields_set = msg.__pydantic_fields_set__
+    if "schema_" not in fields_set or msg.device != parts.device:
+        return None
+    # The slow path sets ``stream`` from the topic before validating.
+    fields_set.add("stream")
+    return msg
+
+
+def _parse_payload_slow(parts: TopicParts, payload: bytes) -> _Payload:
+    """The reference path: every rejection reason comes from here."""
+    raw = _load_json(payload)
     schema = raw.get("schema")
-    if schema != SCHEMA_VERSION or isinstance(schema, bool):
+    # Exactly the integer: 1.0 and true compare equal to 1 but are not a version.
+    if type(schema) is not int or schema != SCHEMA_VERSION:
         raise ContractError(
             "unknown_schema", f"schema {schema!r}; this server reads {SCHEMA_VERSION}"
         )
@@ -333,7 +427,7 @@ class CommandTopic(BaseModel):
 
 def _device_prefix(site: str, device: str) -> str:
     for name, value in (("site", site), ("device", device)):
-        if not _SLUG_RE.match(value):
+        if not _SLUG_RE.fullmatch(value):
             raise ValueError(f"{name} id {value!r} is not a slug ({SLUG})")
     return f"{TOPIC_ROOT}/{TOPIC_VERSION}/{site}/{device}"
 
@@ -350,7 +444,7 @@ def health_topic(site: str, device: str) -> str:
 
 def command_topic(site: str, device: str, name: str, *, reply: bool = False) -> str:
     """``…/<device>/cmd/<name>``, or its ``/reply`` topic."""
-    if not _COMMAND_NAME_RE.match(name):
+    if not _COMMAND_NAME_RE.fullmatch(name):
         raise ValueError(f"command name {name!r} does not match {COMMAND_NAME}")
     topic = f"{_device_prefix(site, device)}/cmd/{name}"
     return f"{topic}/reply" if reply else topic
@@ -373,7 +467,9 @@ def parse_command_topic(topic: str) -> CommandTopic:
     if not ok:
         raise ContractError("bad_topic", f"{topic!r} is not …/<device>/cmd/<name>[/reply]")
     site, device, name = parts[2], parts[3], parts[5]
-    if not (_SLUG_RE.match(site) and _SLUG_RE.match(device) and _COMMAND_NAME_RE.match(name)):
+    if not (
+        _SLUG_RE.fullmatch(site) and _SLUG_RE.fullmatch(device) and _COMMAND_NAME_RE.fullmatch(name)
+    ):
         raise ContractError("bad_topic", f"site, device and command in {topic!r} are not valid")
     return CommandTopic(site=site, device=device, name=name, reply=len(parts) == 7)
 
@@ -383,12 +479,7 @@ def parse_json_model(model: type[_M], payload: bytes) -> _M:
 
     Raises ``ContractError`` with the same reason codes as ``parse_payload``.
     """
-    try:
-        raw: Any = json.loads(payload)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ContractError("malformed_json", str(exc)) from None
-    if not isinstance(raw, dict):
-        raise ContractError("malformed_json", "payload is not a JSON object")
+    raw = _load_json(payload)
     try:
         return model.model_validate(raw)
     except ValidationError as exc:

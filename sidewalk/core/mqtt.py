@@ -20,7 +20,7 @@ import struct
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import paho.mqtt.client as paho
@@ -38,6 +38,134 @@ _UNSUPPORTED_PROTOCOL_VERSION = 132
 # PUBACK fixed header, remaining length 2, packet id.
 _PUBACK_HEADER = 0x40
 _PUBACK = struct.Struct("!BBH")
+
+
+# One recv() per this many bytes instead of paho's three recv()s per packet.
+_READ_CHUNK = 256 * 1024
+
+
+class _BufferedClient(paho.Client):
+    """paho with a read buffer: the receive path's syscalls were its main cost.
+
+    paho reads each packet with one ``recv`` for the command byte, one per
+    length byte and one for the body, and goes back to ``select`` after every
+    packet. Here ``_sock_recv`` fills a buffer with one large ``recv`` and
+    serves paho's small reads from it; ``loop_read`` keeps parsing while the
+    buffer holds bytes (``select`` cannot see them). Parsing, state and acks
+    stay paho's own.
+    """
+
+    _rbuf: bytes
+    _rpos: int
+    _rsock: object
+
+    def _sock_recv(self, bufsize: int) -> bytes:
+        if getattr(self, "_rsock", None) is not self._sock:
+            # A new connection: bytes of the old one must never leak into it.
+            self._rbuf, self._rpos, self._rsock = b"", 0, self._sock
+        pos = self._rpos
+        if pos >= len(self._rbuf):
+            data = super()._sock_recv(max(bufsize, _READ_CHUNK))
+            if len(data) <= bufsize:
+                return data
+            self._rbuf, pos = data, 0
+        end = min(pos + bufsize, len(self._rbuf))
+        self._rpos = end
+        return self._rbuf[pos:end]
+
+    # Set by MqttClient: takes (topic, payload, retain, mid) of each QoS 1 PUBLISH.
+    fast_publish: Callable[[str, bytes, bool, int], None] | None = None
+
+    def _packet_read(self) -> MQTTErrorCode:
+        # The fast lane: a QoS 1 PUBLISH lying whole in the buffer while paho
+        # holds no partial packet is parsed and handed over right here, without
+        # paho's per-packet reads, state dict and MQTTMessage. Anything else
+        # (other packets, partial or odd ones) goes through paho's own reader.
+        fast = self.fast_publish
+        if (
+            fast is None
+            or not self._manual_ack
+            or self._in_packet["command"] != 0
+            or getattr(self, "_rsock", None) is not self._sock
+        ):
+            return super()._packet_read()
+        buf, pos = self._rbuf, self._rpos
+        end = len(buf)
+        if end - pos < 2 or buf[pos] & 0xF6 != 0x32:  # PUBLISH, QoS 1 (dup ignored)
+            return super()._packet_read()
+        header = buf[pos]
+        length, shift, i = 0, 0, pos + 1
+        while True:
+            if i >= end or shift > 21:
+                return super()._packet_read()
+            byte = buf[i]
+            i += 1
+            length |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                break
+        if i + length > end:
+            return super()._packet_read()
+        parsed = self._parse_publish(buf[i : i + length])
+        if parsed is None:
+            return super()._packet_read()  # paho reports the malformed packet
+        self._rpos = i + length
+        topic, mid, payload = parsed
+        with self._msgtime_mutex:
+            self._last_bytes_received = paho.time_func()
+        fast(topic, payload, bool(header & 0x01), mid)
+        return MQTTErrorCode.MQTT_ERR_SUCCESS
+
+    def _parse_publish(self, body: bytes | bytearray) -> tuple[str, int, bytes] | None:
+        """(topic, packet id, payload) of a QoS 1 PUBLISH body; None if it does not parse."""
+        try:
+            pos = 2 + int.from_bytes(body[0:2], "big")
+            topic = body[2:pos].decode()
+            mid = int.from_bytes(body[pos : pos + 2], "big")
+            pos += 2
+            shift = 0
+            if self._protocol == paho.MQTTv5:
+                # Skip the properties; we offer no topic aliases, so none matter.
+                length = 0
+                while True:
+                    byte = body[pos]
+                    pos += 1
+                    length |= (byte & 0x7F) << shift
+                    shift += 7
+                    if not byte & 0x80:
+                        break
+                pos += length
+        except (IndexError, ValueError):
+            return None
+        if not topic or pos > len(body) or shift > 28:
+            return None
+        return topic, mid, bytes(body[pos:])
+
+    def _handle_publish(self) -> MQTTErrorCode:
+        # The same for a QoS 1 PUBLISH that paho's reader assembled (it came
+        # in pieces): skip MQTTMessage, the v5 Properties object, the debug
+        # formatting and the topic matcher.
+        header = self._in_packet["command"]
+        fast = self.fast_publish
+        if fast is None or (header & 0x06) != 0x02 or not self._manual_ack:
+            return super()._handle_publish()
+        parsed = self._parse_publish(self._in_packet["packet"])
+        if parsed is None:
+            return super()._handle_publish()  # paho reports the malformed packet
+        topic, mid, payload = parsed
+        fast(topic, payload, bool(header & 0x01), mid)
+        return MQTTErrorCode.MQTT_ERR_SUCCESS
+
+    def loop_read(self, max_packets: int = 1) -> MQTTErrorCode:
+        rc = super().loop_read(max_packets)
+        while (
+            rc == MQTTErrorCode.MQTT_ERR_SUCCESS
+            and self._sock is not None
+            and getattr(self, "_rsock", None) is self._sock
+            and self._rpos < len(self._rbuf)
+        ):
+            rc = super().loop_read(1)
+        return rc
 
 
 class MqttError(RuntimeError):
@@ -100,7 +228,8 @@ class MqttSettings:
     client_id: str
     clean_start: bool = False
     username: str | None = None
-    password: str | None = None
+    # Kept out of repr: a settings object in a log line must not carry the secret.
+    password: str | None = field(default=None, repr=False)
     tls: TlsSettings | None = None
     keepalive_s: int = 30
     # v5 only: how many unacknowledged QoS 1 messages the broker may send us.
@@ -198,7 +327,7 @@ class MqttClient:
 
     def _try_connect(self, proto: MqttProtocol) -> None:
         s = self.settings
-        client = paho.Client(
+        client = _BufferedClient(
             callback_api_version=CallbackAPIVersion.VERSION2,
             client_id=s.client_id,
             clean_session=None if proto == "5" else s.clean_start,
@@ -219,6 +348,8 @@ class MqttClient:
             )
         if self._will is not None:
             client.will_set(self._will.topic, self._will.payload, self._will.qos, self._will.retain)
+        if self._manual_ack and self._on_message is not None:
+            client.fast_publish = self._handle_fast_publish
         client.on_connect = self._handle_connect
         client.on_disconnect = self._handle_disconnect
         client.on_message = self._handle_message
@@ -242,6 +373,7 @@ class MqttClient:
         client.loop_start()
         if not self._connack.wait(s.connect_timeout_s):
             self._shutdown(client)
+            self._client = None  # a CONNACK may have come just too late
             raise MqttUnreachable(
                 f"{s.host}:{s.port} sent no CONNACK to MQTT {proto} in {s.connect_timeout_s}s"
             )
@@ -285,6 +417,9 @@ class MqttClient:
             # The broker lost or never had our session: subscriptions go again.
             for topic, qos in subs.items():
                 client.subscribe(topic, qos)
+        if not self._connack.is_set():
+            # Messages may arrive (and be acked) before connect() returns.
+            self._client = client
         self._connected.set()
         self._connack.set()
         if self._on_connect is not None:
@@ -318,6 +453,10 @@ class MqttClient:
                 connection=self._connection,
             )
         )
+
+    def _handle_fast_publish(self, topic: str, payload: bytes, retain: bool, mid: int) -> None:
+        assert self._on_message is not None
+        self._on_message(MqttMessage(topic, payload, 1, retain, mid, self._connection))
 
     def _handle_publish(
         self,

@@ -80,6 +80,8 @@ _TEMPERATURES = {"degF", "degC"}
 _MINUTES_PER = {"minutes": 1, "hours": 60, "days": 24 * 60}
 # "3/4" or "1 1/4": the code writes several limits as fractions.
 _FRACTION = re.compile(r"^\s*(?:(\d+)\s+)?(\d+)\s*/\s*(\d+)\s*$")
+# No ordinance value comes near this; past it durations overflow timedelta at use.
+MAX_RULE_VALUE = Decimal(1_000_000)
 
 
 class ProfileError(ValueError):
@@ -131,6 +133,12 @@ class Rule(_Cited):
         # Temperatures may be below zero; no other ordinance value may.
         if self.value < 0 and self.unit not in _TEMPERATURES:
             raise ValueError(f"value must not be negative (got {self.value})")
+        if abs(self.value) > MAX_RULE_VALUE:
+            raise ValueError(f"value {self.value} is beyond {MAX_RULE_VALUE} {self.unit}")
+        # Checked here so a bad file fails at load, not when a clock first reads it.
+        whole = self.value * (12 if self.unit == "years" else 1)
+        if self.unit in _DAYS | _MONTHS and whole != int(whole):
+            raise ValueError(f"{self.unit} must come to whole days or months (got {self.value})")
         return self
 
     @property
@@ -371,6 +379,13 @@ class ColdWeather(BaseModel):
     pour_min_temp: TemperatureRule
     pour_forecast_window: ElapsedRule
     frozen_subgrade_at_or_below: TemperatureRule
+    # Hysteresis on the probes' frozen/thawed reading (the code says nothing: unconfirmed).
+    frozen_subgrade_deadband: TemperatureRule = Field(
+        description="a thaw needs the probe this far above the threshold (a difference)"
+    )
+    frozen_subgrade_min_dwell: ElapsedRule = Field(
+        description="and above it that long, every reading, before the subgrade counts as thawed"
+    )
     cold_weather_below: TemperatureRule
     keep_off_normal: ElapsedRule
     keep_off_cold: ElapsedRule
@@ -517,7 +532,7 @@ def _line_of(text: str, loc: tuple[str | int, ...]) -> int | None:
     lines = text.splitlines()
     for depth in range(len(keys), 0, -1):
         table = ".".join(keys[:depth])
-        header = re.compile(rf"^\s*\[{re.escape(table)}\]\s*(#.*)?$")
+        header = re.compile(rf"^\s*\[\[?\s*{re.escape(table)}\s*\]\]?\s*(#.*)?$")
         for number, line in enumerate(lines, start=1):
             if header.match(line):
                 rest = keys[depth:]
@@ -532,19 +547,26 @@ def _line_of(text: str, loc: tuple[str | int, ...]) -> int | None:
     return None
 
 
+def _with_line(message: str, text: str) -> str:
+    """tomllib says "(at end of document)" for a cut-off file: name that line too."""
+    if "line" in message:
+        return message
+    return f"{message} (the document ends at line {max(1, len(text.splitlines()))})"
+
+
 def parse_profile(text: str, source: str = "<profile>") -> Profile:
     """Parse and validate profile TOML; errors name the field and the line."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ProfileError(f"{source}: not valid TOML: {exc}") from None
+        raise ProfileError(f"{source}: not valid TOML: {_with_line(str(exc), text)}") from None
     try:
         return Profile.model_validate(data)
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
             loc = tuple(p for p in err["loc"] if not str(p).startswith("function-"))
-            where = ".".join(str(p) for p in loc)
+            where = ".".join(str(p) for p in loc) or "(top level)"
             line = _line_of(text, loc)
             at = f"{source}:{line}" if line else source
             problems.append(f"{at}: {where}: {err['msg']}")
@@ -557,4 +579,10 @@ def load_profile(path: Path | str | None = None) -> Profile:
         text = resources.files("sidewalk.core.profiles").joinpath("clyman.toml").read_text("utf-8")
         return parse_profile(text, "clyman.toml")
     p = Path(path)
-    return parse_profile(p.read_text("utf-8"), str(p))
+    try:
+        text = p.read_text("utf-8")
+    except OSError as exc:
+        raise ProfileError(f"{p}: cannot read the profile: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ProfileError(f"{p}: not UTF-8 text (byte {exc.start})") from None
+    return parse_profile(text, str(p))

@@ -29,6 +29,7 @@ from sidewalk.core.profile import Profile
 from sidewalk.dashboard.auth import (
     COOKIE,
     PERMISSIONS,
+    SAFE_METHODS,
     User,
     current_user,
     hash_password,
@@ -145,6 +146,21 @@ def _money(text: str) -> Decimal:
     if not amount.is_finite():
         raise HTTPException(422, f"not an amount: {text!r}")
     return amount
+
+
+async def refuse_nul_bytes(request: Request) -> None:
+    """Dependency (app-wide): no NUL character in the path, the query or a JSON body.
+
+    PostgreSQL text cannot hold one (the query fails, a 500) while SQLite
+    stores it, so the two backends would disagree; no id, name or note needs it.
+    """
+    path: str = request.scope.get("path", "")
+    if "\x00" in path or any("\x00" in v for v in request.query_params.values()):
+        raise HTTPException(422, "NUL characters are not accepted")
+    if request.method not in SAFE_METHODS:
+        body = await request.body()  # cached by Starlette: the handler reads it again
+        if b"\x00" in body or b"\\u0000" in body:
+            raise HTTPException(422, "NUL characters are not accepted")
 
 
 class Api:
@@ -579,7 +595,7 @@ class Api:
                             "gaps": [
                                 {"from": g.from_seq, "to": g.to_seq,
                                  "lost": g.lost_at_ms is not None}
-                                for g in ts.gaps(d.id) + ts.gaps(d.id, lost_only=True)
+                                for g in ts.gaps(d.id)  # open and lost alike
                             ],
                             "dead_letters": len(ts.dead_letters(device=d.id)),
                             "readings": ts.count(d.id),

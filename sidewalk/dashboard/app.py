@@ -21,10 +21,11 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from sidewalk.core.clock import format_local
 from sidewalk.core.profile import Profile
-from sidewalk.dashboard.api import Api
+from sidewalk.dashboard.api import Api, refuse_nul_bytes
 from sidewalk.dashboard.auth import COOKIE, LoginThrottle, Sessions, User, require
 from sidewalk.dashboard.geometry import load_geojson
 from sidewalk.dashboard.live import LiveFeed
+from sidewalk.observability.web import add_observability_routes
 from sidewalk.storage.cases import CaseStore, NotFoundError
 from sidewalk.storage.evidence import EvidenceStore
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore
@@ -84,14 +85,17 @@ def create_app(
         # Swagger UI and ReDoc load their JavaScript from a CDN: not on a village network.
         docs_url=None,
         redoc_url=None,
+        dependencies=[Depends(refuse_nul_bytes)],
     )
     app.state.sessions = Sessions(
         cases, secret_key, lifetime=session_lifetime, secure_cookies=secure_cookies
     )
-    app.state.throttle = LoginThrottle(max_failures=login_max_failures)
+    app.state.throttle = LoginThrottle(cases, max_failures=login_max_failures)
     app.state.live = live
     api = Api(cases, timeseries, profile, now=clock, geometry_file=geometry_file, evidence=evidence)
     app.include_router(api.router())
+    # /metrics (loopback or SIDEWALK_METRICS_TOKEN), /healthz, /readyz: docs/observability.md
+    add_observability_routes(app, cases)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     templates = Environment(
         loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"])

@@ -6,24 +6,26 @@
   database read; the case database keeps only the token's sha256, so a stolen
   database cannot log anyone in and a logout really ends the session.
 * CSRF: every state-changing request carries ``X-CSRF-Token`` equal to the
-  session's token (the page reads it from ``GET /api/session``). A cross-site
-  form cannot set the header; SameSite=Strict is the second wall.
+  session's token (the page reads it from ``GET /api/session``) and an
+  ``Origin`` (or, failing that, ``Referer``) naming this host. A cross-site
+  form cannot set the header; SameSite=Strict and the origin check are the
+  second and third walls.
 * Login throttling: after ``max_failures`` failed logins for one user name
   or one client address within ``window``, further attempts are refused
-  with 429 until the window passes (per process).
+  with 429 and ``Retry-After`` until the window passes. The failures are
+  rows in the case database, so all workers and restarts share them.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import secrets
-import threading
-import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Final, Literal, cast, get_args
+from urllib.parse import urlsplit
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -101,47 +103,52 @@ class User:
 class LoginThrottle:
     """Counts failed logins per user name and per client address in a sliding window.
 
+    The failures live in the case database (``login_failures``), so every
+    dashboard worker sees the same count and a restart does not reset it.
     An address gets ``ip_factor`` times the user name's allowance, so one office
     behind a single address is not locked out by one person's typos.
     """
 
     def __init__(
-        self, max_failures: int = 5, window: timedelta = timedelta(minutes=5), ip_factor: int = 4
+        self,
+        cases: CaseStore,
+        max_failures: int = 5,
+        window: timedelta = timedelta(minutes=5),
+        ip_factor: int = 4,
+        *,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
+        if max_failures < 1 or ip_factor < 1:
+            raise ValueError("max_failures and ip_factor must be at least 1")
+        self.records = DashboardRecords(cases)
         self.limits = {"user": max_failures, "ip": max_failures * ip_factor}
-        self.window_s = window.total_seconds()
-        self._failures: dict[tuple[str, str], deque[float]] = {}
-        self._lock = threading.Lock()
+        self.window = window
+        self.now = now
 
-    def _recent(self, key: tuple[str, str], now: float) -> deque[float]:
-        times = self._failures.setdefault(key, deque())
-        while times and now - times[0] > self.window_s:
-            times.popleft()
-        return times
-
-    def _keys(self, username: str, client: str) -> tuple[tuple[str, str], ...]:
+    @staticmethod
+    def _keys(username: str, client: str) -> tuple[tuple[str, str], ...]:
         return (("user", username), ("ip", client))
 
     def retry_after(self, username: str, client: str) -> int:
-        """Seconds until a login may be tried again (0: now)."""
-        now = time.monotonic()
-        with self._lock:
-            waits = [
-                self.window_s - (now - times[0])
-                for key in self._keys(username, client)
-                if len(times := self._recent(key, now)) >= self.limits[key[0]]
-            ]
-        return int(max(waits)) + 1 if waits else 0
+        """Whole seconds until a login may be tried again (0: now)."""
+        now = self.now()
+        waits = []
+        for kind, key in self._keys(username, client):
+            times = self.records.login_failures_since(kind, key, now - self.window)
+            limit = self.limits[kind]
+            if len(times) >= limit:
+                # Free again once all but limit-1 of the recent failures have aged out.
+                freed_at = times[len(times) - limit] + self.window
+                waits.append((freed_at - now).total_seconds())
+        return max(1, math.ceil(max(waits))) if waits else 0
 
     def failed(self, username: str, client: str) -> None:
-        now = time.monotonic()
-        with self._lock:
-            for key in self._keys(username, client):
-                self._recent(key, now).append(now)
+        self.records.add_login_failure(
+            self._keys(username, client), self.now(), self.window.total_seconds()
+        )
 
     def succeeded(self, username: str) -> None:
-        with self._lock:
-            self._failures.pop(("user", username), None)
+        self.records.clear_login_failures("user", username)
 
 
 class Sessions:
@@ -219,15 +226,44 @@ def current_user(request: Request) -> User:
         sent = request.headers.get(CSRF_HEADER, "")
         if not secrets.compare_digest(sent, user.csrf_token):
             raise HTTPException(403, "missing or wrong CSRF token")
+        if not same_origin(request):
+            raise HTTPException(403, "cross-origin request refused (CSRF)")
     return user
+
+
+def same_origin(request: Request) -> bool:
+    """Whether a state-changing request says it comes from this site.
+
+    Browsers send ``Origin`` on every non-GET/HEAD ``fetch``, same-origin
+    included, and the page's ``Referrer-Policy: same-origin`` keeps
+    ``Referer`` for our own pages; so a request carrying neither did not come
+    from our page and is refused. Only host and port are compared (with the
+    ``Host`` header): a TLS-terminating proxy changes the scheme the app sees.
+    """
+    host = request.headers.get("host", "").lower()
+    claimed = request.headers.get("origin") or request.headers.get("referer")
+    if not claimed or not host:
+        return False
+    parts = urlsplit(claimed)  # "null" (sandboxed or opaque origins) has no netloc
+    return parts.scheme in {"http", "https"} and parts.netloc.lower() == host
+
+
+class Require:
+    """Dependency: the logged-in user, if their role grants ``permission``.
+
+    A class rather than a closure so the permission a route needs can be read
+    off the route (the security tests walk every route with it).
+    """
+
+    def __init__(self, permission: Permission) -> None:
+        self.permission: Final = permission
+
+    def __call__(self, user: Annotated[User, Depends(current_user)]) -> User:
+        if not user.may(self.permission):
+            raise HTTPException(403, f"the {user.role} role may not do this")
+        return user
 
 
 def require(permission: Permission) -> Callable[..., User]:
     """Dependency factory: the logged-in user, if their role grants ``permission``."""
-
-    def check(user: Annotated[User, Depends(current_user)]) -> User:
-        if not user.may(permission):
-            raise HTTPException(403, f"the {user.role} role may not do this")
-        return user
-
-    return check
+    return Require(permission)

@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import signal
 from pathlib import Path
 from typing import Annotated
@@ -39,13 +38,26 @@ def _fail(message: str) -> typer.Exit:
 @edge_app.command()
 def run(
     config: Annotated[Path, typer.Option("--config", "-c", help="the pole's TOML file")],
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(
+            "--metrics-port",
+            help="serve /metrics, /healthz, /readyz on 127.0.0.1:PORT (e.g. 9466; default off)",
+        ),
+    ] = None,
+    log_format: Annotated[
+        str, typer.Option("--log-format", help="text | json (JSON lines for a log shipper)")
+    ] = "text",
 ) -> None:
     """Run the device loop until SIGTERM/SIGINT (systemd: Type=notify, watchdog)."""
+    from sidewalk.core.logs import configure_logging
     from sidewalk.core.mqtt import MqttConnectRefused
     from sidewalk.edge.config import load_edge_settings
     from sidewalk.edge.device import Device
 
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if log_format not in {"text", "json"}:
+        raise _fail("--log-format is text or json")
+    configure_logging("json" if log_format == "json" else "text", "INFO")
     try:
         settings = load_edge_settings(config)
         device = Device(settings)
@@ -59,9 +71,16 @@ def run(
         device.start()
     except MqttConnectRefused as exc:
         raise _fail(f"{settings.device}: {exc} (check the device's login and ACL)") from None
+    endpoints = None
+    if metrics_port:
+        from sidewalk.observability.process import device_observability
+
+        endpoints = device_observability(device).serve("127.0.0.1", metrics_port)
     try:
         device.run()
     finally:
+        if endpoints is not None:
+            endpoints.stop()
         device.close()
 
 

@@ -18,10 +18,9 @@ and in tests.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -35,6 +34,7 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from sidewalk.core.config import read_toml, validation_problems
 from sidewalk.core.contract import SLUG
 from sidewalk.core.mqtt import MqttSettings, TlsSettings
 
@@ -86,6 +86,7 @@ class EdgeMqttConfig(_Section):
             raise ValueError("must look like mqtt://host:1883 or mqtts://host:8883")
         if parts.password:
             raise ValueError(f"put the password in {PASSWORD_ENV}, not in the URL")
+        _ = parts.port  # ValueError for a port out of range or not a number, here and not later
         return value
 
     @model_validator(mode="after")
@@ -344,12 +345,7 @@ class EdgeSecrets(BaseModel):
 def load_edge_settings(path: Path | str) -> EdgeSettings:
     """Read the device's TOML file and the environment into validated settings."""
     source = str(path)
-    try:
-        data: dict[str, Any] = tomllib.loads(Path(path).read_text("utf-8"))
-    except FileNotFoundError:
-        raise EdgeConfigError(f"{source}: no such configuration file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise EdgeConfigError(f"{source}: not valid TOML: {exc}") from None
+    data = read_toml(path, EdgeConfigError)
     mqtt = data.get("mqtt")
     if isinstance(mqtt, dict):
         for key, env_name in _SECRET_KEYS.items():
@@ -361,10 +357,8 @@ def load_edge_settings(path: Path | str) -> EdgeSettings:
     try:
         return EdgeSettings(**data)
     except ValidationError as exc:
-        problems = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
-        raise EdgeConfigError(
-            f"{source}: invalid configuration\n  " + "\n  ".join(problems)
-        ) from None
+        problems = validation_problems(exc)
+        raise EdgeConfigError(f"{source}: invalid configuration\n  {problems}") from None
 
 
 def device_mqtt_settings(

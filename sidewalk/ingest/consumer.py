@@ -94,6 +94,11 @@ class IngestConsumer:
         self._topic = subscription(site)
         if shared_group is not None:
             self._topic = f"$share/{shared_group}/{self._topic}"
+        # A broker that deals a shared subscription out message by message
+        # (Mosquitto) hands each worker every other seq of a device: the gaps
+        # it opens are the other worker's and close when that one commits.
+        # They are still recorded; only a warning per gap would flood the log.
+        self._gap_log_level = logging.WARNING if shared_group is None else logging.DEBUG
         self._batch_size = batch_size
         self._batch_wait_s = batch_wait_s
         self._influx = influx
@@ -113,11 +118,18 @@ class IngestConsumer:
         self._sites: dict[str, str] = {}
         self._published: dict[str, int] = {}
         self._committed = threading.Condition()
+        # Size of the batch the writer holds (taken off the queue, not committed).
+        self._in_batch = 0
 
     @property
     def protocol(self) -> str | None:
         """The MQTT protocol negotiated with the broker ("5" or "3.1.1")."""
         return self._client.protocol
+
+    @property
+    def pending(self) -> int:
+        """Messages received but not yet committed: the queue plus the batch being written."""
+        return self._queue.qsize() + self._in_batch
 
     def start(self) -> None:
         """Connect (raising if the broker refuses), subscribe and start writing."""
@@ -189,6 +201,7 @@ class IngestConsumer:
             # stays unacknowledged and the broker delivers it next time.
             stopping = self._stop.is_set()
             batch = self._next_batch()
+            self._in_batch = len(batch)
             try:
                 if batch and not self._commit(batch):
                     return
@@ -196,6 +209,8 @@ class IngestConsumer:
                 # Whatever failed, the batch's unacknowledged messages come
                 # again; the consumer must keep consuming, not die quietly.
                 log.exception("ingest batch of %d failed", len(batch))
+            finally:
+                self._in_batch = 0
             if stopping:
                 return
 
@@ -279,7 +294,7 @@ class IngestConsumer:
             s.batches += 1
             self._committed.notify_all()
         for gap in result.gaps_opened:
-            log.warning("seq gap %s %d..%d", gap.device, gap.from_seq, gap.to_seq)
+            log.log(self._gap_log_level, "seq gap %s %d..%d", gap.device, gap.from_seq, gap.to_seq)
         if not result.stored:
             return
         if self._on_stored is not None:

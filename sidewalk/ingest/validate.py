@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from sidewalk.core.contract import (
     JPEG_STREAM,
+    MAX_DETAIL_CHARS,
+    SLUG,
     AnyReading,
     ContractError,
     FrameRef,
@@ -57,29 +60,69 @@ class Rejected:
 
 Verdict = Accepted | Availability | Evidence | Ignored | Rejected
 
+_SLUG_RE = re.compile(SLUG)
+# FrameRef.bytes_len's bound: a larger body could never be cited by a frame message.
+MAX_JPEG_BYTES = 20_000_000
+
+
+def _jpeg_problem(body: bytes) -> tuple[str, str] | None:
+    """Why ``body`` is not one whole JPEG (reason, detail), or None if it is."""
+    if body[:3] != b"\xff\xd8\xff":
+        return "not_jpeg", "the jpeg stream carries JPEG bytes (they start FF D8 FF)"
+    if len(body) > MAX_JPEG_BYTES:
+        return "out_of_range", f"{len(body)} bytes; a frame is at most {MAX_JPEG_BYTES}"
+    if not body.endswith(b"\xff\xd9"):
+        # Evidence cited in a notice must open: a cut-off image is not kept as one.
+        return "not_jpeg", "truncated JPEG: it does not end with the FF D9 end-of-image marker"
+    return None
+
+
+def _split_topic(topic: str) -> tuple[tuple[str, ...], bool]:
+    """The topic's levels, and whether it has our five-level shape with slug ids."""
+    known = _TOPICS.get(topic)
+    if known is None:
+        levels = tuple(topic.split("/"))
+        ours = (
+            len(levels) == 5
+            and levels[:2] == ("sidewalk", "v1")
+            and all(_SLUG_RE.fullmatch(level) for level in levels[2:4])
+        )
+        known = levels, ours
+        # One entry per device and stream; bounded against made-up topics.
+        if len(_TOPICS) >= _TOPICS_MAX:
+            _TOPICS.clear()
+        _TOPICS[topic] = known
+    return known
+
+
+_TOPICS: dict[str, tuple[tuple[str, ...], bool]] = {}
+_TOPICS_MAX = 65_536
+
 
 def classify(msg: MqttMessage, received_at_ms: int) -> Verdict:
     """Validate one message against the contract and say where it goes."""
-    levels = msg.topic.split("/")
-    if len(levels) == 5 and levels[4] == "stored":
+    levels, ours = _split_topic(msg.topic)
+    if ours and levels[4] == "stored":
         return Ignored(msg.topic)
-    if len(levels) == 5 and levels[4] == JPEG_STREAM and levels[:2] == ["sidewalk", "v1"]:
-        if msg.payload[:3] == b"\xff\xd8\xff":
+    if ours and levels[4] == JPEG_STREAM:
+        problem = _jpeg_problem(msg.payload)
+        if problem is None:
             return Evidence(levels[3], msg.payload)
-        detail = "the jpeg stream carries JPEG bytes (they start FF D8 FF)"
+        reason, detail = problem
         return Rejected(
-            DeadLetter(received_at_ms, msg.topic, levels[3], msg.payload, "not_jpeg", detail)
+            DeadLetter(received_at_ms, msg.topic, levels[3], msg.payload, reason, detail)
         )
     try:
         payload = parse_payload(msg.topic, msg.payload)
     except ContractError as exc:
         reason, detail = exc.reason, exc.detail
     except RecursionError:
-        # json.loads gives up on deeply nested input; parse_payload lets it through.
+        # parse_payload turns a too-deep JSON into malformed_json; this is a
+        # last guard should validation itself recurse too far.
         reason, detail = "malformed_json", "nested too deeply"
     except Exception as exc:
         # A validator bug must not stop the stream: keep the message, say why.
-        reason, detail = "internal_error", f"{type(exc).__name__}: {exc}"
+        reason, detail = "internal_error", f"{type(exc).__name__}: {exc}"[:MAX_DETAIL_CHARS]
     else:
         # parse_payload checked the topic's shape, so levels[2] is the site slug.
         if isinstance(payload, Status):

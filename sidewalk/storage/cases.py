@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
@@ -26,7 +26,18 @@ from zoneinfo import ZoneInfo
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import URL, Engine, create_engine, event, func, make_url, select, text, update
+from sqlalchemy import (
+    URL,
+    Engine,
+    create_engine,
+    delete,
+    event,
+    func,
+    make_url,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
@@ -1507,6 +1518,33 @@ class CaseStore:
         with self._write() as session:
             return _audit(self._append_audit(session, actor, action, subject, detail, at=at))
 
+    def append_audit_once(
+        self,
+        actor: str,
+        action: str,
+        subject: str,
+        detail: Mapping[str, Any] | None,
+        *,
+        key: str,
+        at: datetime | None = None,
+    ) -> AuditRecord:
+        """``append_audit`` unless a row for ``subject`` already has ``detail["key"] == key``
+        (a finding judged again after a replay or a restart); returns the stored row."""
+        with self._write() as session:
+            if self.dialect == "postgresql":
+                # The chain's lock (re-entrant in the transaction) also serialises the check.
+                session.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": _AUDIT_LOCK_ID})
+            same = select(m.AuditEntry).where(
+                m.AuditEntry.subject == subject, m.AuditEntry.action == action
+            )
+            for row in session.scalars(same):
+                if json.loads(row.detail_json).get("key") == key:
+                    return _audit(row)
+            row = self._append_audit(
+                session, actor, action, subject, {**(detail or {}), "key": key}, at=at
+            )
+            return _audit(row)
+
     def list_audit(self, subject: str | None = None) -> list[AuditRecord]:
         query = select(m.AuditEntry).order_by(m.AuditEntry.id)
         if subject is not None:
@@ -2110,6 +2148,40 @@ class DashboardRecords:
                 self._store._append_audit(
                     session, row.username, "session.logout", f"user:{row.username}", {}
                 )
+
+    # -- login throttling (shared by every dashboard worker)
+
+    def add_login_failure(
+        self, keys: Sequence[tuple[str, str]], at: datetime, keep_s: float
+    ) -> None:
+        """Record one failed login under each ``(kind, key)``; forget failures older than
+        ``keep_s`` seconds (they no longer count)."""
+        at = _aware("at", at)
+        with self._store._write() as session:
+            session.execute(
+                delete(m.LoginFailure).where(m.LoginFailure.at < at - timedelta(seconds=keep_s))
+            )
+            session.add_all(m.LoginFailure(kind=kind, key=key, at=at) for kind, key in keys)
+
+    def login_failures_since(self, kind: str, key: str, since: datetime) -> list[datetime]:
+        """When ``key`` failed to log in at or after ``since``, oldest first."""
+        query = (
+            select(m.LoginFailure.at)
+            .where(
+                m.LoginFailure.kind == kind,
+                m.LoginFailure.key == key,
+                m.LoginFailure.at >= _aware("since", since),
+            )
+            .order_by(m.LoginFailure.at)
+        )
+        with self._store._read() as session:
+            return list(session.scalars(query))
+
+    def clear_login_failures(self, kind: str, key: str) -> None:
+        with self._store._write() as session:
+            session.execute(
+                delete(m.LoginFailure).where(m.LoginFailure.kind == kind, m.LoginFailure.key == key)
+            )
 
     # -- map geometry
 

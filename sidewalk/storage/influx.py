@@ -15,12 +15,22 @@ Mapping of a contract reading to line protocol (``reading_to_point``):
   stays float even when JSON delivered ``3``), because InfluxDB rejects a field
   whose type changes between points;
 - time = ``ts`` at millisecond precision.
+
+Two writers. ``InfluxForwarder`` is what ingest uses: SQLite is the system of
+record, so the InfluxDB view catches up from the SQLite store's export log and
+a durable cursor, never from memory; a server that is down for hours, or an
+ingest killed with ``-9``, costs a delay, not points. Delivery into InfluxDB is
+at least once: a batch written again after a crash overwrites itself, because
+a point with the same measurement, tags and timestamp replaces the old one.
+``InfluxWriter`` is the library's batching writer (in memory, retried, then
+given up), for one-off loads.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 import types
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -29,10 +39,12 @@ from typing import Annotated, Any, Literal, Union, cast, get_args, get_origin
 
 from influxdb_client.client.influxdb_client import InfluxDBClient
 from influxdb_client.client.write.point import Point
-from influxdb_client.client.write_api import WriteApi, WriteOptions
+from influxdb_client.client.write_api import SYNCHRONOUS, WriteApi, WriteOptions
 from influxdb_client.domain.write_precision import WritePrecision
+from influxdb_client.rest import ApiException
 
 from sidewalk.core.contract import Reading
+from sidewalk.storage.timeseries import SqliteTimeSeriesStore
 
 log = logging.getLogger(__name__)
 
@@ -194,6 +206,155 @@ class InfluxWriter:
 def _close(api: WriteApi) -> None:
     """Drain the batching queue (waits for in-flight batches, retries included)."""
     api.close()  # type: ignore[no-untyped-call]  # unannotated in influxdb-client
+
+
+class InfluxForwarder:
+    """Keeps an InfluxDB view in step with the SQLite store, from a durable cursor.
+
+    A thread reads stored readings after the sink's cursor (``store.export_after``),
+    writes them synchronously, and advances the cursor only once the server has
+    accepted the batch. While the server is unreachable or answers 5xx/429 it
+    backs off (``backoff_min_s`` doubling to ``backoff_max_s``) and retries the
+    same batch; when the server returns it catches up. A 4xx other than 429 is
+    a refusal of the points themselves (InfluxDB writes the valid points of a
+    partial write): it is logged, counted in ``rejected`` and skipped, so one
+    bad point cannot stall the view for good.
+
+    It is ingest's ``ReadingSink``: ``write`` only wakes the thread (the store
+    already holds the readings). It also polls every ``poll_s``, so it follows
+    a store that another process writes.
+    """
+
+    def __init__(
+        self,
+        store: SqliteTimeSeriesStore,
+        url: str,
+        token: str,
+        org: str,
+        bucket: str,
+        *,
+        sink: str = "influx",
+        batch_size: int = 5000,
+        poll_s: float = 1.0,
+        backoff_min_s: float = 0.5,
+        backoff_max_s: float = 30.0,
+        timeout_ms: int = 10_000,
+        site: str | None = None,
+    ) -> None:
+        self.store = store
+        self.sink = sink
+        self.bucket = bucket
+        self.org = org
+        self.site = site
+        self.written = 0
+        self.rejected = 0
+        self.failures = 0
+        self._batch_size = batch_size
+        self._poll_s = poll_s
+        self._backoff_min_s = backoff_min_s
+        self._backoff_max_s = backoff_max_s
+        # No client-side retries: the backoff below owns them, and a stuck
+        # retry loop inside the library would hide the outage from ``down``.
+        self._client = InfluxDBClient(
+            url=url, token=token, org=org, enable_gzip=True, timeout=timeout_ms, retries=False
+        )
+        self._api = self._client.write_api(write_options=SYNCHRONOUS)
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._progress = threading.Condition()
+        self._down_since: float | None = None
+        self._thread: threading.Thread | None = None
+        store.register_export(sink)
+
+    @property
+    def down(self) -> bool:
+        """True while the last attempt to write failed."""
+        return self._down_since is not None
+
+    def start(self) -> None:
+        """Start the forwarding thread."""
+        if self._thread is not None:
+            raise RuntimeError("forwarder already started")
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="influx-forwarder", daemon=True)
+        self._thread.start()
+
+    def write(self, readings: Sequence[Reading]) -> None:
+        """Readings were committed to the store: forward them soon."""
+        self._wake.set()
+
+    def backlog(self) -> int:
+        """Stored readings not yet accepted by the server."""
+        return self.store.export_backlog(self.sink)
+
+    def flush(self, timeout_s: float = 30.0) -> bool:
+        """Wait until everything stored so far is in InfluxDB; False on timeout."""
+        deadline = time.monotonic() + timeout_s
+        self._wake.set()
+        with self._progress:
+            while self.backlog() > 0:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._wake.set()
+                self._progress.wait(min(left, 0.2))
+        return True
+
+    def close(self, timeout_s: float = 10.0) -> None:
+        """Stop the thread (the cursor is durable; nothing is lost) and release the client."""
+        self._stop.set()
+        self._wake.set()
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.join(timeout_s)
+        self._api.close()  # type: ignore[no-untyped-call]  # unannotated in influxdb-client
+        self._client.close()  # type: ignore[no-untyped-call]
+
+    def forward_once(self) -> int:
+        """Write one batch after the cursor; return how many readings it held.
+
+        Raises what the server or the connection raised (the cursor stays).
+        """
+        batch = self.store.export_after(self.sink, self._batch_size)
+        if not batch.readings:
+            return 0
+        points = [reading_to_point(r, site or self.site) for r, site in batch.readings]
+        try:
+            self._api.write(self.bucket, self.org, record=points)
+        except ApiException as exc:
+            if exc.status is None or exc.status == 429 or exc.status >= 500:
+                raise
+            log.error("influx refused %d points (skipped): %s", len(points), exc)
+            self.rejected += len(points)
+        else:
+            self.written += len(points)
+        self.store.advance_export(self.sink, batch.last_id)
+        return len(points)
+
+    def _run(self) -> None:
+        backoff = self._backoff_min_s
+        while not self._stop.is_set():
+            try:
+                sent = self.forward_once()
+            except Exception as exc:
+                self.failures += 1
+                if self._down_since is None:
+                    self._down_since = time.monotonic()
+                    log.warning("influx unreachable, backing off: %r", exc)
+                self._stop.wait(backoff)
+                backoff = min(backoff * 2, self._backoff_max_s)
+                continue
+            if self._down_since is not None:
+                log.warning(
+                    "influx back after %.1f s; catching up", time.monotonic() - self._down_since
+                )
+                self._down_since = None
+            backoff = self._backoff_min_s
+            with self._progress:
+                self._progress.notify_all()
+            if sent == 0:
+                self._wake.wait(self._poll_s)
+                self._wake.clear()
 
 
 # ---------------------------------------------------------------- Flux

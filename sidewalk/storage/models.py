@@ -459,6 +459,26 @@ class DashboardSession(Base):
     revoked_at: Mapped[datetime | None]
 
 
+class LoginFailure(Base):
+    """One failed dashboard login, counted per user name and per client address.
+
+    In the database, not in a process, so every dashboard worker and a
+    restarted one see the same count (``sidewalk.dashboard.auth.LoginThrottle``).
+    """
+
+    __tablename__ = "login_failures"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(8))
+    key: Mapped[str] = mapped_column(String(100))
+    at: Mapped[datetime] = mapped_column(index=True)
+
+    __table_args__ = (
+        CheckConstraint("kind IN ('user', 'ip')", name="kind"),
+        Index("ix_login_failures_kind_key_at", "kind", "key", "at"),
+    )
+
+
 class FrontageGeometry(Base):
     """A frontage's GeoJSON geometry (WGS 84) for the dashboard's map."""
 

@@ -12,6 +12,13 @@ Ingest publishes it as the device's retained watermark. Seqs start at 1.
 
 ``write_batch`` is one transaction in WAL mode with ``synchronous=FULL``:
 when it returns, the batch survives a power cut.
+
+Secondary views (InfluxDB) catch up from this store, not from memory: the same
+transaction appends each newly stored reading to ``export_log``, and each sink
+keeps a durable cursor in ``export_cursors`` (``export_after`` /
+``advance_export``). The log is pruned below the lowest cursor of the
+registered sinks; with no sink registered it grows by one small row per
+reading.
 """
 
 from __future__ import annotations
@@ -80,6 +87,19 @@ CREATE TABLE IF NOT EXISTS devices (
     status_ts    INTEGER,
     last_seen_at INTEGER
 );
+
+-- Export to secondary views (InfluxDB): every stored reading in commit order.
+-- AUTOINCREMENT so an id is never reused after the log is pruned to empty,
+-- which would hide new rows below a sink's cursor.
+CREATE TABLE IF NOT EXISTS export_log (
+    id     INTEGER PRIMARY KEY AUTOINCREMENT,
+    device TEXT    NOT NULL,
+    seq    INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS export_cursors (
+    sink    TEXT PRIMARY KEY,
+    last_id INTEGER NOT NULL
+);
 """
 
 
@@ -128,6 +148,14 @@ class StatusUpdate:
 
     site: str
     status: Status
+
+
+@dataclass(frozen=True, slots=True)
+class ExportBatch:
+    """Stored readings after a sink's cursor, in commit order, with their device's site."""
+
+    last_id: int
+    readings: list[tuple[AnyReading, str | None]]
 
 
 @dataclass(slots=True)
@@ -246,7 +274,9 @@ class SqliteTimeSeriesStore:
                         r.seq,
                         r.stream,
                         r.ts,
-                        getattr(r, "frontage", None),
+                        # pydantic's __getattr__ makes a missing-attribute getattr
+                        # cost as much as the insert; the field dict does not.
+                        r.__dict__.get("frontage"),
                         now,
                         r.to_json().decode(),
                     )
@@ -272,6 +302,11 @@ class SqliteTimeSeriesStore:
                         result.stored.append(r)
                         self._fill(dev, r.seq)
                 self._insert(fresh)
+                if result.stored:
+                    db.executemany(
+                        "INSERT INTO export_log (device, seq) VALUES (?, ?)",
+                        [(r.device, r.seq) for r in result.stored],
+                    )
                 for dev, top in max_seq.items():
                     db.execute(
                         "UPDATE devices SET max_seq = ?, last_seen_at = ? WHERE device = ?",
@@ -478,7 +513,7 @@ class SqliteTimeSeriesStore:
         return [DeadLetter(r[0], r[1], r[2], bytes(r[3]), r[4], r[5]) for r in rows]
 
     def gaps(self, device: str | None = None, *, lost_only: bool = False) -> list[SeqGap]:
-        """Seq gaps still open (or, with ``lost_only``, given up as lost)."""
+        """Every seq gap, open and lost (with ``lost_only``, only those given up as lost)."""
         where, args = _filters(("device = ?", device))
         if lost_only:
             where += (" AND" if where else " WHERE") + " lost_at IS NOT NULL"
@@ -499,6 +534,70 @@ class SqliteTimeSeriesStore:
                 (device,),
             ).fetchone()
         return None if row is None else DeviceState(*row)
+
+    # ------------------------------------------------------------ export cursors
+
+    def register_export(self, sink: str) -> int:
+        """Create ``sink``'s cursor (at the log's start) if absent; return it."""
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO export_cursors (sink, last_id) VALUES (?, 0)"
+                " ON CONFLICT (sink) DO NOTHING",
+                (sink,),
+            )
+            return self._cursor(sink)
+
+    def _cursor(self, sink: str) -> int:
+        row = self._db.execute(
+            "SELECT last_id FROM export_cursors WHERE sink = ?", (sink,)
+        ).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def export_cursor(self, sink: str) -> int:
+        """The last export-log id ``sink`` has confirmed (0: nothing yet)."""
+        with self._lock:
+            return self._cursor(sink)
+
+    def export_after(self, sink: str, limit: int = 5000) -> ExportBatch:
+        """Up to ``limit`` stored readings after ``sink``'s cursor, oldest first."""
+        with self._lock:
+            after = self._cursor(sink)
+            rows = self._db.execute(
+                "SELECT x.id, r.stream, r.payload, d.site FROM export_log x"
+                " JOIN readings r ON r.device = x.device AND r.seq = x.seq"
+                " LEFT JOIN devices d ON d.device = x.device"
+                " WHERE x.id > ? ORDER BY x.id LIMIT ?",
+                (after, limit),
+            ).fetchall()
+        last = int(rows[-1][0]) if rows else after
+        return ExportBatch(last, [(_reading_from_json(st, pl), site) for _, st, pl, site in rows])
+
+    def export_backlog(self, sink: str) -> int:
+        """How many stored readings ``sink`` has not confirmed yet."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT COUNT(*) FROM export_log WHERE id > ?", (self._cursor(sink),)
+            ).fetchone()
+        return int(row[0])
+
+    def advance_export(self, sink: str, last_id: int) -> None:
+        """Durably move ``sink``'s cursor to ``last_id`` and prune what every sink has."""
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute(
+                    "INSERT INTO export_cursors (sink, last_id) VALUES (?, ?)"
+                    " ON CONFLICT (sink) DO UPDATE SET last_id = MAX(last_id, excluded.last_id)",
+                    (sink, last_id),
+                )
+                db.execute(
+                    "DELETE FROM export_log WHERE id <= (SELECT MIN(last_id) FROM export_cursors)"
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
 
 
 def _filters(*pairs: tuple[str, object]) -> tuple[str, list[object]]:

@@ -7,19 +7,12 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from sidewalk.analytics.cold_cli import cold_app
-from sidewalk.core.mqtt import MqttSettings
-from sidewalk.core.profile import load_profile
-from sidewalk.scenarios import load_scenario
-from sidewalk.system import build_analytics, open_cases, seed_scenario
+from tests.clocks.live import seeded
 
 
 def test_pour_and_permit_entered_on_the_command_line_run_their_clocks(tmp_path: Path) -> None:
-    profile = load_profile()
-    url = f"sqlite:///{tmp_path / 'cases.sqlite3'}"
-    cases = open_cases(url, profile)
-    seed_scenario(cases, load_scenario("first-storm"))
-    config = tmp_path / "sidewalk.toml"
-    config.write_text(f'[cases]\ndatabase_url = "{url}"\n', encoding="utf-8")
+    system = seeded(tmp_path)
+    cases, config = system.cases, system.config
     cli = CliRunner()
     common = ["--who", "Dana Reyes", "--config", str(config)]
     pour = cli.invoke(
@@ -37,10 +30,7 @@ def test_pour_and_permit_entered_on_the_command_line_run_their_clocks(tmp_path: 
     [recorded_pour, recorded_permit] = cases.pending_actions()
     assert (recorded_pour.kind, recorded_pour.who) == ("record_pour", "Dana Reyes")
     assert recorded_permit.detail["emergency"] is False
-    runner = build_analytics(
-        cases, profile, MqttSettings(host="127.0.0.1", port=1, client_id="cold-cli-test"),
-        site="clyman", mode="stream", persist_jobs=False,
-    )  # fmt: skip
+    runner = system.runner("cold-cli-test")
     runner.tick()
     status = cli.invoke(cold_app, ["status", "--config", str(config)])
     assert status.exit_code == 0, status.output

@@ -15,14 +15,12 @@ from sidewalk.analytics.clocks.events import Transition
 from sidewalk.analytics.runner import AnalyticsRunner
 from sidewalk.core.clock import to_ms
 from sidewalk.core.contract import WeatherReading
-from sidewalk.core.mqtt import MqttSettings
 from sidewalk.core.profile import load_profile
 from sidewalk.core.units import f_to_c
-from sidewalk.scenarios import load_scenario
 from sidewalk.storage.cases import CaseStore
-from sidewalk.system import build_analytics, frontage_specs, open_cases, seed_scenario
+from sidewalk.system import frontage_specs
+from tests.clocks.live import findings, seeded
 
-UNUSED_BROKER = MqttSettings(host="127.0.0.1", port=1, client_id="cold-live-test")
 POLE = "pole-main-01"  # first-storm's pole: the default probe of its frontages' site
 T0 = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)  # inside Nov 15 – Apr 1
 WHO = "Dana Reyes"
@@ -58,22 +56,13 @@ class Live:
         self.runner.tick()
 
     def findings(self, subject: str) -> list[dict[str, Any]]:
-        return [
-            {"action": a.action, **a.detail}
-            for a in self.cases.list_audit(subject)
-            if a.action.startswith("finding.")
-        ]
+        return findings(self.cases, subject)
 
 
 @pytest.fixture
 def live(tmp_path: Path) -> Live:
-    profile = load_profile()
-    cases = open_cases(f"sqlite:///{tmp_path / 'cases.sqlite3'}", profile)
-    seed_scenario(cases, load_scenario("first-storm"))
-    runner = build_analytics(
-        cases, profile, UNUSED_BROKER, site="clyman", mode="stream", persist_jobs=False
-    )
-    return Live(runner, cases)
+    system = seeded(tmp_path)
+    return Live(system.runner("cold-live-test"), system.cases)
 
 
 def test_frozen_ground_probe_opens_a_frozen_subgrade_record_per_frontage(live: Live) -> None:
@@ -164,12 +153,15 @@ def test_a_restored_engine_resumes_every_cold_clock(live: Live) -> None:
     assert fresh.next_due() == engine.next_due() == T0 + timedelta(hours=48)
     later = [
         WeatherReading(device=POLE, seq=100, ts=to_ms(T0 + timedelta(hours=3)), air_temp_c=2.0),
-        WeatherReading(
-            device=POLE,
-            seq=101,
-            ts=to_ms(T0 + timedelta(hours=4)),
-            ground_temp_c=1.0,
-            ground_probe_depth_mm=300,
+        *(
+            WeatherReading(
+                device=POLE,
+                seq=101 + h,
+                ts=to_ms(T0 + timedelta(hours=4 + h)),
+                ground_temp_c=1.0,
+                ground_probe_depth_mm=300,
+            )
+            for h in range(3)  # above the deadband for the whole dwell: thawed
         ),
     ]
     until = T0 + timedelta(days=40)
@@ -204,3 +196,40 @@ def test_a_snapshot_from_before_the_cold_clocks_restores_with_them_empty(live: L
     fresh.restore(json.dumps(state).encode())
     assert fresh.cold.keep_off == {}
     assert fresh.now == live.runner.engine.now
+
+
+def test_an_opening_permit_record_closes_on_expiry_and_a_late_renewal_opens_another(
+    live: Live,
+) -> None:
+    detail = {"street": "Main St", "opened_at": T0.isoformat(), "frontage": "main-st-101"}
+    live.cases.record_action("record_permit", "SO-8", T0, WHO, detail)
+    live.runner.tick()
+    [clock] = live.cases.list_clocks(kind="opening_permit")
+    due = clock.deadline
+    assert due is not None
+    live.runner.advance(due + timedelta(hours=1))
+    [clock] = live.cases.list_clocks(kind="opening_permit")
+    assert (clock.state, clock.closed_at) == ("expired", due)
+    expired = live.cases.clock_history(clock.id)[-1]
+    assert expired.detail["cause"] == f"permits.opening_permit_validity ended at {due.isoformat()}"
+    renewed = due + timedelta(hours=2)
+    live.cases.record_action("record_permit", "SO-8", renewed, WHO, {**detail, "renewals": 1})
+    live.runner.tick()
+    records = live.cases.list_clocks(kind="opening_permit")
+    assert [(c.key, c.state, c.closed_at is None) for c in records] == [
+        ("main-st-101/opening_permit/SO-8", "expired", False),
+        ("main-st-101/opening_permit/SO-8/renewal-1", "valid", True),
+    ]
+    assert [a.error for a in live.cases.list_actions()] == [None, None]
+
+
+def test_a_pour_applied_later_is_judged_on_the_ground_at_its_own_time(live: Live) -> None:
+    for h in range(12):  # frozen until T0 + 4 h, then well above the band
+        live.ground(T0 + timedelta(hours=h), -1.5 if h < 4 else 2.0)
+    frozen_rule = "cold_weather.frozen_subgrade_at_or_below"
+    live.pour("WO-20", T0 + timedelta(hours=1))  # entered at T0 + 11 h, poured on frozen ground
+    live.pour("WO-21", T0 + timedelta(hours=10))  # poured on thawed ground
+    [found] = [f for f in live.findings("pour:WO-20") if f["rule"] == frozen_rule]
+    assert found["action"] == "finding.violation"
+    assert found["key"] == f"pour:WO-20/{frozen_rule}/{(T0 + timedelta(hours=1)).isoformat()}"
+    assert [f for f in live.findings("pour:WO-21") if f["rule"] == frozen_rule] == []

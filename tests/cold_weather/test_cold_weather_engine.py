@@ -69,7 +69,10 @@ def test_the_probe_turns_frozen_subgrade_on_and_off_at_its_reading_time() -> Non
         probe.ground(hours(0), 1.5),
         probe.ground(hours(1), 0.0),
         probe.ground(hours(2), -0.4),
-        probe.ground(hours(3), 0.1),
+        probe.ground(hours(3), 0.1),  # inside the 0.5 °C deadband: still frozen
+        probe.ground(hours(4), 0.6),  # above it: the 2-hour dwell starts
+        probe.ground(hours(5), 0.7),
+        probe.ground(hours(6), 0.8),  # above it for 2 hours: thawed, at this reading
     ]
     out = engine.feed(readings)
     assert moves(out, FROZEN_SUBGRADE) == [
@@ -77,6 +80,8 @@ def test_the_probe_turns_frozen_subgrade_on_and_off_at_its_reading_time() -> Non
         ("thawed", "frozen"),
         ("frozen", "thawed"),
     ]
+    assert [t.at for t in out] == [hours(0), hours(1), hours(6)]
+    assert out[2].detail["thaw_above_c"] == 0.5
     frozen = out[1]
     assert frozen.frontage == "main-st"
     assert frozen.at == hours(1)
@@ -166,7 +171,7 @@ def test_a_street_pour_is_protected_three_days_and_records_the_subgrade() -> Non
     assert (ended.to_state, ended.at) == ("ended", hours(72))
 
 
-def test_a_permit_expires_at_the_end_of_its_last_local_day_and_renewal_revives_it() -> None:
+def test_a_permit_expires_at_the_end_of_its_last_local_day_and_a_renewal_is_a_new_record() -> None:
     engine = clocks()
     permit = StreetOpeningPermit(
         "permit-7", "main-st-100", datetime(2026, 10, 10, 14, tzinfo=CHICAGO)
@@ -178,12 +183,15 @@ def test_a_permit_expires_at_the_end_of_its_last_local_day_and_renewal_revives_i
     assert engine.advance(due - timedelta(seconds=1)) == []
     [expired] = engine.advance(due + timedelta(hours=1))
     assert (expired.to_state, expired.at, expired.cause.kind) == ("expired", due, "deadline")
+    assert expired.detail["cause"] == f"permits.opening_permit_validity ended at {due.isoformat()}"
     renewed_at = due + timedelta(hours=2)
     [revived] = engine.record_permit(
         StreetOpeningPermit("permit-7", "main-st-100", permit.approved_at, renewals=1),
         at=renewed_at,
     )
-    assert (revived.from_state, revived.to_state, revived.at) == ("expired", "valid", renewed_at)
+    # The expired record closed: the renewal is a record of its own, and so is its expiry.
+    assert (revived.from_state, revived.to_state, revived.at) == ("none", "valid", renewed_at)
+    assert revived.detail["record"] == "renewal-1"
     assert engine.next_due() == datetime(2026, 12, 10, 6, tzinfo=UTC)
 
 
@@ -197,7 +205,9 @@ def test_advance_never_goes_back_and_a_replay_gives_the_same_transitions() -> No
         )
         out += engine.advance(hours(200))
         assert engine.advance(hours(150)) == []
-        assert engine.history == out
+        # Only the last forecast window (72 h) of transitions is kept in memory.
+        assert engine.history == [t for t in out if t.at >= hours(200 - 72)]
+        assert len(engine.history) < len(out)
         return out
 
     first, second = run(), run()

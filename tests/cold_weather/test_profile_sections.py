@@ -81,6 +81,8 @@ def test_another_village_has_its_own_numbers() -> None:
     assert example.unconfirmed_rules() == [
         "snow_and_ice.nonhazard_notice_period",
         "billing.penalty_per_offense",
+        "cold_weather.frozen_subgrade_deadband",
+        "cold_weather.frozen_subgrade_min_dwell",
     ]
 
 

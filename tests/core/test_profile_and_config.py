@@ -31,6 +31,8 @@ def test_gaps_in_the_text_are_unconfirmed_and_uncited() -> None:
         "snow_and_ice.nonhazard_notice_period",
         "billing.penalty_per_offense",
         "cold_weather.frozen_subgrade_at_or_below",
+        "cold_weather.frozen_subgrade_deadband",
+        "cold_weather.frozen_subgrade_min_dwell",
         "sidewalk_condition.commercial_width",
         "abatement_rates.crew_hourly_rate",
         "abatement_rates.equipment_hourly_rate",

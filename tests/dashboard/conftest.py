@@ -13,6 +13,7 @@ import cv2
 import httpx
 import pytest
 import uvicorn
+from fastapi import FastAPI
 
 from sidewalk.analytics.inspect import inspect_files, load_intrinsics, write_demo_scene
 from sidewalk.core.contract import SnowMeasurement
@@ -25,6 +26,7 @@ from sidewalk.scenarios import load_scenario
 from sidewalk.storage.evidence import EvidenceStore
 
 PASSWORD = "correct horse battery"
+SECRET_KEY = "test-secret-key-0123456789"
 
 
 @dataclass
@@ -34,13 +36,16 @@ class Dashboard:
     ticker: ActionTicker
     frame_sha256: str
     inspection_sha256: str
+    app: FastAPI
 
     def login(self, role: str) -> httpx.Client:
-        """A client logged in as the ``role`` account, with its CSRF token in a header."""
+        """A client logged in as the ``role`` account, with its CSRF token and Origin."""
         client = httpx.Client(base_url=self.url, timeout=10)
         response = client.post("/api/session", json={"username": role, "password": PASSWORD})
         response.raise_for_status()
         client.headers["X-CSRF-Token"] = response.json()["csrf_token"]
+        # What a browser's fetch from our own page sends on every non-GET request.
+        client.headers["Origin"] = self.url
         return client
 
 
@@ -90,7 +95,7 @@ def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
     frame_sha256 = add_camera_frame(storm, evidence)
     inspection_sha256 = add_inspection(storm, evidence, tmp_path_factory.mktemp("demo-scene"))
     app = create_app(
-        storm.cases, storm.timeseries, profile, secret_key="test-secret-key-0123456789",
+        storm.cases, storm.timeseries, profile, secret_key=SECRET_KEY,
         now=lambda: storm.end, login_max_failures=3, evidence=evidence,
     )  # fmt: skip
     port = free_port()
@@ -107,7 +112,7 @@ def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
         time.sleep(0.02)
     ticker = ActionTicker(storm.runner, interval_s=0.1)
     ticker.start()
-    yield Dashboard(f"http://127.0.0.1:{port}", storm, ticker, frame_sha256, inspection_sha256)
+    yield Dashboard(f"http://127.0.0.1:{port}", storm, ticker, frame_sha256, inspection_sha256, app)
     ticker.stop()
     server.should_exit = True
     thread.join(timeout=10)

@@ -14,7 +14,9 @@ from sidewalk.analytics.defects import (
     Rule,
     SurfaceInspection,
     classify,
+    frontage_block_count,
     frontage_condition,
+    joint_stations,
     owner_replacement_status,
 )
 
@@ -113,6 +115,48 @@ def test_owner_rule_follows_the_profile_fraction(clyman: DefectLimits) -> None:
     assert owner_replacement_status(
         flags, replace(clyman, replacement_fraction=0.6)
     ).replace_entire_sidewalk
+
+
+@pytest.mark.parametrize(
+    ("counts", "replace_all", "complete"),
+    [
+        ((4, 4, 20), False, False),  # every surveyed block bad, but 4 of 20 surveyed
+        ((16, 17, 20), True, False),  # 16 of 20 bad whatever the other 3 are
+        ((15, 17, 20), False, False),  # 15/20 < 80 %: not yet, and the rest unknown
+        ((8, 10, 10), True, True),
+        ((8, 10, 8), True, True),  # more surveyed than recorded: surveyed count wins
+    ],
+)
+def test_owner_rule_counts_the_owners_blocks(
+    clyman: DefectLimits, counts: tuple[int, int, int], replace_all: bool, complete: bool
+) -> None:
+    bad, surveyed, owner = counts
+    flags = [True] * bad + [False] * (surveyed - bad)
+    status = owner_replacement_status(flags, clyman, owner_blocks=owner)
+    assert status.replace_entire_sidewalk is replace_all
+    assert status.survey_complete is complete
+    assert status.owner_blocks == max(owner, surveyed)
+    assert status.defective_fraction == pytest.approx(bad / max(owner, surveyed))
+    text = status.describe()
+    if complete:
+        assert "incomplete" not in text
+    else:
+        assert f"incomplete survey: {surveyed} of {owner} blocks" in text
+
+
+def test_joint_stations_merge_one_joint_seen_twice() -> None:
+    # Two overlapping files see the joint at 1500 mm within 40 mm of each other.
+    st = joint_stations([3020.0, 1480.0, 1520.0, 4600.0])
+    assert st == pytest.approx((1500.0, 3020.0, 4600.0))
+    assert joint_stations([]) == ()
+
+
+def test_block_count_from_frontage_length_and_joint_spacing() -> None:
+    # 66 ft frontage, joints every 1.5 m with one joint missed: the median spacing stands.
+    st = [0.0, 1500.0, 3000.0, 6000.0, 7500.0, 9000.0]
+    assert frontage_block_count(20116.8, st) == 13
+    assert frontage_block_count(20116.8, [0.0, 2000.0]) == 10
+    assert frontage_block_count(20116.8, [5.0]) is None
 
 
 def test_frontage_checks(clyman: DefectLimits) -> None:

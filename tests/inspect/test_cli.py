@@ -34,11 +34,57 @@ def test_depth_prints_the_table_and_issues_the_notice(
     assert "DEFECTIVE" in out
     assert "25.4 ± " in out
     assert "19.05" in out
-    assert "replace entire sidewalk: yes" in out  # the two surveyed blocks are all there is
-    (notice,) = cases.list_notices()
-    assert f"notice {notice.number} (replacement_notice) issued" in out
+    # The owner's other three frontages have no block count: 2 of 2 surveyed
+    # blocks defective is not the whole walk, so the notice is held.
+    assert "incomplete survey: 2 of ? blocks" in out
+    assert "replace entire sidewalk: no" in out
+    assert "notice held" in out
+    assert cases.list_notices() == []
     (rec,) = cases.list_inspections(frontage_id="main-101")
     assert rec.evidence_sha256 in EvidenceStore(tmp_path / "var" / "evidence")
+    assert rec.result["survey"]["frontage_blocks"] is None
+
+
+def test_laser_with_stations_and_block_counts(
+    faulted: dict[str, Path], sound: dict[str, Path], cases: CaseStore, db_url: str, tmp_path: Path
+) -> None:
+    cfg = str(_config(tmp_path, db_url))
+    for fid in ("main-103", "main-105", "main-107"):  # record the other frontages' counts
+        args = [
+            "laser", str(sound["laser"]), "--frontage", fid, "--rig", str(sound["laser_rig"]),
+            "--frontage-blocks", "2", "--no-notice", "--config", cfg,
+        ]  # fmt: skip
+        done = CliRunner().invoke(inspect_app, args, env={"COLUMNS": "200"})
+        assert done.exit_code == 0, done.output
+    args = [
+        "laser", str(faulted["laser"]), str(sound["laser"]), "--frontage", "main-101",
+        "--rig", str(faulted["laser_rig"]), "--station", "2.0", "--station", "19.0",
+        "--frontage-blocks", "4", "--config", cfg,
+    ]  # fmt: skip
+    result = CliRunner().invoke(inspect_app, args, env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "DEFECTIVE" in out
+    assert "joints at stations (m): 2.00, 19.01" in out  # + each frame's joint offset
+    assert "joint spacing 17.01 m (limit 15.24 m): OVER LIMIT" in out
+    assert "2 of 10 surveyed blocks defective (20% of 10 blocks)" in out
+    (notice,) = cases.list_notices()
+    assert notice.kind == "repair_notice"
+    assert notice.detail["total_blocks"] == 10
+    kinds = {r.kind for r in cases.list_inspections(frontage_id="main-101")}
+    assert kinds == {"laser"}
+
+
+def test_station_count_mismatch_is_a_usage_error(
+    sound: dict[str, Path], db_url: str, tmp_path: Path
+) -> None:
+    args = [
+        "laser", str(sound["laser"]), "--frontage", "main-101", "--rig", str(sound["laser_rig"]),
+        "--station", "1", "--station", "2", "--config", str(_config(tmp_path, db_url)),
+    ]  # fmt: skip
+    result = CliRunner().invoke(inspect_app, args)
+    assert result.exit_code == 2
+    assert "2 --station values for 1 files" in result.output
 
 
 def test_photos_report_each_failure_and_exit_nonzero(
@@ -70,5 +116,8 @@ def test_demo_scene_writes_files_the_commands_read(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     names = sorted(p.name for p in (tmp_path / "demo").iterdir())
-    assert names == ["calibration.json", "depth.png", "intrinsics.json", "photo.jpg"]
+    assert names == [
+        "calibration.json", "depth.png", "intrinsics.json", "laser.png", "laser_rig.json",
+        "photo.jpg",
+    ]  # fmt: skip
     assert "sidewalk inspect depth" in result.output

@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from sidewalk.core.mqtt import MqttClient, MqttConnectRefused, MqttMessage, MqttUnreachable
+from sidewalk.core.mqtt import (
+    MqttClient,
+    MqttConnectRefused,
+    MqttMessage,
+    MqttSettings,
+    MqttUnreachable,
+)
 from sidewalk.edge.simulated import SimulatedPole
 from sidewalk.ingest.embedded_broker import EmbeddedBroker
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore
@@ -118,3 +124,10 @@ def test_same_path_through_amqtt_falls_back_to_3_1_1(
         assert isinstance(store, SqliteTimeSeriesStore)
         assert store.readings(device=device) == played
         assert store.gaps(device) == []
+
+
+def test_settings_never_show_the_password_in_a_log_line() -> None:
+    settings = MqttSettings("127.0.0.1", 1883, "ingest", username="ingest", password="s3cret-pw")
+    assert "s3cret-pw" not in repr(settings)
+    assert "s3cret-pw" not in f"{settings}"
+    assert settings.password == "s3cret-pw"

@@ -1,15 +1,27 @@
 """Per-device credentials against a real Mosquitto running the shipped ACL file.
 
 One broker for the module: anonymous access off, a password file made with
-``mosquitto_passwd``, ``deploy/mosquitto-acl.example`` as the ACL, a plain
-listener for logins and a TLS listener that requires a client certificate and
-takes the device id from its CN.
+``mosquitto_passwd``, an ACL generated from ``deploy/mosquitto-acl.example``
+(its village swapped for the test's site, nothing else changed, plus one
+test-only ``probe`` user that may read and write everything, to feed and
+watch the others), a plain listener for logins, a server-only TLS listener
+for logins over TLS, and a mutual-TLS listener that requires a client
+certificate and takes the device id from its CN.
+
+Every rule line of the example is tried (``test_every_acl_line_grants_what_it_says``),
+and the refusals that matter are tried too: spoofing another device or site,
+forging the watermark, sending commands, and the server roles writing readings.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import tempfile
+import threading
+import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -22,13 +34,16 @@ from sidewalk.core.mqtt import (
     MqttClient,
     MqttConnectRefused,
     MqttError,
+    MqttMessage,
     MqttSettings,
     TlsSettings,
 )
+from sidewalk.core.profile import load_profile
 from sidewalk.edge.config import EdgeSecrets
 from sidewalk.edge.device import Device, SimulatedClock
 from sidewalk.ingest.consumer import IngestConsumer
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore
+from sidewalk.system import build_analytics, open_cases
 from tests.edge_device.poles import START, Recorder, fast_dir, pole_settings
 from tests.harness.mosquitto import MosquittoServer, free_port
 from tests.ingest.pipeline import slug
@@ -37,16 +52,71 @@ from tests.security.certs import TestCA
 pytestmark = pytest.mark.services
 
 REPO = Path(__file__).resolve().parents[2]
-ACL = REPO / "deploy" / "mosquitto-acl.example"
-SITE = "clyman"  # the example ACL spells the village out
-PASSWORDS = {"pole-a": "pw-a", "pole-b": "pw-b", "ingest": "pw-ingest"}
+ACL_EXAMPLE = REPO / "deploy" / "mosquitto-acl.example"
+EXAMPLE_SITE = "clyman"  # the example spells its village out
+SITE = "elmwood"  # the test's village: proves the file is generated, not assumed
+PASSWORDS = {
+    "pole-a": "pw-a",
+    "pole-b": "pw-b",
+    "ingest": "pw-ingest",
+    "analytics": "pw-analytics",
+    "operator": "pw-operator",
+    "probe": "pw-probe",
+    "pole-r": "pw-r-old",  # rotated by test_a_rotated_password_takes_effect_on_reload
+}
+DEVICE = "pole-a"  # what %u becomes for pattern lines
+
+
+@dataclass(frozen=True)
+class Rule:
+    user: str | None  # None: a pattern line (every login, %u = the login)
+    access: str  # read, write or readwrite
+    topic: str
+
+
+def acl_rules(text: str) -> list[Rule]:
+    """The rule lines of a Mosquitto ACL file (comments and blanks skipped)."""
+    rules, user = [], None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):  # only whole-line comments: topics hold "#"
+            continue
+        words = line.split()
+        if words[0] == "user":
+            user = words[1]
+        elif words[0] in {"topic", "pattern"}:
+            access, topic = (words[1], words[2]) if len(words) == 3 else ("readwrite", words[1])
+            rules.append(Rule(None if words[0] == "pattern" else user, access, topic))
+        else:
+            raise AssertionError(f"unexpected ACL line {raw!r}")
+    return rules
+
+
+def generate_acl(example: str, site: str) -> str:
+    """The example for ``site``, plus the test's all-access ``probe`` user."""
+    marker = f"sidewalk/v1/{EXAMPLE_SITE}/"
+    assert marker in example
+    generated = example.replace(marker, f"sidewalk/v1/{site}/")
+    assert EXAMPLE_SITE not in "".join(r.topic for r in acl_rules(generated))
+    return (
+        generated + "\n# test only: feeds and watches the others\nuser probe\ntopic readwrite #\n"
+    )
+
+
+def concrete(rule: Rule) -> tuple[str, str]:
+    """(login, a topic the rule covers): %u is the device, + one level, # two."""
+    user = rule.user or DEVICE
+    levels = ["x1" if w == "+" else "deep/er" if w == "#" else w for w in rule.topic.split("/")]
+    return user, "/".join(levels).replace("%u", user)
 
 
 @dataclass
 class SecuredBroker:
     server: MosquittoServer
-    tls_port: int
+    tls_port: int  # mutual TLS: client certificate, CN = login
+    password_tls_port: int  # server-only TLS: passwords
     ca: TestCA
+    passwd: Path
 
     def login(self, user: str | None, password: str | None = None, **kw: object) -> MqttSettings:
         """Settings for the password listener."""
@@ -72,26 +142,28 @@ def secured() -> Iterator[SecuredBroker]:
             subprocess.run(
                 ["mosquitto_passwd", *flags, "-b", str(passwd), user, password], check=True
             )
+        acl = work / "sidewalk.acl"
+        acl.write_text(generate_acl(ACL_EXAMPLE.read_text("utf-8"), SITE))
         ca = TestCA(work)
         server_cert = ca.issue("broker", server=True)
-        tls_port = free_port()
+        tls_port, password_tls_port = free_port(), free_port()
+        tls_files = (
+            f"cafile {ca.files.cert}\ncertfile {server_cert.cert}\nkeyfile {server_cert.key}\n"
+        )
         server = MosquittoServer(
             work,
             allow_anonymous=False,
             extra_config=(
                 f"password_file {passwd}\n"
-                f"acl_file {ACL}\n"
-                f"listener {tls_port} 127.0.0.1\n"
-                f"cafile {ca.files.cert}\n"
-                f"certfile {server_cert.cert}\n"
-                f"keyfile {server_cert.key}\n"
-                "require_certificate true\n"
+                f"acl_file {acl}\n"
+                f"listener {tls_port} 127.0.0.1\n" + tls_files + "require_certificate true\n"
                 "use_identity_as_username true\n"
+                f"listener {password_tls_port} 127.0.0.1\n" + tls_files
             ),
         )
         server.start()
         try:
-            yield SecuredBroker(server, tls_port, ca)
+            yield SecuredBroker(server, tls_port, password_tls_port, ca, passwd)
         finally:
             server.stop()
 
@@ -145,11 +217,19 @@ def test_a_device_with_a_wrong_password_fails_to_start(secured: SecuredBroker) -
 def _run_pole_through_ingest(
     secured: SecuredBroker, cfg_kw: dict[str, object], secrets: EdgeSecrets
 ) -> None:
-    """Ten minutes of eight sensors from pole-a, stored by ingest, watermark back to the pole."""
+    """Ten minutes of eight sensors from pole-a, stored by ingest, watermark back to the pole;
+    analytics, with its own login, receives the same readings."""
     with fast_dir() as tmp:
         store = SqliteTimeSeriesStore(tmp / "ts.db")
         ingest = IngestConsumer(store, secured.login("ingest", clean_start=True), site=SITE)
         ingest.start()
+        profile = load_profile()
+        cases = open_cases(f"sqlite:///{tmp / 'cases.db'}", profile)
+        analytics = build_analytics(
+            cases, profile, secured.login("analytics", clean_start=True), site=SITE,
+            mode="stream", persist_jobs=False,
+        )  # fmt: skip
+        analytics.start()
         try:
             cfg = pole_settings(
                 "127.0.0.1", secured.server.port, tmp / "pole", site=SITE, device="pole-a", **cfg_kw
@@ -167,7 +247,13 @@ def _run_pole_through_ingest(
             # retained watermark, as a re-imaged pole would.
             seqs = store.seqs("pole-a")
             assert seqs == list(range(seqs[0], seqs[0] + 80))
+            deadline = time.monotonic() + 10
+            while analytics.processed < 80 and time.monotonic() < deadline:
+                time.sleep(0.05)  # the runner's worker drains its queue on its own thread
+            assert analytics.processed >= 80
         finally:
+            analytics.stop()
+            cases.close()
             ingest.stop()
             store.close()
 
@@ -214,3 +300,272 @@ def test_tls_refuses_a_broker_signed_by_another_ca(secured: SecuredBroker, tmp_p
     )
     with pytest.raises(MqttError):
         MqttClient(settings).connect()
+
+
+# ---------------------------------------------------------------- every ACL line
+
+
+class Peer:
+    """A logged-in client that keeps what it receives."""
+
+    def __init__(self, secured: SecuredBroker, user: str) -> None:
+        self.user = user
+        self.messages: list[tuple[str, bytes]] = []
+        self._cond = threading.Condition()
+        self.client = MqttClient(secured.login(user, clean_start=True), on_message=self._got)
+        self.client.connect()
+
+    def _got(self, msg: MqttMessage) -> None:
+        with self._cond:
+            self.messages.append((msg.topic, msg.payload))
+            self._cond.notify_all()
+
+    def subscribe(self, topic: str) -> bool:
+        """False when the broker refuses the subscription outright."""
+        try:
+            self.client.subscribe(topic, 1)
+        except MqttError:
+            return False
+        return True
+
+    def got(self, payload: bytes, timeout_s: float) -> bool:
+        with self._cond:
+            return self._cond.wait_for(
+                lambda: any(p == payload for _, p in self.messages), timeout_s
+            )
+
+    def close(self) -> None:
+        self.client.disconnect()
+
+
+@pytest.fixture(scope="module")
+def peers(secured: SecuredBroker) -> Iterator[dict[str, Peer]]:
+    made = {user: Peer(secured, user) for user in PASSWORDS if user != "pole-r"}
+    # The probe watches everything; a write is judged by what reaches it.
+    assert made["probe"].subscribe("sidewalk/v1/#")
+    try:
+        yield made
+    finally:
+        for peer in made.values():
+            peer.close()
+
+
+def _mark() -> bytes:
+    return uuid.uuid4().hex.encode()
+
+
+def can_write(peers: dict[str, Peer], user: str, topic: str) -> bool:
+    """Whether ``user``'s publish to ``topic`` reaches a subscriber.
+
+    Mosquitto acknowledges a refused QoS 1 publish and drops it, so the answer
+    is in delivery: the broker routes a message before it acknowledges it, so
+    once a later sentinel from the probe arrives, the probe message would have.
+    """
+    probe, sentinel = _mark(), _mark()
+    assert peers[user].client.publish_and_wait(topic, probe)
+    assert peers["probe"].client.publish_and_wait(f"sidewalk/v1/{SITE}/sentinel", sentinel)
+    assert peers["probe"].got(sentinel, timeout_s=10)
+    return peers["probe"].got(probe, timeout_s=0)
+
+
+def can_read(peers: dict[str, Peer], user: str, topic: str, sentinel_topic: str) -> bool:
+    """Whether ``user`` receives what the probe publishes on ``topic``.
+
+    ``sentinel_topic`` is one ``user`` may read: the probe publishes there
+    after ``topic``, and messages from one publisher to one subscriber keep
+    their order, so once the sentinel is in, the probe message would be.
+    """
+    reader = peers[user]
+    if not reader.subscribe(topic):
+        return False
+    assert reader.subscribe(sentinel_topic)
+    probe, sentinel = _mark(), _mark()
+    assert peers["probe"].client.publish_and_wait(topic, probe)
+    assert peers["probe"].client.publish_and_wait(sentinel_topic, sentinel)
+    assert reader.got(sentinel, timeout_s=10), f"{user} never got its sentinel"
+    return reader.got(probe, timeout_s=0)
+
+
+# A topic each login may read, for can_read's sentinel (itself proven by the line tests).
+SENTINEL_READ = {
+    "pole-a": f"sidewalk/v1/{SITE}/pole-a/stored",
+    "pole-b": f"sidewalk/v1/{SITE}/pole-b/stored",
+    "ingest": f"sidewalk/v1/{SITE}/sentinel",
+    "analytics": f"sidewalk/v1/{SITE}/sentinel",
+    "operator": f"sidewalk/v1/{SITE}/pole-a/status",
+}
+RULES = acl_rules(ACL_EXAMPLE.read_text("utf-8"))
+
+
+def test_the_example_acl_parses_into_rules() -> None:
+    users = {r.user for r in RULES}
+    assert users == {None, "ingest", "analytics", "operator"}
+    assert len([r for r in RULES if r.user is None]) >= 8
+
+
+@pytest.mark.parametrize(
+    "rule", [r for r in acl_rules(generate_acl(ACL_EXAMPLE.read_text("utf-8"), SITE))
+             if r.user != "probe"],
+    ids=lambda r: f"{r.user or 'pattern'} {r.access} {r.topic}",
+)  # fmt: skip
+def test_every_acl_line_grants_what_it_says(peers: dict[str, Peer], rule: Rule) -> None:
+    user, topic = concrete(rule)
+    if "write" in rule.access:
+        assert can_write(peers, user, topic), (user, topic)
+    if "read" in rule.access:
+        assert can_read(peers, user, topic, SENTINEL_READ[user]), (user, topic)
+
+
+def _t(device: str, stream: str, site: str = SITE) -> str:
+    return f"sidewalk/v1/{site}/{device}/{stream}"
+
+
+@pytest.mark.parametrize(
+    ("user", "topic", "why"),
+    [
+        ("pole-a", _t("pole-b", "weather"), "another device's readings"),
+        ("pole-a", _t("pole-b", "status"), "another device's availability"),
+        ("pole-a", _t("pole-a", "weather", site="othertown"), "another site"),
+        ("pole-a", _t("pole-a", "weather", site=EXAMPLE_SITE), "the example's site"),
+        ("pole-a", _t("pole-a", "stored"), "its own watermark"),
+        ("pole-a", _t("pole-b", "stored"), "another device's watermark"),
+        ("pole-a", _t("pole-b", "cmd/reboot"), "another device's commands"),
+        ("pole-a", _t("pole-a", "cmd/reboot"), "commands to itself"),
+        ("pole-a", _t("pole-b", "cmd/x1/reply"), "another device's replies"),
+        ("ingest", _t("pole-a", "weather"), "ingest forging a reading"),
+        ("ingest", _t("pole-a", "cmd/reboot"), "ingest sending commands"),
+        ("analytics", _t("pole-a", "weather"), "analytics forging a reading"),
+        ("analytics", _t("pole-a", "stored"), "analytics forging a watermark"),
+        ("operator", _t("pole-a", "weather"), "an operator forging a reading"),
+        ("operator", _t("pole-a", "stored"), "an operator forging a watermark"),
+    ],
+)
+def test_writes_outside_the_acl_are_dropped(
+    peers: dict[str, Peer], user: str, topic: str, why: str
+) -> None:
+    assert not can_write(peers, user, topic), why
+
+
+@pytest.mark.parametrize(
+    ("user", "topic", "why"),
+    [
+        ("pole-a", _t("pole-b", "stored"), "another device's watermark"),
+        ("pole-a", _t("pole-b", "cmd/reboot"), "another device's commands"),
+        ("pole-a", _t("pole-b", "weather"), "another device's readings"),
+        ("pole-a", _t("pole-a", "stored", site="othertown"), "its id at another site"),
+        ("operator", _t("pole-a", "weather"), "readings are not the operator's"),
+    ],
+)
+def test_reads_outside_the_acl_are_not_delivered(
+    peers: dict[str, Peer], user: str, topic: str, why: str
+) -> None:
+    assert not can_read(peers, user, topic, SENTINEL_READ[user]), why
+
+
+def test_a_device_subscribed_to_everything_gets_only_its_own(peers: dict[str, Peer]) -> None:
+    pole = peers["pole-b"]
+    pole.subscribe("sidewalk/v1/#")
+    others = [_t("pole-a", "stored"), _t("pole-a", "cmd/reboot"), _t("pole-a", "weather")]
+    marks = [_mark() for _ in others]
+    for topic, mark in zip(others, marks, strict=True):
+        assert peers["probe"].client.publish_and_wait(topic, mark)
+    own = _mark()
+    assert peers["probe"].client.publish_and_wait(_t("pole-b", "stored"), own)
+    assert pole.got(own, timeout_s=10)
+    assert not any(pole.got(mark, timeout_s=0) for mark in marks)
+
+
+# ---------------------------------------------------------------- server-only TLS
+
+
+def _password_tls(secured: SecuredBroker, user: str, password: str, ca: Path) -> MqttSettings:
+    return MqttSettings(
+        host="127.0.0.1",
+        port=secured.password_tls_port,
+        client_id=slug(f"tls-{user}"),
+        username=user,
+        password=password,
+        tls=TlsSettings(ca_certs=str(ca)),
+        connect_timeout_s=3.0,
+        reconnect_max_s=1,
+    )
+
+
+def test_server_only_tls_with_a_password_and_the_acl(
+    secured: SecuredBroker, peers: dict[str, Peer]
+) -> None:
+    pole = MqttClient(_password_tls(secured, "pole-a", "pw-a", secured.ca.files.cert))
+    pole.connect()
+    try:
+        own, forged = _mark(), _mark()
+        assert pole.publish_and_wait(_t("pole-b", "weather"), forged)
+        assert pole.publish_and_wait(_t("pole-a", "weather"), own)
+        assert peers["probe"].got(own, timeout_s=10)
+        assert not peers["probe"].got(forged, timeout_s=0)
+    finally:
+        pole.disconnect()
+    refused = MqttClient(_password_tls(secured, "pole-a", "wrong", secured.ca.files.cert))
+    with pytest.raises(MqttConnectRefused):
+        refused.connect()
+
+
+def test_server_only_tls_refuses_a_broker_from_another_ca(
+    secured: SecuredBroker, tmp_path: Path
+) -> None:
+    other = TestCA(tmp_path, "other-ca")
+    with pytest.raises(MqttError):
+        MqttClient(_password_tls(secured, "pole-a", "pw-a", other.files.cert)).connect()
+
+
+def test_plain_mqtt_on_a_tls_listener_is_refused(secured: SecuredBroker) -> None:
+    settings = MqttSettings(
+        host="127.0.0.1", port=secured.password_tls_port, client_id=slug("plain"),
+        username="pole-a", password="pw-a", connect_timeout_s=1.0, protocol="5",
+    )  # fmt: skip
+    with pytest.raises(MqttError):
+        MqttClient(settings).connect()
+
+
+def test_mutual_tls_refuses_a_client_certificate_from_another_ca(
+    secured: SecuredBroker, tmp_path: Path
+) -> None:
+    other = TestCA(tmp_path, "rogue-ca")
+    rogue = other.issue("pole-a", server=False)  # the right name, the wrong signer
+    settings = MqttSettings(
+        host="127.0.0.1",
+        port=secured.tls_port,
+        client_id=slug("rogue"),
+        tls=TlsSettings(
+            ca_certs=str(secured.ca.files.cert), certfile=str(rogue.cert), keyfile=str(rogue.key)
+        ),
+        connect_timeout_s=1.0,
+        protocol="5",
+    )
+    with pytest.raises(MqttError):
+        MqttClient(settings).connect()
+
+
+def test_a_rotated_password_takes_effect_on_reload(secured: SecuredBroker) -> None:
+    """What docs/security.md tells an operator: mosquitto_passwd, then SIGHUP (reload)."""
+    subprocess.run(
+        ["mosquitto_passwd", "-b", str(secured.passwd), "pole-r", "pw-r-new"], check=True
+    )
+    proc = secured.server._proc  # the harness keeps the process private; a reload needs its pid
+    assert proc is not None
+    os.kill(proc.pid, signal.SIGHUP)
+    deadline = time.monotonic() + 10
+    while True:
+        old = MqttClient(secured.login("pole-r", "pw-r-old"))
+        try:
+            old.connect()
+        except MqttConnectRefused:
+            break
+        old.disconnect()
+        assert time.monotonic() < deadline, "the old password still works after a reload"
+        time.sleep(0.1)  # the broker re-reads its files on its own loop
+    new = MqttClient(secured.login("pole-r", "pw-r-new"))
+    new.connect()
+    try:
+        assert new.publish_and_wait(_t("pole-r", "weather"), _mark())
+    finally:
+        new.disconnect()

@@ -6,19 +6,23 @@ import json
 import time
 import urllib.parse
 import urllib.request
+import uuid
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sidewalk.core.contract import FrameRef, Reading, SnowMeasurement, WeatherReading
 from sidewalk.storage.influx import (
+    InfluxForwarder,
     InfluxWriteError,
     InfluxWriter,
     flux_range_query,
     flux_string,
     reading_to_point,
 )
+from sidewalk.storage.timeseries import SqliteTimeSeriesStore
 from tests.harness.postgres import free_port
 
 TS = 1_796_126_400_123
@@ -203,3 +207,88 @@ def test_failed_batches_surface_on_flush() -> None:
     assert len(info.value.failures) == 1
     assert time.monotonic() - started < 15
     writer.close()  # nothing left queued: closes cleanly
+
+
+# ---------------------------------------------------------------- forwarder: export log + cursor
+
+
+def _weather(device: str, seq: int, ts: int) -> WeatherReading:
+    return WeatherReading(device=device, seq=seq, ts=ts, air_temp_c=-1.0 + seq % 5)
+
+
+def test_export_log_follows_commits_and_cursor_prunes(tmp_path: Path) -> None:
+    store = SqliteTimeSeriesStore(tmp_path / "ts.db")
+    try:
+        assert store.register_export("view") == 0
+        store.write_batch([_weather("p", s, TS + s) for s in (1, 2, 4)], sites={"p": "north"})
+        # A duplicate is not exported again; a late fill is.
+        store.write_batch([_weather("p", 2, TS + 2), _weather("p", 3, TS + 3)])
+        batch = store.export_after("view", limit=3)
+        assert [(r.seq, site) for r, site in batch.readings] == [
+            (1, "north"), (2, "north"), (4, "north")
+        ]  # fmt: skip
+        assert store.export_backlog("view") == 4
+        store.advance_export("view", batch.last_id)
+        assert [r.seq for r, _ in store.export_after("view").readings] == [3]
+        store.advance_export("view", store.export_after("view").last_id)
+        assert store.export_backlog("view") == 0
+        assert store.export_after("view").readings == []
+        # The log is pruned to empty; the next reading must still land above the cursor.
+        cursor = store.export_cursor("view")
+        store.write_batch([_weather("p", 5, TS + 5)])
+        nxt = store.export_after("view")
+        assert [r.seq for r, _ in nxt.readings] == [5]
+        assert nxt.last_id > cursor
+        # A cursor never moves back.
+        store.advance_export("view", 1)
+        assert store.export_cursor("view") == cursor
+    finally:
+        store.close()
+
+
+def test_forwarder_keeps_the_cursor_while_the_server_is_down(tmp_path: Path) -> None:
+    store = SqliteTimeSeriesStore(tmp_path / "ts.db")
+    forwarder = InfluxForwarder(
+        store, f"http://127.0.0.1:{free_port()}", token="t", org="o", bucket="b",
+        backoff_min_s=0.05, backoff_max_s=0.2, timeout_ms=1000,
+    )  # fmt: skip
+    try:
+        forwarder.start()
+        store.write_batch([_weather("p", s, TS + s) for s in range(1, 11)])
+        forwarder.write([])
+        assert not forwarder.flush(timeout_s=1.5)
+        assert forwarder.down
+        assert forwarder.failures >= 2
+        assert forwarder.backlog() == 10
+        assert store.export_cursor("influx") == 0
+    finally:
+        forwarder.close()
+        store.close()
+
+
+@pytest.mark.services
+def test_forwarder_writes_what_the_store_holds(victoria: str, tmp_path: Path) -> None:
+    base = int(time.time() * 1000) - 7_200_000
+    device = f"pole-fw-{uuid.uuid4().hex[:8]}"
+    store = SqliteTimeSeriesStore(tmp_path / "ts.db")
+    forwarder = InfluxForwarder(
+        store, victoria, token="unused", org="clyman", bucket="sidewalk", batch_size=70
+    )
+    try:
+        forwarder.start()
+        readings = [_weather(device, s, base + s * 1000) for s in range(1, 301)]
+        for i in range(0, 300, 100):
+            store.write_batch(readings[i : i + 100], sites={device: "clyman"})
+            forwarder.write(readings[i : i + 100])
+        assert forwarder.flush(timeout_s=20)
+        assert forwarder.written == 300
+        assert forwarder.rejected == 0
+    finally:
+        forwarder.close()
+        store.close()
+    series = export_series(victoria, f'{{device="{device}"}}')
+    seq = series["weather_seq"]
+    assert seq["metric"]["site"] == "clyman"
+    assert sorted(zip(seq["timestamps"], seq["values"], strict=True)) == [
+        (r.ts, r.seq) for r in readings
+    ]

@@ -7,19 +7,12 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from sidewalk.analytics.street_cli import street_app
-from sidewalk.core.mqtt import MqttSettings
-from sidewalk.core.profile import load_profile
-from sidewalk.scenarios import load_scenario
-from sidewalk.system import build_analytics, open_cases, seed_scenario
+from tests.clocks.live import seeded
 
 
 def test_an_obstruction_entered_on_the_command_line_runs_its_clock(tmp_path: Path) -> None:
-    profile = load_profile()
-    url = f"sqlite:///{tmp_path / 'cases.sqlite3'}"
-    cases = open_cases(url, profile)
-    seed_scenario(cases, load_scenario("first-storm"))
-    config = tmp_path / "sidewalk.toml"
-    config.write_text(f'[cases]\ndatabase_url = "{url}"\n', encoding="utf-8")
+    system = seeded(tmp_path)
+    cases, config = system.cases, system.config
     cli = CliRunner()
     common = ["--who", "Pat Inspector", "--config", str(config)]
     for args in (
@@ -38,10 +31,7 @@ def test_an_obstruction_entered_on_the_command_line_runs_its_clock(tmp_path: Pat
         "sweeping_done",
     ]  # fmt: skip
     assert recorded[0].detail["clear_width_ft"] == 2
-    runner = build_analytics(
-        cases, profile, MqttSettings(host="127.0.0.1", port=1, client_id="street-cli-test"),
-        site="clyman", mode="stream", persist_jobs=False,
-    )  # fmt: skip
+    runner = system.runner("street-cli-test")
     runner.tick()
     status = cli.invoke(street_app, ["status", "--config", str(config)])
     assert status.exit_code == 0, status.output

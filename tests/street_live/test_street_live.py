@@ -14,13 +14,11 @@ import pytest
 from sidewalk.analytics.clocks.engine import ClockEngine
 from sidewalk.analytics.clocks.events import PersonAction, action_kind
 from sidewalk.analytics.runner import AnalyticsRunner
-from sidewalk.core.mqtt import MqttSettings
 from sidewalk.core.profile import Profile, load_profile
-from sidewalk.scenarios import load_scenario
 from sidewalk.storage.cases import CaseStore, DashboardRecords
-from sidewalk.system import build_analytics, frontage_specs, open_cases, seed_scenario
+from sidewalk.system import frontage_specs
+from tests.clocks.live import findings, seeded
 
-UNUSED_BROKER = MqttSettings(host="127.0.0.1", port=1, client_id="street-live-test")
 FRONTAGE = "main-st-103"
 T0 = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)
 # The day before the spring change: 24 h elapsed end an hour later on the wall clock.
@@ -47,22 +45,13 @@ class Live:
         self.act("record_obstruction", obstruction, at, **detail)
 
     def findings(self, subject: str) -> list[dict[str, Any]]:
-        return [
-            {"action": a.action, **a.detail}
-            for a in self.cases.list_audit(subject)
-            if a.action.startswith("finding.")
-        ]
+        return findings(self.cases, subject)
 
 
 @pytest.fixture
 def live(tmp_path: Path) -> Live:
-    profile = load_profile()
-    cases = open_cases(f"sqlite:///{tmp_path / 'cases.sqlite3'}", profile)
-    seed_scenario(cases, load_scenario("first-storm"))
-    runner = build_analytics(
-        cases, profile, UNUSED_BROKER, site="clyman", mode="stream", persist_jobs=False
-    )
-    return Live(runner, cases, profile)
+    system = seeded(tmp_path)
+    return Live(system.runner("street-live-test"), system.cases, system.profile)
 
 
 def test_a_walk_narrowed_to_2_ft_6_in_is_a_finding_and_a_case(live: Live) -> None:

@@ -11,6 +11,7 @@ caused it, so a replay gives what the live run gave.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -21,7 +22,7 @@ from sidewalk.analytics.clocks.permits import Finding, StreetOpeningPermit, perm
 from sidewalk.core.calendar import Deadline, plus_elapsed
 from sidewalk.core.clock import require_aware
 from sidewalk.core.contract import AnyReading, WeatherReading
-from sidewalk.core.profile import DateWindowRule, Profile
+from sidewalk.core.profile import DateWindowRule, Profile, Rule
 from sidewalk.core.units import c_to_f
 
 FROZEN_SUBGRADE = "frozen_subgrade"
@@ -108,18 +109,59 @@ def subgrade_frozen(ground_temp_c: float, profile: Profile) -> bool:
     return ground_temp_c <= profile.cold_weather.frozen_subgrade_at_or_below.deg_c
 
 
+def thaw_above_c(profile: Profile) -> float:
+    """The probe temperature (°C) a frozen subgrade must exceed to count as thawing.
+
+    The deadband is a temperature difference: 1 °F of difference is 5/9 °C.
+    """
+    rules = profile.cold_weather
+    band = rules.frozen_subgrade_deadband
+    width = float(band.value) * (1.0 if band.unit == "degC" else 5 / 9)
+    return rules.frozen_subgrade_at_or_below.deg_c + width
+
+
+SubgradeState = Literal["unknown", "frozen", "thawed"]
+
+
+def next_subgrade_state(
+    state: str, thawing_since: datetime | None, temp_c: float, at: datetime, profile: Profile
+) -> tuple[SubgradeState, datetime | None]:
+    """The debounced frozen/thawed reading after one probe reading (pure).
+
+    Freezing counts at once (at or below the threshold: a pour upon frozen
+    subgrade is prohibited, so the safe reading wins). Thawing needs every
+    reading above threshold + deadband for the minimum dwell; a reading back
+    inside the band restarts the dwell. Returns the state and, while a thaw is
+    pending, when the run of warm readings began.
+    """
+    if subgrade_frozen(temp_c, profile):
+        return "frozen", None
+    if state != "frozen":
+        return "thawed", None
+    if temp_c <= thaw_above_c(profile):
+        return "frozen", None
+    since = thawing_since or at
+    if at - since >= profile.cold_weather.frozen_subgrade_min_dwell.duration:
+        return "thawed", None
+    return "frozen", since
+
+
 def pour_window(
     pour_at: datetime,
     forecast: Sequence[ForecastPoint],
     subgrade_temp_c: float | None,
     profile: Profile,
+    *,
+    subgrade_is_frozen: bool | None = None,
 ) -> PourDecision:
     """§ 370-5 (9): may concrete be poured at ``pour_at``?
 
     Prohibited when any forecast temperature in the 72 hours from the pour is
     below 35 °F (35 °F itself is allowed: the text says "below"), or when the
     subgrade probe reads frozen. Unknown when the forecast does not span the
-    whole 72 hours or no subgrade temperature is known.
+    whole 72 hours or no subgrade temperature is known. ``subgrade_is_frozen``, if given,
+    is the probes' debounced reading (``next_subgrade_state``); without it the
+    temperature is compared with the threshold.
     """
     require_aware(pour_at)
     rules = profile.cold_weather
@@ -165,14 +207,23 @@ def pour_window(
                 frozen,
             )
         )
-    elif subgrade_frozen(subgrade_temp_c, profile):
+    elif (
+        subgrade_is_frozen
+        if subgrade_is_frozen is not None
+        else subgrade_frozen(subgrade_temp_c, profile)
+    ):
+        message = f"subgrade {subgrade_temp_c:g} °C is frozen (at or below {frozen.deg_c:g} °C)"
+        sources: tuple[Rule, ...] = (frozen,)
+        if not subgrade_frozen(subgrade_temp_c, profile):
+            # Above the threshold but inside the hysteresis: cite the band and dwell too.
+            message = (
+                f"subgrade {subgrade_temp_c:g} °C still counts as frozen: not yet above "
+                f"{thaw_above_c(profile):g} °C for {rules.frozen_subgrade_min_dwell.describe()}"
+            )
+            sources += (rules.frozen_subgrade_deadband, rules.frozen_subgrade_min_dwell)
         prohibited.append(
             Finding.of(
-                "cold_weather.frozen_subgrade_at_or_below",
-                "violation",
-                f"subgrade {subgrade_temp_c:g} °C is frozen (at or below {frozen.deg_c:g} °C)",
-                pour_at,
-                frozen,
+                "cold_weather.frozen_subgrade_at_or_below", "violation", message, pour_at, *sources
             )
         )
     status: PourStatus = "prohibited" if prohibited else "unknown" if unknown else "allowed"
@@ -218,10 +269,29 @@ def keep_off_until(pour: Pour, lowest_temp_f: float | None, profile: Profile) ->
 
 
 @dataclass
+class _Probe:
+    """One ground-probe reading and the debounced state after it."""
+
+    at: datetime
+    temp_c: float
+    state: str
+
+
+@dataclass
 class _Subgrade:
     site: str
     state: str = "unknown"
-    ground_temp_c: float | None = None  # the latest probe reading, for pour checks
+    ground_temp_c: float | None = None  # the latest probe reading
+    # While frozen: when the current run of readings above the deadband began.
+    thawing_since: datetime | None = None
+    # The readings of the last forecast window (72 h), so a pour entered late is
+    # judged on the ground as it was at the pour (event time); older ones drop.
+    recent: list[_Probe] = field(default_factory=list)
+
+    def as_of(self, at: datetime) -> _Probe | None:
+        """The latest reading at or before ``at`` that is still kept."""
+        i = bisect.bisect_right(self.recent, at, key=lambda p: p.at)
+        return self.recent[i - 1] if i else None
 
 
 @dataclass
@@ -238,11 +308,17 @@ class _Permit:
     permit: StreetOpeningPermit
     expiry: Deadline
     state: str = "valid"
+    # A renewal after expiry starts a new case record (the old one closed): its suffix.
+    record: str = ""
 
 
 @dataclass
 class ColdState:
-    """What ``ColdWeatherClocks`` must remember across a restart (its history is not kept)."""
+    """What ``ColdWeatherClocks`` must remember across a restart (its history is not kept).
+
+    Bounded over a season of readings: probe readings older than the forecast
+    window drop; pours and permits stay (a few per season, entered by staff).
+    """
 
     now: datetime | None
     subgrade: dict[str, _Subgrade]
@@ -266,6 +342,7 @@ class ColdWeatherClocks:
     subgrade: dict[str, _Subgrade] = field(default_factory=dict)
     keep_off: dict[str, _KeepOff] = field(default_factory=dict)
     permits: dict[str, _Permit] = field(default_factory=dict)
+    # The transitions of the last forecast window (72 h of event time), for inspection.
     history: list[Transition] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -290,6 +367,18 @@ class ColdWeatherClocks:
             out += self._air(site, c_to_f(reading.air_temp_c), cause)
         return self._log(out)
 
+    def subgrade_at(self, site: str | None, at: datetime) -> tuple[float | None, bool | None]:
+        """The probe temperature and debounced frozen reading at ``site`` as of ``at``.
+
+        (None, None) when no kept reading precedes ``at``: none yet, or older than
+        the forecast window.
+        """
+        sub = self.subgrade.get(site or "")
+        probe = None if sub is None else sub.as_of(at)
+        if probe is None:
+            return None, None
+        return probe.temp_c, probe.state == "frozen"
+
     def record_pour(self, pour: Pour, who: str | None = None) -> list[Transition]:
         """Start a pour's keep-off clock at the pour's own time (as entered by staff)."""
         require_aware(pour.at)
@@ -298,13 +387,14 @@ class ColdWeatherClocks:
         state = "protected" if pour.kind == "street" else "keep_off_normal"
         clock = _KeepOff(pour, deadline, "idle")
         self.keep_off[pour.id] = clock
-        subgrade = self.subgrade.get(pour.site or "")
+        # The ground as it was at the pour, however late the pour is entered.
+        _temp, frozen = self.subgrade_at(pour.site, pour.at)
         detail: dict[str, object] = {
             "until": deadline.due.isoformat(),
             "rule": deadline.rule,
             "citation": deadline.citation,
             "kind": pour.kind,
-            "subgrade": subgrade.state if subgrade else "unknown",
+            "subgrade": "unknown" if frozen is None else "frozen" if frozen else "thawed",
         }
         return self._log([self._move(clock, state, pour.at, cause, detail)])
 
@@ -320,7 +410,19 @@ class ColdWeatherClocks:
         expiry = permit_expiry(permit, self.profile)
         existing = self.permits.get(permit.id)
         from_state = existing.state if existing else "none"
-        self.permits[permit.id] = _Permit(permit, expiry, "valid")
+        record = existing.record if existing else ""
+        if existing is not None and existing.state == "expired":
+            # The expired permit's record closed; its renewal is a record of its own.
+            record, from_state = f"renewal-{permit.renewals}", "none"
+        self.permits[permit.id] = _Permit(permit, expiry, "valid", record)
+        detail: dict[str, object] = {
+            "expires": expiry.due.isoformat(),
+            "renewals": permit.renewals,
+            "citation": expiry.citation,
+            "unconfirmed": expiry.unconfirmed,
+        }
+        if record:
+            detail["record"] = record
         transition = Transition(
             permit.id,
             OPENING_PERMIT,
@@ -328,12 +430,7 @@ class ColdWeatherClocks:
             "valid",
             at,
             Cause(kind="person", at=at, who=who),
-            {
-                "expires": expiry.due.isoformat(),
-                "renewals": permit.renewals,
-                "citation": expiry.citation,
-                "unconfirmed": expiry.unconfirmed,
-            },
+            detail,
         )
         return self._log([transition])
 
@@ -343,12 +440,20 @@ class ColdWeatherClocks:
         if self.now is not None and to <= self.now:
             return []
         self.now = to
+        # Before deciding: what ends now is still here for the caller to name its records.
+        self._forget_before(to)
         out: list[Transition] = []
         for clock in self.keep_off.values():
             out += self._keep_off_due(clock, to)
         for held in self.permits.values():
             if held.state == "valid" and held.expiry.passed(to):
                 held.state = "expired"
+                detail: dict[str, object] = {
+                    "citation": held.expiry.citation,
+                    "cause": f"{held.expiry.rule} ended at {held.expiry.due.isoformat()}",
+                }
+                if held.record:
+                    detail["record"] = held.record
                 out.append(
                     Transition(
                         held.permit.id,
@@ -357,7 +462,7 @@ class ColdWeatherClocks:
                         "expired",
                         held.expiry.due,
                         Cause(kind="deadline", at=held.expiry.due),
-                        {"citation": held.expiry.citation},
+                        detail,
                     )
                 )
         return self._log(sorted(out, key=lambda t: (t.at, t.frontage, t.clock)))
@@ -391,6 +496,16 @@ class ColdWeatherClocks:
         self.keep_off = dict(state.keep_off)
         self.permits = dict(state.permits)
 
+    def _forget_before(self, now: datetime) -> None:
+        """Drop transitions older than the forecast window from the in-memory history.
+
+        Pours and permits are kept: they grow with staff entries, not readings,
+        and a repeated id must still be refused after its clock ended.
+        """
+        cutoff = now - self.profile.cold_weather.pour_forecast_window.duration
+        if self.history and self.history[0].at < cutoff:
+            self.history = [t for t in self.history if t.at >= cutoff]
+
     def subgrade_temp_c(self, site: str | None) -> float | None:
         """The latest ground-probe temperature at ``site``, if any probe has reported."""
         sub = self.subgrade.get(site or "")
@@ -404,8 +519,15 @@ class ColdWeatherClocks:
 
     def _ground(self, sub: _Subgrade, reading: WeatherReading, cause: Cause) -> list[Transition]:
         assert reading.ground_temp_c is not None
-        sub.ground_temp_c = reading.ground_temp_c
-        state = "frozen" if subgrade_frozen(reading.ground_temp_c, self.profile) else "thawed"
+        temp, at = reading.ground_temp_c, cause.at
+        sub.ground_temp_c = temp
+        state, sub.thawing_since = next_subgrade_state(
+            sub.state, sub.thawing_since, temp, at, self.profile
+        )
+        bisect.insort(sub.recent, _Probe(at, temp, state), key=lambda p: p.at)
+        # Keep the forecast window, and the reading just before it (the ground as of its start).
+        cutoff = sub.recent[-1].at - self.profile.cold_weather.pour_forecast_window.duration
+        del sub.recent[: max(0, bisect.bisect_left(sub.recent, cutoff, key=lambda p: p.at) - 1)]
         if state == sub.state:
             return []
         rule = self.profile.cold_weather.frozen_subgrade_at_or_below
@@ -420,6 +542,7 @@ class ColdWeatherClocks:
                 "ground_temp_c": reading.ground_temp_c,
                 "probe_depth_mm": reading.ground_probe_depth_mm,
                 "threshold_c": rule.deg_c,
+                "thaw_above_c": thaw_above_c(self.profile),
                 "citation": rule.citation,
                 "unconfirmed": rule.unconfirmed,
             },

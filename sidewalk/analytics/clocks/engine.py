@@ -19,8 +19,8 @@ the whole frontage.
 The engine also runs the cold-weather clocks (``cold_weather.ColdWeatherClocks``:
 frozen subgrade per site, keep-off per pour, validity per street-opening
 permit) on the same readings and on the pours and permits staff record, and
-the § 370-8 obstruction and § 144-17 sweeping clocks (``obstructions.StreetClocks``)
-on what inspectors record.
+the § 370-8 obstruction, § 370-9 street-privilege and § 144-17 sweeping clocks
+(``obstructions.StreetClocks``) on what inspectors and the Clerk-Treasurer record.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from functools import cache
 from typing import Any, cast, get_args
 
@@ -62,7 +62,9 @@ from sidewalk.analytics.clocks.events import (
 )
 from sidewalk.analytics.clocks.obstructions import (
     Obstruction,
+    PublicArea,
     StreetClocks,
+    StreetPrivilegePermit,
     StreetState,
     SweepingIncident,
 )
@@ -86,6 +88,8 @@ STREET_ACTIONS = frozenset(
         "obstruction_removed",
         "record_sweeping_incident",
         "sweeping_done",
+        "record_street_privilege",
+        "street_privilege_inspected",
     }
 )
 SNAPSHOT_VERSION = 1
@@ -247,6 +251,8 @@ class ClockEngine:
             return self._record_pour(action)
         if action.kind == "record_permit":
             return self._record_permit(action)
+        if action.kind in {"record_street_privilege", "street_privilege_inspected"}:
+            return self._privilege_action(action)
         if action.kind in STREET_ACTIONS:
             return self._street_action(action)
         return self.enforcement.act(action)
@@ -373,8 +379,10 @@ class ClockEngine:
         pour = Pour(action.target, cast(PourKind, kind), at, location, site, frontage)
         events = self._cold(self.cold.record_pour(pour, who=action.who))
         if kind == "sidewalk":
-            # § 370-5 (9) judges the pour by the latest probe reading and the forecast given.
-            decision = pour_window(at, forecast, self.cold.subgrade_temp_c(site), self.profile)
+            # § 370-5 (9) judges the pour at its own instant (event time): the probes'
+            # reading as of the pour, however late the pour is entered, and the forecast given.
+            temp, frozen = self.cold.subgrade_at(site, at)
+            decision = pour_window(at, forecast, temp, self.profile, subgrade_is_frozen=frozen)
             events += [_finding(f"pour:{pour.id}", f) for f in decision.reasons]
         return events
 
@@ -439,12 +447,15 @@ class ClockEngine:
         if action.kind == "record_obstruction":
             frontage = self._required_frontage(detail)
             observed = _instant(detail, "observed_at") if "observed_at" in detail else action.at
+            area = _area(detail)
+            # A street has no width to meet (§ 370-8 A/E); a sidewalk's clear width is required.
+            width = _width_mm(detail) if area == "sidewalk" or _has_width(detail) else None
             obstruction = Obstruction(
                 action.target,
                 str(detail.get("location") or frontage),
-                "sidewalk",
+                area,
                 observed,
-                clear_width_mm=_width_mm(detail),
+                clear_width_mm=width,
             )
             description = str(detail.get("description") or "")
             return list(self.street.observe_obstruction(obstruction, frontage, description, cause))
@@ -461,6 +472,47 @@ class ClockEngine:
             description = str(detail.get("description") or "")
             return list(self.street.record_sweeping(incident, frontage, description, cause))
         return list(self.street.swept(action.target, action.at, cause))
+
+    def _privilege_action(self, action: PersonAction) -> list[Event]:
+        detail, cause = action.detail, action.cause
+        if action.kind == "record_street_privilege":
+            return self._record_privilege(action)
+        if action.kind == "street_privilege_inspected":
+            present = detail.get("present")
+            if not isinstance(present, bool):
+                raise ValueError(f"present must be true or false, not {present!r}")
+            return list(
+                self.street.privilege_inspected(
+                    action.target, action.at, cause, present=present,
+                    temporary_walk_width_mm=_optional_mm(detail, "temporary_walk_width_mm"),
+                    street_width_mm=_optional_mm(detail, "street_width_mm"),
+                    street_occupied_mm=_optional_mm(detail, "street_occupied_mm"),
+                )
+            )  # fmt: skip
+        raise ValueError(f"not a street privilege action: {action.kind}")
+
+    def _record_privilege(self, action: PersonAction) -> list[Event]:
+        detail = action.detail
+        frontage = self._required_frontage(detail)
+        raw = detail.get("issued_on")
+        if not isinstance(raw, str):
+            raise ValueError("issued_on is required, as an ISO date (YYYY-MM-DD)")
+        ends = detail.get("earlier_termination_on")
+        if ends is not None and not isinstance(ends, str):
+            raise ValueError(f"earlier_termination_on must be an ISO date, not {ends!r}")
+        permit = StreetPrivilegePermit(
+            action.target,
+            date.fromisoformat(raw),
+            earlier_termination_on=None if ends is None else date.fromisoformat(ends),
+            temporary_walk_width_mm=_optional_mm(detail, "temporary_walk_width_mm"),
+            street_width_mm=_optional_mm(detail, "street_width_mm"),
+            street_occupied_mm=_optional_mm(detail, "street_occupied_mm"),
+            holder=str(detail.get("holder") or ""),
+            location=str(detail.get("location") or frontage),
+            placed=str(detail.get("placed") or ""),
+            area=_area(detail, default="street"),
+        )
+        return list(self.street.record_privilege(permit, frontage, action.cause))
 
     def _required_frontage(self, detail: Mapping[str, Any]) -> str:
         frontage = self._known_frontage(detail.get("frontage"))
@@ -576,6 +628,26 @@ class ClockEngine:
         if until - latest.at > self.params.evidence_max_age:
             return None
         return latest
+
+
+def _area(detail: Mapping[str, Any], default: PublicArea = "sidewalk") -> PublicArea:
+    area = detail.get("area", default)
+    if area not in get_args(PublicArea):
+        raise ValueError(f"area must be sidewalk or street, not {area!r}")
+    return cast(PublicArea, area)
+
+
+def _has_width(detail: Mapping[str, Any]) -> bool:
+    return "clear_width_mm" in detail or "clear_width_ft" in detail
+
+
+def _optional_mm(detail: Mapping[str, Any], name: str) -> float | None:
+    value = detail.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise ValueError(f"{name} must be a number ≥ 0 (mm), not {value!r}")
+    return float(value)
 
 
 def _width_mm(detail: Mapping[str, Any]) -> float:

@@ -98,6 +98,9 @@ ActionKind = Literal[
     "obstruction_removed",  # an inspector saw it gone
     "record_sweeping_incident",  # construction debris on the street: detail frontage, location
     "sweeping_done",  # the contractor swept the street
+    # § 370-9 street privilege permits: ``target`` is the permit number.
+    "record_street_privilege",  # issued: detail issued_on, frontage, holder, location, placed
+    "street_privilege_inspected",  # an inspector looked: detail present (+ measurements)
 ]
 
 
@@ -201,9 +204,9 @@ class TaxRollDue:
 class RuleFinding:
     """A rule checked against a staff-entered record found it wrong or uncertain.
 
-    ``subject`` is ``pour:<id>``, ``permit:<id>``, ``obstruction:<id>`` or
-    ``sweeping:<id>``; ``at`` is the event time the finding is about (the pour,
-    the opening, the observation, the missed deadline).
+    ``subject`` is ``pour:<id>``, ``permit:<id>``, ``obstruction:<id>``,
+    ``sweeping:<id>`` or ``street_privilege:<id>``; ``at`` is the event time the
+    finding is about (the pour, the opening, the observation, the missed deadline).
     """
 
     subject: str
@@ -214,6 +217,12 @@ class RuleFinding:
     at: datetime
     unconfirmed: bool = False
     notes: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        """The finding's stable id: the same record judged again (a replay, a restart)
+        gives the same key, so it is stored once and can be linked to."""
+        return f"{self.subject}/{self.rule}/{self.at.astimezone(UTC).isoformat()}"
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,9 @@ The camera's clear-width measurement flags a narrowed sidewalk; an officer's
 written notice starts the 24-hour removal clock at its delivery; the village
 removes what is left at the deadline and bills through the shared billing
 machinery (§ 370-8 F, same terms as § 370-10 G). Street-privilege permits
-(§ 370-9) end three calendar months after issue; construction debris on a
-street (§ 144-17) is swept within 24 hours of the incident.
+(§ 370-9) end three calendar months after issue, and what they allowed must
+then be gone; construction debris on a street (§ 144-17) is swept within 24
+hours of the incident.
 """
 
 from __future__ import annotations
@@ -70,6 +71,32 @@ def clear_width_finding(obstruction: Obstruction, profile: Profile) -> Finding |
     )
 
 
+def street_obstruction_finding(obstruction: Obstruction, profile: Profile) -> Finding | None:
+    """§ 370-8 A/E: anything encumbering a street is prohibited (a permit is recorded apart).
+
+    There is no width to meet: seen on the street, it gets the written notice
+    that directs removal within 24 hours.
+    """
+    if obstruction.area != "street":
+        return None
+    rule = profile.obstructions.street_removal_after_notice
+    return Finding.of(
+        "obstructions.street_removal_after_notice",
+        "violation",
+        f"the street at {obstruction.location} is obstructed or encumbered; a written notice "
+        f"directs removal within {rule.describe()}",
+        obstruction.observed_at,
+        rule,
+    )
+
+
+def obstruction_finding(obstruction: Obstruction, profile: Profile) -> Finding | None:
+    """The § 370-8 finding an observation makes: a narrowed sidewalk or an encumbered street."""
+    if obstruction.area == "street":
+        return street_obstruction_finding(obstruction, profile)
+    return clear_width_finding(obstruction, profile)
+
+
 def removal_deadline(obstruction: Obstruction, profile: Profile) -> Deadline | None:
     """§ 370-8 D/E: removal within 24 hours (elapsed) of the notice's delivery; None before it."""
     delivered = obstruction.notice_delivered_at
@@ -96,7 +123,7 @@ def obstruction_state(obstruction: Obstruction, profile: Profile, at: datetime) 
     deadline = removal_deadline(obstruction, profile)
     if deadline is not None and deadline.start <= at:
         return "overdue" if deadline.passed(at) else "removal_period"
-    if obstruction.area == "sidewalk" and clear_width_finding(obstruction, profile) is None:
+    if obstruction_finding(obstruction, profile) is None:
         return "compliant"
     return "obstructed"
 
@@ -150,7 +177,11 @@ def building_materials_check(
 
 @dataclass(frozen=True)
 class StreetPrivilegePermit:
-    """A § 370-9 permit to occupy a street or sidewalk while building or moving."""
+    """A § 370-9 permit to occupy a street or sidewalk while building or moving.
+
+    ``holder``, ``location`` and ``placed`` (what the permit lets stand there)
+    are as the Clerk-Treasurer wrote them; ``area`` is where it stands.
+    """
 
     id: str
     issued_on: date
@@ -158,6 +189,10 @@ class StreetPrivilegePermit:
     temporary_walk_width_mm: float | None = None
     street_width_mm: float | None = None
     street_occupied_mm: float | None = None
+    holder: str = ""
+    location: str = ""
+    placed: str = ""
+    area: PublicArea = "street"
 
 
 def street_privilege_expiry(permit: StreetPrivilegePermit, profile: Profile) -> Deadline:
@@ -274,6 +309,7 @@ def sweeping_check(incident: SweepingIncident, profile: Profile, at: datetime) -
 
 OBSTRUCTION = "obstruction"
 SWEEPING = "sweeping"
+PRIVILEGE = "street_privilege"
 
 
 @dataclass
@@ -293,12 +329,24 @@ class _SweepingClock:
 
 
 @dataclass
+class _PrivilegeClock:
+    permit: StreetPrivilegePermit
+    frontage: str
+    expiry: Deadline
+    state: str = "valid"
+    # After expiry: what the inspector saw ("vacated" or "still there"), once.
+    inspected: str | None = None
+
+
+@dataclass
 class StreetState:
     """What ``StreetClocks`` must remember across a restart."""
 
     now: datetime | None
     obstructions: dict[str, _ObstructionClock]
     sweeping: dict[str, _SweepingClock]
+    # Absent from snapshots written before § 370-9 permits ran live: starts empty.
+    privileges: dict[str, _PrivilegeClock] = field(default_factory=dict)
 
 
 StreetEvent = Transition | RuleFinding | StreetCase | AbatementOrdered
@@ -317,24 +365,39 @@ class StreetClocks:
     now: datetime | None = None
     obstructions: dict[str, _ObstructionClock] = field(default_factory=dict)
     sweeping: dict[str, _SweepingClock] = field(default_factory=dict)
+    privileges: dict[str, _PrivilegeClock] = field(default_factory=dict)
 
     def observe_obstruction(
         self, obstruction: Obstruction, frontage: str, description: str, cause: Cause
     ) -> list[StreetEvent]:
-        """An inspector saw something narrowing the walk: a case if under the clear width."""
+        """An inspector saw something narrowing the walk (a case if under the clear width)
+        or encumbering the street (always a case: § 370-8 A)."""
+        finding = obstruction_finding(obstruction, self.profile)
+        return self._open_case(obstruction, frontage, description, cause, finding)
+
+    def _open_case(
+        self,
+        obstruction: Obstruction,
+        frontage: str,
+        description: str,
+        cause: Cause,
+        finding: Finding | None,
+    ) -> list[StreetEvent]:
         if obstruction.id in self.obstructions:
             raise ValueError(f"obstruction {obstruction.id!r} is already recorded")
-        finding = clear_width_finding(obstruction, self.profile)
         state = "obstructed" if finding else "compliant"
         clock = _ObstructionClock(obstruction, frontage, "none")
         self.obstructions[obstruction.id] = clock
-        rule = self.profile.obstructions.fixture_min_clear_width
-        detail: dict[str, object] = {
-            "clear_width_mm": obstruction.clear_width_mm,
-            "required_width_mm": rule.length_mm,
-            "description": description,
-            "citation": rule.citation,
-        }
+        detail: dict[str, object] = {"area": obstruction.area, "description": description}
+        if obstruction.area == "sidewalk" and obstruction.clear_width_mm is not None:
+            rule = self.profile.obstructions.fixture_min_clear_width
+            detail |= {
+                "clear_width_mm": obstruction.clear_width_mm,
+                "required_width_mm": rule.length_mm,
+                "citation": rule.citation,
+            }
+        else:
+            detail["citation"] = finding.citation if finding else None
         out: list[StreetEvent] = [self._move(clock, state, obstruction.observed_at, cause, detail)]
         if finding is not None:
             subject = f"{OBSTRUCTION}:{obstruction.id}"
@@ -406,6 +469,88 @@ class StreetClocks:
         clock.incident = replace(clock.incident, swept_at=at)
         return [self._move(clock, "swept", at, cause, {})]
 
+    def record_privilege(
+        self, permit: StreetPrivilegePermit, frontage: str, cause: Cause
+    ) -> list[StreetEvent]:
+        """A § 370-9 permit issued: it runs to its termination; its conditions are checked."""
+        if permit.id in self.privileges:
+            raise ValueError(f"street privilege permit {permit.id!r} is already recorded")
+        expiry = street_privilege_expiry(permit, self.profile)
+        clock = _PrivilegeClock(permit, frontage, expiry, "none")
+        self.privileges[permit.id] = clock
+        detail: dict[str, object] = {
+            "until": expiry.due.isoformat(),
+            "rule": expiry.rule,
+            "citation": expiry.citation,
+            "holder": permit.holder,
+            "location": permit.location,
+            "placed": permit.placed,
+            "area": permit.area,
+            "issued_on": permit.issued_on.isoformat(),
+        }
+        subject = f"{PRIVILEGE}:{permit.id}"
+        # It runs from the start of its issue date, however late it is entered.
+        issued = replace(cause, at=expiry.start)
+        out: list[StreetEvent] = [self._move(clock, "valid", issued.at, issued, detail)]
+        findings = street_privilege_check(permit, self.profile, issued.at)
+        return out + [_rule_finding(subject, f) for f in findings]
+
+    def privilege_inspected(
+        self,
+        permit_id: str,
+        at: datetime,
+        cause: Cause,
+        *,
+        present: bool,
+        temporary_walk_width_mm: float | None = None,
+        street_width_mm: float | None = None,
+        street_occupied_mm: float | None = None,
+    ) -> list[StreetEvent]:
+        """An inspector looked at a permit's site.
+
+        While the permit runs: its § 370-9 D conditions checked on what was
+        measured (``temporary_walk_width_mm``, ``street_width_mm``,
+        ``street_occupied_mm``). After it ended: the area must be vacated
+        (§ 370-9 D(7), E); material still there is a § 370-8 obstruction under
+        the permit's id, awaiting the written notice (``obstruction_notice_delivered``).
+        """
+        clock = self.privileges.get(permit_id)
+        if clock is None:
+            raise KeyError(f"no street privilege permit {permit_id!r}")
+        subject = f"{PRIVILEGE}:{permit_id}"
+        if not clock.expiry.passed(at):
+            permit = clock.permit
+            checked = replace(
+                permit,
+                temporary_walk_width_mm=_given(
+                    temporary_walk_width_mm, permit.temporary_walk_width_mm
+                ),
+                street_width_mm=_given(street_width_mm, permit.street_width_mm),
+                street_occupied_mm=_given(street_occupied_mm, permit.street_occupied_mm),
+            )
+            return [_rule_finding(subject, f)
+                    for f in street_privilege_check(checked, self.profile, at)]  # fmt: skip
+        if clock.inspected is not None:
+            raise ValueError(f"street privilege permit {permit_id!r} was inspected already")
+        clock.inspected = "still there" if present else "vacated"
+        if not present:
+            return []
+        rule = self.profile.permits.street_privilege_term
+        finding = Finding.of(
+            "permits.street_privilege_term",
+            "violation",
+            f"{clock.permit.placed or 'material'} still at {clock.permit.location or 'the site'} "
+            f"after the permit ended {clock.expiry.due.isoformat()}",
+            at,
+            rule,
+        )
+        obstruction = Obstruction(
+            permit_id, clock.permit.location or clock.frontage, clock.permit.area, at
+        )
+        description = f"left after street privilege permit {permit_id} ended"
+        out: list[StreetEvent] = [_rule_finding(subject, finding)]
+        return out + self._open_case(obstruction, clock.frontage, description, cause, finding)
+
     def advance(self, to: datetime) -> list[StreetEvent]:
         """Move event time to ``to`` (never backwards); returns what came due."""
         require_aware(to)
@@ -413,6 +558,19 @@ class StreetClocks:
             return []
         self.now = to
         out: list[StreetEvent] = []
+        for held in self.privileges.values():
+            if held.state == "valid" and held.expiry.passed(to):
+                term = self.profile.permits.street_privilege_term
+                earlier = held.permit.earlier_termination_on
+                why = (
+                    "the earlier termination date on the permit"
+                    if earlier is not None
+                    and earlier < add_months(held.permit.issued_on, term.months)
+                    else f"{term.describe()} from issue"
+                )
+                due = held.expiry.due
+                cause = Cause(kind="deadline", at=due)
+                out.append(self._move(held, "expired", due, cause, {"cause": f"terminated: {why}"}))
         for clock in self.obstructions.values():
             if clock.state == "removal_period" and clock.deadline and clock.deadline.passed(to):
                 out += self._overdue(clock)
@@ -429,17 +587,19 @@ class StreetClocks:
             if c.state == "removal_period" and c.deadline is not None
         ]
         due += [s.deadline.due for s in self.sweeping.values() if s.state == "sweeping_period"]
+        due += [p.expiry.due for p in self.privileges.values() if p.state == "valid"]
         return min(due, default=None)
 
     def state(self) -> StreetState:
         """The clocks' state for a snapshot."""
-        return StreetState(self.now, self.obstructions, self.sweeping)
+        return StreetState(self.now, self.obstructions, self.sweeping, self.privileges)
 
     def load(self, state: StreetState) -> None:
         """Resume from ``state()``."""
         self.now = state.now
         self.obstructions = dict(state.obstructions)
         self.sweeping = dict(state.sweeping)
+        self.privileges = dict(state.privileges)
 
     # -- internals -----------------------------------------------------------
 
@@ -485,7 +645,7 @@ class StreetClocks:
 
     @staticmethod
     def _move(
-        clock: _ObstructionClock | _SweepingClock,
+        clock: _ObstructionClock | _SweepingClock | _PrivilegeClock,
         to_state: str,
         at: datetime,
         cause: Cause,
@@ -493,6 +653,8 @@ class StreetClocks:
     ) -> Transition:
         if isinstance(clock, _ObstructionClock):
             name, subject = OBSTRUCTION, clock.obstruction.id
+        elif isinstance(clock, _PrivilegeClock):
+            name, subject = PRIVILEGE, clock.permit.id
         else:
             name, subject = SWEEPING, clock.incident.id
         transition = Transition(
@@ -507,3 +669,7 @@ def _rule_finding(subject: str, f: Finding) -> RuleFinding:
     return RuleFinding(
         subject, f.rule, f.citation, f.severity, f.message, f.at, f.unconfirmed, f.notes
     )
+
+
+def _given(measured: float | None, recorded: float | None) -> float | None:
+    return recorded if measured is None else measured

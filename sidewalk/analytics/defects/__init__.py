@@ -23,7 +23,10 @@ from .classify import (
     classify,
     classify_block,
     classify_joint,
+    classify_laser,
+    frontage_block_count,
     frontage_condition,
+    joint_stations,
     owner_replacement_status,
 )
 from .cracks import CrackParams, SegmentationScore, score_segmentation, segment_cracks
@@ -53,6 +56,7 @@ from .results import (
     SurfaceInspection,
 )
 from .surface import SurfaceParams
+from .width import WalkWidth, WalkWidthParams, measure_walk_width
 
 __all__ = [
     "MM_PER_FOOT",
@@ -85,18 +89,24 @@ __all__ = [
     "SpallMeasurement",
     "SurfaceInspection",
     "SurfaceParams",
+    "WalkWidth",
+    "WalkWidthParams",
     "annotate",
     "calibrate_intrinsics",
     "classify",
     "classify_block",
     "classify_joint",
+    "classify_laser",
     "find_ground_frame",
+    "frontage_block_count",
     "frontage_condition",
+    "joint_stations",
     "make_calibration_target",
     "make_fiducial_marker",
     "measure_depth_map",
     "measure_laser_profile",
     "measure_photo",
+    "measure_walk_width",
     "owner_replacement_status",
     "score_segmentation",
     "segment_cracks",

@@ -6,9 +6,9 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from .classify import classify_block, classify_joint
+from .classify import classify_block, classify_joint, classify_laser
 from .limits import DefectLimits
-from .results import PhotoInspection, SurfaceInspection
+from .results import LaserProfile, PhotoInspection, SurfaceInspection
 
 RED = (0, 0, 255)
 GREEN = (0, 170, 0)
@@ -16,12 +16,15 @@ GREEN = (0, 170, 0)
 
 def annotate(
     image: NDArray[np.uint8] | NDArray[np.uint16],
-    inspection: PhotoInspection | SurfaceInspection,
+    inspection: PhotoInspection | SurfaceInspection | LaserProfile,
     limits: DefectLimits,
+    *,
+    camera_matrix: NDArray[np.float64] | None = None,
 ) -> NDArray[np.uint8]:
     """A BGR copy of ``image`` (a photo, or a depth map shown in grey) with
     every joint, crack and spall drawn red if it fails a limit, else green,
-    and its measured values written beside it."""
+    and its measured values written beside it. A laser frame gets its joint's
+    values, and a cross at the gap centre when ``camera_matrix`` is given."""
     if image.dtype == np.uint16:
         valid = image > 0
         lo, hi = np.percentile(image[valid], [1, 99]) if valid.any() else (0, 1)
@@ -32,6 +35,9 @@ def annotate(
     else:
         out = image.astype(np.uint8).copy()
     font = cv2.FONT_HERSHEY_SIMPLEX
+    if isinstance(inspection, LaserProfile):
+        _laser(out, inspection, limits, camera_matrix)
+        return out
     if isinstance(inspection, PhotoInspection):
         for c in inspection.cracks:
             bad = c.gap_width_mm >= limits.horizontal_gap_mm
@@ -81,3 +87,25 @@ def _path(
         return
     arr = np.round(np.array(pts)).astype(np.int32).reshape(-1, 1, 2)
     cv2.polylines(img, [arr], closed, colour, 2, cv2.LINE_AA)
+
+
+def _laser(
+    out: NDArray[np.uint8],
+    p: LaserProfile,
+    limits: DefectLimits,
+    matrix: NDArray[np.float64] | None,
+) -> None:
+    bad = any(c.failed for c in classify_laser(p, limits))
+    colour = RED if bad else GREEN
+    dv, dv_u = p.vertical_differential_mm, p.vertical_differential_uncertainty_mm
+    lines = (
+        f"dV {dv:+.1f}+-{dv_u:.1f} mm",
+        f"gap {p.gap_width_mm:.1f}+-{p.gap_width_uncertainty_mm:.1f} mm {p.edge_type}",
+    )
+    for i, txt in enumerate(lines):
+        cv2.putText(out, txt, (20, 40 + 32 * i), cv2.FONT_HERSHEY_SIMPLEX, 0.9, colour, 2)
+    if matrix is not None and p.gap_center_mm[2] > 0:
+        x, y, z = p.gap_center_mm
+        u = matrix[0, 0] * x / z + matrix[0, 2]
+        v = matrix[1, 1] * y / z + matrix[1, 2]
+        cv2.drawMarker(out, (round(u), round(v)), colour, cv2.MARKER_CROSS, 40, 2)

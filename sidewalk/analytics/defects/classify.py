@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from .limits import DefectLimits
-from .results import BlockMeasurement, JointMeasurement, SurfaceInspection
+from .results import BlockMeasurement, JointMeasurement, LaserProfile, SurfaceInspection
 
 # A verdict is called confident when the measurement is this many standard
 # uncertainties away from the limit.
@@ -49,12 +49,29 @@ class BlockCondition:
 
 @dataclass(frozen=True, slots=True)
 class OwnerReplacement:
-    """The (11) 80 % rule over all of one owner's blocks."""
+    """The (11) 80 % rule over all of one owner's blocks.
+
+    ``total_blocks`` counts the surveyed blocks, ``owner_blocks`` the owner's
+    blocks along the frontages (the denominator; None when not known). The
+    fraction is of ``owner_blocks`` when known: with part of the walk not yet
+    surveyed it is a lower bound, so reaching the share still calls for
+    replacement, but falling short does not clear the owner.
+    """
 
     total_blocks: int
     defective_blocks: int
     defective_fraction: float
     replace_entire_sidewalk: bool
+    owner_blocks: int | None = None
+    survey_complete: bool = True
+
+    def describe(self) -> str:
+        """The count as a clerk reads it, saying what the share is of."""
+        of = "?" if self.owner_blocks is None else str(self.owner_blocks)
+        head = f"{self.defective_blocks} of {self.total_blocks} surveyed blocks defective"
+        if self.survey_complete:
+            return f"{head} ({self.defective_fraction:.0%} of {of} blocks)"
+        return f"{head}; incomplete survey: {self.total_blocks} of {of} blocks"
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +125,25 @@ def classify_joint(joint: JointMeasurement, limits: DefectLimits) -> tuple[RuleC
     )
 
 
+def classify_laser(profile: LaserProfile, limits: DefectLimits) -> tuple[RuleCheck, RuleCheck]:
+    """(11)(a) and (11)(b) for the joint one laser line crosses (the
+    differential where the stripe crosses it; signed, judged by magnitude)."""
+    return (
+        _at_least(
+            Rule.VERTICAL_DIFFERENTIAL,
+            abs(profile.vertical_differential_mm),
+            profile.vertical_differential_uncertainty_mm,
+            limits.vertical_differential_mm,
+        ),
+        _at_least(
+            Rule.HORIZONTAL_GAP,
+            profile.gap_width_mm,
+            profile.gap_width_uncertainty_mm,
+            limits.horizontal_gap_mm,
+        ),
+    )
+
+
 def classify_block(block: BlockMeasurement, limits: DefectLimits) -> RuleCheck:
     """(11)(c) for one block: its deepest deterioration. A pit cut by the edge
     of the view is a lower bound, so a pass on it is never confident."""
@@ -142,18 +178,62 @@ def classify(inspection: SurfaceInspection, limits: DefectLimits) -> tuple[Block
 
 
 def owner_replacement_status(
-    blocks: Iterable[BlockCondition | bool], limits: DefectLimits
+    blocks: Iterable[BlockCondition | bool],
+    limits: DefectLimits,
+    *,
+    owner_blocks: int | None = None,
 ) -> OwnerReplacement:
-    """Apply the replacement rule to all of one owner's blocks.
+    """Apply the replacement rule to the owner's surveyed blocks.
 
-    ``blocks`` must list every block the owner has (surveyed ones as
-    ``BlockCondition``, or plain booleans), not only the defective ones.
+    ``blocks`` are the surveyed blocks (``BlockCondition`` or plain booleans),
+    not only the defective ones. ``owner_blocks`` is how many blocks the owner
+    has along all frontages; without it ``blocks`` is taken to be every block.
+    With fewer surveyed than the owner has, the survey is incomplete and the
+    share is of the owner's count (unsurveyed blocks counted sound).
     """
     flags = [b.defective if isinstance(b, BlockCondition) else bool(b) for b in blocks]
     total = len(flags)
     bad = sum(flags)
-    frac = bad / total if total else 0.0
-    return OwnerReplacement(total, bad, frac, total > 0 and frac >= limits.replacement_fraction)
+    denom = total if owner_blocks is None else max(owner_blocks, total)
+    frac = bad / denom if denom else 0.0
+    return OwnerReplacement(
+        total,
+        bad,
+        frac,
+        denom > 0 and frac >= limits.replacement_fraction,
+        denom,
+        total >= denom,
+    )
+
+
+def joint_stations(
+    stations_mm: Iterable[float], merge_within_mm: float = 150.0
+) -> tuple[float, ...]:
+    """Sorted joint positions along a frontage, one per joint: the same joint
+    seen in two overlapping files lands within ``merge_within_mm`` of itself
+    (station entry and in-image offset errors) and is averaged."""
+    groups: list[list[float]] = []
+    for s in sorted(stations_mm):
+        if groups and s - groups[-1][-1] <= merge_within_mm:
+            groups[-1].append(s)
+        else:
+            groups.append([s])
+    return tuple(sum(g) / len(g) for g in groups)
+
+
+def frontage_block_count(
+    frontage_length_mm: float, joint_stations_mm: Sequence[float]
+) -> int | None:
+    """Blocks along a frontage from its length and the measured joint spacing
+    (median of consecutive stationed joints; a missed joint doubles one
+    spacing, not the median). None with fewer than two joints."""
+    st = sorted(joint_stations_mm)
+    gaps = sorted(b - a for a, b in itertools.pairwise(st))
+    if not gaps:
+        return None
+    mid = len(gaps) // 2
+    median = gaps[mid] if len(gaps) % 2 else (gaps[mid - 1] + gaps[mid]) / 2
+    return max(1, round(frontage_length_mm / median))
 
 
 def frontage_condition(

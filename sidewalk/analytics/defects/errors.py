@@ -10,6 +10,8 @@ class InputProblem(StrEnum):
 
     UNREADABLE = "unreadable"
     WRONG_FORMAT = "wrong_format"
+    TOO_SMALL = "too_small"
+    TOO_LARGE = "too_large"
     NO_FIDUCIAL = "no_fiducial"
     FIDUCIAL_TOO_SMALL = "fiducial_too_small"
     FIDUCIAL_TOO_OBLIQUE = "fiducial_too_oblique"
@@ -18,6 +20,9 @@ class InputProblem(StrEnum):
     MOTION_BLUR = "motion_blur"
     NO_GROUND_PLANE = "no_ground_plane"
     NO_LASER_LINE = "no_laser_line"
+    # A measurement that failed in a way it should have reported (a bug): the
+    # batch records it against the image and goes on.
+    MEASUREMENT_FAILED = "measurement_failed"
 
 
 class MeasurementError(Exception):

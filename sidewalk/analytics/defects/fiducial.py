@@ -127,6 +127,27 @@ def calibrate_intrinsics(
     return CameraCalibration(np.asarray(k, float), np.asarray(dist, float).ravel()[:5], float(rms))
 
 
+def _refine_linear(gray: U8, corners: F64) -> F64:
+    """Corners refined again on linear intensity. Photos are gamma-encoded
+    (about 2.2), which steepens the dark side of an edge: refined on the
+    encoded image a black marker's corners sit about 0.3 px inside it on the
+    survey photos, a 0.6 % scale error that grows with distance (a walk's
+    width read 10 mm wide at 1.6 m)."""
+    x0, y0 = np.floor(corners.min(0)).astype(int) - 8
+    x1, y1 = np.ceil(corners.max(0)).astype(int) + 8
+    x0, y0 = max(x0, 0), max(y0, 0)
+    roi = gray[y0:y1, x0:x1].astype(np.float32) / 255.0
+    lin = np.asarray(roi**2.2 * 255.0, np.float32)
+    pts = (corners - np.array([x0, y0])).astype(np.float32).reshape(-1, 1, 2)
+    crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 40, 0.001)
+    out = cv2.cornerSubPix(lin, pts, (5, 5), (-1, -1), crit).reshape(-1, 2)
+    refined: F64 = out.astype(np.float64) + np.array([x0, y0])
+    # A corner that wandered more than a pixel found something else: keep the first.
+    moved = np.linalg.norm(refined - corners, axis=1) > 1.0
+    refined[moved] = corners[moved]
+    return refined
+
+
 def find_ground_frame(
     gray: U8, calib: CameraCalibration, spec: FiducialSpec, limits: FiducialLimits
 ) -> GroundFrame:
@@ -149,6 +170,7 @@ def find_ground_frame(
     if not cands:
         raise MeasurementError(InputProblem.NO_FIDUCIAL, f"marker {spec.marker_id} not found")
     c4, _ = max(cands, key=lambda ci: cv2.contourArea(ci[0].astype(np.float32)))
+    c4 = _refine_linear(gray, c4)
     sides = np.linalg.norm(c4 - np.roll(c4, -1, 0), axis=1)
     if sides.min() < limits.min_side_px:
         raise MeasurementError(

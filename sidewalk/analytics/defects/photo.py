@@ -21,6 +21,7 @@ from .fiducial import (
     find_ground_frame,
 )
 from .results import CrackTrace, EdgeType, PhotoInspection
+from .width import WalkWidthParams, measure_walk_width
 
 U8 = NDArray[np.uint8]
 F64 = NDArray[np.float64]
@@ -46,6 +47,8 @@ class PhotoParams:
     samples_per_crack: int = 24
     crack_straightness_mm: float = 1.5
     max_walk_saturation: int = 30  # of 255: concrete is grey, turf and leaves are not
+    # None: skip the walk-width stage (about 30 ms).
+    walk_width: WalkWidthParams | None = field(default_factory=WalkWidthParams)
 
 
 def check_exposure(gray: U8, params: PhotoParams) -> None:
@@ -132,14 +135,21 @@ def measure_photo(
     stages.append(("segmentation", time.perf_counter() - t0))
     traces = _traces(gray, mask, s, calibration, ground=ground, p=p)
     stages.append(("widths", time.perf_counter() - t0))
+    # Both edges of the walk against turf, when the photo shows them (colour only).
+    walk = (
+        measure_walk_width(image, calibration, ground, p.walk_width)
+        if image.ndim == 3 and p.walk_width is not None
+        else None
+    )
+    stages.append(("walk_width", time.perf_counter() - t0))
     return PhotoInspection(
         mm_per_pixel=ground.mm_per_pixel,
         scale_uncertainty_fraction=ground.scale_uncertainty_fraction,
         fiducial_tilt_deg=ground.tilt_deg,
         cracks=tuple(traces),
         crack_mask=mask,
-        walk_width_mm=None,
-        walk_width_uncertainty_mm=None,
+        walk_width_mm=None if walk is None else walk.width_mm,
+        walk_width_uncertainty_mm=None if walk is None else walk.width_uncertainty_mm,
         stage_seconds=tuple((n, round(v, 4)) for n, v in stages),
     )
 

@@ -497,15 +497,49 @@ def survey_photo_camera(scene: SidewalkScene, rng: np.random.Generator, joint: i
     )
 
 
+def walk_width_photo_camera(scene: SidewalkScene, rng: np.random.Generator) -> Camera:
+    """A photo for the walk's width: standing on the walk (its middle within
+    150 mm), 1.4-1.7 m up, looking along it 30-45 degrees from straight down,
+    turned up to 8 degrees and rolled up to 3, the survey lens. Both edges
+    and the turf beyond them are in the far part of the view."""
+    return look_down_camera(
+        width=1920,
+        height=1080,
+        focal_px=float(rng.uniform(1500, 1800)),
+        center_mm=(
+            float(np.mean([b.center_x_mm for b in scene.blocks])) + float(rng.uniform(-300, 300)),
+            scene.walk_width_mm / 2 + float(rng.uniform(-150, 150)),
+            float(rng.uniform(1400, 1700)),
+        ),
+        # yaw -90: image x across the walk (+y), the view along +x.
+        tilt_deg=float(rng.uniform(30, 45)),
+        yaw_deg=-90.0 + float(rng.uniform(-8, 8)),
+        roll_deg=float(rng.uniform(-3, 3)),
+        distortion=(
+            float(rng.uniform(-0.12, 0.02)),
+            float(rng.uniform(-0.02, 0.05)),
+            0.0,
+            0.0,
+            0.0,
+        ),
+    )
+
+
 def place_marker(
-    scene: SidewalkScene, camera: Camera, rng: np.random.Generator, side_mm: float = 150.0
+    scene: SidewalkScene,
+    camera: Camera,
+    rng: np.random.Generator,
+    side_mm: float = 150.0,
+    *,
+    along: tuple[float, float] = (0.3, 0.7),
 ) -> MarkerPlacement:
-    """A marker on a block near the image centre, clear of every joint."""
+    """A marker on a block clear of every joint, within the ``along`` share
+    of the view's x extent (the middle by default)."""
     x0, x1, y0, y1 = ground_footprint(camera, 0.0)
     for _ in range(200):
         ang = float(rng.uniform(-0.3, 0.3))
         m = MarkerPlacement(
-            float(rng.uniform(x0 + 0.3 * (x1 - x0), x0 + 0.7 * (x1 - x0))),
+            float(rng.uniform(x0 + along[0] * (x1 - x0), x0 + along[1] * (x1 - x0))),
             float(rng.uniform(max(y0, 50.0) + side_mm, min(y1, scene.walk_width_mm - 50.0))),
             ang,
             side_mm,
