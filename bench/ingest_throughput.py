@@ -6,7 +6,10 @@ and over 3.1.1, paho acking each on receipt and storing nothing; the same with
 ingest's manual ``ack_many`` per batch; ingest), then drains
 each session in turn and times it. Ingest validates, commits to SQLite in
 batches and acknowledges only after each commit. Finally checks the store
-holds exactly N readings.
+holds exactly N readings, and prints the writer's CPU cost per reading outside
+MQTT: validation (fast path beside the reference path every rejection takes)
+and ``write_batch`` with a device's seqs in order and split between two
+workers (each batch opens gaps the other's next batch fills).
 
     uv run python -m bench.ingest_throughput [--n 50000] [--batch 500]
 """
@@ -19,11 +22,19 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from sidewalk.core.contract import WeatherReading, topic_for
+from sidewalk.core.contract import (
+    AnyReading,
+    WeatherReading,
+    _parse_payload_slow,
+    parse_topic,
+    topic_for,
+)
 from sidewalk.core.mqtt import MqttClient, MqttMessage, MqttSettings
 from sidewalk.ingest.consumer import IngestConsumer
+from sidewalk.ingest.validate import Accepted, classify
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore
 from tests.harness.mosquitto import MosquittoServer
 
@@ -164,6 +175,55 @@ def _drain_ingest(
     return elapsed, rows
 
 
+def _cpu_us(f: Callable[[], object], n: int) -> float:
+    """Process CPU µs per item of ``f()`` over n items (fsync waits are not CPU)."""
+    start = time.process_time()
+    f()
+    return 1e6 * (time.process_time() - start) / n
+
+
+def _cpu_costs(tmp: Path, n: int, devices: int, batch: int) -> list[tuple[str, float]]:
+    """The writer thread's CPU per reading, without MQTT."""
+    msgs = []
+    for i in range(n):
+        device = f"pole-{i % devices}"
+        reading = WeatherReading(
+            device=device, seq=i // devices + 1, ts=T0 + i, air_temp_c=-5.0 + (i % 50) / 10
+        )
+        msgs.append(
+            MqttMessage(topic_for(SITE, device, "weather"), reading.to_json(), 1, False, i + 1)
+        )
+    verdicts = [classify(m, T0) for m in msgs]
+    readings: list[AnyReading] = [v.reading for v in verdicts if isinstance(v, Accepted)]
+    assert len(readings) == n
+    slow = _cpu_us(lambda: [_parse_payload_slow(parse_topic(m.topic), m.payload) for m in msgs], n)
+    fast = _cpu_us(lambda: [classify(m, T0) for m in msgs], n)
+
+    def write(path: Path, batches: list[list[AnyReading]]) -> float:
+        store = SqliteTimeSeriesStore(path)
+        us = _cpu_us(lambda: [store.write_batch(b) for b in batches], n)
+        if store.count() != n or store.gaps():
+            raise SystemExit(f"{path.name}: store incomplete or gaps left")
+        store.close()
+        return us
+
+    in_order = [readings[k : k + batch] for k in range(0, n, batch)]
+    odd = [r for r in readings if r.seq % 2]
+    even = [r for r in readings if not r.seq % 2]
+    half = batch // 2
+    split = [
+        part
+        for k in range(0, max(len(odd), len(even)), half)
+        for part in (odd[k : k + half], even[k : k + half])
+    ]
+    return [
+        ("validation: reference path (json.loads + model_validate)", slow),
+        ("validation: classify (fast path)", fast),
+        (f"write_batch/{batch}, seqs in order", write(tmp / "a.db", in_order)),
+        (f"write_batch/{half}, seqs split between two workers", write(tmp / "b.db", split)),
+    ]
+
+
 def main() -> None:
     """Run the three consumers over the same N messages and print one table."""
     ap = argparse.ArgumentParser(description=__doc__)
@@ -231,6 +291,7 @@ def main() -> None:
             )
         finally:
             server.stop()
+        cpu = _cpu_costs(Path(tmp), min(n, 20_000), args.devices, batch)
     base = n / results[0][1]
     print(f"\nN = {n} QoS 1 readings queued to persistent sessions; published in {pub_s:.1f} s")
     window = 20 if args.mosquitto_default_inflight else 1000
@@ -241,6 +302,9 @@ def main() -> None:
         print(f"{name:<58} {seconds:>8.2f} {rate:>9.0f} {rate / base:>10.2f}")
     verdict = "OK" if rows == n else "MISMATCH"
     print(f"store rows: {rows} (expected {n}) {verdict}")
+    print(f"\nwriter CPU per reading, {min(n, 20_000)} weather readings, no MQTT")
+    for name, us in cpu:
+        print(f"{name:<58} {us:>8.1f} µs")
     if rows != n:
         raise SystemExit(1)
 

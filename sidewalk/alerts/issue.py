@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from sidewalk.alerts.notices import (
     NO_EVIDENCE,
@@ -52,6 +52,67 @@ def _evidence_json(evidence: Evidence) -> dict[str, Any]:
         "readings": [{**asdict(r), "at": r.at.isoformat()} for r in evidence.readings],
         "facts": [list(f) for f in evidence.facts],
     }
+
+
+@dataclass(frozen=True)
+class FrontageCount:
+    """One frontage's share of the owner's block total, and how it was known."""
+
+    frontage: str
+    blocks: int | None  # None: not known
+    basis: Literal["recorded", "length_spacing", "unknown"]
+    length_ft: float | None = None  # with "length_spacing": the frontage length ...
+    spacing_ft: float | None = None  # ... and the median measured joint spacing
+    joints: int = 0  # stationed joints the spacing comes from
+
+
+@dataclass(frozen=True)
+class BlockSurvey:
+    """The 80 % rule's count for one owner, as the survey aggregation decided it.
+
+    ``owner_blocks`` is None when any frontage's count is unknown; then the
+    survey is incomplete and the full replacement is never proposed.
+    """
+
+    surveyed_blocks: int
+    defective_blocks: int
+    owner_blocks: int | None
+    survey_complete: bool
+    replace_entire_sidewalk: bool
+    frontages: tuple[FrontageCount, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.replace_entire_sidewalk and self.owner_blocks is None:
+            raise ValueError("full replacement needs the owner's block total")
+        if self.survey_complete and self.owner_blocks is None:
+            raise ValueError("a survey without the owner's block total is not complete")
+
+    @classmethod
+    def recorded(
+        cls, frontage: str, total_blocks: int, defective_blocks: int, share: float
+    ) -> BlockSurvey:
+        """Every block of a single-frontage owner surveyed, the count on record."""
+        return cls(
+            total_blocks,
+            defective_blocks,
+            total_blocks,
+            True,
+            total_blocks > 0
+            and Decimal(defective_blocks) / Decimal(total_blocks) >= Decimal(str(share)),
+            (FrontageCount(frontage, total_blocks, "recorded"),),
+        )
+
+    def describe(self) -> str:
+        """The status as the dashboard shows it: N of M blocks defective (survey
+        complete | incomplete: K of M surveyed); M is "?" while not known."""
+        of = "?" if self.owner_blocks is None else str(self.owner_blocks)
+        head = f"{self.defective_blocks} of {of} blocks defective"
+        if self.survey_complete:
+            return f"{head} (survey complete)"
+        return f"{head} (incomplete: {self.surveyed_blocks} of {of} surveyed)"
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "frontages": [asdict(f) for f in self.frontages]}
 
 
 @dataclass
@@ -160,15 +221,31 @@ class NoticeIssuer:
         at: datetime,
         *,
         surveyed_at: datetime,
-        total_blocks: int,
         defects: Sequence[BlockDefect],
+        survey: BlockSurvey | None = None,
+        total_blocks: int | None = None,
         evidence: Evidence = NO_EVIDENCE,
     ) -> records.NoticeRecord:
-        """§ 370-5 (11): repair notice, or the 80 % full-replacement notice, from a survey."""
+        """§ 370-5 (11): repair notice, or the 80 % full-replacement notice, from a survey.
+
+        Repair or replacement is the aggregation's decision (``survey``), never
+        a share recomputed here: only the aggregation knows whether the owner's
+        total is known. ``total_blocks`` alone stands for a complete survey of a
+        single frontage whose count is on record.
+        """
         cond = self.profile.sidewalk_condition
-        defective = len({d.block for d in defects})
-        share = Decimal(defective) / Decimal(max(total_blocks, 1))
-        replace = share >= Decimal(str(cond.replacement_share.fraction))
+        if survey is None:
+            if total_blocks is None:
+                raise ValueError("a repair notice needs the survey's block count")
+            survey = BlockSurvey.recorded(
+                frontage_id,
+                total_blocks,
+                len({d.block for d in defects}),
+                cond.replacement_share.fraction,
+            )
+        # The notice's share is of the owner's total when known, else of the blocks measured.
+        total = survey.owner_blocks if survey.owner_blocks is not None else survey.surveyed_blocks
+        replace = survey.replace_entire_sidewalk
         notice = self.cases.create_notice(
             f"notice/condition/{key}",
             "replacement_notice" if replace else "repair_notice",
@@ -188,7 +265,8 @@ class NoticeIssuer:
             ],
             detail={
                 "surveyed_at": surveyed_at.isoformat(),
-                "total_blocks": total_blocks,
+                "total_blocks": total,
+                "survey": survey.to_json(),
                 "defects": [asdict(d) for d in defects],
                 **_evidence_json(evidence),
             },
@@ -339,6 +417,7 @@ class NoticeIssuer:
                 surveyed_at=datetime.fromisoformat(d["surveyed_at"]),
                 total_blocks=int(d["total_blocks"]),
                 defects=[BlockDefect(**x) for x in d["defects"]],
+                survey=d.get("survey"),  # absent from notices issued before it was stored
                 **common,
             )
         if kind == "obstruction_notice":

@@ -465,12 +465,15 @@ def render_repair_notice(
     defects: Sequence[BlockDefect],
     template_dir: Path | None = None,
     evidence: Evidence = Evidence(),
+    survey: Mapping[str, Any] | None = None,
 ) -> RenderedNotice:
     """§ 370-5 (11): repair of defective blocks, or (80 % rule) replacement of the whole walk.
 
-    The kind follows from the count: when the defective share of the owner's
-    blocks reaches the profile's replacement share, this is the full
-    replacement notice.
+    ``survey`` is the owner's count as the survey aggregation decided it
+    (``sidewalk.alerts.issue.BlockSurvey.to_json``): blocks measured, the
+    owner's total and how it was known, and whether the whole walk is to be
+    replaced; the kind follows from it. Without it (records issued before it
+    existed) the kind follows from the defective share of ``total_blocks``.
     """
     _require_mailing(number, owner, frontage)
     if total_blocks <= 0 or not defects:
@@ -480,7 +483,12 @@ def render_repair_notice(
     if len(defective) > total_blocks:
         raise NoticeError(f"notice {number}: more defective blocks than blocks surveyed")
     share = Decimal(len(defective)) / Decimal(total_blocks)
-    replace = share >= Decimal(str(cond.replacement_share.fraction))
+    if survey is None:
+        replace = share >= Decimal(str(cond.replacement_share.fraction))
+    else:
+        replace = bool(survey["replace_entire_sidewalk"])
+        if replace and survey["owner_blocks"] is None:
+            raise NoticeError(f"notice {number}: full replacement needs the owner's block total")
     kind = "replacement_notice" if replace else "repair_notice"
     rules_used: dict[str, Rule] = {}
     rows = []
@@ -514,6 +522,7 @@ def render_repair_notice(
             },
             "evidence": _evidence(evidence, profile),
             "unconfirmed": _unconfirmed(rules_used.items()),
+            "survey": survey,
         }
     )
     return render_kind(kind, context, number=number, template_dir=template_dir)

@@ -20,7 +20,10 @@ frontage's block count (the 80 % rule's denominator) come from them.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import logging
+import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
@@ -32,7 +35,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from sidewalk.alerts.issue import NoticeIssuer
+from sidewalk.alerts.issue import BlockSurvey, FrontageCount, NoticeIssuer
 from sidewalk.alerts.notices import BlockDefect, Evidence, Photo
 from sidewalk.analytics.defects import (
     CameraCalibration,
@@ -40,6 +43,7 @@ from sidewalk.analytics.defects import (
     DepthIntrinsics,
     FiducialSpec,
     FrontageCondition,
+    InputProblem,
     LaserProfile,
     LaserRig,
     LevelReference,
@@ -76,6 +80,7 @@ Kind = Literal["photo", "depth", "laser"]
 Survey = PhotoInspection | SurfaceInspection | LaserProfile
 MM_PER_FT = 304.8
 Progress = Callable[[int, int, str], None]
+log = logging.getLogger(__name__)
 
 # Rule of the measurement library -> profile rule (for citations and the notice).
 _PROFILE_RULE = {
@@ -300,21 +305,7 @@ def inspect_files(
         if progress is not None:
             progress(n, len(sources), str(path))
     conditions = cases.owner_block_conditions(front.owner_id)
-    counts = {
-        f.id: _frontage_blocks(f.length_ft * MM_PER_FT, cases.list_inspections(frontage_id=f.id))
-        for f in cases.list_frontages()
-        if f.owner_id == front.owner_id
-    }
-    known = all(c is not None for c in counts.values())
-    owner_blocks = sum(c for c in counts.values() if c is not None) if known else None
-    status = owner_replacement_status(
-        (c.defective for c in conditions), limits, owner_blocks=owner_blocks
-    )
-    if owner_blocks is None:
-        # No denominator: only the surveyed blocks are known, never the whole walk.
-        status = replace(
-            status, owner_blocks=None, survey_complete=False, replace_entire_sidewalk=False
-        )
+    status, counted = owner_survey(cases, front.owner_id, limits, conditions)
     records = cases.list_inspections(frontage_id=frontage)
     stations = _frontage_joint_stations(records)
     widths = [
@@ -342,6 +333,7 @@ def inspect_files(
             measured=[o.inspection for o in outcomes if o.ok],
             conditions=conditions,
             status=status,
+            survey=counted,
             replacement_fraction=limits.replacement_fraction,
             surveyed_at=when,
             at=at or datetime.now(UTC),
@@ -362,14 +354,66 @@ def _frontage_joint_stations(records: Iterable[InspectionRecord]) -> tuple[float
     return joint_stations(found)
 
 
-def _frontage_blocks(length_mm: float, records: Sequence[InspectionRecord]) -> int | None:
-    """The frontage's block count: the latest recorded one, else its length
-    over the measured joint spacing, else unknown."""
+def frontage_count(
+    frontage_id: str, length_ft: float, records: Sequence[InspectionRecord]
+) -> FrontageCount:
+    """The frontage's block count and how it is known: the latest recorded one,
+    else its length over the measured joint spacing, else unknown."""
     for r in reversed(records):
         n = (r.result.get("survey") or {}).get("frontage_blocks")
         if n is not None:
-            return int(n)
-    return frontage_block_count(length_mm, _frontage_joint_stations(records))
+            return FrontageCount(frontage_id, int(n), "recorded")
+    stations = _frontage_joint_stations(records)
+    blocks = frontage_block_count(length_ft * MM_PER_FT, stations)
+    if blocks is None:
+        return FrontageCount(frontage_id, None, "unknown", joints=len(stations))
+    # The spacing frontage_block_count divided by (median), in the notice's units.
+    spacing_mm = statistics.median(b - a for a, b in itertools.pairwise(sorted(stations)))
+    return FrontageCount(
+        frontage_id,
+        blocks,
+        "length_spacing",
+        length_ft=round(length_ft, 1),
+        spacing_ft=round(spacing_mm / MM_PER_FT, 2),
+        joints=len(stations),
+    )
+
+
+def owner_survey(
+    cases: CaseStore,
+    owner_id: str,
+    limits: DefectLimits,
+    conditions: Sequence[BlockConditionRecord] | None = None,
+) -> tuple[OwnerReplacement, BlockSurvey]:
+    """The owner's 80 % status over all their frontages, with the denominator
+    (every frontage's count, or unknown) and how each count was known; the one
+    aggregation the notice and the dashboard both use."""
+    if conditions is None:
+        conditions = cases.owner_block_conditions(owner_id)
+    counts = tuple(
+        frontage_count(f.id, f.length_ft, cases.list_inspections(frontage_id=f.id))
+        for f in sorted(cases.list_frontages(), key=lambda f: f.id)
+        if f.owner_id == owner_id
+    )
+    known = all(c.blocks is not None for c in counts)
+    owner_blocks = sum(c.blocks or 0 for c in counts) if known else None
+    status = owner_replacement_status(
+        (c.defective for c in conditions), limits, owner_blocks=owner_blocks
+    )
+    if owner_blocks is None:
+        # No denominator: only the surveyed blocks are known, never the whole walk.
+        status = replace(
+            status, owner_blocks=None, survey_complete=False, replace_entire_sidewalk=False
+        )
+    survey = BlockSurvey(
+        status.total_blocks,
+        status.defective_blocks,
+        status.owner_blocks,
+        status.survey_complete,
+        status.replace_entire_sidewalk,
+        counts,
+    )
+    return status, survey
 
 
 def _inspect_one(
@@ -403,6 +447,17 @@ def _inspect_one(
         rec = cases.record_inspection(
             frontage, surveyed_at=when, kind=kind, source_name=str(path), source_sha256=sha,
             result={"survey": survey}, failure=f"{exc.problem.value}: {exc.detail}",
+        )  # fmt: skip
+        return FileOutcome(str(path), rec)
+    except Exception as exc:
+        # A bug in one image's measurement must not cost the rest of the survey:
+        # record it against the image, keep the traceback in the log.
+        log.exception("measuring %s failed", path)
+        detail = f"{type(exc).__name__}: {exc}"
+        rec = cases.record_inspection(
+            frontage, surveyed_at=when, kind=kind, source_name=str(path), source_sha256=sha,
+            result={"survey": survey},
+            failure=f"{InputProblem.MEASUREMENT_FAILED.value}: {detail}",
         )  # fmt: skip
         return FileOutcome(str(path), rec)
     stationing = {**survey, "joint_offsets_mm": [round(x, 1) for x in joint_offsets_mm(measured)]}
@@ -451,6 +506,7 @@ def _issue_notice(
     measured: Sequence[InspectionRecord],
     conditions: Sequence[BlockConditionRecord],
     status: OwnerReplacement,
+    survey: BlockSurvey,
     replacement_fraction: float,
     surveyed_at: datetime,
     at: datetime,
@@ -493,8 +549,8 @@ def _issue_notice(
         frontage,
         at,
         surveyed_at=surveyed_at,
-        total_blocks=total,
         defects=defects,
+        survey=survey,
         evidence=Evidence(photos=photos),
     )
     return notice, None

@@ -21,7 +21,8 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
@@ -86,6 +87,11 @@ class AnalyticsRunner:
         self._worker: threading.Thread | None = None
         self._scheduler: Any = None
         self._scheduled_due: datetime | None = None
+        # The engine state last written to the case records: what a failed
+        # batch or tick rolls the engine back to, so the state saved next can
+        # never include events whose records were not written.
+        self._saved = engine.snapshot()
+        self._stopping = threading.Event()
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -94,6 +100,8 @@ class AnalyticsRunner:
         saved = self.recorder.cases.load_engine_snapshot(self.id)
         if saved is not None:
             self.engine.restore(saved.encode())
+        self._saved = self.engine.snapshot()
+        self._stopping.clear()
         _RUNNERS[self.id] = self
         if self.mode == "live":
             self._start_scheduler()
@@ -108,6 +116,7 @@ class AnalyticsRunner:
 
     def stop(self) -> None:
         """Stop consuming; unacknowledged messages come again on the next start."""
+        self._stopping.set()
         if self._client is not None:
             self._client.disconnect()
             self._client = None
@@ -149,18 +158,25 @@ class AnalyticsRunner:
     # -- processing ------------------------------------------------------------
 
     def handle(self, reading: Reading) -> list[Event]:
-        """Observe one reading (and, in stream mode, advance to its time); record the events."""
-        with self._lock:
-            events = self.engine.observe(reading)  # type: ignore[arg-type]
-            if self.mode == "stream":
-                events += self.engine.advance(reading.event_time)
-            self._commit(events)
-            self.processed += 1
+        """Observe one reading (and, in stream mode, advance to its time); record the events.
+
+        If recording fails, the engine goes back to its last saved state and
+        the error propagates: the reading must be handled again.
+        """
+        with self._lock, self._rollback_on_error():
+            return self._handle(reading)
+
+    def _handle(self, reading: Reading) -> list[Event]:
+        events = self.engine.observe(reading)  # type: ignore[arg-type]
+        if self.mode == "stream":
+            events += self.engine.advance(reading.event_time)
+        self._commit(events)
+        self.processed += 1
         return events
 
     def advance(self, to: datetime) -> list[Event]:
         """Move event time to ``to`` with no reading (a replay's quiet stretch)."""
-        with self._lock:
+        with self._lock, self._rollback_on_error():
             events = self.engine.advance(to)
             self._commit(events)
             self._save()
@@ -168,7 +184,7 @@ class AnalyticsRunner:
 
     def tick(self) -> list[Event]:
         """Apply recorded actions, then advance to the clock's now (the scheduler's jobs)."""
-        with self._lock:
+        with self._lock, self._rollback_on_error():
             # Each action's events are recorded as it is applied (findings are keyed, so
             # an action applied again after a crash before the save stores none twice).
             acted, marks = self._apply_actions()
@@ -219,9 +235,24 @@ class AnalyticsRunner:
             self._schedule_next_due()
 
     def _save(self) -> None:
-        self.recorder.cases.save_engine_snapshot(
-            self.id, self.engine.now, self.engine.snapshot().decode()
-        )
+        state = self.engine.snapshot()
+        self.recorder.cases.save_engine_snapshot(self.id, self.engine.now, state.decode())
+        self._saved = state
+
+    @contextmanager
+    def _rollback_on_error(self) -> Iterator[None]:
+        """On any failure, put the engine back to the state last saved, then re-raise.
+
+        The engine moves before its events are recorded; without this, a case
+        database that fails mid-batch would leave the engine past events whose
+        records were never written, and the next save would make that
+        permanent: the notice would be lost.
+        """
+        try:
+            yield
+        except BaseException:
+            self.engine.restore(self._saved)
+            raise
 
     def _work(self) -> None:
         """Process a batch, save the engine's state, then acknowledge the batch.
@@ -244,29 +275,45 @@ class AnalyticsRunner:
                     self._queue.put(None)
                     break
                 batch.append(item)
-            done = [msg for msg in batch if self._process(msg)]
-            try:
-                with self._lock:
-                    self._save()
-            except Exception:
-                log.exception("analytics could not save its state; the batch stays unacknowledged")
-                continue
-            for msg in done:
+            if not self._run_until_saved(batch):
+                return  # stopping: unacknowledged, so the broker delivers it next time
+            for msg in batch:
                 self._ack(msg)
 
-    def _process(self, msg: MqttMessage) -> bool:
+    def _run_until_saved(self, batch: list[MqttMessage]) -> bool:
+        """Handle the batch and save the state, retrying from the saved state until it works.
+
+        The broker does not re-deliver an unacknowledged message on the same
+        connection, so a failed batch is retried here (the case database
+        restarting, a lock timeout), with backoff, until it is saved or the
+        runner stops. False only when stopped first.
+        """
+        wait_s = 0.5
+        while True:
+            try:
+                with self._lock, self._rollback_on_error():
+                    for msg in batch:
+                        self._process(msg)
+                    self._save()
+                return True
+            except Exception:
+                log.exception(
+                    "analytics could not record a batch of %d; retrying in %.1fs from the "
+                    "last saved state (nothing acknowledged)",
+                    len(batch),
+                    wait_s,
+                )
+            if self._stopping.wait(wait_s):
+                return False
+            wait_s = min(wait_s * 2, 30.0)
+
+    def _process(self, msg: MqttMessage) -> None:
         try:
             payload = parse_payload(msg.topic, msg.payload)
         except ContractError:
-            return True  # ingest dead-letters it with the reason; analytics skips it
+            return  # ingest dead-letters it with the reason; analytics skips it
         if isinstance(payload, Reading):
-            try:
-                self.handle(payload)
-            except Exception:
-                # Not acknowledged: the broker will deliver it again.
-                log.exception("analytics failed on %s; message left unacknowledged", msg.topic)
-                return False
-        return True
+            self._handle(payload)
 
     def _ack(self, msg: MqttMessage) -> None:
         if self._client is None:

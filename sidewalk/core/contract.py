@@ -124,15 +124,15 @@ class WeatherReading(Reading):
 
     @model_validator(mode="after")
     def _has_a_value(self) -> WeatherReading:
-        values = (
-            self.snow_depth_mm,
-            self.precip_mm,
-            self.air_temp_c,
-            self.surface_temp_c,
-            self.relative_humidity_pct,
-            self.ground_temp_c,
-        )
-        if all(v is None for v in values):
+        # Runs for every stored weather reading: plain comparisons, no generator.
+        if (
+            self.snow_depth_mm is None
+            and self.precip_mm is None
+            and self.air_temp_c is None
+            and self.surface_temp_c is None
+            and self.relative_humidity_pct is None
+            and self.ground_temp_c is None
+        ):
             raise ValueError("a weather reading must carry at least one measured value")
         if (self.ground_temp_c is None) != (self.ground_probe_depth_mm is None):
             raise ValueError("ground_temp_c and ground_probe_depth_mm come together")

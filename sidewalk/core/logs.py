@@ -81,11 +81,29 @@ class TextFormatter(logging.Formatter):
         return f"{head} {pairs}{sep}{tail}"
 
 
+class _CurrentStderr(logging.Handler):
+    """Writes to whatever ``sys.stderr`` is at the time of the record.
+
+    A handler holding the ``sys.stderr`` of the moment it was made writes into
+    a closed file once that stream is swapped (a test runner's capture, a
+    daemon redirecting its output).
+    """
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+            sys.stderr.flush()
+        except Exception:
+            self.handleError(record)
+
+
 def configure_logging(
     fmt: LogFormat = "text", level: int | str = logging.INFO, stream: TextIO | None = None
 ) -> logging.Handler:
     """Replace the root logger's handlers with one writing ``fmt`` to ``stream`` (stderr)."""
-    handler = logging.StreamHandler(stream or sys.stderr)
+    handler: logging.Handler = (
+        logging.StreamHandler(stream) if stream is not None else _CurrentStderr()
+    )
     handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
     root = logging.getLogger()
     for old in list(root.handlers):

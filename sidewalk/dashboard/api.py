@@ -22,8 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sidewalk.analytics.clocks.cold_weather import subgrade_frozen, sump_discharge_window
 from sidewalk.analytics.clocks.permits import in_frozen_ground_window
-from sidewalk.analytics.defects import owner_replacement_status
-from sidewalk.analytics.inspect import defect_limits
+from sidewalk.analytics.inspect import defect_limits, owner_survey
 from sidewalk.core.contract import SnowMeasurement, WeatherReading
 from sidewalk.core.profile import Profile
 from sidewalk.dashboard.auth import (
@@ -750,13 +749,20 @@ class Api:
                 blocks = api.cases.owner_block_conditions(owner_id)
                 if not blocks:
                     continue
-                status = owner_replacement_status((b.defective for b in blocks), limits)
+                # The notices' aggregation: the share is of the owner's blocks, not the surveyed.
+                status, survey = owner_survey(api.cases, owner_id, limits, blocks)
                 row: dict[str, Any] = {
                     "frontages": sorted(fids),
-                    "total_blocks": status.total_blocks,
-                    "defective_blocks": status.defective_blocks,
-                    "defective_fraction": round(status.defective_fraction, 4),
-                    "replace_entire_sidewalk": status.replace_entire_sidewalk,
+                    "surveyed_blocks": survey.surveyed_blocks,
+                    "owner_blocks": survey.owner_blocks,
+                    "defective_blocks": survey.defective_blocks,
+                    "defective_fraction": None if survey.owner_blocks is None
+                    else round(status.defective_fraction, 4),
+                    "survey_complete": survey.survey_complete,
+                    "replace_entire_sidewalk": survey.replace_entire_sidewalk,
+                    "status": survey.describe(),
+                    "counts": [{"frontage": c.frontage, "blocks": c.blocks, "basis": c.basis,
+                                "spacing_ft": c.spacing_ft} for c in survey.frontages],
                     "defective": [{"frontage": b.frontage_id, "block": b.block}
                                   for b in blocks if b.defective],
                 }  # fmt: skip

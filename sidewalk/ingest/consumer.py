@@ -16,6 +16,7 @@ import logging
 import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -110,8 +111,11 @@ class IngestConsumer:
             # A window smaller than the batch would make every batch wait for
             # the timer: the broker stops sending until we ack.
             mqtt = dataclasses.replace(mqtt, receive_maximum=min(65535, 2 * batch_size))
+        # Arrival times (monotonic) of the received, not yet committed messages,
+        # oldest first: paho's thread appends, the writer pops what it finished.
+        self._arrivals: deque[float] = deque()
         self._client = MqttClient(
-            mqtt, on_message=self._queue.put, on_connect=self._on_connect, manual_ack=True
+            mqtt, on_message=self._receive, on_connect=self._on_connect, manual_ack=True
         )
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -130,6 +134,20 @@ class IngestConsumer:
     def pending(self) -> int:
         """Messages received but not yet committed: the queue plus the batch being written."""
         return self._queue.qsize() + self._in_batch
+
+    @property
+    def oldest_pending_age_s(self) -> float | None:
+        """Seconds since the oldest received, not yet committed message arrived (None: none)."""
+        try:
+            oldest = self._arrivals[0]
+        except IndexError:
+            return None
+        return max(0.0, time.monotonic() - oldest)
+
+    def _receive(self, msg: MqttMessage) -> None:
+        # paho's thread; the arrival is noted before the writer can take the message.
+        self._arrivals.append(time.monotonic())
+        self._queue.put(msg)
 
     def start(self) -> None:
         """Connect (raising if the broker refuses), subscribe and start writing."""
@@ -211,6 +229,10 @@ class IngestConsumer:
                 log.exception("ingest batch of %d failed", len(batch))
             finally:
                 self._in_batch = 0
+                # Committed, or given back to the broker unacknowledged: no
+                # longer pending here (messages leave in arrival order).
+                for _ in batch:
+                    self._arrivals.popleft()
             if stopping:
                 return
 

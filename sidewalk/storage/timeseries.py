@@ -27,6 +27,7 @@ import json
 import sqlite3
 import threading
 import time
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -255,53 +256,15 @@ class SqliteTimeSeriesStore:
             db.execute("BEGIN IMMEDIATE")
             try:
                 touched: set[str] = set()
-                max_seq: dict[str, int] = {}
                 for status_update in statuses:
                     self._record_status(status_update, now)
                     touched.add(status_update.status.device)
-                # Seqs above a device's highest stored seq cannot be stored yet:
-                # they go in one executemany. Lower seqs (re-sends, late fills)
-                # are checked one by one, after flushing the pending new rows.
-                fresh: list[tuple[str, int, str, int, str | None, int, str]] = []
+                max_seq: dict[str, int] = {}
                 for r in readings:
-                    dev = r.device
-                    if dev not in max_seq:
-                        max_seq[dev] = self._ensure_device(dev, sites.get(dev), now)
-                        touched.add(dev)
-                    top = max_seq[dev]
-                    row = (
-                        dev,
-                        r.seq,
-                        r.stream,
-                        r.ts,
-                        # pydantic's __getattr__ makes a missing-attribute getattr
-                        # cost as much as the insert; the field dict does not.
-                        r.__dict__.get("frontage"),
-                        now,
-                        r.to_json().decode(),
-                    )
-                    if r.seq > top:
-                        fresh.append(row)
-                        result.stored.append(r)
-                        if r.seq > top + 1:
-                            gap = SeqGap(dev, top + 1, r.seq - 1, now, None)
-                            db.execute(
-                                "INSERT INTO seq_gaps (device, from_seq, to_seq, detected_at)"
-                                " VALUES (?, ?, ?, ?)",
-                                (dev, gap.from_seq, gap.to_seq, now),
-                            )
-                            result.gaps_opened.append(gap)
-                        max_seq[dev] = r.seq
-                        continue
-                    self._insert(fresh)
-                    fresh = []
-                    if self._insert([row]) == 0:
-                        result.duplicates.append((dev, r.seq))
-                        self._check_conflict(r, row[-1], now)
-                    else:
-                        result.stored.append(r)
-                        self._fill(dev, r.seq)
-                self._insert(fresh)
+                    if r.device not in max_seq:
+                        max_seq[r.device] = self._ensure_device(r.device, sites.get(r.device), now)
+                        touched.add(r.device)
+                self._write_readings(readings, max_seq, now, result)
                 if result.stored:
                     db.executemany(
                         "INSERT INTO export_log (device, seq) VALUES (?, ?)",
@@ -322,6 +285,91 @@ class SqliteTimeSeriesStore:
                 db.execute("ROLLBACK")
                 raise
         return result
+
+    def _write_readings(
+        self,
+        readings: Sequence[AnyReading],
+        max_seq: dict[str, int],
+        now: int,
+        result: BatchResult,
+    ) -> None:
+        """Store readings set-wise, with the outcome of storing them one by one in order.
+
+        A seq above the device's running maximum is new (it may open a gap);
+        one at or below it is a duplicate if stored before (in the table or
+        earlier in this batch), else a late fill. One SELECT per device tells
+        which, then every row goes in one ``executemany`` and the gaps the
+        fills hit are split in one pass: two workers dealt alternate seqs of
+        a device by round robin fill a gap with nearly every reading.
+        """
+        low: dict[str, list[int]] = {}
+        top = dict(max_seq)
+        for r in readings:
+            if r.seq > top[r.device]:
+                top[r.device] = r.seq
+            else:
+                low.setdefault(r.device, []).append(r.seq)
+        existing = {dev: self._existing_seqs(dev, seqs) for dev, seqs in low.items()}
+        rows: list[tuple[str, int, str, int, str | None, int, str]] = []
+        gaps: list[tuple[str, int, int, int]] = []
+        fills: dict[str, list[int]] = {}
+        dups: list[tuple[AnyReading, str]] = []
+        seen: dict[str, set[int]] = {dev: set() for dev in max_seq}
+        for r in readings:
+            dev = r.device
+            row = (
+                dev,
+                r.seq,
+                r.stream,
+                r.ts,
+                # pydantic's __getattr__ makes a missing-attribute getattr
+                # cost as much as the insert; the field dict does not.
+                r.__dict__.get("frontage"),
+                now,
+                r.to_json().decode(),
+            )
+            seen_dev = seen[dev]
+            if r.seq > max_seq[dev]:
+                if r.seq > max_seq[dev] + 1:
+                    gap = SeqGap(dev, max_seq[dev] + 1, r.seq - 1, now, None)
+                    gaps.append((dev, gap.from_seq, gap.to_seq, now))
+                    result.gaps_opened.append(gap)
+                max_seq[dev] = r.seq
+            elif r.seq in seen_dev or r.seq in existing[dev]:
+                result.duplicates.append((dev, r.seq))
+                dups.append((r, row[-1]))
+                continue
+            else:
+                fills.setdefault(dev, []).append(r.seq)
+            seen_dev.add(r.seq)
+            rows.append(row)
+            result.stored.append(r)
+        if gaps:
+            self._db.executemany(
+                "INSERT INTO seq_gaps (device, from_seq, to_seq, detected_at) VALUES (?, ?, ?, ?)",
+                gaps,
+            )
+        self._insert(rows)
+        for r, payload in dups:
+            self._check_conflict(r, payload, now)
+        for dev, seqs in fills.items():
+            self._fill(dev, seqs)
+
+    def _existing_seqs(self, device: str, seqs: list[int]) -> set[int]:
+        """Which of ``seqs`` the table already holds for ``device``."""
+        found: set[int] = set()
+        wanted = sorted(set(seqs))
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                row[0]
+                for row in self._db.execute(
+                    f"SELECT seq FROM readings WHERE device = ? AND seq IN ({marks})",
+                    (device, *chunk),
+                )
+            )
+        return found
 
     def _insert(self, rows: list[tuple[str, int, str, int, str | None, int, str]]) -> int:
         if not rows:
@@ -375,24 +423,38 @@ class SqliteTimeSeriesStore:
             (dl.received_at_ms, dl.topic, dl.device, dl.payload, dl.reason, dl.detail),
         )
 
-    def _fill(self, device: str, seq: int) -> None:
-        """A late reading arrived: split the gap that contained it."""
-        row = self._db.execute(
+    def _fill(self, device: str, seqs: list[int]) -> None:
+        """Late readings arrived: take them out of the gaps that contained them.
+
+        Each gap hit is replaced by what is left of it (its maximal runs of
+        still-missing seqs), keeping its detected and lost times.
+        """
+        points = sorted(seqs)
+        hit = self._db.execute(
             "SELECT from_seq, to_seq, detected_at, lost_at FROM seq_gaps"
             " WHERE device = ? AND from_seq <= ? AND to_seq >= ?",
-            (device, seq, seq),
-        ).fetchone()
-        if row is None:
-            return
-        lo, hi, detected, lost = row
-        self._db.execute("DELETE FROM seq_gaps WHERE device = ? AND from_seq = ?", (device, lo))
-        for a, b in ((lo, seq - 1), (seq + 1, hi)):
-            if a <= b:
-                self._db.execute(
-                    "INSERT INTO seq_gaps (device, from_seq, to_seq, detected_at, lost_at)"
-                    " VALUES (?, ?, ?, ?, ?)",
-                    (device, a, b, detected, lost),
-                )
+            (device, points[-1], points[0]),
+        ).fetchall()
+        deleted: list[tuple[str, int]] = []
+        pieces: list[tuple[str, int, int, int, int | None]] = []
+        for lo, hi, detected, lost in hit:
+            inside = points[bisect_left(points, lo) : bisect_right(points, hi)]
+            if not inside:
+                continue
+            deleted.append((device, lo))
+            start = lo
+            for seq in inside:
+                if start <= seq - 1:
+                    pieces.append((device, start, seq - 1, detected, lost))
+                start = seq + 1
+            if start <= hi:
+                pieces.append((device, start, hi, detected, lost))
+        self._db.executemany("DELETE FROM seq_gaps WHERE device = ? AND from_seq = ?", deleted)
+        self._db.executemany(
+            "INSERT INTO seq_gaps (device, from_seq, to_seq, detected_at, lost_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            pieces,
+        )
 
     def _apply_floor(self, device: str, now: int) -> None:
         """Mark what lies below the device's buffer floor and was never stored as lost."""

@@ -66,13 +66,14 @@ def add_camera_frame(storm: ReplayedStorm, evidence: EvidenceStore) -> str:
 
 
 def add_inspection(storm: ReplayedStorm, evidence: EvidenceStore, out: Path) -> str:
-    """A 1-in fault measured on 101 Main St (Alice Anders), stored without a notice
-    (so the storm's notice list is unchanged); returns the evidence image's sha256."""
+    """A 1-in fault measured on 101 Main St (Alice Anders, 10 blocks on record),
+    stored without a notice (so the storm's notice list is unchanged); returns the
+    evidence image's sha256."""
     files = write_demo_scene(out)
     report = inspect_files(
         [files["depth"]], frontage="main-st-101", kind="depth", cases=storm.cases,
         evidence=evidence, profile=load_profile(), intrinsics=load_intrinsics(files["intrinsics"]),
-        surveyed_at=storm.end, issue_notice=False,
+        surveyed_at=storm.end, issue_notice=False, frontage_blocks=10,
     )  # fmt: skip
     sha = report.files[0].inspection.evidence_sha256
     assert sha is not None

@@ -273,8 +273,19 @@ def test_defects_show_the_inspection_and_owner_status(dashboard: Dashboard, role
         "surface_deterioration",
     }
     (owner,) = d["owners"]
-    assert (owner["total_blocks"], owner["defective_blocks"]) == (2, 2)
-    assert owner["replace_entire_sidewalk"] is True
+    # 2 of the 2 surveyed blocks are defective, but the share is of the 10 on record.
+    assert (owner["defective_blocks"], owner["surveyed_blocks"], owner["owner_blocks"]) == (
+        2,
+        2,
+        10,
+    )
+    assert owner["defective_fraction"] == pytest.approx(0.2)
+    assert owner["survey_complete"] is False
+    assert owner["replace_entire_sidewalk"] is False
+    assert owner["status"] == "2 of 10 blocks defective (incomplete: 2 of 10 surveyed)"
+    assert owner["counts"] == [
+        {"frontage": "main-st-101", "blocks": 10, "basis": "recorded", "spacing_ft": None}
+    ]
     assert owner["frontages"] == ["main-st-101"]
     shows_owners = role in {"clerk", "admin"}
     assert ("owner" in owner) == shows_owners

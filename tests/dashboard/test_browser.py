@@ -155,6 +155,10 @@ def test_other_pages_render_for_a_viewer_without_owner_names(
         assert evidence.evaluate("img => img.naturalWidth") > 0
         expect(page.locator("main tr.bad")).to_have_count(2)  # both blocks, vertical
         expect(page.locator("main")).to_contain_text("vertical differential")
+        expect(page.locator("main td.owner-status")).to_have_text(
+            "2 of 10 blocks defective (incomplete: 2 of 10 surveyed)"
+        )
+        expect(page.locator("main")).to_contain_text("main-st-101: 10 (recorded)")
         expect(page.locator("main")).not_to_contain_text("Alice Anders")
     shot(page, f"10-{page_name}")
     assert errors == []

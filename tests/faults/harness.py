@@ -7,7 +7,11 @@ returned), how many of those the store lacks at the end (lost), how many
 stored rows repeat another's content under a different seq (duplicates; the
 store's ``(device, seq)`` key rules out the plain kind), and the recovery
 time of each repetition (fault over → the store holds everything the pole had
-buffered when the fault began).
+buffered by then; each function's docstring says exactly). ``run_analytics_fault``
+compares notices and clock records with an undisturbed replay instead.
+``broker_kill_under_load`` and ``broker_offline_queue`` measure what the bare
+broker (deploy settings, plain paho clients, no watermark) loses. See
+``docs/faults.md``.
 """
 
 from __future__ import annotations
@@ -274,7 +278,7 @@ class VictoriaServer:
 def run_broker_kills(workdir: Path, repetitions: int, n: int, rate: float = 400.0) -> FaultResult:
     """Mosquitto (deploy settings) killed with -9 and restarted mid-stream, ``repetitions`` times.
 
-    Recovery: broker started again → the store holds every seq buffered before the kill.
+    Recovery: broker started again → the store holds every seq buffered by then.
     """
     result = FaultResult("Mosquitto kill -9 + restart mid-stream", repetitions)
     workdir.mkdir(parents=True, exist_ok=True)
@@ -294,10 +298,11 @@ def run_broker_kills(workdir: Path, repetitions: int, n: int, rate: float = 400.
             pole.start()
             for k in range(repetitions):
                 pole.wait_buffered((k + 1) * n // (repetitions + 1))
-                target = pole.buffered
                 broker.kill()
                 time.sleep(0.3)  # down long enough for both clients to notice
                 broker.start()
+                # Everything buffered until the broker came back, stored.
+                target = pole.buffered
                 result.recovery_s.append(wait_until(stored_through(store, device, target), 120))
             pole.join(120)
             wait_until(lambda: store.stored_up_to(device) >= n, 120)
@@ -367,8 +372,8 @@ def run_ingest_kills(
 ) -> FaultResult:
     """``sidewalk ingest`` (a real process, InfluxDB view on) killed with -9 mid-batch.
 
-    Recovery: ingest started again → the store holds every seq buffered before
-    the kill. With ``victoria`` the InfluxDB view must end complete too.
+    Recovery: ingest restarted (start-up included) → the store holds every seq
+    buffered by the restart. With ``victoria`` the InfluxDB view must end complete too.
     """
     result = FaultResult("ingest kill -9 mid-batch", repetitions)
     workdir.mkdir(parents=True, exist_ok=True)
@@ -389,10 +394,10 @@ def run_ingest_kills(
                     pole.wait_buffered((k + 1) * n // (repetitions + 1))
                     # Mid-batch: readings are flowing and ingest has committed some.
                     wait_until(lambda: store.count(device) > 0, 30)
-                    target = pole.buffered
                     proc.send_signal(signal.SIGKILL)
                     proc.wait(10)
                     restarted = time.monotonic()
+                    target = pole.buffered
                     proc = start_ingest()
                     wait_until(stored_through(store, device, target), 120)
                     result.recovery_s.append(time.monotonic() - restarted)
@@ -792,20 +797,46 @@ def _terminate(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
-def _snapshot_reached(cases: CaseStore, event_time: datetime) -> bool:
-    """The runner's saved engine has reached ``event_time``."""
-    from tests.e2e.test_analytics_restart import snapshot_time
+def start_runner(config: Path, log: Path, runner_id: str) -> subprocess.Popen[bytes]:
+    """``sidewalk analytics --event-time`` as ``runner_id``; waits for its "running" line.
 
+    A fresh id per run: a runner resuming another run's MQTT session would be
+    handed that run's unacknowledged readings.
+    """
+    seen = log.read_text(errors="replace").count("analytics running") if log.exists() else 0
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sidewalk.cli", "analytics", "--event-time", "-c", str(config)],
+        stdout=log.open("ab"), stderr=subprocess.STDOUT, cwd=REPO,
+        env={**os.environ, "SIDEWALK_ANALYTICS__CLIENT_ID": runner_id},
+    )  # fmt: skip
+
+    def running() -> bool:
+        if proc.poll() is not None:
+            raise RuntimeError(f"analytics exited early:\n{log.read_text(errors='replace')}")
+        return log.read_text(errors="replace").count("analytics running") > seen
+
+    wait_until(running, 60, 0.05)
+    return proc
+
+
+def snapshot_time(cases: CaseStore, runner_id: str) -> datetime | None:
+    """The event time of the runner's last saved engine state."""
+    saved = cases.load_engine_snapshot(runner_id)
+    now = None if saved is None else json.loads(saved)["now"]
+    return None if now is None else datetime.fromisoformat(now)
+
+
+def _snapshot_reached(cases: CaseStore, runner_id: str, event_time: datetime) -> bool:
     try:
-        now = snapshot_time(cases)
+        now = snapshot_time(cases, runner_id)
     except Exception:  # the database may still be coming back
         return False
     return now is not None and now >= event_time
 
 
-def _catch_up(cases: CaseStore, event_time: datetime) -> float:
+def _catch_up(cases: CaseStore, runner_id: str, event_time: datetime) -> float:
     """Seconds until the runner's saved engine has reached ``event_time``."""
-    return wait_until(lambda: _snapshot_reached(cases, event_time), 90, 0.05)
+    return wait_until(lambda: _snapshot_reached(cases, runner_id, event_time), 90, 0.05)
 
 
 def run_analytics_fault(  # noqa: PLR0915  (one scripted story, read top to bottom)
@@ -832,7 +863,7 @@ def run_analytics_fault(  # noqa: PLR0915  (one scripted story, read top to bott
     from sidewalk.core.profile import load_profile
     from sidewalk.scenarios import expand, load_scenario, to_readings
     from sidewalk.system import notice_summary, open_cases, replay_in_process, seed_scenario
-    from tests.e2e.test_analytics_restart import clock_rows, snapshot_time, start_runner
+    from tests.e2e.test_analytics_restart import clock_rows
 
     fault = "PostgreSQL restarted under analytics" if postgres else "analytics kill -9 mid-storm"
     result = FaultResult(fault, repetitions)
@@ -853,7 +884,8 @@ def run_analytics_fault(  # noqa: PLR0915  (one scripted story, read top to bott
         f'site = "{story.scenario.site}"\n[mqtt]\nurl = "mqtt://{broker.host}:{broker.port}"\n'
         f'[cases]\ndatabase_url = "{db}"\n'
     )
-    runner = start_runner(config, workdir / "analytics.log")
+    runner_id = slug("analytics")
+    runner = start_runner(config, workdir / "analytics.log", runner_id)
     publisher = MqttClient(
         MqttSettings(host=broker.host, port=broker.port, client_id=slug("fault-pub"))
     )
@@ -869,7 +901,7 @@ def run_analytics_fault(  # noqa: PLR0915  (one scripted story, read top to bott
             if postgres is not None and i == restore_at:
                 postgres.start()
                 back = (time.monotonic(), reading.event_time)
-            if back is not None and _snapshot_reached(cases, back[1]):
+            if back is not None and _snapshot_reached(cases, runner_id, back[1]):
                 # Measured while the stream goes on: the runner saves its state
                 # again only when the next batch comes (a finding, docs/faults.md).
                 result.recovery_s.append(time.monotonic() - back[0])
@@ -885,10 +917,12 @@ def run_analytics_fault(  # noqa: PLR0915  (one scripted story, read top to bott
             else:
                 runner.send_signal(signal.SIGKILL)
                 runner.wait(timeout=10)
-                runner = start_runner(config, workdir / "analytics.log")
-                result.recovery_s.append(_catch_up(cases, reading.event_time))
+                restarted = time.monotonic()
+                runner = start_runner(config, workdir / "analytics.log", runner_id)
+                _catch_up(cases, runner_id, reading.event_time)
+                result.recovery_s.append(time.monotonic() - restarted)
         last = items[-1].event_time
-        wait_until(lambda: snapshot_time(cases) == last, 90, 0.1)
+        wait_until(lambda: snapshot_time(cases, runner_id) == last, 90, 0.1)
         if back is not None:
             result.recovery_s.append(time.monotonic() - back[0])
     finally:

@@ -13,7 +13,9 @@ import pytest
 
 from tests.faults.harness import (
     FaultResult,
+    PostgresProcess,
     VictoriaServer,
+    run_analytics_fault,
     run_broker_kills,
     run_influx_outage,
     run_ingest_kills,
@@ -54,3 +56,20 @@ def test_time_series_server_down_ten_minutes(
 
 def test_pole_offline_for_a_day(tmp_path: Path, broker: MosquittoServer) -> None:
     check(run_pole_offline(tmp_path, broker, repetitions=1, hours=24.0), 1440)
+
+
+def test_postgresql_restarted_under_analytics_twice(
+    tmp_path: Path, broker: MosquittoServer
+) -> None:
+    """The case database goes away mid-storm: the runner rolls back, retries, loses no notice."""
+    postgres = PostgresProcess()
+    postgres.start()
+    try:
+        result = run_analytics_fault(tmp_path, broker, repetitions=2, postgres=postgres)
+    finally:
+        postgres.stop()
+        postgres.remove()
+    assert result.notices_identical, result
+    assert result.duplicates == 0, result
+    assert "2 notices" in result.note, result
+    assert len(result.recovery_s) == 2, result

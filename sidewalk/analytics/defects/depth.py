@@ -14,6 +14,9 @@ from .errors import InputProblem, MeasurementError
 from .results import SurfaceInspection
 from .surface import HeightMap, SurfaceParams, analyse_height_map
 
+# Pixels on the walk plane below which no plane is accepted (about 3 x 3 cm at 1 mm).
+MIN_PLANE_POINTS = 1000
+
 F64 = NDArray[np.float64]
 
 
@@ -63,6 +66,14 @@ def measure_depth_map(
             InputProblem.WRONG_FORMAT, f"need a 2-D uint16 depth map, got {depth_mm.dtype}"
         )
     valid = depth_mm > 0
+    # Checked first: an empty map has no valid fraction, RANSAC cannot sample
+    # 3 points from fewer, and the plane fit wants MIN_PLANE_POINTS anyway.
+    if depth_mm.size < MIN_PLANE_POINTS:
+        h, w = depth_mm.shape
+        raise MeasurementError(
+            InputProblem.TOO_SMALL,
+            f"{w} x {h} depth map; the walk plane needs at least {MIN_PLANE_POINTS} pixels",
+        )
     if valid.mean() < 0.3:
         raise MeasurementError(
             InputProblem.NO_GROUND_PLANE, f"only {valid.mean():.0%} of pixels have depth"
@@ -136,7 +147,7 @@ def _ransac_plane(pts: F64) -> tuple[F64, float]:
         if count > best:
             best, best_n, best_d = count, n, d
     inl = pts[np.abs(pts @ best_n - best_d) < 6.0]
-    if len(inl) < 1000:
+    if len(inl) < MIN_PLANE_POINTS:
         raise MeasurementError(InputProblem.NO_GROUND_PLANE, "no dominant walk plane")
     centroid = inl.mean(0)
     _, _, vt = np.linalg.svd(inl[:: max(1, len(inl) // 50_000)] - centroid, full_matrices=False)

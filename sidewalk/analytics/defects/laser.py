@@ -24,7 +24,13 @@ F64 = NDArray[np.float64]
 
 @dataclass(frozen=True, slots=True, eq=False)
 class LaserRig:
-    """Camera calibration and the laser plane n . p = d in the camera frame (mm)."""
+    """Camera calibration and the laser plane n . p = d in the camera frame (mm).
+
+    The survey rig has a second sheet (``second_plane``, (normal, offset)):
+    two line lasers either side of the camera whose sheets cross above the
+    walk, so the stripes cross the joint some 50-70 mm apart. Without it the
+    rig is a single stripe (degraded: the joint's direction is not seen).
+    """
 
     camera: CameraCalibration
     plane_normal: F64
@@ -32,6 +38,7 @@ class LaserRig:
     # Vertical in the camera frame (from an IMU, or the optical axis reversed
     # when the rig holds the camera square to the walk).
     up: F64 = field(default_factory=lambda: np.array([0.0, 0.0, -1.0]))
+    second_plane: tuple[F64, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +58,9 @@ class LaserParams:
     # the two edges.
     joint_skew_tolerance_deg: float = 6.0
     crack_skew_tolerance_deg: float = 20.0
+    # Two stripes: share of the two stripes' gap difference taken into the
+    # gap's uncertainty (a crack's curvature left over from the direction).
+    stripe_disagreement_share: float = 0.5
 
 
 def _stripe_image(gray: NDArray[np.uint8]) -> NDArray[np.float32]:
@@ -64,8 +74,10 @@ def stripe_centres(
     gray: NDArray[np.uint8], min_peak: float, g: NDArray[np.float32] | None = None
 ) -> tuple[F64, F64]:
     """Sub-pixel stripe row in each column (columns without a stripe dropped)."""
-    if g is None:
-        g = _stripe_image(gray)
+    return _centres(_stripe_image(gray) if g is None else g, min_peak)
+
+
+def _centres(g: NDArray[np.float32], min_peak: float) -> tuple[F64, F64]:
     rows = np.argmax(g, axis=0)
     cols = np.arange(g.shape[1])
     peak = g[rows, cols]
@@ -97,20 +109,199 @@ def second_stripe_centres(
     return ci.astype(float), r2 + off
 
 
+@dataclass(frozen=True, slots=True)
+class _Stripe:
+    """What one stripe shows of the joint (camera frame, mm)."""
+
+    differential_mm: float  # along the walk's vertical, at the stripe's gap centre
+    differential_sd_mm: float
+    gap_mm: float  # opening along the stripe
+    spacing_mm: float  # median distance between profile points
+    edge_a: F64  # where the sheet meets the face before the joint
+    edge_b: F64  # and the face after it
+    center: F64  # stripe point nearest the gap's middle
+    radius_mm: float
+    sheet_offset_mm: float
+    s: F64
+    z: F64
+
+
 def measure_laser_profile(
     gray: NDArray[np.uint8], rig: LaserRig, params: LaserParams | None = None
 ) -> LaserProfile:
-    """Vertical differential, gap width and edge type of the joint the stripe crosses."""
+    """Vertical differential, gap width and edge type of the joint the stripe(s) cross.
+
+    With one sheet the gap is the opening along the stripe, its uncertainty
+    widened by the survey's tolerance on the joint's direction. With two
+    sheets (the survey geometry) the joint's direction comes from where the
+    two stripes cross it, and the gap is the perpendicular opening; if one
+    stripe cannot be read the other is measured as a single stripe.
+    """
     p = params or LaserParams()
     if gray.ndim != 2 or gray.dtype != np.uint8:
         raise MeasurementError(InputProblem.WRONG_FORMAT, "need an 8-bit grey laser image")
     g = _stripe_image(gray)
-    u, v = stripe_centres(gray, p.min_peak, g)
+    if rig.second_plane is None:
+        return _single(_stripe_profile(g, rig, rig.plane_normal, rig.plane_offset_mm, p), p)
+    halves = _split_halves(g, rig, p)
+    planes = ((rig.plane_normal, rig.plane_offset_mm), rig.second_plane)
+    found: list[_Stripe] = []
+    problem: MeasurementError | None = None
+    for keep, (nrm, off) in zip(halves, planes, strict=True):
+        try:
+            found.append(_stripe_profile(np.where(keep, g, -np.inf), rig, nrm, off, p))
+        except MeasurementError as e:
+            problem = e
+    if not found and problem is not None:
+        raise problem
+    if len(found) == 1:
+        return _single(found[0], p)
+    return _pair(found[0], found[1], rig, p)
+
+
+def _single(st: _Stripe, p: LaserParams) -> LaserProfile:
+    """One stripe: the joint's direction is the survey tolerance, not seen."""
+    crack = st.radius_mm < p.tooled_min_radius_mm
+    skew = p.crack_skew_tolerance_deg if crack else p.joint_skew_tolerance_deg
+    skew_unc = abs(st.sheet_offset_mm) * math.tan(math.radians(skew))
+    return LaserProfile(
+        vertical_differential_mm=st.differential_mm,
+        vertical_differential_uncertainty_mm=math.hypot(st.differential_sd_mm, 0.05),
+        gap_width_mm=st.gap_mm,
+        gap_width_uncertainty_mm=math.hypot(st.spacing_mm / 4, 0.1, skew_unc),
+        edge_type=EdgeType.CRACK if crack else EdgeType.TOOLED_JOINT,
+        edge_radius_mm=st.radius_mm,
+        gap_center_mm=(float(st.center[0]), float(st.center[1]), float(st.center[2])),
+        gap_sheet_offset_mm=st.sheet_offset_mm,
+        profile_mm=tuple(zip(st.s.tolist(), st.z.tolist(), strict=True)),
+    )
+
+
+def _pair(s1: _Stripe, s2: _Stripe, rig: LaserRig, p: LaserParams) -> LaserProfile:
+    """Two stripes: the joint's direction is the line through the two gap
+    middles; the gap is the mean over the stripes of the edge-to-edge vector
+    across that line. Each stripe's opening needs the joint's direction
+    between its own two edges (the leaning sheet meets them up to 15 mm apart
+    across the walk); the chord's slope is the mean of the local slopes at the
+    two stripes to second order in the curvature, and the sheets lean the same
+    way, so the errors of the two stripes cancel in the mean."""
+    up = rig.up / np.linalg.norm(rig.up)
+
+    def flat(v: F64) -> F64:
+        out: F64 = v - (v @ up) * up
+        return out
+
+    mids = [flat((st.edge_a + st.edge_b) / 2) for st in (s1, s2)]
+    along = mids[1] - mids[0]
+    length = float(np.linalg.norm(along))
+    if length < 10.0:
+        raise MeasurementError(
+            InputProblem.NO_LASER_LINE, "the two stripes meet the joint together"
+        )
+    along /= length
+    across = np.cross(up, along)
+    opening = [flat(st.edge_b - st.edge_a) for st in (s1, s2)]
+    if across @ opening[0] < 0:
+        across = -across
+    gaps = [float(o @ across) for o in opening]
+    # Edge placement: a quarter of a point spacing and 0.1 mm per edge. The
+    # direction's error is the middles' error over their distance, times the
+    # distance along the joint between a stripe's two edges; what is left of
+    # the curvature shows as the two stripes' disagreement beyond their noise.
+    e_sd = math.hypot(max(s1.spacing_mm, s2.spacing_mm) / 4, 0.1)
+    run = max(abs(float(o @ along)) for o in opening)
+    dir_part = run * e_sd / length
+    gap_sd = math.hypot(e_sd, dir_part, p.stripe_disagreement_share * abs(gaps[0] - gaps[1]))
+    radius = (s1.radius_mm + s2.radius_mm) / 2
+    crack = radius < p.tooled_min_radius_mm
+    center = (s1.center + s2.center) / 2
+    d_sd = math.hypot(s1.differential_sd_mm, s2.differential_sd_mm) / 2
+    return LaserProfile(
+        vertical_differential_mm=(s1.differential_mm + s2.differential_mm) / 2,
+        vertical_differential_uncertainty_mm=math.hypot(d_sd, 0.05),
+        gap_width_mm=max((gaps[0] + gaps[1]) / 2, 0.0),
+        gap_width_uncertainty_mm=gap_sd,
+        edge_type=EdgeType.CRACK if crack else EdgeType.TOOLED_JOINT,
+        edge_radius_mm=radius,
+        gap_center_mm=(float(center[0]), float(center[1]), float(center[2])),
+        gap_sheet_offset_mm=(s1.sheet_offset_mm + s2.sheet_offset_mm) / 2,
+        profile_mm=tuple(zip(s1.s.tolist(), s1.z.tolist(), strict=True)),
+    )
+
+
+def _split_halves(
+    g: NDArray[np.float32], rig: LaserRig, p: LaserParams
+) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """Image masks of the two stripes. Seen along the sheets (both contain
+    the walk direction), every point of one sheet at one height lies in one
+    plane through the camera centre: the angle phi of a pixel's ray about the
+    walk direction depends on the sheet and the height only. The block tops
+    of each stripe are dense clusters of phi; the widest empty interval
+    between clusters parts the stripes (their tops are a whole sheet spacing
+    apart, a step only some 40 mm). Which cluster is which sheet: the pairing
+    that puts both stripes' tops at about one height."""
+    assert rig.second_plane is not None
+    k = rig.camera
+    up = rig.up / np.linalg.norm(rig.up)
+    n1 = rig.plane_normal / np.linalg.norm(rig.plane_normal)
+    ex = np.cross(up, n1)
+    ex /= np.linalg.norm(ex)
+    ea = -(up - (up @ ex) * ex)
+    ea /= np.linalg.norm(ea)
+    eb = np.cross(ex, ea)
+
+    def phi(u: F64, v: F64) -> F64:
+        pts = np.stack([u, v], 1).astype(np.float64).reshape(-1, 1, 2)
+        und = cv2.undistortPoints(pts, k.matrix, k.distortion).reshape(-1, 2)
+        rays = np.concatenate([und, np.ones((len(und), 1))], 1)
+        out: F64 = np.arctan2(rays @ eb, rays @ ea)
+        return out
+
+    u1, v1 = _centres(g, p.min_peak)
+    u2, v2 = second_stripe_centres(g, p.min_peak, u1, v1)
+    f = phi(np.concatenate([u1, u2]), np.concatenate([v1, v2]))
+    if len(f) < 4 * p.min_top_points:
+        raise MeasurementError(InputProblem.NO_LASER_LINE, f"stripes found at {len(f)} points")
+    bin_w = 1.5 / k.matrix[1, 1]  # about 1.5 px
+    edges = np.arange(f.min() - bin_w, f.max() + 2 * bin_w, bin_w)
+    hist, _ = np.histogram(f, edges)
+    dense = np.nonzero(hist >= max(10, 0.05 * hist.max()))[0]
+    if len(dense) < 2:
+        raise MeasurementError(InputProblem.NO_LASER_LINE, "one stripe only")
+    k_gap = int(np.argmax(np.diff(dense)))
+    split = float(edges[(dense[k_gap] + dense[k_gap + 1] + 1) // 2])
+    # Heights of each cluster's densest angle under either sheet.
+    lo = float(edges[dense[: k_gap + 1][np.argmax(hist[dense[: k_gap + 1]])]])
+    hi = float(edges[dense[k_gap + 1 :][np.argmax(hist[dense[k_gap + 1 :]])]])
+    n2, d2 = rig.second_plane
+
+    def height(angle: float, nrm: F64, off: float) -> float:
+        ray = math.cos(angle) * ea + math.sin(angle) * eb
+        return float(ray @ up) * off / float(ray @ nrm)
+
+    n1r, d1 = rig.plane_normal, rig.plane_offset_mm
+    first_high = abs(height(hi, n1r, d1) - height(lo, n2, d2)) < abs(
+        height(lo, n1r, d1) - height(hi, n2, d2)
+    )
+    # The angle of every pixel, on a coarse grid (it varies smoothly).
+    h, w = g.shape
+    gu, gv = np.meshgrid(np.linspace(0, w - 1, 81), np.linspace(0, h - 1, 46))
+    grid = phi(gu.ravel(), gv.ravel()).reshape(gu.shape).astype(np.float32)
+    full = cv2.resize(grid, (w, h), interpolation=cv2.INTER_LINEAR)
+    high = full > split
+    return (high, ~high) if first_high else (~high, high)
+
+
+def _stripe_profile(
+    g: NDArray[np.float32], rig: LaserRig, normal: F64, offset: float, p: LaserParams
+) -> _Stripe:
+    """Profile of one stripe in ``g`` (rows of other stripes set to -inf)."""
+    u, v = _centres(g, p.min_peak)
     if len(u) < 2 * p.min_top_points:
         raise MeasurementError(InputProblem.NO_LASER_LINE, f"stripe found in {len(u)} columns")
-    n = rig.plane_normal / np.linalg.norm(rig.plane_normal)
-    pts = _triangulate(u, v, rig)
-    pts2 = _triangulate(*second_stripe_centres(g, p.min_peak, u, v), rig)
+    n = normal / np.linalg.norm(normal)
+    pts = _triangulate(u, v, rig.camera, normal, offset)
+    pts2 = _triangulate(*second_stripe_centres(g, p.min_peak, u, v), rig.camera, normal, offset)
     # Profile frame within the laser sheet: s horizontal along the stripe, z
     # the sheet's own up. Taking s from the end points instead would tilt it
     # with any fault and shift the gap floor sideways.
@@ -141,33 +332,33 @@ def measure_laser_profile(
     z_all = np.concatenate([z, pts2 @ e2])
     o_all = np.argsort(s_all)
     s_all, z_all = s_all[o_all], z_all[o_all]
-    ea = _edge_all(s_all, z_all, fl, float(s[left_end]), step=+1, level=p.edge_level_mm)
-    eb = _edge_all(s_all, z_all, fr, float(s[right_start]), step=-1, level=p.edge_level_mm)
+    s_le, s_rs = float(s[left_end]), float(s[right_start])
+    ea, za = _edge_all(s_all, z_all, fl, s_le, step=+1, level=p.edge_level_mm, stop=s_rs)
+    eb, zb = _edge_all(s_all, z_all, fr, s_rs, step=-1, level=p.edge_level_mm, stop=s_le)
     mid = (ea + eb) / 2
     # Heights along e2 are slanted with the laser sheet; the vertical is the
     # rig's "up" (the walk normal when the camera looks square at the walk).
     cos_v = abs(float(e2 @ up))
     diff = float(np.polyval(fr[0], mid) - np.polyval(fl[0], mid)) * cos_v
-    d_unc = math.hypot(_line_sd(fl, mid), _line_sd(fr, mid)) * cos_v
-    spacing = float(np.median(np.diff(s)))
+    d_sd = math.hypot(_line_sd(fl, mid), _line_sd(fr, mid)) * cos_v
     ra = _rounding_radius(s_all, z_all, fl[0], ea, side=-1, p=p)
     rb = _rounding_radius(s_all, z_all, fr[0], eb, side=+1, p=p)
-    r = max(ra, rb)
     i_mid = int(np.argmin(np.abs(s - mid)))
-    offset = _sheet_offset(up, e1, e2, float(np.polyval(fr[0], eb) - np.polyval(fl[0], ea)))
-    crack = r < p.tooled_min_radius_mm
-    skew = p.crack_skew_tolerance_deg if crack else p.joint_skew_tolerance_deg
-    skew_unc = abs(offset) * math.tan(math.radians(skew))
-    return LaserProfile(
-        vertical_differential_mm=diff,
-        vertical_differential_uncertainty_mm=math.hypot(d_unc, 0.05),
-        gap_width_mm=max(float(eb - ea), 0.0),
-        gap_width_uncertainty_mm=math.hypot(spacing / 4, 0.1, skew_unc),
-        edge_type=EdgeType.CRACK if crack else EdgeType.TOOLED_JOINT,
-        edge_radius_mm=r,
-        gap_center_mm=(float(pts[i_mid, 0]), float(pts[i_mid, 1]), float(pts[i_mid, 2])),
-        gap_sheet_offset_mm=offset,
-        profile_mm=tuple(zip(s.tolist(), z.tolist(), strict=True)),
+    base = n * (offset / np.linalg.norm(normal))
+    return _Stripe(
+        differential_mm=diff,
+        differential_sd_mm=d_sd,
+        gap_mm=max(float(eb - ea), 0.0),
+        spacing_mm=float(np.median(np.diff(s))),
+        edge_a=base + ea * e1 + za * e2,
+        edge_b=base + eb * e1 + zb * e2,
+        center=pts[i_mid],
+        radius_mm=max(ra, rb),
+        sheet_offset_mm=_sheet_offset(
+            up, e1, e2, float(np.polyval(fr[0], eb) - np.polyval(fl[0], ea))
+        ),
+        s=s,
+        z=z,
     )
 
 
@@ -180,15 +371,13 @@ def _sheet_offset(up: F64, e1: F64, e2: F64, step_mm: float) -> float:
     return step_mm * float(e2 @ across)
 
 
-def _triangulate(u: F64, v: F64, rig: LaserRig) -> F64:
-    """Camera-frame points where the pixels' rays meet the laser plane."""
+def _triangulate(u: F64, v: F64, k: CameraCalibration, normal: F64, offset: float) -> F64:
+    """Camera-frame points where the pixels' rays meet the laser plane n . p = d."""
     if len(u) == 0:
         return np.zeros((0, 3))
-    k = rig.camera
     und = cv2.undistortPoints(np.stack([u, v], 1).reshape(-1, 1, 2), k.matrix, k.distortion)
     rays = np.concatenate([und.reshape(-1, 2), np.ones((len(u), 1))], 1)
-    n = rig.plane_normal / np.linalg.norm(rig.plane_normal)
-    out: F64 = rays * (rig.plane_offset_mm / (rays @ n))[:, None]
+    out: F64 = rays * (offset / (rays @ normal))[:, None]
     return out
 
 
@@ -251,32 +440,46 @@ def _mask(n: int, idx: NDArray[np.intp]) -> NDArray[np.bool_]:
 
 
 def _edge_all(
-    s: F64, z: F64, line: tuple[F64, F64], s0: float, *, step: int, level: float
-) -> float:
+    s: F64, z: F64, line: tuple[F64, F64], s0: float, *, step: int, level: float, stop: float
+) -> tuple[float, float]:
     """Like ``_edge`` over every stripe point (sorted by s): walking from s0
     toward the joint, points deeper than ``level`` (gap floor, wall) are
     skipped, and the block's surface continues while its points stay within
     1 mm of each other; the edge is the level crossing on the wall when a wall
-    point follows closely, else just past the last surface point."""
+    point follows closely, else just past the last surface point. Returns
+    the edge's s and the height there on the face (where the sheet meets it).
+    The walk ends before ``stop``, the other block's last top point, and when
+    the profile, having gone down a wall, climbs back by 2 mm: across a narrow
+    gap the wall is seen less than ``level`` deep before the other block's
+    wall or top, which would otherwise pass for this block's surface; the edge
+    is then the deepest wall point seen."""
     drop = np.polyval(line[0], s) - z
     surf = (drop <= level) & (drop >= -3.0)
-    order = np.nonzero(s >= s0)[0] if step > 0 else np.nonzero(s <= s0)[0][::-1]
+    if step > 0:
+        order = np.nonzero((s >= s0) & (s < stop))[0]
+    else:
+        order = np.nonzero((s <= s0) & (s > stop))[0][::-1]
     last = -1
+    deepest = 0.0
     for i in order:
         if surf[i]:
             if last >= 0 and abs(s[i] - s[last]) > 1.0:
                 break
-            last = i
+            if deepest > 2.0 and drop[i] < deepest - 2.0:
+                return float(s[last]), float(z[last])
+            last = int(i)
+            deepest = max(deepest, float(drop[i]))
     if last < 0:
-        return s0
+        return s0, float(np.polyval(line[0], s0))
     spacing = float(np.median(np.abs(np.diff(s))))
     # A wall point just beyond: the crossing of the level between them.
     beyond = order[(step * (s[order] - s[last]) > 0) & (step * (s[order] - s[last]) < 1.0)]
     deep = beyond[drop[beyond] > level]
     if len(deep):
         j = int(deep[0])
-        return float(s[last] + (level - drop[last]) / (drop[j] - drop[last]) * (s[j] - s[last]))
-    return float(s[last] + step * max(spacing, 0.05) / 2)
+        e = float(s[last] + (level - drop[last]) / (drop[j] - drop[last]) * (s[j] - s[last]))
+        return e, float(np.polyval(line[0], e)) - level
+    return float(s[last] + step * max(spacing, 0.05) / 2), float(z[last])
 
 
 def _rounding_radius(s: F64, z: F64, coef: F64, edge: float, *, side: int, p: LaserParams) -> float:

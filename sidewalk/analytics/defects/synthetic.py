@@ -701,16 +701,11 @@ def _blobs(
         placed += 1
 
 
-def laser_survey_rig(
-    scene: SidewalkScene, rng: np.random.Generator, joint: int = 0
-) -> tuple[Camera, F64, float]:
-    """Camera and laser sheet at the documented laser geometry, over ``joint``.
-
-    Camera 350-450 mm above the walk looking down, 1280 x 720, 1400 px focal
-    length (about 0.3 mm per pixel); the line laser sits 120-180 mm to the
-    side and its sheet, containing the walk direction, meets the ground under
-    the camera. Returns the camera and the sheet (normal, offset) in the camera frame.
-    """
+def _laser_camera(
+    scene: SidewalkScene, rng: np.random.Generator, joint: int
+) -> tuple[Camera, float, float, float, float]:
+    """The laser survey camera over ``joint``; also its (x, y), the top of the
+    block before the joint under it, and its height."""
     j = scene.joints[joint]
     y_mid = scene.walk_width_mm / 2 + float(rng.uniform(-200, 200))
     x_mid = float(scene.joint_center_x(j, np.array([y_mid]))[0]) + float(rng.uniform(-40, 40))
@@ -725,13 +720,57 @@ def laser_survey_rig(
         yaw_deg=float(rng.uniform(-3, 3)),
         distortion=(float(rng.uniform(-0.08, 0.0)), 0.0, 0.0, 0.0, 0.0),
     )
-    laser = np.array([x_mid, y_mid + float(rng.uniform(120, 180)), hgt])
-    target = np.array([x_mid, y_mid, z_top])
+    return cam, x_mid, y_mid, z_top, hgt
+
+
+def _sheet(cam: Camera, laser: F64, target: F64) -> tuple[F64, float]:
+    """The sheet from ``laser`` through ``target`` containing the walk
+    direction, as (normal, offset) in the camera frame."""
     n_w = np.cross(np.array([1.0, 0.0, 0.0]), target - laser)
     n_w /= np.linalg.norm(n_w)
     n_c = cam.rotation @ n_w
-    d_c = float(n_c @ cam.world_to_camera(laser[None, :])[0])
+    return n_c, float(n_c @ cam.world_to_camera(laser[None, :])[0])
+
+
+def laser_survey_rig(
+    scene: SidewalkScene, rng: np.random.Generator, joint: int = 0
+) -> tuple[Camera, F64, float]:
+    """Camera and one laser sheet (the single-stripe, degraded mode), over ``joint``.
+
+    Camera 350-450 mm above the walk looking down, 1280 x 720, 1400 px focal
+    length (about 0.3 mm per pixel); the line laser sits 120-180 mm to the
+    side and its sheet, containing the walk direction, meets the ground under
+    the camera. Returns the camera and the sheet (normal, offset) in the camera frame.
+    """
+    cam, x_mid, y_mid, z_top, hgt = _laser_camera(scene, rng, joint)
+    laser = np.array([x_mid, y_mid + float(rng.uniform(120, 180)), hgt])
+    n_c, d_c = _sheet(cam, laser, np.array([x_mid, y_mid, z_top]))
     return cam, n_c, d_c
+
+
+def laser_pair_survey_rig(
+    scene: SidewalkScene, rng: np.random.Generator, joint: int = 0
+) -> tuple[Camera, tuple[tuple[F64, float], tuple[F64, float]]]:
+    """Camera and two laser sheets at the documented (two-stripe) survey geometry.
+
+    The camera as in ``laser_survey_rig``; two line lasers side by side on
+    one arm 120-180 mm to the side of it, at its height, their sheets
+    containing the walk direction and leaning the same way (parallel within a
+    degree of mounting tolerance). The stripes meet the walk 80-100 mm apart
+    across it, either side of the camera's nadir, so each crosses the joint
+    and, for surfaces from 135 mm below to 40 mm above the walk, the two
+    stay apart in the image. Returns the camera and the two sheets (normal,
+    offset) in the camera frame.
+    """
+    cam, x_mid, y_mid, z_top, hgt = _laser_camera(scene, rng, joint)
+    half = float(rng.uniform(80, 100)) / 2
+    out = float(rng.uniform(120, 180))
+    sheets = []
+    for side in (+1.0, -1.0):
+        aim = y_mid + side * half
+        laser = np.array([x_mid, aim + out + float(rng.uniform(-4, 4)), hgt])
+        sheets.append(_sheet(cam, laser, np.array([x_mid, aim, z_top])))
+    return cam, (sheets[0], sheets[1])
 
 
 def render_laser(
@@ -743,9 +782,29 @@ def render_laser(
     *,
     noise: float = 3.0,
     stripe_sigma_px: float = 1.3,
+    more_sheets: tuple[tuple[F64, float], ...] = (),
 ) -> NDArray[np.uint8]:
-    """Grey image of the laser stripe on the scene, with occlusion of the
-    stripe by block edges (seen from the camera) and of the laser itself."""
+    """Grey image of the laser stripe(s) on the scene, with occlusion of each
+    stripe by block edges (seen from the camera) and of its laser itself."""
+    vv, uu = np.mgrid[0 : camera.height, 0 : camera.width]
+    img = (30.0 + _roughness(uu * 0.3, vv * 0.3, scene.seed, 6.0)).astype(np.float32)
+    for nrm, off in ((plane_normal, plane_offset_mm), *more_sheets):
+        _draw_stripe(img, scene, camera, nrm, off, stripe_sigma_px=stripe_sigma_px)
+    img += rng.normal(0, noise, img.shape).astype(np.float32)
+    out: NDArray[np.uint8] = np.clip(img, 0, 255).astype(np.uint8)
+    return out
+
+
+def _draw_stripe(
+    img: NDArray[np.float32],
+    scene: SidewalkScene,
+    camera: Camera,
+    plane_normal: F64,
+    plane_offset_mm: float,
+    *,
+    stripe_sigma_px: float,
+) -> None:
+    """Add one sheet's stripe to ``img``."""
     n_w = camera.rotation.T @ plane_normal
     p0 = camera.camera_to_world((plane_normal * plane_offset_mm)[None, :])[0]
     # The sheet in the world: points p with n_w . (p - p0) = 0.
@@ -787,8 +846,6 @@ def render_laser(
     visible = _unoccluded(scene, pts, camera.center_mm)
     pc = camera.world_to_camera(pts[visible])
     uv = _project(camera, pc)
-    vv, uu = np.mgrid[0 : camera.height, 0 : camera.width]
-    img = (30.0 + _roughness(uu * 0.3, vv * 0.3, scene.seed, 6.0)).astype(np.float32)
     ui = np.round(uv[:, 0]).astype(int)
     inb = (ui >= 0) & (ui < camera.width)
     counts = np.bincount(ui[inb], minlength=camera.width).astype(np.float32)
@@ -799,9 +856,6 @@ def render_laser(
         np.add.at(
             img, (vi[ok], ui[inb][ok]), 200.0 * w[ok] / np.maximum(counts[ui[inb][ok]], 1) * 3.0
         )
-    img += rng.normal(0, noise, img.shape).astype(np.float32)
-    out: NDArray[np.uint8] = np.clip(img, 0, 255).astype(np.uint8)
-    return out
 
 
 def _laser_origin(camera: Camera, n_c: F64, pts: F64) -> F64:

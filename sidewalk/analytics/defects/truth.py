@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -76,3 +77,25 @@ def pair_spalls(
                 out.append(SpallPair(m, s))
                 break
     return out
+
+
+def joint_slope(scene: SidewalkScene, joint: JointTruth, y: float) -> float:
+    """dx/dy of the joint's centre line at across-walk position y (skew and meander)."""
+    yc = y - scene.walk_width_mm / 2
+    k = 2 * math.pi / joint.meander_wavelength_mm
+    return math.tan(joint.skew_rad) + joint.meander_amplitude_mm * k * math.cos(
+        k * yc + joint.meander_phase_rad
+    )
+
+
+def true_gap_at(scene: SidewalkScene, joint: JointTruth, y: float) -> float:
+    """Perpendicular opening between the faces at across-walk position y.
+
+    The faces are the centre line shifted by gap / (2 cos skew) along the
+    walk, so where a crack meanders off its mean direction the perpendicular
+    opening is that shift times the cosine of the local direction: up to
+    about 4 % below ``gap_mm`` (1.9 mm at a 45 mm gap). For a straight joint
+    it is ``gap_mm``.
+    """
+    shift = joint.gap_mm / math.cos(joint.skew_rad)
+    return shift * math.cos(math.atan(joint_slope(scene, joint, y)))

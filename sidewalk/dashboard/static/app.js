@@ -327,14 +327,19 @@ function pathSketch(s, requiredMm) {
 async function defectsPage() {
   const d = await api("/api/defects");
   const num = (v) => (v === null || v === undefined ? "–" : Number(v).toFixed(1));
-  const pct = (f) => `${Math.round(f * 100)} %`;
+  const pct = (f) => (f === null || f === undefined ? "–" : `${Math.round(f * 100)} %`);
+  // How each frontage's block count is known (the 80 % rule's denominator).
+  const basis = (c) => c.basis === "recorded" ? `${c.frontage}: ${c.blocks} (recorded)`
+    : c.basis === "length_spacing" ? `${c.frontage}: ${c.blocks} (length ÷ ${num(c.spacing_ft)} ft joint spacing)`
+    : `${c.frontage}: not known`;
   const owners = h("section", { class: "panel" }, h("h2", {}, "Owners (§ 370-5 (11), 80 % rule)"),
     d.owners.length
       ? h("table", { class: "owners" },
-          h("thead", {}, h("tr", {}, ...["Owner", "Frontages", "Defective blocks", "Share", "Replace entire sidewalk"].map((t) => h("th", {}, t)))),
+          h("thead", {}, h("tr", {}, ...["Owner", "Frontages", "Blocks", "Share of owner's blocks", "Block count", "Replace entire sidewalk"].map((t) => h("th", {}, t)))),
           h("tbody", {}, ...d.owners.map((o) => h("tr", {},
             h("td", {}, o.owner ? o.owner.name : "–"), h("td", {}, o.frontages.join(", ")),
-            h("td", {}, `${o.defective_blocks} of ${o.total_blocks} surveyed`), h("td", {}, pct(o.defective_fraction)),
+            h("td", { class: "owner-status" }, o.status), h("td", {}, pct(o.defective_fraction)),
+            h("td", {}, o.counts.map(basis).join("; ")),
             h("td", { class: o.replace_entire_sidewalk ? "bad" : "" }, o.replace_entire_sidewalk ? "yes" : "no")))))
       : h("p", { class: "muted" }, "No surveyed blocks yet."));
   const checkRow = (b, c) => h("tr", { class: c.failed ? "bad" : "" },
