@@ -568,7 +568,7 @@ def write_demo_scene(out_dir: Path, *, fault_mm: float = 25.4, seed: int = 11) -
     """
     from sidewalk.analytics.defects.synthetic import (
         depth_survey_camera,
-        laser_survey_rig,
+        laser_pair_survey_rig,
         place_marker,
         random_scene,
         render_depth,
@@ -608,13 +608,17 @@ def write_demo_scene(out_dir: Path, *, fault_mm: float = 25.4, seed: int = 11) -
     paths["calibration"].write_text(
         json.dumps({"matrix": pcam.matrix.tolist(), "distortion": pcam.distortion.tolist()})
     )
-    lcam, normal, offset = laser_survey_rig(scene, rng, 0)
-    cv2.imwrite(str(paths["laser"]), render_laser(scene, lcam, normal, offset, rng))
+    # The two-stripe survey rig (docs/defects.md).
+    lcam, ((normal, offset), (normal2, offset2)) = laser_pair_survey_rig(scene, rng, 0)
+    laser_img = render_laser(scene, lcam, normal, offset, rng, more_sheets=((normal2, offset2),))
+    cv2.imwrite(str(paths["laser"]), laser_img)
     rig = {
         "matrix": lcam.matrix.tolist(),
         "distortion": lcam.distortion.tolist(),
         "plane_normal": normal.tolist(),
         "plane_offset_mm": offset,
+        "plane2_normal": normal2.tolist(),
+        "plane2_offset_mm": offset2,
         "up": (lcam.rotation @ np.array([0.0, 0.0, 1.0])).tolist(),
     }
     paths["laser_rig"].write_text(json.dumps(rig))
@@ -640,15 +644,24 @@ def load_intrinsics(path: Path) -> DepthIntrinsics:
 def load_laser_rig(path: Path) -> LaserRig:
     """A laser rig calibration JSON: the camera (``matrix``, ``distortion``),
     the laser plane in the camera frame (``plane_normal`` [3], ``plane_offset_mm``:
-    n . p = d) and optionally ``up`` [3], the vertical in the camera frame (from
-    the IMU; default: the optical axis reversed, the camera square to the walk)."""
+    n . p = d), the survey rig's second plane (``plane2_normal`` [3],
+    ``plane2_offset_mm``; without it the rig is one stripe) and optionally
+    ``up`` [3], the vertical in the camera frame (from the IMU; default: the
+    optical axis reversed, the camera square to the walk)."""
     data = json.loads(path.read_text())
     camera = CameraCalibration(
         np.array(data["matrix"], np.float64), np.array(data["distortion"], np.float64)
     )
-    normal = np.array(data["plane_normal"], np.float64)
-    if normal.shape != (3,) or not np.linalg.norm(normal) > 0:
-        raise ValueError(f"{path}: plane_normal must be a non-zero 3-vector")
-    if "up" in data:
-        return LaserRig(camera, normal, float(data["plane_offset_mm"]), np.array(data["up"], float))
-    return LaserRig(camera, normal, float(data["plane_offset_mm"]))
+
+    def plane(key: str) -> np.ndarray:
+        normal = np.array(data[key], np.float64)
+        if normal.shape != (3,) or not np.linalg.norm(normal) > 0:
+            raise ValueError(f"{path}: {key} must be a non-zero 3-vector")
+        return normal
+
+    normal = plane("plane_normal")
+    second = None
+    if "plane2_normal" in data:
+        second = (plane("plane2_normal"), float(data["plane2_offset_mm"]))
+    up = np.array(data["up"], float) if "up" in data else np.array([0.0, 0.0, -1.0])
+    return LaserRig(camera, normal, float(data["plane_offset_mm"]), up, second)

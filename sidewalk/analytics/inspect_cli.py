@@ -290,7 +290,8 @@ def laser(  # noqa: PLR0917 (Typer maps parameters to options)
         Path,
         typer.Option(
             help='rig calibration JSON {"matrix", "distortion", "plane_normal",'
-            ' "plane_offset_mm", "up"}'
+            ' "plane_offset_mm", "plane2_normal", "plane2_offset_mm", "up"}'
+            " (the second plane for the two-stripe survey rig)"
         ),
     ],
     surveyed_at: SurveyedOption = None,
