@@ -23,6 +23,7 @@ masks, 2-pixel tolerance) beside the published figures.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 import cv2
@@ -304,18 +305,23 @@ def main() -> None:
     ap.add_argument("--no-crackforest", action="store_true", help="skip the CrackForest scores")
     args = ap.parse_args()
     header = ["| measure | n | p50 | p95 | max | target p95 |", "|---|---|---|---|---|---|"]
-    blocks = [depth_bench(args.scenes)] if args.scenes else []
+    runs: list[tuple[Callable[..., list[str]], tuple[int, ...], bool]] = []
+    if args.scenes:
+        runs.append((depth_bench, (args.scenes,), False))
     if args.laser:
         for base in args.laser_seeds:
-            blocks.append(laser_bench(args.laser, base))
+            runs.append((laser_bench, (args.laser, base), False))
             if args.single_stripe:
-                blocks.append(laser_bench(args.laser, base, single=True))
-    blocks += [photo_bench(args.photos)] if args.photos else []
-    blocks += [width_bench(args.widths)] if args.widths else []
-    for block in blocks:
+                runs.append((laser_bench, (args.laser, base), True))
+    if args.photos:
+        runs.append((photo_bench, (args.photos,), False))
+    if args.widths:
+        runs.append((width_bench, (args.widths,), False))
+    for fn, fargs, single in runs:
+        block = fn(*fargs, single=True) if single else fn(*fargs)
         print(block[0])
         print("\n".join(header + block[1:]))
-        print()
+        print(flush=True)
     if not args.no_crackforest:
         print("\n".join(crackforest_bench()))
 

@@ -327,7 +327,7 @@ def demo_scene(
     fault_in: Annotated[float, typer.Option(help="vertical fault at the joint, inches")] = 1.0,
     seed: Annotated[int, typer.Option(help="scene seed")] = 11,
 ) -> None:
-    """Render a synthetic walk with a known fault: a depth PNG and a photo to try."""
+    """A synthetic walk with a known fault: depth PNG, photo, two-stripe laser frame and rig."""
     paths = write_demo_scene(out_dir, fault_mm=fault_in * MM_PER_INCH, seed=seed)
     for name, path in paths.items():
         console.print(f"{name}: {path}")

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime
+from itertools import accumulate
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -261,8 +262,29 @@ def _first_error(exc: ValidationError) -> tuple[str, str]:
     return "invalid_value", f"{where}: {err['msg']}"
 
 
+# No message of the contract nests deeper than 2. The cap is ours, not the
+# JSON parser's: json.loads stops at Python's recursion limit, which depends on
+# how deep the calling stack already is, so the same payload could be
+# "nested too deeply" in one thread and another reason in the next.
+MAX_JSON_NESTING = 32
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_NESTING_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+def _nesting(payload: bytes) -> int:
+    """How deep arrays and objects nest (strings skipped); only for bracket-heavy payloads."""
+    brackets = _JSON_STRING.sub(b"", payload).translate(None, _NOT_BRACKETS)
+    return max(accumulate(_NESTING_STEP[b] for b in brackets), default=0)
+
+
 def _load_json(payload: bytes) -> dict[str, Any]:
     """Decode a JSON object, or raise ``ContractError('malformed_json', …)``."""
+    if (
+        payload.count(b"[") + payload.count(b"{") > MAX_JSON_NESTING
+        and _nesting(payload) > MAX_JSON_NESTING
+    ):
+        raise ContractError("malformed_json", f"nested more than {MAX_JSON_NESTING} deep")
     try:
         raw: Any = json.loads(payload)
     except ValueError as exc:

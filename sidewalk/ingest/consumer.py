@@ -1,8 +1,10 @@
 """The ingest consumer: MQTT → validation → SQLite, acknowledging only what is durable.
 
-paho's network thread only queues messages. One writer thread takes batches
-(up to ``batch_size`` messages or ``batch_wait_s`` after the first), writes
-readings, statuses and dead letters in one transaction, and only then
+paho's network thread validates each message and queues it with its verdict.
+One writer thread takes batches (up to ``batch_size`` messages or
+``batch_wait_s`` after the first; with a backlog already queued, up to
+``BACKLOG_BATCH_FACTOR`` times as many), writes readings, statuses and dead
+letters in one transaction, and only then
 acknowledges every message of the batch. After each commit it publishes, per
 device, the retained "stored up to" watermark that lets the device free its
 buffer. A crash before the commit loses nothing: the unacknowledged messages
@@ -21,7 +23,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from sidewalk.core.contract import AnyReading, Reading, StoredWatermark, subscription, topic_for
+from sidewalk.core.contract import (
+    MAX_DETAIL_CHARS,
+    AnyReading,
+    Reading,
+    StoredWatermark,
+    subscription,
+    topic_for,
+)
 from sidewalk.core.mqtt import MqttClient, MqttMessage, MqttSettings
 from sidewalk.ingest.validate import (
     Accepted,
@@ -29,6 +38,7 @@ from sidewalk.ingest.validate import (
     Evidence,
     Ignored,
     Rejected,
+    Verdict,
     classify,
 )
 from sidewalk.storage.evidence import EvidenceStore
@@ -61,6 +71,10 @@ class IngestStats:
     statuses: int = 0
     gaps_opened: int = 0
     batches: int = 0
+
+
+# With a backlog queued, a batch takes up to this many times ``batch_size``.
+BACKLOG_BATCH_FACTOR = 10
 
 
 def _now_ms() -> int:
@@ -101,12 +115,15 @@ class IngestConsumer:
         # They are still recorded; only a warning per gap would flood the log.
         self._gap_log_level = logging.WARNING if shared_group is None else logging.DEBUG
         self._batch_size = batch_size
+        self._max_batch = BACKLOG_BATCH_FACTOR * batch_size
         self._batch_wait_s = batch_wait_s
         self._influx = influx
         self._evidence = evidence
         self._on_stored = on_stored
         self._write_retry_s = write_retry_s
-        self._queue: queue.SimpleQueue[MqttMessage] = queue.SimpleQueue()
+        # Each message with its verdict: paho's thread validates on receipt, so
+        # validation runs while the writer waits on the fsync (the GIL is free then).
+        self._queue: queue.SimpleQueue[tuple[MqttMessage, Verdict]] = queue.SimpleQueue()
         if mqtt.receive_maximum < batch_size:
             # A window smaller than the batch would make every batch wait for
             # the timer: the broker stops sending until we ack.
@@ -145,9 +162,17 @@ class IngestConsumer:
         return max(0.0, time.monotonic() - oldest)
 
     def _receive(self, msg: MqttMessage) -> None:
-        # paho's thread; the arrival is noted before the writer can take the message.
+        # paho's thread. A dead letter's received_at is set at commit, as before.
+        try:
+            verdict: Verdict = classify(msg, 0)
+        except Exception as exc:
+            # classify catches the validator's failures; this guards paho's thread.
+            detail = f"{type(exc).__name__}: {exc}"[:MAX_DETAIL_CHARS]
+            dead = DeadLetter(0, msg.topic, None, msg.payload, "internal_error", detail)
+            verdict = Rejected(dead)
+        # The arrival is noted before the writer can take the message.
         self._arrivals.append(time.monotonic())
-        self._queue.put(msg)
+        self._queue.put((msg, verdict))
 
     def start(self) -> None:
         """Connect (raising if the broker refuses), subscribe and start writing."""
@@ -192,7 +217,7 @@ class IngestConsumer:
         # again at the next commit that touches its device.
         self._published.clear()
 
-    def _next_batch(self) -> list[MqttMessage]:
+    def _next_batch(self) -> list[tuple[MqttMessage, Verdict]]:
         try:
             batch = [self._queue.get(timeout=0.2)]
         except queue.Empty:
@@ -209,6 +234,14 @@ class IngestConsumer:
                 break
             try:
                 batch.append(self._queue.get(timeout=left))
+            except queue.Empty:
+                break
+        # A backlog already received (the broker may send beyond our Receive
+        # Maximum, or a restart left one) goes in larger commits: each commit's
+        # fsync and bookkeeping then serve more readings. Nothing waits for it.
+        while len(batch) < self._max_batch:
+            try:
+                batch.append(self._queue.get_nowait())
             except queue.Empty:
                 break
         return batch
@@ -236,7 +269,7 @@ class IngestConsumer:
             if stopping:
                 return
 
-    def _commit(self, batch: list[MqttMessage]) -> bool:
+    def _commit(self, batch: list[tuple[MqttMessage, Verdict]]) -> bool:
         """Write one batch durably, then ack it. False when stopped before success."""
         now = _now_ms()
         readings: list[AnyReading] = []
@@ -244,8 +277,7 @@ class IngestConsumer:
         dead: list[DeadLetter] = []
         sites: dict[str, str] = {}
         frames: list[bytes] = []
-        for msg in batch:
-            verdict = classify(msg, now)
+        for msg, verdict in batch:
             if isinstance(verdict, Accepted):
                 readings.append(verdict.reading)
                 sites[verdict.reading.device] = verdict.site
@@ -261,7 +293,7 @@ class IngestConsumer:
                 else:
                     frames.append(verdict.body)
             elif isinstance(verdict, Rejected):
-                dead.append(verdict.dead_letter)
+                dead.append(dataclasses.replace(verdict.dead_letter, received_at_ms=now))
                 log.warning(
                     "dead letter %s on %s: %s",
                     verdict.dead_letter.reason,
@@ -290,7 +322,7 @@ class IngestConsumer:
                 log.exception("store write failed; retrying in %.1fs", self._write_retry_s)
                 if self._stop.wait(self._write_retry_s):
                     return False
-        self._client.ack_many(batch)
+        self._client.ack_many(msg for msg, _ in batch)
         self._sites.update(sites)
         self._after_commit(result, len(batch), len(statuses), len(dead))
         return True

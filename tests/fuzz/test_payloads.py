@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from typing import Any
 
 from hypothesis import HealthCheck, example, given, settings
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from sidewalk.core.contract import (
     MAX_DETAIL_CHARS,
+    MAX_JSON_NESTING,
     STREAM_MODELS,
     FrameRef,
     SnowMeasurement,
@@ -200,3 +202,23 @@ def test_detail_of_an_oversized_value_is_clipped() -> None:
     assert isinstance(verdict, Rejected)
     assert verdict.dead_letter.reason == "topic_mismatch"
     assert len(verdict.dead_letter.detail) <= MAX_DETAIL_CHARS
+
+
+def test_the_verdict_on_deep_nesting_does_not_depend_on_the_callers_stack() -> None:
+    """json.loads gives up at Python's recursion limit, which counts the caller's frames too."""
+    topic = f"sidewalk/v1/{SITE}/{DEVICE}/snow"
+
+    def verdict_at(depth: int, nesting: int) -> str:
+        if depth:
+            return verdict_at(depth - 1, nesting)
+        body = b'{"schema": 1, "x": ' + b"[" * nesting + b"]" * nesting + b"}"
+        result = classify(MqttMessage(topic, body, 1, False, 0), 0)
+        assert isinstance(result, Rejected)
+        return result.dead_letter.reason
+
+    limit = sys.getrecursionlimit()
+    for nesting in (5, 31, 32, 40, limit // 2, limit - 50, 10 * limit):
+        shallow = verdict_at(0, nesting)
+        deep = verdict_at(limit // 2, nesting)
+        assert shallow == deep, (nesting, shallow, deep)
+        assert (shallow == "malformed_json") == (nesting + 1 > MAX_JSON_NESTING), (nesting, shallow)

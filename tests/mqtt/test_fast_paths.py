@@ -395,3 +395,25 @@ def test_oldest_pending_age(broker: Any, tmp_path: Path) -> None:
         pub.disconnect()
         consumer.stop()
         store.close()
+
+
+def test_backlog_goes_in_larger_batches_and_nothing_waits_for_it(tmp_path: Path) -> None:
+    from sidewalk.core.mqtt import MqttMessage
+    from sidewalk.ingest.consumer import BACKLOG_BATCH_FACTOR
+
+    store = SqliteTimeSeriesStore(tmp_path / "ts.db")
+    mqtt = MqttSettings(host="127.0.0.1", port=1, client_id="unused")
+    consumer = IngestConsumer(store, mqtt, batch_size=10, batch_wait_s=1.0)
+    topic = "sidewalk/v1/s/pole-1/weather"
+    for seq in range(1, 10 * BACKLOG_BATCH_FACTOR + 6):
+        msg = MqttMessage(topic, _reading("pole-1", seq).to_json(), 1, False, seq)
+        consumer._receive(msg)
+    assert consumer.pending == 10 * BACKLOG_BATCH_FACTOR + 5
+    start = time.monotonic()
+    first = consumer._next_batch()
+    second = consumer._next_batch()
+    assert len(first) == 10 * BACKLOG_BATCH_FACTOR
+    assert [m.mid for m, _ in first] == list(range(1, 10 * BACKLOG_BATCH_FACTOR + 1))
+    assert len(second) == 5  # short of batch_size: it waited for the timer
+    assert time.monotonic() - start >= 1.0
+    store.close()

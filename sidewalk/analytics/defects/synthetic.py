@@ -754,17 +754,17 @@ def laser_pair_survey_rig(
     """Camera and two laser sheets at the documented (two-stripe) survey geometry.
 
     The camera as in ``laser_survey_rig``; two line lasers side by side on
-    one arm 120-180 mm to the side of it, at its height, their sheets
+    one arm 80-120 mm to the side of it, at its height, their sheets
     containing the walk direction and leaning the same way (parallel within a
-    degree of mounting tolerance). The stripes meet the walk 80-100 mm apart
+    degree of mounting tolerance). The stripes meet the walk 60-75 mm apart
     across it, either side of the camera's nadir, so each crosses the joint
     and, for surfaces from 135 mm below to 40 mm above the walk, the two
-    stay apart in the image. Returns the camera and the two sheets (normal,
-    offset) in the camera frame.
+    stay apart in the image (that needs a spacing of 156 x the lean).
+    Returns the camera and the two sheets (normal, offset) in the camera frame.
     """
     cam, x_mid, y_mid, z_top, hgt = _laser_camera(scene, rng, joint)
-    half = float(rng.uniform(80, 100)) / 2
-    out = float(rng.uniform(120, 180))
+    half = float(rng.uniform(60, 75)) / 2
+    out = float(rng.uniform(80, 120))
     sheets = []
     for side in (+1.0, -1.0):
         aim = y_mid + side * half
