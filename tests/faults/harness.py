@@ -97,6 +97,18 @@ class FaultResult:
         )
 
 
+def _interrupt(proc: subprocess.Popen[bytes] | None) -> None:
+    """SIGINT (a clean stop for VictoriaMetrics and PostgreSQL's fast shutdown), then -9 at 20 s."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def wait_until(predicate: Callable[[], bool], timeout_s: float, poll_s: float = 0.02) -> float:
     """Seconds until ``predicate()`` held; raises ``TimeoutError`` after ``timeout_s``."""
     started = time.monotonic()
@@ -251,14 +263,7 @@ class VictoriaServer:
     def stop(self) -> None:
         """Graceful stop (SIGINT: VictoriaMetrics flushes what it accepted)."""
         proc, self._proc = self._proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        _interrupt(proc)
 
     def seqs(self, device: str) -> list[int]:
         """Every ``seq`` sample of ``device`` (weather and snow), sorted, duplicates kept."""
@@ -780,14 +785,7 @@ class PostgresProcess:
     def stop(self) -> None:
         """Fast shutdown: clients' transactions roll back, connections drop."""
         proc, self._proc = self._proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        _interrupt(proc)
 
 
 def _terminate(proc: subprocess.Popen[bytes]) -> None:
