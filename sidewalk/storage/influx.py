@@ -208,6 +208,11 @@ def _close(api: WriteApi) -> None:
     api.close()  # type: ignore[no-untyped-call]  # unannotated in influxdb-client
 
 
+# Statuses with which InfluxDB refuses the points themselves (bad line protocol,
+# a field type conflict, points outside the retention period).
+_POINTS_REFUSED = frozenset({400, 422})
+
+
 class InfluxForwarder:
     """Keeps an InfluxDB view in step with the SQLite store, from a durable cursor.
 
@@ -215,7 +220,7 @@ class InfluxForwarder:
     writes them synchronously, and advances the cursor only once the server has
     accepted the batch. While the server is unreachable or answers 5xx/429 it
     backs off (``backoff_min_s`` doubling to ``backoff_max_s``) and retries the
-    same batch; when the server returns it catches up. A 4xx other than 429 is
+    same batch; when the server returns it catches up. A 400 or 422 is
     a refusal of the points themselves (InfluxDB writes the valid points of a
     partial write): it is logged, counted in ``rejected`` and skipped, so one
     bad point cannot stall the view for good.
@@ -322,7 +327,10 @@ class InfluxForwarder:
         try:
             self._api.write(self.bucket, self.org, record=points)
         except ApiException as exc:
-            if exc.status is None or exc.status == 429 or exc.status >= 500:
+            # Only a refusal of the points themselves is skipped. A wrong token
+            # (401/403), a missing bucket (404), throttling or a server error
+            # is an outage: retried, never skipped, or the view would lose data.
+            if exc.status not in _POINTS_REFUSED:
                 raise
             log.error("influx refused %d points (skipped): %s", len(points), exc)
             self.rejected += len(points)

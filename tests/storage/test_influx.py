@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import http.server
 import json
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -12,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from influxdb_client.rest import ApiException
 
 from sidewalk.core.contract import FrameRef, Reading, SnowMeasurement, WeatherReading
 from sidewalk.storage.influx import (
@@ -292,3 +295,47 @@ def test_forwarder_writes_what_the_store_holds(victoria: str, tmp_path: Path) ->
     assert sorted(zip(seq["timestamps"], seq["values"], strict=True)) == [
         (r.ts, r.seq) for r in readings
     ]
+
+
+@pytest.mark.parametrize(
+    ("status", "skipped"),
+    [(400, True), (422, True)] + [(s, False) for s in (401, 403, 404, 429, 503)],
+)
+def test_forwarder_skips_only_refused_points_never_an_outage(
+    tmp_path: Path, status: int, skipped: bool
+) -> None:
+    """A wrong token or a missing bucket must stall the view, not empty it."""
+
+    class Answer(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            body = json.dumps({"code": "x", "message": f"status {status}"}).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    store = SqliteTimeSeriesStore(tmp_path / "ts.db")
+    forwarder = InfluxForwarder(
+        store, f"http://127.0.0.1:{server.server_address[1]}", token="t", org="o", bucket="b"
+    )
+    try:
+        store.write_batch([_weather("p", s, TS + s) for s in range(1, 4)])
+        if skipped:
+            assert forwarder.forward_once() == 3
+            assert forwarder.rejected == 3
+            assert store.export_backlog("influx") == 0
+        else:
+            with pytest.raises(ApiException, match=f"status {status}|{status}"):
+                forwarder.forward_once()
+            assert store.export_backlog("influx") == 3
+    finally:
+        forwarder.close()
+        store.close()
+        server.shutdown()
