@@ -294,11 +294,14 @@ class IngestConsumer:
                     frames.append(verdict.body)
             elif isinstance(verdict, Rejected):
                 dead.append(dataclasses.replace(verdict.dead_letter, received_at_ms=now))
+                letter = verdict.dead_letter
                 log.warning(
                     "dead letter %s on %s: %s",
-                    verdict.dead_letter.reason,
+                    letter.reason,
                     msg.topic,
-                    verdict.dead_letter.detail,
+                    letter.detail,
+                    # Separate fields in JSON logs, for a log search by reason or device.
+                    extra={"reason": letter.reason, "topic": msg.topic, "device": letter.device},
                 )
             else:
                 assert isinstance(verdict, Ignored)
@@ -348,7 +351,14 @@ class IngestConsumer:
             s.batches += 1
             self._committed.notify_all()
         for gap in result.gaps_opened:
-            log.log(self._gap_log_level, "seq gap %s %d..%d", gap.device, gap.from_seq, gap.to_seq)
+            log.log(
+                self._gap_log_level,
+                "seq gap %s %d..%d",
+                gap.device,
+                gap.from_seq,
+                gap.to_seq,
+                extra={"device": gap.device, "from_seq": gap.from_seq, "to_seq": gap.to_seq},
+            )
         if not result.stored:
             return
         if self._on_stored is not None:

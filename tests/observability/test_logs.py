@@ -12,6 +12,10 @@ from pathlib import Path
 import pytest
 
 from sidewalk.core.logs import REDACTED, configure_logging
+from sidewalk.core.mqtt import MqttClient
+from tests.harness.mosquitto import MosquittoServer
+from tests.ingest.pipeline import running_ingest, slug
+from tests.ingest.pipeline import settings as mqtt_settings
 
 
 @pytest.fixture
@@ -101,3 +105,27 @@ def test_extra_fields_cannot_overwrite_the_envelope() -> None:
     entry = json.loads(out.getvalue())
     assert entry["level"] == "INFO"
     assert entry["ts"] != "never"
+
+
+@pytest.mark.services
+@pytest.mark.usefixtures("restore_root")
+def test_ingest_logs_a_dead_letter_with_its_reason_and_device_as_fields(
+    broker: MosquittoServer, tmp_path: Path
+) -> None:
+    stream = io.StringIO()
+    configure_logging("json", logging.WARNING, stream)
+    site = slug("logs")
+    raw = MqttClient(mqtt_settings(broker.host, broker.port, slug("raw"), clean_start=True))
+    with running_ingest(broker.host, broker.port, tmp_path / "ts.db", site) as ingest:
+        raw.connect()
+        try:
+            raw.publish(f"sidewalk/v1/{site}/pole-9/weather", b"{not json", 1)
+            assert ingest.wait_for(lambda: ingest.stats.dead_letters == 1, 10), ingest.stats
+        finally:
+            raw.disconnect()
+    records = [json.loads(line) for line in lines(stream)]
+    dead = [r for r in records if r["message"].startswith("dead letter")]
+    assert len(dead) == 1, records
+    assert dead[0]["reason"] == "malformed_json"
+    assert dead[0]["device"] == "pole-9"
+    assert dead[0]["topic"] == f"sidewalk/v1/{site}/pole-9/weather"
