@@ -17,8 +17,9 @@ Secondary views (InfluxDB) catch up from this store, not from memory: the same
 transaction appends each newly stored reading to ``export_log``, and each sink
 keeps a durable cursor in ``export_cursors`` (``export_after`` /
 ``advance_export``). The log is pruned below the lowest cursor of the
-registered sinks; with no sink registered it grows by one small row per
-reading.
+registered sinks. With no sink registered nothing is logged (a store without
+a view carries no export rows); the first sink registered is backfilled with
+every reading stored so far, so a view added later starts complete.
 """
 
 from __future__ import annotations
@@ -265,7 +266,7 @@ class SqliteTimeSeriesStore:
                         max_seq[r.device] = self._ensure_device(r.device, sites.get(r.device), now)
                         touched.add(r.device)
                 self._write_readings(readings, max_seq, now, result)
-                if result.stored:
+                if result.stored and _has_sinks(db):
                     db.executemany(
                         "INSERT INTO export_log (device, seq) VALUES (?, ?)",
                         [(r.device, r.seq) for r in result.stored],
@@ -600,13 +601,32 @@ class SqliteTimeSeriesStore:
     # ------------------------------------------------------------ export cursors
 
     def register_export(self, sink: str) -> int:
-        """Create ``sink``'s cursor (at the log's start) if absent; return it."""
+        """Create ``sink``'s cursor (at the log's start) if absent; return it.
+
+        The first sink of the store is backfilled: every reading stored before
+        it existed is logged for export (in the order received), in the same
+        transaction, so no reading is stored between the backfill and the
+        cursor's creation without being logged.
+        """
         with self._lock:
-            self._db.execute(
-                "INSERT INTO export_cursors (sink, last_id) VALUES (?, 0)"
-                " ON CONFLICT (sink) DO NOTHING",
-                (sink,),
-            )
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if not _has_sinks(db):
+                    db.execute("DELETE FROM export_log")
+                    db.execute(
+                        "INSERT INTO export_log (device, seq)"
+                        " SELECT device, seq FROM readings ORDER BY received_at, device, seq"
+                    )
+                db.execute(
+                    "INSERT INTO export_cursors (sink, last_id) VALUES (?, 0)"
+                    " ON CONFLICT (sink) DO NOTHING",
+                    (sink,),
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
             return self._cursor(sink)
 
     def _cursor(self, sink: str) -> int:
@@ -660,6 +680,11 @@ class SqliteTimeSeriesStore:
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
+
+
+def _has_sinks(db: sqlite3.Connection) -> bool:
+    """Whether any export sink is registered (read inside the writer's transaction)."""
+    return db.execute("SELECT 1 FROM export_cursors LIMIT 1").fetchone() is not None
 
 
 def _filters(*pairs: tuple[str, object]) -> tuple[str, list[object]]:

@@ -339,3 +339,28 @@ def test_forwarder_skips_only_refused_points_never_an_outage(
         forwarder.close()
         store.close()
         server.shutdown()
+
+
+def test_no_export_rows_without_a_sink_and_a_first_sink_gets_the_history(tmp_path: Path) -> None:
+    store = SqliteTimeSeriesStore(tmp_path / "ts.db")
+    try:
+        store.write_batch([_weather("p", s, TS + s) for s in (1, 2, 3)], sites={"p": "north"})
+        store.write_batch([_weather("q", 1, TS + 1)])
+
+        def logged() -> int:
+            with store._lock:
+                return int(store._db.execute("SELECT COUNT(*) FROM export_log").fetchone()[0])
+
+        assert logged() == 0  # a store with no view carries no export rows
+        store.register_export("view")
+        batch = store.export_after("view")
+        assert sorted((r.device, r.seq) for r, _ in batch.readings) == [
+            ("p", 1), ("p", 2), ("p", 3), ("q", 1)
+        ]  # fmt: skip
+        # Registering again (a restart) must not log the history twice.
+        store.register_export("view")
+        assert store.export_backlog("view") == 4
+        store.write_batch([_weather("p", 4, TS + 4)])
+        assert store.export_backlog("view") == 5
+    finally:
+        store.close()
