@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
+from sidewalk.analytics.actions_cli import instant
 from sidewalk.analytics.defects import (
     MM_PER_INCH,
     CameraCalibration,
@@ -70,13 +71,7 @@ FrontageBlocksOption = Annotated[
 
 
 def _when(text: str | None) -> datetime:
-    if text is None:
-        return datetime.now(UTC)
-    when = datetime.fromisoformat(text)
-    if when.tzinfo is None:
-        console.print("[red]--surveyed-at needs a UTC offset[/red]")
-        raise typer.Exit(2)
-    return when
+    return datetime.now(UTC) if text is None else instant("--surveyed-at", text)
 
 
 @contextmanager

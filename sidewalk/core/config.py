@@ -132,7 +132,23 @@ class ObservabilityConfig(_Section):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
 
-class Settings(BaseSettings):
+class FileThenEnvSettings(BaseSettings):
+    """Settings read from a TOML file's table (passed as init arguments), the
+    environment winning over it; no dotenv, no secrets directory."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (env_settings, init_settings)
+
+
+class Settings(FileThenEnvSettings):
     """The whole server/device configuration."""
 
     model_config = SettingsConfigDict(
@@ -150,18 +166,6 @@ class Settings(BaseSettings):
     cases: CasesConfig = CasesConfig()
     analytics: AnalyticsConfig = AnalyticsConfig()
     observability: ObservabilityConfig = ObservabilityConfig()
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # init = the TOML file's contents, passed by load_settings; env wins over it.
-        return (env_settings, init_settings)
 
 
 class Secrets(BaseModel):

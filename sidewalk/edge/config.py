@@ -32,9 +32,9 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
-from sidewalk.core.config import read_toml, validation_problems
+from sidewalk.core.config import FileThenEnvSettings, read_toml, validation_problems
 from sidewalk.core.contract import SLUG
 from sidewalk.core.mqtt import MqttSettings, TlsSettings
 
@@ -274,7 +274,7 @@ class BufferConfig(_Section):
     max_rows: Annotated[int, Field(ge=1000, le=100_000_000)] = 1_000_000
 
 
-class EdgeSettings(BaseSettings):
+class EdgeSettings(FileThenEnvSettings):
     """The whole configuration of one pole device."""
 
     model_config = SettingsConfigDict(
@@ -308,18 +308,6 @@ class EdgeSettings(BaseSettings):
     def buffer_path(self) -> Path:
         """Where the disk buffer lives."""
         return self.buffer.path or self.state_dir / "buffer.sqlite3"
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # init = the TOML file's contents, passed by load_edge_settings; env wins.
-        return (env_settings, init_settings)
 
 
 class EdgeSecrets(BaseModel):

@@ -76,10 +76,10 @@ def sqlite_writable(path: Path, timeout_s: float = 1.0) -> Check:
 
 
 def database_reachable(cases: CaseStore) -> Check:
-    """Readiness: the case database answers a query (the pending-actions one, small)."""
+    """Readiness: the case database answers a round trip."""
 
     def check() -> str | None:
-        cases.pending_actions()
+        cases.ping()
         return None
 
     return check

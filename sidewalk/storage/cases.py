@@ -1134,6 +1134,19 @@ class CaseStore:
         with self._read() as session:
             return [_notice(r) for r in session.scalars(query)]
 
+    def notice_counts(self) -> dict[tuple[str, str], int]:
+        """How many notices there are per (kind, status), counted by the database."""
+        query = select(m.Notice.kind, m.Notice.status, func.count()).group_by(
+            m.Notice.kind, m.Notice.status
+        )
+        with self._read() as session:
+            return {(kind, status): int(n) for kind, status, n in session.execute(query)}
+
+    def ping(self) -> None:
+        """One round trip to the database; raises what the connection raises."""
+        with self._read() as session:
+            session.execute(select(1))
+
     def set_notice_rendered(
         self, notice_id: int, body_text: str, body_html: str | None = None
     ) -> NoticeRecord:

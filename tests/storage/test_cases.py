@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -539,3 +540,17 @@ def test_audit_chain_holds_under_concurrent_appends(case_store: CaseStore) -> No
     in_threads(2, append)
     verification = case_store.verify_audit_chain()
     assert (verification.ok, verification.rows) == (True, 40)
+
+
+def test_notice_counts_match_the_notices_and_the_database_answers_a_ping(
+    case_store: CaseStore,
+) -> None:
+    assert case_store.notice_counts() == {}
+    hazard = case_store.create_notice("c1", "hazard", "main-101", T0)
+    case_store.create_notice("c2", "hazard", "main-101", T0)
+    case_store.create_notice("c3", "clearing_violation", "main-101", T0)
+    case_store.set_notice_rendered(hazard.id, "text")
+    expected = Counter((n.kind, n.status) for n in case_store.list_notices())
+    assert case_store.notice_counts() == dict(expected)
+    assert case_store.notice_counts()[("hazard", "pending")] == 1
+    case_store.ping()
