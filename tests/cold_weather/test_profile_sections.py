@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from datetime import timedelta
 from decimal import Decimal
+from importlib import resources
 from pathlib import Path
 
 import pytest
 
 from sidewalk.core.profile import ProfileError, load_profile, parse_profile
 
-CLYMAN = Path(__file__).resolve().parents[2] / "sidewalk" / "core" / "profiles" / "clyman.toml"
+CLYMAN = Path(str(resources.files("sidewalk.core.profiles").joinpath("clyman.toml")))
 EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "example_village.toml"
 
 

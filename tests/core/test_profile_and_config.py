@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from sidewalk.core.config import ConfigError, Secrets, load_settings
 from sidewalk.core.profile import ProfileError, load_profile, parse_profile
 
-CLYMAN = Path(__file__).resolve().parents[2] / "sidewalk" / "core" / "profiles" / "clyman.toml"
+CLYMAN = Path(str(resources.files("sidewalk.core.profiles").joinpath("clyman.toml")))
 
 
 def test_clyman_profile_carries_section_370_10() -> None:

@@ -24,7 +24,8 @@ def test_every_panel_queries_prometheus_for_a_documented_exported_metric() -> No
     dashboard = json.loads(DASHBOARD.read_text("utf-8"))
     documented = set(re.findall(r"^\| `(sidewalk_[a-z_]+)`", _read("docs/observability.md"), re.M))
     code = "\n".join(
-        p.read_text("utf-8") for p in (ROOT / "sidewalk" / "observability").glob("*.py")
+        p.read_text("utf-8")
+        for p in (ROOT / "observability" / "sidewalk" / "observability").glob("*.py")
     )
     assert dashboard["panels"], "no panels"
     for panel in dashboard["panels"]:

@@ -109,10 +109,11 @@ class WeatherDay:
 
 def data_dir() -> Path:
     """``$SIDEWALK_DATA_DIR`` or ``<repo>/../shared/data``."""
+    # This file is <repo>/scenarios/sidewalk/scenarios/weather.py.
     override = os.environ.get("SIDEWALK_DATA_DIR")
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+    return Path(__file__).resolve().parents[3] / ".." / "shared" / "data"
 
 
 def record_path(source: Source, root: Path | None = None) -> Path:

@@ -417,6 +417,3 @@ def replay(  # noqa: PLR0917 - Typer maps each option to a parameter
         console.rule(notice.number)
         console.print(notice.body_text or "", markup=False, highlight=False, soft_wrap=True)
 
-
-if __name__ == "__main__":
-    app()

@@ -1,1 +1,0 @@
-"""Sidewalk Watch."""
