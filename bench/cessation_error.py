@@ -1,4 +1,8 @@
-"""Cessation-time error on the real hourly record, beside references measured in the same run.
+"""Simulator self-check of the cessation time, beside references measured in the same run.
+
+Circular: the poles are simulated from the hourly labels that are also the truth, so
+these rows compare detector versions and sensor sets, not accuracy. The accuracy
+against minute-resolution METAR truth is ``bench/cessation_independent.py``.
 
 For each good Minneapolis winter (2016-17, 2017-18) and ``--seeds`` simulated
 poles, the sensor simulator turns the hourly record into 5-minute pole readings

@@ -53,22 +53,24 @@ CHROMIUM_ARGS = [
 
 def seed_village(cases: CaseStore, frontages: int, now: datetime) -> list[int]:
     """``frontages`` frontages on eight streets, each with a clearing clock; returns clock ids."""
-    cases.upsert_device("pole-bench", "clyman")
+    cases.registry.upsert_device("pole-bench", "clyman")
     clocks = []
     for i in range(frontages):
         street = STREETS[i % len(STREETS)]
         number = 101 + (i // len(STREETS)) * 2 + (i % 2)
         fid = f"f-{i:04d}"
-        cases.upsert_owner(f"o-{i:04d}", f"Owner {i}", [f"{number} {street}", "Clyman, WI 53016"])
-        cases.upsert_frontage(
+        cases.registry.upsert_owner(
+            f"o-{i:04d}", f"Owner {i}", [f"{number} {street}", "Clyman, WI 53016"]
+        )
+        cases.registry.upsert_frontage(
             fid, site="clyman", parcel_number=f"026-{i:04d}", street_address=f"{number} {street}",
             length_ft=66, zone="residential", owner_id=f"o-{i:04d}", device_id="pole-bench",
         )  # fmt: skip
         started = now - timedelta(hours=2)
         cause = Cause(kind="reading", ts=int(started.timestamp() * 1000), device="pole-bench")
-        clock = cases.open_clock(fid, "clearing", "snowing", started, cause)
+        clock = cases.clocks.open(fid, "clearing", "snowing", started, cause)
         state = STATES[i % len(STATES)]
-        cases.record_transition(
+        cases.clocks.record_transition(
             clock.id, state, started + timedelta(minutes=30), cause,
             deadline=now + timedelta(hours=20) if state == "clearing_period" else None,
             closes=state in {"complied", "violation"},
@@ -181,7 +183,7 @@ def latency(args: argparse.Namespace) -> None:
             page = context.new_page()
             page.goto(f"{url}/#overview")
             expect(page.locator("#live-status")).to_have_text("live", timeout=30_000)
-            running = cases.list_clocks(active_only=True)
+            running = cases.clocks.list(active_only=True)
             latencies: list[float] = []
             at = datetime.now(UTC)
             for n in range(args.events):
@@ -191,7 +193,7 @@ def latency(args: argparse.Namespace) -> None:
                 state = "snowing" if n % 2 == 0 else "clearing_period"
                 time.sleep(rng.uniform(0, 0.3))
                 written_ms = time.time() * 1000
-                t = cases.record_transition(clock.id, state, at, cause)
+                t = cases.clocks.record_transition(clock.id, state, at, cause)
                 deadline = time.monotonic() + 10
                 while True:
                     got = page.evaluate(

@@ -73,10 +73,10 @@ def main() -> None:
             issuer = NoticeIssuer(cases, profile)
             notices = []
             for i in range(n):
-                cases.upsert_owner(
+                cases.registry.upsert_owner(
                     f"o-{i}", f"Owner {i}", [f"{i} Main St", "Clyman, WI"], f"o{i}@example.org"
                 )
-                cases.upsert_frontage(
+                cases.registry.upsert_frontage(
                     f"f-{i}", site="clyman", parcel_number=f"P-{i}", street_address=f"{i} Main St",
                     length_ft=66.0, zone="residential", owner_id=f"o-{i}",
                 )  # fmt: skip

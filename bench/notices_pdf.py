@@ -37,8 +37,10 @@ def issue(issuer: NoticeIssuer, count: int) -> list[NoticeRecord]:
     out = []
     for i in range(count):
         frontage = f"main-{i:04d}"
-        cases.upsert_owner(f"o-{i}", f"Owner {i}", [f"{100 + i} Main St", "Clyman, WI 53016"])
-        cases.upsert_frontage(
+        cases.registry.upsert_owner(
+            f"o-{i}", f"Owner {i}", [f"{100 + i} Main St", "Clyman, WI 53016"]
+        )
+        cases.registry.upsert_frontage(
             frontage, site="clyman", parcel_number=f"026-0915-{i:04d}",
             street_address=f"{100 + i} Main St", length_ft=66.0, zone="residential",
             owner_id=f"o-{i}",
@@ -51,8 +53,8 @@ def issue(issuer: NoticeIssuer, count: int) -> list[NoticeRecord]:
                 "measured_width_mm": 600.0 + i % 400, "measured_at": at.isoformat(),
                 "measured_by": "pole-main-01", "measured_seq": 1000 + i, "snow_depth_peak_mm": 150,
             }  # fmt: skip
-            v = cases.record_violation(f"v{i}", frontage, "clearing", at, evidence=evidence)
-            notice = cases.create_notice(
+            v = cases.clocks.record_violation(f"v{i}", frontage, "clearing", at, evidence=evidence)
+            notice = cases.notices.create(
                 f"notice/v{i}", "clearing_violation", frontage, at, violation_id=v.id,
                 deadline=at, detail=evidence,
             )  # fmt: skip

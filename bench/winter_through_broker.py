@@ -71,11 +71,11 @@ def winter_readings(days: int | None, frontages: int, seed: int) -> list[AnyRead
 
 def seed_frontages(cases: CaseStore, ids: list[str]) -> None:
     """The pole and its frontages in the case records (made-up owners)."""
-    cases.upsert_device(POLE, SITE)
+    cases.registry.upsert_device(POLE, SITE)
     for i, frontage in enumerate(ids):
         owner = f"owner-{frontage}"
-        cases.upsert_owner(owner, f"Owner {i + 1}", f"{i + 1} Main St, Clyman WI 53016")
-        cases.upsert_frontage(
+        cases.registry.upsert_owner(owner, f"Owner {i + 1}", f"{i + 1} Main St, Clyman WI 53016")
+        cases.registry.upsert_frontage(
             frontage, site=SITE, parcel_number=f"P-{i + 1:04d}",
             street_address=f"{101 + 2 * i} Main St", length_ft=66.0, zone="residential",
             owner_id=owner, device_id=POLE,
@@ -190,8 +190,8 @@ def main() -> None:
         seed_frontages(direct_cases, ids)
         seconds, stored = through_broker(readings, work, live_cases, profile)
         direct_s = in_process(readings, direct_cases, profile)
-        live = notice_summary(live_cases.list_notices())
-        direct = notice_summary(direct_cases.list_notices())
+        live = notice_summary(live_cases.notices.list())
+        direct = notice_summary(direct_cases.notices.list())
         print(f"through the broker: {seconds:.1f} s wall, {len(readings) / seconds:,.0f} "
               f"readings/s; stored {stored} of {len(readings)} published")  # fmt: skip
         rate = len(readings) / direct_s

@@ -7,9 +7,12 @@ broker → analytics → case records → alerts.
 
 from __future__ import annotations
 
+import secrets
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
@@ -17,60 +20,51 @@ from sidewalk.alerts.issue import NoticeIssuer
 from sidewalk.analytics.clocks.engine import ClockEngine, FrontageSpec
 from sidewalk.analytics.recorder import CaseRecorder
 from sidewalk.analytics.runner import AnalyticsRunner, Mode
-from sidewalk.core.config import Secrets, Settings
-from sidewalk.core.mqtt import MqttSettings, TlsSettings
+from sidewalk.core.config import MqttConfig, Settings, mqtt_settings
+from sidewalk.core.contract import TimePolicy, WeatherReading
+from sidewalk.core.mqtt import MqttSettings
 from sidewalk.core.profile import Profile, load_profile
-from sidewalk.scenarios import Scenario, expand
+from sidewalk.edge.buffer import ReadingBuffer
+from sidewalk.edge.publisher import Publisher
+from sidewalk.edge.simulated import SimulatedPole
+from sidewalk.ingest.consumer import IngestConsumer
+from sidewalk.ingest.embedded_broker import EmbeddedBroker
+from sidewalk.scenarios import Scenario, expand, to_readings
 from sidewalk.storage.cases import CaseStore, NoticeRecord, TransitionRecord
+from sidewalk.storage.connect import open_cases
+from sidewalk.storage.evidence import EvidenceStore
+from sidewalk.storage.timeseries import SqliteTimeSeriesStore
 
-
-def mqtt_settings(
-    settings: Settings,
-    client_id: str,
-    secrets: Secrets | None = None,
-    protocol: Literal["auto", "5", "3.1.1"] = "auto",
-) -> MqttSettings:
-    """Connection settings for one client of the configured broker."""
-    secrets = secrets or Secrets.from_env()
-    cfg = settings.mqtt
-    password = secrets.mqtt_password.get_secret_value() if secrets.mqtt_password else None
-    tls = TlsSettings(ca_certs=str(cfg.ca_file) if cfg.ca_file else None) if cfg.tls else None
-    return MqttSettings(
-        host=cfg.host,
-        port=cfg.port,
-        client_id=client_id,
-        username=cfg.username,
-        password=password,
-        tls=tls,
-        receive_maximum=max(cfg.ack_batch * 2, 20),
-        protocol=protocol,
-    )
+__all__ = [
+    "ActionTicker",
+    "DemoResult",
+    "ReplayedStorm",
+    "build_analytics",
+    "frontage_specs",
+    "mqtt_settings",  # lives in core: the pole's tools connect with it too
+    "notice_summary",
+    "open_cases",  # lives in storage: every command opens the case records the same way
+    "profile_for",
+    "replay_in_process",
+    "replay_storm",
+    "run_through_broker",
+    "seed_scenario",
+    "serve_demo",
+]
 
 
 def profile_for(settings: Settings) -> Profile:
     return load_profile(settings.profile)
 
 
-def open_cases(database_url: str, profile: Profile) -> CaseStore:
-    """The case records, migrated to the current schema."""
-    secret = Secrets.from_env().db_password  # never in the URL or the config file
-    cases = CaseStore(
-        database_url,
-        password=secret.get_secret_value() if secret else None,
-        zone=profile.village.timezone,
-    )
-    cases.create_schema()
-    return cases
-
-
 def seed_scenario(cases: CaseStore, scenario: Scenario) -> None:
     """Register the scenario's pole, owners and frontages (idempotent)."""
     head = scenario.scenario
-    cases.upsert_device(head.device, head.site)
+    cases.registry.upsert_device(head.device, head.site)
     for f in scenario.frontage:
         owner_id = f"owner-{f.id}"
-        cases.upsert_owner(owner_id, f.owner, f.mailing_address)
-        cases.upsert_frontage(
+        cases.registry.upsert_owner(owner_id, f.owner, f.mailing_address)
+        cases.registry.upsert_frontage(
             f.id,
             site=head.site,
             parcel_number=f.parcel,
@@ -86,7 +80,7 @@ def frontage_specs(cases: CaseStore, site: str | None = None) -> list[FrontageSp
     """Every watched frontage and the pole whose weather tells its snowfall."""
     return [
         FrontageSpec(f.id, f.device_id)
-        for f in cases.list_frontages(site=site)
+        for f in cases.registry.list_frontages(site=site)
         if f.device_id is not None
     ]
 
@@ -100,6 +94,7 @@ def build_analytics(
     mode: Mode,
     persist_jobs: bool = True,
     tick_seconds: float = 30.0,
+    time_policy: TimePolicy | None = None,
 ) -> AnalyticsRunner:
     """Engine + recorder + notice issuer + runner, for the frontages in the case records."""
     engine = ClockEngine(profile, frontage_specs(cases, site))
@@ -115,6 +110,7 @@ def build_analytics(
         mode=mode,
         persist_jobs=persist_jobs,
         tick_seconds=tick_seconds,
+        time_policy=time_policy,
     )
 
 
@@ -147,14 +143,6 @@ def run_through_broker(
     With no ``mqtt_url`` an embedded broker (amqtt) starts on a free loopback
     port. Both stores default to SQLite files in ``workdir``.
     """
-    from sidewalk.core.config import MqttConfig
-    from sidewalk.edge.buffer import ReadingBuffer
-    from sidewalk.edge.publisher import Publisher
-    from sidewalk.edge.simulated import SimulatedPole
-    from sidewalk.ingest.consumer import IngestConsumer
-    from sidewalk.ingest.embedded_broker import EmbeddedBroker
-    from sidewalk.storage.timeseries import SqliteTimeSeriesStore
-
     workdir.mkdir(parents=True, exist_ok=True)
     profile = profile or load_profile()
     broker: EmbeddedBroker | None = None
@@ -181,7 +169,11 @@ def run_through_broker(
     try:
         seed_scenario(cases, scenario)
         ingest = IngestConsumer(
-            store, mqtt_settings(settings, f"{run_id}-ingest", protocol=protocol), site=site
+            store,
+            mqtt_settings(settings, f"{run_id}-ingest", protocol=protocol),
+            site=site,
+            # A replay runs on the scenario's time, not the wall clock's: no "ahead".
+            time_policy=TimePolicy(max_ahead_ms=None),
         )
         ingest.start()
         analytics = build_analytics(
@@ -209,8 +201,8 @@ def run_through_broker(
             raise TimeoutError(f"analytics processed {runner.processed} of {len(played)} readings")
         seconds = time.monotonic() - started
         history = {
-            clock.frontage_id + "@" + clock.started_at.isoformat(): cases.clock_history(clock.id)
-            for clock in cases.list_clocks()
+            clock.frontage_id + "@" + clock.started_at.isoformat(): cases.clocks.history(clock.id)
+            for clock in cases.clocks.list()
         }
         return DemoResult(
             published=len(played),
@@ -219,7 +211,7 @@ def run_through_broker(
             dead_letters=ingest.stats.dead_letters,
             seconds=seconds,
             protocol=ingest.protocol,
-            notices=cases.list_notices(),
+            notices=cases.notices.list(),
             history=history,
         )
     finally:
@@ -236,8 +228,6 @@ def replay_in_process(
     scenario: Scenario, cases: CaseStore, profile: Profile
 ) -> tuple[int, list[NoticeRecord]]:
     """The same scenario straight into the engine (no broker): what the live run must match."""
-    from sidewalk.scenarios import to_readings
-
     seed_scenario(cases, scenario)
     engine = ClockEngine(profile, frontage_specs(cases, scenario.scenario.site))
     issuer = NoticeIssuer(cases, profile)
@@ -247,7 +237,7 @@ def replay_in_process(
     readings = to_readings(scenario, expand(scenario))
     for reading in readings:
         recorder.record(engine.observe(reading) + engine.advance(reading.event_time))
-    return len(readings), cases.list_notices()
+    return len(readings), cases.notices.list()
 
 
 def notice_summary(notices: Sequence[NoticeRecord]) -> list[tuple[str, str, str]]:
@@ -272,13 +262,9 @@ def serve_demo(
     the actions people record on the page; the dashboard's clock is the
     storm's end, so its countdowns read as they did then.
     """
-    import secrets
-
+    # Deferred: FastAPI and the UI take seconds to import, and only --serve needs them.
     from sidewalk.dashboard.app import create_app, serve
     from sidewalk.dashboard.auth import add_user
-    from sidewalk.dashboard.demo import ActionTicker
-    from sidewalk.storage.evidence import EvidenceStore
-    from sidewalk.storage.timeseries import SqliteTimeSeriesStore
 
     cases = open_cases(f"sqlite:///{workdir / 'cases.sqlite3'}", profile)
     timeseries = SqliteTimeSeriesStore(workdir / "timeseries.sqlite3")
@@ -286,7 +272,7 @@ def serve_demo(
     runner = build_analytics(
         cases, profile, offline, site=scenario.scenario.site, mode="stream", persist_jobs=False
     )
-    saved = cases.load_engine_snapshot(offline.client_id)
+    saved = cases.clocks.load_engine_snapshot(offline.client_id)
     if saved is not None:
         runner.engine.restore(saved.encode())
     password = secrets.token_urlsafe(12)
@@ -305,3 +291,72 @@ def serve_demo(
         ticker.stop()
         timeseries.close()
         cases.close()
+
+
+# -- a replayed storm for the dashboard (``sidewalk demo --serve``, the tests) --
+
+
+@dataclass
+class ReplayedStorm:
+    """The stores and runner after a scenario's replay; ``end`` is its last event time."""
+
+    cases: CaseStore
+    timeseries: SqliteTimeSeriesStore
+    runner: AnalyticsRunner
+    end: datetime
+
+    def close(self) -> None:
+        self.timeseries.close()
+        self.cases.close()
+
+
+def replay_storm(scenario: Scenario, workdir: Path, profile: Profile) -> ReplayedStorm:
+    """Replay ``scenario`` into fresh SQLite stores in ``workdir``.
+
+    The readings go into a real SQLite time-series store and, in event time,
+    through the runner's own ``handle`` (engine → recorder → notice issuer), so
+    the case records hold exactly what the live path would. The runner is never
+    connected to a broker: ``ActionTicker`` ticks it for the actions people record.
+    """
+    workdir.mkdir(parents=True, exist_ok=True)
+    cases = open_cases(f"sqlite:///{workdir / 'cases.sqlite3'}", profile)
+    timeseries = SqliteTimeSeriesStore(workdir / "timeseries.sqlite3")
+    seed_scenario(cases, scenario)
+    head = scenario.scenario
+    # Never connected: the demo feeds it directly and ticks it for actions.
+    offline = MqttSettings(host="127.0.0.1", port=1, client_id=f"dashboard-demo-{head.site}")
+    runner = build_analytics(
+        cases, profile, offline, site=head.site, mode="stream", persist_jobs=False
+    )
+    readings = to_readings(scenario, expand(scenario))
+    timeseries.write_batch(readings, sites={head.device: head.site})
+    for reading in readings:
+        runner.handle(reading)
+    last = max(r.event_time for r in readings if isinstance(r, WeatherReading))
+    cases.registry.record_device_seen(head.device, last, "online")
+    return ReplayedStorm(cases, timeseries, runner, head.end)
+
+
+class ActionTicker:
+    """Applies recorded actions through ``runner.tick()`` on a short interval.
+
+    For a runner that is not connected to a broker (the demo's), whose
+    recorded actions would otherwise wait for a reading.
+    """
+
+    def __init__(self, runner: AnalyticsRunner, interval_s: float = 0.2) -> None:
+        self.runner = runner
+        self.interval_s = interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="demo-action-ticker", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.runner.tick()

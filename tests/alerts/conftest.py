@@ -55,10 +55,10 @@ def profile() -> Profile:
 @pytest.fixture
 def cases(tmp_path: Path, profile: Profile) -> Iterator[CaseStore]:
     store = open_cases(f"sqlite:///{tmp_path / 'cases.sqlite3'}", profile)
-    store.upsert_owner(
+    store.registry.upsert_owner(
         "owner-smith", "Jane Smith", ["101 Main St", "Clyman, WI 53016"], "jane@example.org"
     )
-    store.upsert_frontage(
+    store.registry.upsert_frontage(
         "main-101",
         site="clyman",
         parcel_number="026-0915-0001",

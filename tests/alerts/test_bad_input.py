@@ -20,8 +20,8 @@ def obstruction(issuer: NoticeIssuer) -> int:
 def test_missing_owner_address_keeps_the_notice_pending_until_it_is_fixed(
     issuer: NoticeIssuer, cases: CaseStore
 ) -> None:
-    cases.upsert_owner("owner-smith", "Jane Smith", ["", " "], None)
-    notice = cases.get_notice(obstruction(issuer))
+    cases.registry.upsert_owner("owner-smith", "Jane Smith", ["", " "], None)
+    notice = cases.notices.get(obstruction(issuer))
     assert notice.status == "pending"
     assert notice.body_text is None
     [row] = notice_register(cases, issuer.profile)
@@ -30,11 +30,11 @@ def test_missing_owner_address_keeps_the_notice_pending_until_it_is_fixed(
     assert "no name or last-known mailing address" in register_csv([row])
     assert notice.number in flat(pdf_text(register_pdf([row], issuer.profile, T0)))
     # The clerk finds the address; the same notice (same number) is rendered to it.
-    cases.upsert_owner("owner-smith", "Jane Smith", ["PO Box 7", "Clyman, WI 53016"], None)
+    cases.registry.upsert_owner("owner-smith", "Jane Smith", ["PO Box 7", "Clyman, WI 53016"], None)
     [again] = issuer.render_pending()
     assert (again.number, again.status) == (notice.number, "rendered")
     assert "PO Box 7" in (again.body_text or "")
-    assert [a.action for a in cases.list_audit(f"notice:{notice.number}")] == [
+    assert [a.action for a in cases.audit.list(f"notice:{notice.number}")] == [
         "notice.issued", "notice.render_failed", "notice.readdressed", "notice.rendered",
     ]  # fmt: skip
 
@@ -46,10 +46,10 @@ def test_an_unknown_template_variable_names_itself_and_keeps_the_notice(
     edited.mkdir()
     (edited / "obstruction_notice.txt.j2").write_text("Dear {{ owner.name }}, {{ fine_amount }}\n")
     broken = NoticeIssuer(cases, issuer.profile, template_dir=edited)
-    notice = cases.get_notice(obstruction(broken))
+    notice = cases.notices.get(obstruction(broken))
     assert notice.status == "pending"
     [failure] = [
-        a for a in cases.list_audit(f"notice:{notice.number}") if a.action == "notice.render_failed"
+        a for a in cases.audit.list(f"notice:{notice.number}") if a.action == "notice.render_failed"
     ]
     assert "'fine_amount' is undefined" in str(failure.detail["reason"])
     assert "obstruction_notice" in str(failure.detail["reason"])

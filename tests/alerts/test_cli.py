@@ -8,8 +8,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from sidewalk.alerts.cli import alerts_app
 from sidewalk.alerts.issue import NoticeIssuer
+from sidewalk.cli.notices import notices_app
 from sidewalk.storage.cases import CaseStore
 from tests.alerts.conftest import T0, flat, pdf_text
 
@@ -24,20 +24,20 @@ def test_register_queue_print_and_verify(
     config.write_text(f'[cases]\ndatabase_url = "{cases.url}"\n', encoding="utf-8")
     runner = CliRunner()
     c = ["--config", str(config)]
-    result = runner.invoke(alerts_app, ["queue", notice.number, "--channel", "print", *c])
+    result = runner.invoke(notices_app, ["queue", notice.number, "--channel", "print", *c])
     assert result.exit_code == 0, result.output
-    result = runner.invoke(alerts_app, ["print-batch", "--out", str(tmp_path / "p"), *c])
+    result = runner.invoke(notices_app, ["print-batch", "--out", str(tmp_path / "p"), *c])
     assert result.exit_code == 0, result.output
     [batch] = (tmp_path / "p").glob("print-batch-*.pdf")
     assert notice.number in flat(pdf_text(batch.read_bytes()))
     out = tmp_path / "register.csv"
-    result = runner.invoke(alerts_app, ["register", "--csv", str(out), *c])
+    result = runner.invoke(notices_app, ["register", "--csv", str(out), *c])
     assert result.exit_code == 0, result.output
     [row] = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
     assert (row["number"], row["deliveries"]) == (notice.number, "print:sent")
-    result = runner.invoke(alerts_app, ["verify", *c])
+    result = runner.invoke(notices_app, ["verify", *c])
     assert result.exit_code == 0
     assert "audit chain: ok" in result.output
-    result = runner.invoke(alerts_app, ["queue", "CLY-1999-000009", "--channel", "print", *c])
+    result = runner.invoke(notices_app, ["queue", "CLY-1999-000009", "--channel", "print", *c])
     assert result.exit_code == 1
     assert "no notice 'CLY-1999-000009'" in result.output

@@ -83,7 +83,7 @@ def test_email_carries_the_pdf_and_is_sent_once_across_retries_and_restarts(
     pdf = attachment.get_payload(decode=True)
     assert isinstance(pdf, bytes)
     assert "NOTICE TO REMOVE AN OBSTRUCTION" in flat(pdf_text(pdf))
-    delivered = cases.get_notice(notice.id)
+    delivered = cases.notices.get(notice.id)
     assert delivered.status == "delivered"
     assert delivered.delivered_at == now.at
 
@@ -95,16 +95,16 @@ def test_a_crash_mid_send_leaves_the_job_uncertain_and_unsent(
     notice = obstruction(issuer)
     now = Now(T0)
     [job] = queue_notice(cases, notice.id, ["email"], now.at)
-    assert cases.claim_delivery(job.id, now.at) is not None  # then the process died
+    assert cases.notices.claim_delivery(job.id, now.at) is not None  # then the process died
     now.at += timedelta(minutes=30)
     worker = Deliverer(cases, profile, {"email": smtp(profile, port, now)}, clock=now)
     assert worker.run_once().sent == []
     assert worker.recover() == [job.id]
     assert worker.run_once().sent == []
     assert mailbox.messages == []
-    assert cases.get_delivery_job(job.id).status == "uncertain"
+    assert cases.notices.get_delivery_job(job.id).status == "uncertain"
     # A person checks the mail log: it never left, so send it again.
-    cases.resolve_delivery(job.id, sent=False, at=now.at, who="Clerk Lee")
+    cases.notices.resolve_delivery(job.id, sent=False, at=now.at, who="Clerk Lee")
     assert worker.run_once().sent == [job.id]
     assert len(mailbox.messages) == 1
 
@@ -121,21 +121,21 @@ def test_a_failed_smtp_server_retries_with_backoff_then_fails_visibly(
     waits = []
     for _ in range(4):
         report = worker.run_once()
-        state = cases.get_delivery_job(job.id)
+        state = cases.notices.get_delivery_job(job.id)
         if state.next_attempt_at and state.status == "queued":
             waits.append(state.next_attempt_at - now.at)
             assert worker.run_once().retrying == []  # not due yet
             now.at = state.next_attempt_at
     assert waits == [timedelta(minutes=1), timedelta(minutes=2), timedelta(minutes=3)]
     assert report.failed == [job.id]
-    state = cases.get_delivery_job(job.id)
+    state = cases.notices.get_delivery_job(job.id)
     assert state.status == "failed"
     assert state.attempts == 4
     assert "unreachable" in (state.last_error or "")
-    kept = cases.get_notice(notice.id)
+    kept = cases.notices.get(notice.id)
     assert kept.status == "rendered"
     assert kept.delivered_at is None
-    assert [d.status for d in cases.list_deliveries(notice_id=notice.id)] == ["failed"] * 4
+    assert [d.status for d in cases.notices.list_deliveries(notice_id=notice.id)] == ["failed"] * 4
 
 
 def test_a_refused_recipient_fails_at_once(
@@ -148,7 +148,7 @@ def test_a_refused_recipient_fails_at_once(
     [job] = queue_notice(cases, notice.id, ["email"], now.at)
     report = Deliverer(cases, profile, {"email": smtp(profile, port, now)}, clock=now).run_once()
     assert report.failed == [job.id]
-    assert "SMTP 550" in (cases.get_delivery_job(job.id).last_error or "")
+    assert "SMTP 550" in (cases.notices.get_delivery_job(job.id).last_error or "")
 
 
 def test_webhook_is_signed_retried_and_not_a_delivery_to_the_owner(
@@ -170,7 +170,7 @@ def test_webhook_is_signed_retried_and_not_a_delivery_to_the_owner(
     assert headers["Idempotency-Key"] == job.key
     assert body["number"] == notice.number
     assert hashlib.sha256(b64decode(body["pdf_base64"])).hexdigest() == body["pdf_sha256"]
-    assert cases.get_notice(notice.id).delivered_at is None
+    assert cases.notices.get(notice.id).delivered_at is None
 
 
 def window_positions(page: PageObject, line: str) -> list[tuple[float, float]]:
@@ -210,13 +210,13 @@ def test_print_batch_is_one_pdf_laid_out_for_window_envelopes(
         assert n.number in page.extract_text()
         assert reader.pages[2 * i + 1].extract_text().strip() == ""
     # Printing is not delivery: the owner has it once it is mailed or handed over.
-    assert all(cases.get_notice(n.id).delivered_at is None for n in notices)
+    assert all(cases.notices.get(n.id).delivered_at is None for n in notices)
 
 
 def test_a_pending_notice_cannot_be_queued_or_delivered(
     issuer: NoticeIssuer, cases: CaseStore
 ) -> None:
-    cases.upsert_owner("owner-smith", "Jane Smith", [], None)
+    cases.registry.upsert_owner("owner-smith", "Jane Smith", [], None)
     notice = obstruction(issuer)
     assert notice.status == "pending"
     with pytest.raises(NotReadyError, match="render it before delivery"):

@@ -35,7 +35,7 @@ def test_package_of_a_violation_notice_verifies_and_rebuilds_identically(
 ) -> None:
     _runner, cases = stormed
     issuer = NoticeIssuer(cases, profile)
-    [notice] = cases.list_notices(frontage_id="main-st-103")
+    [notice] = cases.notices.list(frontage_id="main-st-103")
     record_notice_delivery(cases, notice.id, notice.issued_at, "Officer Quinn", "hand")
     first = evidence_package(issuer, notice.id, tmp_path / "a.zip")
     second = evidence_package(issuer, notice.id, tmp_path / "b.zip")
@@ -56,7 +56,7 @@ def test_package_of_a_violation_notice_verifies_and_rebuilds_identically(
         assert {"notice.issued", "notice.rendered", "notice.delivered"} <= set(actions)
         assert "action.record_delivery" in actions
         assert notice.number in flat(pdf_text(zf.read("notice.pdf")))
-    assert cases.verify_audit_chain().ok
+    assert cases.audit.verify_chain().ok
 
 
 def test_photos_go_in_by_hash_and_tampering_is_found(

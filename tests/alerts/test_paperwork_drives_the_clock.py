@@ -38,16 +38,16 @@ def test_emailed_hazard_notice_starts_the_two_hours_and_payment_closes_the_case(
     runner, cases = stormed
     mailbox, port = smtp_server
     issuer = NoticeIssuer(cases, profile)
-    [first] = cases.list_notices(frontage_id="main-st-105")
-    key = cases.get_violation(first.violation_id or 0).key
-    owner = cases.get_owner(first.owner_id)
-    cases.upsert_owner(owner.id, owner.name, owner.address_lines, "owner@example.org")
+    [first] = cases.notices.list(frontage_id="main-st-105")
+    key = cases.clocks.get_violation(first.violation_id or 0).key
+    owner = cases.registry.get_owner(first.owner_id)
+    cases.registry.upsert_owner(owner.id, owner.name, owner.address_lines, "owner@example.org")
     # Actions come after the replayed storm's last event time.
     assert runner.engine.now is not None
     confirmed = runner.engine.now + timedelta(minutes=20)
-    cases.record_action("confirm_hazard", key, confirmed, "Officer Quinn")
+    cases.actions.record("confirm_hazard", key, confirmed, "Officer Quinn")
     runner.tick()
-    [hazard] = cases.list_notices(kind="hazard_notice")
+    [hazard] = cases.notices.list(kind="hazard_notice")
     sent_at = confirmed + timedelta(minutes=15)
     queue_notice(cases, hazard.id, ["email"], sent_at)
     channel = SmtpChannel(
@@ -58,12 +58,12 @@ def test_emailed_hazard_notice_starts_the_two_hours_and_payment_closes_the_case(
     runner.tick()
     assert enforcement_state(runner, key) == "hazard_period"
     runner.advance(sent_at + timedelta(hours=2))
-    abatement = cases.abatement_by_key(f"{key}/abatement")
+    abatement = cases.bills.abatement_by_key(f"{key}/abatement")
     assert abatement is not None
     assert abatement.ordered_at == sent_at + timedelta(hours=2)
 
     done = sent_at + timedelta(hours=4)
-    cases.record_action("abatement_done", key, done, "Crew chief Ortiz")
+    cases.actions.record("abatement_done", key, done, "Crew chief Ortiz")
     runner.tick()
     billed = bill_abatement(
         issuer, abatement.id, AbatementWork(crew_hours=Decimal(3)), done, who="Clerk Lee"
@@ -94,8 +94,8 @@ def test_emailed_hazard_notice_starts_the_two_hours_and_payment_closes_the_case(
     assert paid.status == "paid"
     runner.tick()
     assert enforcement_state(runner, key) == "paid"
-    assert [a.error for a in cases.list_actions(target=key)] == [None] * 5
-    assert cases.verify_audit_chain().ok
+    assert [a.error for a in cases.actions.list(target=key)] == [None] * 5
+    assert cases.audit.verify_chain().ok
 
 
 def test_unpaid_costs_reach_the_tax_roll_certification(
@@ -103,16 +103,16 @@ def test_unpaid_costs_reach_the_tax_roll_certification(
 ) -> None:
     runner, cases = stormed
     issuer = NoticeIssuer(cases, profile)
-    [first] = cases.list_notices(frontage_id="main-st-103")
-    key = cases.get_violation(first.violation_id or 0).key
+    [first] = cases.notices.list(frontage_id="main-st-103")
+    key = cases.clocks.get_violation(first.violation_id or 0).key
     assert runner.engine.now is not None
     start = runner.engine.now
-    cases.record_action("confirm_hazard", key, start, "Officer Quinn")
-    cases.record_action("owner_unavailable", key, start, "Officer Quinn")
+    cases.actions.record("confirm_hazard", key, start, "Officer Quinn")
+    cases.actions.record("owner_unavailable", key, start, "Officer Quinn")
     done = start + timedelta(hours=3)
-    cases.record_action("abatement_done", key, done, "Crew chief Ortiz")
+    cases.actions.record("abatement_done", key, done, "Crew chief Ortiz")
     runner.tick()
-    abatement = cases.abatement_by_key(f"{key}/abatement")
+    abatement = cases.bills.abatement_by_key(f"{key}/abatement")
     assert abatement is not None
     work = AbatementWork(crew_hours=Decimal("1.5"), equipment_hours=Decimal("0.5"))
     billed = bill_abatement(issuer, abatement.id, work, done, who="Clerk Lee")

@@ -20,7 +20,7 @@ def test_clearing_violation_pdf_carries_evidence_deadlines_and_marks(
     stormed: tuple[AnalyticsRunner, CaseStore], profile: Profile
 ) -> None:
     _runner, cases = stormed
-    [notice] = cases.list_notices(frontage_id="main-st-103")
+    [notice] = cases.notices.list(frontage_id="main-st-103")
     assert notice.kind == "clearing_violation"
     text = flat(pdf_text(notice_pdf(notice, profile)))
     assert notice.number in text
@@ -47,20 +47,22 @@ def test_hazard_notice_and_after_the_fact_abatement_notice(
 ) -> None:
     runner, cases = stormed
     for frontage, then in (("main-st-105", "owner_unavailable"), ("main-st-103", None)):
-        [violation_notice] = cases.list_notices(frontage_id=frontage)
-        key = cases.get_violation(violation_notice.violation_id or 0).key
-        cases.record_action("confirm_hazard", key, violation_notice.issued_at, "Officer Quinn")
+        [violation_notice] = cases.notices.list(frontage_id=frontage)
+        key = cases.clocks.get_violation(violation_notice.violation_id or 0).key
+        cases.actions.record("confirm_hazard", key, violation_notice.issued_at, "Officer Quinn")
         if then:
-            cases.record_action(then, key, violation_notice.issued_at + timedelta(hours=1), "Quinn")
+            cases.actions.record(
+                then, key, violation_notice.issued_at + timedelta(hours=1), "Quinn"
+            )
     runner.tick()
-    [hazard] = cases.list_notices(kind="hazard_notice", frontage_id="main-st-103")
+    [hazard] = cases.notices.list(kind="hazard_notice", frontage_id="main-st-103")
     text = flat(pdf_text(notice_pdf(hazard, profile)))
     assert "NOTICE OF HAZARDOUS SIDEWALK CONDITION" in text
     assert hazard.number in text
     assert "Officer Quinn" in text
     assert '"directing that the snow and ice be removed within two hours from the delivery' in text
     assert "within 2 hours (§ 370-10 B(1) (inferred)) from the delivery of this notice" in text
-    [after] = cases.list_notices(kind="hazard_abatement_notice")
+    [after] = cases.notices.list(kind="hazard_abatement_notice")
     text = flat(pdf_text(notice_pdf(after, profile)))
     assert "NOTICE OF IMMEDIATE ABATEMENT OF A SIDEWALK HAZARD" in text
     assert "required immediate abatement" in text
@@ -70,7 +72,7 @@ def test_hazard_notice_and_after_the_fact_abatement_notice(
 
 
 def test_abatement_bill_lists_an_exact_ledger(issuer: NoticeIssuer, cases: CaseStore) -> None:
-    abatement = cases.order_abatement("v1/abatement", "main-101", "notice_expired", T0)
+    abatement = cases.bills.order_abatement("v1/abatement", "main-101", "notice_expired", T0)
     work = AbatementWork(
         crew_hours=Decimal("2.5"),
         equipment_hours=Decimal("0.75"),

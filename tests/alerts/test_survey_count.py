@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from sidewalk.alerts.issue import BlockSurvey, FrontageCount, NoticeIssuer
+from sidewalk.alerts.issue import NoticeIssuer
 from sidewalk.alerts.notices import BlockDefect
 from sidewalk.alerts.pdf import notice_pdf
+from sidewalk.analytics.survey import BlockSurvey, FrontageCount
 from tests.alerts.conftest import T0, flat, pdf_text
 
 EIGHT = [BlockDefect(b, "surface_deterioration", 15.0, 1.0) for b in range(1, 9)]

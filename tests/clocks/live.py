@@ -53,6 +53,6 @@ def findings(cases: CaseStore, subject: str) -> list[dict[str, Any]]:
     """The findings stored about ``subject`` (``pour:<id>``, …), each with its audit action."""
     return [
         {"action": a.action, **a.detail}
-        for a in cases.list_audit(subject)
+        for a in cases.audit.list(subject)
         if a.action.startswith("finding.")
     ]

@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from sidewalk.analytics.clocks.actions import parse_action
 from sidewalk.analytics.clocks.enforcement import end_of_calendar_day
 from sidewalk.analytics.clocks.engine import ClockEngine, FrontageSpec
 from sidewalk.analytics.clocks.events import (
@@ -20,7 +21,6 @@ from sidewalk.analytics.clocks.events import (
     HazardCandidate,
     NoticeRequired,
     OffenseCounted,
-    PersonAction,
     TaxRollDue,
     Transition,
 )
@@ -54,7 +54,7 @@ def violated(
 
 
 def act(engine: ClockEngine, kind: str, target: str, at: datetime, **detail: object) -> list[Event]:
-    return engine.act(PersonAction(kind, target, at, who="officer-7", detail=dict(detail)))  # type: ignore[arg-type]
+    return engine.act(parse_action(kind, target, detail, at=at, who="officer-7"))
 
 
 def states(events: list[Event]) -> list[str]:
@@ -152,7 +152,7 @@ def test_bill_due_ten_calendar_days_after_receipt_and_tax_roll_sixty_days_after_
     act(engine, "record_delivery", key, DECIDED)
     engine.advance(DECIDED + timedelta(hours=24))
     abated = datetime(2026, 12, 14, 10, 0, tzinfo=CHICAGO)
-    act(engine, "abatement_done", key, abated, crew_hours=3)
+    act(engine, "abatement_done", key, abated, note="crew of 3")
     events = act(engine, "bill_received", key, datetime(2026, 12, 18, 15, 0, tzinfo=CHICAGO))
     [billed] = of_type(events, Transition)
     due_at = datetime.fromisoformat(billed.detail["due"])

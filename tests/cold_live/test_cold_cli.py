@@ -6,7 +6,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from sidewalk.analytics.cold_cli import cold_app
+from sidewalk.cli.cold import cold_app
 from tests.clocks.live import seeded
 
 
@@ -27,7 +27,7 @@ def test_pour_and_permit_entered_on_the_command_line_run_their_clocks(tmp_path: 
          "2026-12-02T08:00-06:00", "--frontage", "main-st-101", *common],
     )  # fmt: skip
     assert permit.exit_code == 0, permit.output
-    [recorded_pour, recorded_permit] = cases.pending_actions()
+    [recorded_pour, recorded_permit] = cases.actions.pending()
     assert (recorded_pour.kind, recorded_pour.who) == ("record_pour", "Dana Reyes")
     assert recorded_permit.detail["emergency"] is False
     runner = system.runner("cold-cli-test")

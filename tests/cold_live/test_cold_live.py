@@ -52,7 +52,7 @@ class Live:
 
     def pour(self, pour_id: str, at: datetime, **detail: Any) -> None:
         base = {"kind": "sidewalk", "site": POLE, "at": at.isoformat(), "frontage": "main-st-103"}
-        self.cases.record_action("record_pour", pour_id, at, WHO, {**base, **detail})
+        self.cases.actions.record("record_pour", pour_id, at, WHO, {**base, **detail})
         self.runner.tick()
 
     def findings(self, subject: str) -> list[dict[str, Any]]:
@@ -68,13 +68,13 @@ def live(tmp_path: Path) -> Live:
 def test_frozen_ground_probe_opens_a_frozen_subgrade_record_per_frontage(live: Live) -> None:
     live.ground(T0, 3.0)
     live.ground(T0 + timedelta(hours=1), -1.5)
-    clocks = live.cases.list_clocks(kind="frozen_subgrade")
+    clocks = live.cases.clocks.list(kind="frozen_subgrade")
     assert [c.frontage_id for c in clocks] == ["main-st-101", "main-st-103", "main-st-105"]
     assert {c.state for c in clocks} == {"frozen"}
     assert {c.key for c in clocks} == {f"{f}/frozen_subgrade/{POLE}" for f in
                                        ("main-st-101", "main-st-103", "main-st-105")}  # fmt: skip
     assert [r.name for r in clocks[0].rules] == ["cold_weather.frozen_subgrade_at_or_below"]
-    history = live.cases.clock_history(clocks[0].id)
+    history = live.cases.clocks.history(clocks[0].id)
     assert [(h.to_state, h.at) for h in history] == [
         ("thawed", T0),
         ("frozen", T0 + timedelta(hours=1)),
@@ -84,17 +84,17 @@ def test_frozen_ground_probe_opens_a_frozen_subgrade_record_per_frontage(live: L
 
 def test_pour_in_cold_air_keeps_traffic_off_96_hours(live: Live) -> None:
     live.pour("WO-1", T0)
-    [clock] = live.cases.list_clocks(kind="keep_off")
+    [clock] = live.cases.clocks.list(kind="keep_off")
     assert clock.frontage_id == "main-st-103"
     assert clock.deadline == T0 + timedelta(hours=48)  # normal until a cold reading
     live.air(T0 + timedelta(hours=2), 41.0)
-    [clock] = live.cases.list_clocks(kind="keep_off")
+    [clock] = live.cases.clocks.list(kind="keep_off")
     assert (clock.state, clock.deadline) == ("keep_off_cold", T0 + timedelta(hours=96))
     assert clock.cause.who == WHO
     live.runner.advance(T0 + timedelta(hours=95))
-    assert live.cases.list_clocks(kind="keep_off", active_only=True)
+    assert live.cases.clocks.list(kind="keep_off", active_only=True)
     live.runner.advance(T0 + timedelta(hours=97))
-    [clock] = live.cases.list_clocks(kind="keep_off")
+    [clock] = live.cases.clocks.list(kind="keep_off")
     assert (clock.state, clock.closed_at) == ("ended", T0 + timedelta(hours=96))
 
 
@@ -102,7 +102,7 @@ def test_pour_in_normal_air_keeps_traffic_off_48_hours(live: Live) -> None:
     live.pour("WO-2", T0)
     live.air(T0 + timedelta(hours=2), 60.0)
     live.runner.advance(T0 + timedelta(hours=49))
-    [clock] = live.cases.list_clocks(kind="keep_off")
+    [clock] = live.cases.clocks.list(kind="keep_off")
     assert (clock.state, clock.closed_at) == ("ended", T0 + timedelta(hours=48))
 
 
@@ -123,14 +123,14 @@ def test_permit_opened_in_frozen_ground_window_without_emergency_is_found(live: 
             "street": "Main St 100 block", "opened_at": T0.isoformat(),
             "emergency": emergency, "frontage": "main-st-101",
         }  # fmt: skip
-        live.cases.record_action("record_permit", permit_id, T0, WHO, detail)
+        live.cases.actions.record("record_permit", permit_id, T0, WHO, detail)
     live.runner.tick()
     window = "street_openings.frozen_ground_window"
     assert [f["action"] for f in live.findings("permit:SO-1") if f["rule"] == window] == [
         "finding.violation"
     ]
     assert not [f for f in live.findings("permit:SO-2") if f["rule"] == window]
-    permits = live.cases.list_clocks(kind="opening_permit")
+    permits = live.cases.clocks.list(kind="opening_permit")
     assert [(c.key, c.state) for c in permits] == [
         ("main-st-101/opening_permit/SO-1", "valid"),
         ("main-st-101/opening_permit/SO-2", "valid"),
@@ -141,7 +141,7 @@ def test_permit_opened_in_frozen_ground_window_without_emergency_is_found(live: 
 def test_a_restored_engine_resumes_every_cold_clock(live: Live) -> None:
     live.ground(T0 - timedelta(hours=1), -2.0)
     live.pour("WO-4", T0)
-    live.cases.record_action(
+    live.cases.actions.record(
         "record_permit", "SO-3", T0, WHO, {"street": "Main St", "opened_at": T0.isoformat()}
     )
     live.runner.tick()
@@ -177,14 +177,14 @@ def test_a_restored_engine_resumes_every_cold_clock(live: Live) -> None:
 
 def test_a_pour_with_a_bad_detail_is_kept_with_its_error(live: Live) -> None:
     live.pour("WO-5", T0, kind="asphalt")
-    live.cases.record_action("record_pour", "WO-6", T0, WHO, {"kind": "sidewalk", "site": POLE})
-    live.cases.record_action("record_permit", "SO-4", T0, WHO, {"opened_at": T0.isoformat()})
+    live.cases.actions.record("record_pour", "WO-6", T0, WHO, {"kind": "sidewalk", "site": POLE})
+    live.cases.actions.record("record_permit", "SO-4", T0, WHO, {"opened_at": T0.isoformat()})
     live.runner.tick()
-    errors = {a.target: a.error for a in live.cases.list_actions()}
+    errors = {a.target: a.error for a in live.cases.actions.list()}
     assert "pour kind" in str(errors["WO-5"])
     assert "at is required" in str(errors["WO-6"])
     assert "street" in str(errors["SO-4"])
-    assert live.cases.list_clocks(kind="keep_off") == []
+    assert live.cases.clocks.list(kind="keep_off") == []
     assert live.runner.engine.cold.keep_off == {}
 
 
@@ -202,25 +202,25 @@ def test_an_opening_permit_record_closes_on_expiry_and_a_late_renewal_opens_anot
     live: Live,
 ) -> None:
     detail = {"street": "Main St", "opened_at": T0.isoformat(), "frontage": "main-st-101"}
-    live.cases.record_action("record_permit", "SO-8", T0, WHO, detail)
+    live.cases.actions.record("record_permit", "SO-8", T0, WHO, detail)
     live.runner.tick()
-    [clock] = live.cases.list_clocks(kind="opening_permit")
+    [clock] = live.cases.clocks.list(kind="opening_permit")
     due = clock.deadline
     assert due is not None
     live.runner.advance(due + timedelta(hours=1))
-    [clock] = live.cases.list_clocks(kind="opening_permit")
+    [clock] = live.cases.clocks.list(kind="opening_permit")
     assert (clock.state, clock.closed_at) == ("expired", due)
-    expired = live.cases.clock_history(clock.id)[-1]
+    expired = live.cases.clocks.history(clock.id)[-1]
     assert expired.detail["cause"] == f"permits.opening_permit_validity ended at {due.isoformat()}"
     renewed = due + timedelta(hours=2)
-    live.cases.record_action("record_permit", "SO-8", renewed, WHO, {**detail, "renewals": 1})
+    live.cases.actions.record("record_permit", "SO-8", renewed, WHO, {**detail, "renewals": 1})
     live.runner.tick()
-    records = live.cases.list_clocks(kind="opening_permit")
+    records = live.cases.clocks.list(kind="opening_permit")
     assert [(c.key, c.state, c.closed_at is None) for c in records] == [
         ("main-st-101/opening_permit/SO-8", "expired", False),
         ("main-st-101/opening_permit/SO-8/renewal-1", "valid", True),
     ]
-    assert [a.error for a in live.cases.list_actions()] == [None, None]
+    assert [a.error for a in live.cases.actions.list()] == [None, None]
 
 
 def test_a_pour_applied_later_is_judged_on_the_ground_at_its_own_time(live: Live) -> None:

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
+from sidewalk.analytics.clocks.actions import parse_action
 from sidewalk.analytics.clocks.engine import ClockEngine, FrontageSpec
 from sidewalk.analytics.clocks.events import (
     AbatementOrdered,
     Event,
-    PersonAction,
     RuleFinding,
     StreetCase,
     Transition,
@@ -31,7 +31,7 @@ def engine(profile: Profile = CLYMAN) -> ClockEngine:
 
 
 def act(e: ClockEngine, kind: str, target: str, at: datetime, **detail: Any) -> list[Event]:
-    return e.act(PersonAction(kind, target, at, WHO, detail))  # type: ignore[arg-type]
+    return e.act(parse_action(kind, target, detail, at=at, who=WHO))
 
 
 def issue(e: ClockEngine, permit: str, issued_on: str, **detail: Any) -> list[Event]:

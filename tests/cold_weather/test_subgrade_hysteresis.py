@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 from pydantic import TypeAdapter
 
+from sidewalk.analytics.clocks.actions import parse_action
 from sidewalk.analytics.clocks.cold_weather import (
     FROZEN_SUBGRADE,
     ColdState,
@@ -19,7 +20,7 @@ from sidewalk.analytics.clocks.cold_weather import (
     thaw_above_c,
 )
 from sidewalk.analytics.clocks.engine import ClockEngine, FrontageSpec
-from sidewalk.analytics.clocks.events import Event, PersonAction, RuleFinding, Transition
+from sidewalk.analytics.clocks.events import Event, RuleFinding, Transition
 from sidewalk.analytics.clocks.permits import StreetOpeningPermit
 from sidewalk.core.profile import Profile, load_profile
 from tests.clocks.live import EXAMPLE_PROFILE
@@ -136,7 +137,7 @@ def _pour(engine: ClockEngine, pour_at: datetime, entered_at: datetime, pid: str
     ]
     detail = {"kind": "sidewalk", "at": pour_at.isoformat(), "frontage": "main-st-101",
               "forecast": forecast}  # fmt: skip
-    return engine.act(PersonAction("record_pour", pid, entered_at, "Dana Reyes", detail))
+    return engine.act(parse_action("record_pour", pid, detail, at=entered_at, who="Dana Reyes"))
 
 
 def _ground_day(engine: ClockEngine, probe: Probe) -> None:

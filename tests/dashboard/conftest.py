@@ -15,15 +15,16 @@ import pytest
 import uvicorn
 from fastapi import FastAPI
 
-from sidewalk.analytics.inspect import inspect_files, load_intrinsics, write_demo_scene
+from sidewalk.alerts.inspections import inspect_files
+from sidewalk.analytics.inspect import load_intrinsics, write_demo_scene
 from sidewalk.core.contract import SnowMeasurement
 from sidewalk.core.profile import load_profile
 from sidewalk.dashboard.app import create_app
 from sidewalk.dashboard.auth import ROLES, add_user
-from sidewalk.dashboard.demo import ActionTicker, ReplayedStorm, replay_storm
 from sidewalk.edge.camera.synthetic import make_scene
 from sidewalk.scenarios import load_scenario
 from sidewalk.storage.evidence import EvidenceStore
+from sidewalk.system import ActionTicker, ReplayedStorm, replay_storm
 
 PASSWORD = "correct horse battery"
 SECRET_KEY = "test-secret-key-0123456789"

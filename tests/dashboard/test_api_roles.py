@@ -6,9 +6,11 @@ import hashlib
 import time
 import uuid
 from decimal import Decimal
+from typing import Any
 
 import httpx
 import pytest
+from fastapi.routing import APIRoute, iter_route_contexts
 
 from sidewalk.dashboard.auth import ROLES, add_user
 from tests.dashboard.conftest import PASSWORD, Dashboard
@@ -74,7 +76,7 @@ def test_no_session_no_data(dashboard: Dashboard) -> None:
 def test_state_changes_need_the_csrf_token(dashboard: Dashboard) -> None:
     client = dashboard.login("admin")
     number = client.get("/api/notices").json()[0]["number"]
-    before = len(dashboard.storm.cases.list_actions())
+    before = len(dashboard.storm.cases.actions.list())
     del client.headers["X-CSRF-Token"]
     refused = client.post(f"/api/notices/{number}/actions", json={"kind": "confirm_hazard"})
     assert refused.status_code == 403
@@ -85,7 +87,7 @@ def test_state_changes_need_the_csrf_token(dashboard: Dashboard) -> None:
         headers={"X-CSRF-Token": "not-the-token"},
     )
     assert wrong.status_code == 403
-    assert len(dashboard.storm.cases.list_actions()) == before
+    assert len(dashboard.storm.cases.actions.list()) == before
 
 
 def test_login_is_json_only_and_throttled(dashboard: Dashboard) -> None:
@@ -103,7 +105,7 @@ def test_login_is_json_only_and_throttled(dashboard: Dashboard) -> None:
         throttled = client.post("/api/session", json=again)
         assert throttled.status_code == 429
         assert int(throttled.headers["Retry-After"]) > 0
-    failed = [a for a in dashboard.storm.cases.list_audit() if a.action == "session.login_failed"]
+    failed = [a for a in dashboard.storm.cases.audit.list() if a.action == "session.login_failed"]
     assert len(failed) >= 3
 
 
@@ -126,10 +128,10 @@ def test_actions_by_role(dashboard: Dashboard, role: str, kind: str, allowed: bo
     assert response.status_code == (200 if allowed else 403), response.text
     if allowed:
         action = next(
-            a for a in dashboard.storm.cases.list_actions() if a.id == response.json()["action_id"]
+            a for a in dashboard.storm.cases.actions.list() if a.id == response.json()["action_id"]
         )
         assert (action.kind, action.who, action.target) == (kind, role, notice["violation_key"])
-        audit = dashboard.storm.cases.list_audit(subject=notice["violation_key"])
+        audit = dashboard.storm.cases.audit.list(subject=notice["violation_key"])
         assert any(a.actor == role and a.action == f"action.{kind}" for a in audit)
 
 
@@ -158,7 +160,7 @@ def test_delivery_reaches_the_clock_through_the_runner(dashboard: Dashboard) -> 
 def test_money_is_for_the_clerk(dashboard: Dashboard) -> None:
     cases = dashboard.storm.cases
     frontage = "main-st-105"
-    abatement = cases.order_abatement(
+    abatement = cases.bills.order_abatement(
         f"test/{uuid.uuid4()}", frontage, "notice_period_over", dashboard.storm.end
     )
     inspector = dashboard.login("inspector")
@@ -189,8 +191,8 @@ def test_money_is_for_the_clerk(dashboard: Dashboard) -> None:
             json={"key": key, "amount": "85.00", "method": "check"},
         )
         assert paid.status_code == 200, paid.text
-    assert cases.bill_balance(bill["id"]) == Decimal("0.00")
-    assert any(a.actor == "clerk" and a.action == "payment.entered" for a in cases.list_audit())
+    assert cases.bills.balance(bill["id"]) == Decimal("0.00")
+    assert any(a.actor == "clerk" and a.action == "payment.entered" for a in cases.audit.list())
 
 
 def test_print_batch_for_clerk_only(dashboard: Dashboard) -> None:
@@ -219,7 +221,7 @@ def test_users_are_for_the_admin(dashboard: Dashboard) -> None:
     names = [u["username"] for u in admin.get("/api/users").json()]
     assert "new-inspector" in names
     stored = dashboard.storm.cases
-    row = next(a for a in stored.list_audit() if a.action == "user.created" and a.actor == "admin")
+    row = next(a for a in stored.audit.list() if a.action == "user.created" and a.actor == "admin")
     assert row.subject == "user:new-inspector"
 
 
@@ -238,6 +240,55 @@ def test_openapi_document_lists_the_api(dashboard: Dashboard) -> None:
     assert {"/api/overview", "/api/notices/{number}/actions", "/api/events"} <= set(
         document["paths"]
     )
+
+
+# The routes that answer with something other than JSON, and what they send.
+NOT_JSON = {"/api/events": "text/event-stream", "/api/frames/{sha256}": "image/jpeg"}
+
+
+def _described(document: dict[str, Any], schema: dict[str, Any]) -> bool:
+    """Whether a response schema names its fields: a model, or a list of models.
+
+    A bare object (``{}``, or ``type: object`` with no properties, as a
+    handler returning ``dict[str, Any]`` gets) is not a description.
+    """
+    while "$ref" in schema:
+        schema = document["components"]["schemas"][schema["$ref"].rsplit("/", 1)[-1]]
+    if schema.get("type") == "array":
+        return _described(document, schema.get("items", {}))
+    return schema.get("type") == "object" and bool(schema.get("properties"))
+
+
+def test_every_json_route_has_a_response_model_in_openapi(dashboard: Dashboard) -> None:
+    """Every /api route is in the OpenAPI document, each JSON answer with its model."""
+    document = dashboard.login("viewer").get("/openapi.json").json()
+    operations = {
+        (method.upper(), path): operation
+        for path, item in document["paths"].items()
+        for method, operation in item.items()
+    }
+    routes = {
+        (method, context.path)
+        for context in iter_route_contexts(dashboard.app.routes)
+        if isinstance(context.original_route, APIRoute) and (context.path or "").startswith("/api/")
+        for method in (context.methods or set()) - {"HEAD"}
+    }
+    assert len(routes) >= 25
+    assert routes <= set(operations), routes - set(operations)
+    for (method, path), operation in operations.items():
+        ok = [c for c, r in operation["responses"].items() if c.startswith("2")]
+        assert ok, (method, path)
+        content = operation["responses"][ok[0]].get("content", {})
+        if path in NOT_JSON:
+            assert list(content) == [NOT_JSON[path]], (method, path, content)
+            continue
+        assert list(content) == ["application/json"], (method, path, content)
+        schema = content["application/json"]["schema"]
+        assert _described(document, schema), (method, path, schema)
+    # Owner details are optional in the models: absent for roles without them.
+    frontage = document["components"]["schemas"]["FrontageView"]
+    assert "owner" in frontage["properties"]
+    assert "owner" not in frontage["required"]
 
 
 def test_latest_frame_is_served_to_every_role(dashboard: Dashboard) -> None:

@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 from sidewalk.core.profile import load_profile
 from sidewalk.dashboard.app import create_app
 from sidewalk.dashboard.auth import LoginThrottle, hash_password
-from sidewalk.storage.cases import CaseStore, DashboardRecords
+from sidewalk.storage.cases import CaseStore
 from tests.dashboard.conftest import PASSWORD, SECRET_KEY
 
 BACKENDS = [
@@ -30,7 +30,7 @@ def _prepared(url: str) -> str:
     store = CaseStore(url)
     store.create_schema()
     for name in ("alice", "bob"):
-        DashboardRecords(store).add_user(name, password_hash(), "viewer", who="test")
+        store.dashboard.add_user(name, password_hash(), "viewer", who="test")
     store.close()
     return url
 

@@ -30,7 +30,6 @@ from sidewalk.dashboard.auth import (
     add_user,
     current_user,
 )
-from sidewalk.storage.cases import DashboardRecords
 from tests.dashboard.conftest import PASSWORD, SECRET_KEY, Dashboard
 
 # Reachable without a session on purpose; they still must not show owner data.
@@ -97,10 +96,10 @@ def fill(endpoint: Endpoint, d: Dashboard, *, real: bool) -> tuple[str, dict[str
     state-changing request that gets past the guards still changes nothing.
     """
     cases = d.storm.cases
-    number = cases.list_notices()[0].number
+    number = cases.notices.list()[0].number
     values = {
         "number": number if real else "1999-9999",
-        "clock_id": str(cases.list_clocks()[0].id) if real else "999999",
+        "clock_id": str(cases.clocks.list()[0].id) if real else "999999",
         "abatement_id": "999999",
         "bill_id": "999999",
         "device": "pole-main-01",
@@ -123,10 +122,9 @@ def fill(endpoint: Endpoint, d: Dashboard, *, real: bool) -> tuple[str, dict[str
 
 def owner_secrets(d: Dashboard) -> list[str]:
     """Owner names and mailing-address lines that are not a public street address."""
-    records = DashboardRecords(d.storm.cases)
-    public = {f.street_address for f in d.storm.cases.list_frontages()}
+    public = {f.street_address for f in d.storm.cases.registry.list_frontages()}
     out = []
-    for owner in records.list_owners():
+    for owner in d.storm.cases.registry.list_owners():
         out.append(owner.name)
         out += [line for line in owner.address_lines if line not in public]
     assert len(out) >= 6
@@ -227,7 +225,7 @@ def test_every_write_needs_the_csrf_token_and_our_origin(dashboard: Dashboard) -
         "foreign referer": lambda t: {"X-CSRF-Token": t, "Referer": "https://evil.example/x"},
         "other port": lambda t: {"X-CSRF-Token": t, "Origin": "http://127.0.0.1:1"},
     }
-    audit_before = len(dashboard.storm.cases.list_audit())
+    audit_before = len(dashboard.storm.cases.audit.list())
     client, token = _admin(dashboard)
     for endpoint in writes:
         path, query = fill(endpoint, dashboard, real=False)
@@ -244,7 +242,7 @@ def test_every_write_needs_the_csrf_token_and_our_origin(dashboard: Dashboard) -
         if client.get("/api/session").status_code != 200:  # that was DELETE /api/session
             client, token = _admin(dashboard)
     # Refused requests wrote nothing but the logins' own audit rows.
-    after = dashboard.storm.cases.list_audit()[audit_before:]
+    after = dashboard.storm.cases.audit.list()[audit_before:]
     assert {a.action for a in after} <= {"session.login", "session.logout"}
 
 
@@ -296,7 +294,7 @@ def test_expired_revoked_and_disabled_sessions_are_refused(dashboard: Dashboard)
     with httpx.Client(base_url=dashboard.url, cookies={"sw_session": expired[0]}) as client:
         assert client.get("/api/overview").status_code == 401
 
-    records = DashboardRecords(cases)
+    records = cases.dashboard
     for change in ("role", "disabled"):
         name = f"temp-{change}"
         add_user(cases, name, PASSWORD, "clerk", who="test")

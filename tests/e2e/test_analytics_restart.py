@@ -54,14 +54,14 @@ def start_runner(config: Path, log: Path) -> subprocess.Popen[bytes]:
 
 
 def snapshot_time(cases: CaseStore) -> datetime | None:
-    saved = cases.load_engine_snapshot(RUNNER_ID)
+    saved = cases.clocks.load_engine_snapshot(RUNNER_ID)
     now = None if saved is None else json.loads(saved)["now"]
     return None if now is None else datetime.fromisoformat(now)
 
 
 def clock_rows(cases: CaseStore) -> list[tuple[str, str, str, str]]:
     return sorted(
-        (c.frontage_id, c.kind, c.state, c.key.rsplit("/", 1)[-1]) for c in cases.list_clocks()
+        (c.frontage_id, c.kind, c.state, c.key.rsplit("/", 1)[-1]) for c in cases.clocks.list()
     )
 
 
@@ -112,7 +112,7 @@ def test_sigkill_at_random_points_gives_the_undisturbed_notices(
             runner.wait(timeout=15)
         except subprocess.TimeoutExpired:
             runner.kill()
-    got = cases.list_notices()
+    got = cases.notices.list()
     assert notice_summary(got) == notice_summary(expected)
     assert len({n.number for n in got}) == len(got) == 2
     assert clock_rows(cases) == clock_rows(reference)

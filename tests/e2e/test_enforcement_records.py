@@ -38,8 +38,8 @@ def stormed(tmp_path: Path) -> tuple[AnalyticsRunner, CaseStore]:
 def key_for(cases: CaseStore, frontage: str) -> str:
     [violation] = [
         v
-        for n in cases.list_notices(frontage_id=frontage)
-        if (v := cases.get_violation(n.violation_id or 0))
+        for n in cases.notices.list(frontage_id=frontage)
+        if (v := cases.clocks.get_violation(n.violation_id or 0))
     ]
     return violation.key
 
@@ -52,26 +52,26 @@ def test_hazard_confirmed_and_delivered_then_village_abates(
     decided = runner.engine.now
     assert decided is not None
     confirmed = decided + timedelta(minutes=30)
-    cases.record_action("confirm_hazard", key, confirmed, "Officer Pat Quinn")
+    cases.actions.record("confirm_hazard", key, confirmed, "Officer Pat Quinn")
     runner.tick()
-    hazard = cases.list_notices(kind="hazard_notice")
+    hazard = cases.notices.list(kind="hazard_notice")
     assert [n.frontage_id for n in hazard] == ["main-st-105"]
     assert hazard[0].body_text is not None
     assert "Officer Pat Quinn" in hazard[0].body_text
     assert "within 2 hours" in hazard[0].body_text
     delivered = confirmed + timedelta(minutes=45)
-    cases.record_action("record_delivery", key, delivered, "Officer Pat Quinn")
+    cases.actions.record("record_delivery", key, delivered, "Officer Pat Quinn")
     runner.tick()
     runner.advance(delivered + timedelta(hours=2))
-    abatement = cases.abatement_by_key(f"{key}/abatement")
+    abatement = cases.bills.abatement_by_key(f"{key}/abatement")
     assert abatement is not None
     assert abatement.ordered_at == delivered + timedelta(hours=2)
-    actions = cases.list_actions(target=key)
+    actions = cases.actions.list(target=key)
     assert [a.error for a in actions] == [None, None]
-    audit = [a.action for a in cases.list_audit(subject=key)]
+    audit = [a.action for a in cases.audit.list(subject=key)]
     assert "action.confirm_hazard" in audit
     assert "action.record_delivery" in audit
-    assert cases.verify_audit_chain().ok
+    assert cases.audit.verify_chain().ok
 
 
 def test_an_action_out_of_order_is_kept_with_its_reason(
@@ -79,24 +79,24 @@ def test_an_action_out_of_order_is_kept_with_its_reason(
 ) -> None:
     runner, cases = stormed
     key = key_for(cases, "main-st-103")
-    cases.record_action("bill_received", key, datetime(2026, 12, 20, tzinfo=UTC), "Clerk Lee")
+    cases.actions.record("bill_received", key, datetime(2026, 12, 20, tzinfo=UTC), "Clerk Lee")
     runner.tick()
-    [action] = cases.list_actions(target=key)
+    [action] = cases.actions.list(target=key)
     assert action.applied_at is not None
     assert action.error is not None
     assert "no bill outstanding" in action.error
-    assert cases.pending_actions() == []
+    assert cases.actions.pending() == []
 
 
 def test_offenses_count_every_started_24_hours(stormed: tuple[AnalyticsRunner, CaseStore]) -> None:
     runner, cases = stormed
     key = key_for(cases, "main-st-105")
-    violation = cases.violation_by_key(key)
+    violation = cases.clocks.violation_by_key(key)
     assert violation is not None
     assert violation.offense_count == 1
     missed = datetime.fromisoformat(str(violation.evidence["deadline"]))
     runner.advance(missed + timedelta(hours=49))
-    violation = cases.violation_by_key(key)
+    violation = cases.clocks.violation_by_key(key)
     assert violation is not None
     assert violation.offense_count == 3
 
@@ -109,7 +109,7 @@ def test_a_restarted_runner_resumes_from_its_snapshot(
     again = build_analytics(
         cases, load_profile(), UNUSED_BROKER, site="clyman", mode="stream", persist_jobs=False
     )
-    saved = cases.load_engine_snapshot(UNUSED_BROKER.client_id)
+    saved = cases.clocks.load_engine_snapshot(UNUSED_BROKER.client_id)
     assert saved is not None
     again.engine.restore(saved.encode())
     assert again.engine.snapshot() == runner.engine.snapshot()
@@ -124,7 +124,7 @@ def test_an_action_applied_just_before_a_crash_is_not_applied_twice(
     runner, cases = stormed
     key = key_for(cases, "main-st-105")
     assert runner.engine.now is not None
-    cases.record_action("confirm_hazard", key, runner.engine.now, "Officer Pat Quinn")
+    cases.actions.record("confirm_hazard", key, runner.engine.now, "Officer Pat Quinn")
     # The runner saves the state that includes the action, then dies before marking it.
     acted, _marks = runner._apply_actions()
     runner._save()
@@ -132,11 +132,11 @@ def test_an_action_applied_just_before_a_crash_is_not_applied_twice(
     again = build_analytics(
         cases, load_profile(), UNUSED_BROKER, site="clyman", mode="stream", persist_jobs=False
     )
-    saved = cases.load_engine_snapshot(UNUSED_BROKER.client_id)
+    saved = cases.clocks.load_engine_snapshot(UNUSED_BROKER.client_id)
     assert saved is not None
     again.engine.restore(saved.encode())
     again.tick()
-    [action] = cases.list_actions(target=key)
+    [action] = cases.actions.list(target=key)
     assert action.applied_at is not None
     assert action.error is None  # a second confirm_hazard would have been refused
-    assert len(cases.list_notices(kind="hazard_notice")) == 1
+    assert len(cases.notices.list(kind="hazard_notice")) == 1

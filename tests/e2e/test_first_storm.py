@@ -99,9 +99,9 @@ def test_live_runner_fires_the_exact_deadline_from_the_scheduler(
     db = f"sqlite:///{tmp_path / 'cases.sqlite3'}"
     cases = CaseStore(db)
     cases.create_schema()
-    cases.upsert_device("pole-live", "clyman")
-    cases.upsert_owner("o1", "Dana Doe", ["1 Elm St", "Clyman, WI 53016"])
-    cases.upsert_frontage(
+    cases.registry.upsert_device("pole-live", "clyman")
+    cases.registry.upsert_owner("o1", "Dana Doe", ["1 Elm St", "Clyman, WI 53016"])
+    cases.registry.upsert_frontage(
         "elm-st-1", site="clyman", parcel_number="p1", street_address="1 Elm St",
         length_ft=50, zone="residential", owner_id="o1", device_id="pole-live",
     )  # fmt: skip
@@ -145,9 +145,9 @@ def test_live_runner_fires_the_exact_deadline_from_the_scheduler(
         # The cessation is found by the scheduler's tick (quiet period passed long ago);
         # the violation only at the deadline, a few seconds from now.
         if datetime.now(UTC) < cessation + timedelta(hours=24):
-            assert cases.list_notices() == []
-        assert runner.wait_for(lambda: len(cases.list_notices()) == 1, timeout_s=40)
-        [notice] = cases.list_notices()
+            assert cases.notices.list() == []
+        assert runner.wait_for(lambda: len(cases.notices.list()) == 1, timeout_s=40)
+        [notice] = cases.notices.list()
         assert notice.frontage_id == "elm-st-1"
         assert notice.deadline is not None
         assert abs((notice.deadline - (cessation + timedelta(hours=24))).total_seconds()) < 1

@@ -11,7 +11,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
+# The server's ``sidewalk edge`` (with simulate) and the pole's ``sidewalk-edge``.
+from sidewalk.cli.edge import edge_app as server_edge_app
 from sidewalk.core.contract import (
     DeviceHealth,
     FrameRef,
@@ -20,6 +23,7 @@ from sidewalk.core.contract import (
     parse_json_model,
 )
 from sidewalk.edge.camera.synthetic import make_scene
+from sidewalk.edge.cli import edge_app
 from sidewalk.edge.commands import CommandClient, CommandTimeout
 from sidewalk.edge.device import SystemClock
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore
@@ -252,10 +256,6 @@ def test_systemd_hears_ready_watchdog_and_stopping(
 def test_the_command_line_sends_commands_and_prints_replies(
     broker: MosquittoServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from typer.testing import CliRunner
-
-    from sidewalk.edge.cli import edge_app
-
     site, device = slug("site"), slug("pole")
     monkeypatch.setenv("SIDEWALK_SITE", site)
     monkeypatch.setenv("SIDEWALK_MQTT__URL", f"mqtt://{broker.host}:{broker.port}")
@@ -284,16 +284,12 @@ def test_the_command_line_sends_commands_and_prints_replies(
 def test_simulate_plays_a_scenario_until_stored(
     broker: MosquittoServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from typer.testing import CliRunner
-
-    from sidewalk.edge.cli import edge_app
-
     site = slug("site")
     with fast_dir() as tmp, running_ingest(broker.host, broker.port, tmp / "ts.db", site) as ingest:
         monkeypatch.setenv("SIDEWALK_SITE", site)
         monkeypatch.setenv("SIDEWALK_DATA_DIR", str(tmp / "data"))
         monkeypatch.setenv("SIDEWALK_MQTT__URL", f"mqtt://{broker.host}:{broker.port}")
-        result = CliRunner().invoke(edge_app, ["simulate", "--scenario", "first-storm"])
+        result = CliRunner().invoke(server_edge_app, ["simulate", "--scenario", "first-storm"])
         assert result.exit_code == 0, result.output
         assert "all stored" in result.output
         assert ingest.stats.stored > 0

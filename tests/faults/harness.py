@@ -821,7 +821,7 @@ def start_runner(config: Path, log: Path, runner_id: str) -> subprocess.Popen[by
 
 def snapshot_time(cases: CaseStore, runner_id: str) -> datetime | None:
     """The event time of the runner's last saved engine state."""
-    saved = cases.load_engine_snapshot(runner_id)
+    saved = cases.clocks.load_engine_snapshot(runner_id)
     now = None if saved is None else json.loads(saved)["now"]
     return None if now is None else datetime.fromisoformat(now)
 
@@ -942,7 +942,7 @@ def run_analytics_fault(  # noqa: PLR0915  (one scripted story, read top to bott
     finally:
         publisher.disconnect()
         _terminate(runner)
-    got = cases.list_notices()
+    got = cases.notices.list()
     result.sent = len(items)
     result.notices_identical = notice_summary(got) == notice_summary(expected) and clock_rows(
         cases

@@ -50,7 +50,7 @@ def test_a_reading_the_pole_dropped_shows_as_a_lost_gap_on_the_dashboard(
 
         profile = load_profile()
         cases = open_cases(f"sqlite:///{tmp_path / 'cases.sqlite3'}", profile)
-        cases.upsert_device(device, site)
+        cases.registry.upsert_device(device, site)
         add_user(cases, "viewer", PASSWORD, "viewer", who="test")
         app = create_app(cases, store, profile, secret_key="fault-test-secret-0123456789")
         with TestClient(app) as client:
@@ -58,7 +58,7 @@ def test_a_reading_the_pole_dropped_shows_as_a_lost_gap_on_the_dashboard(
             assert login.status_code == 200, login.text
             rows = {row["id"]: row for row in client.get("/api/devices").json()}
     row = rows[device]
-    # As a set: api.py lists a lost gap twice (gaps() already includes lost ones),
+    # As a set: the devices route once listed a lost gap twice (gaps() already includes lost ones),
     # reported to the dashboard's owner.
     assert {(g["from"], g["to"], g["lost"]) for g in row["gaps"]} == {(21, 70, True)}
     assert row["stored_up_to"] == 170

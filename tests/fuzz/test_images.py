@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from sidewalk.alerts.inspections import inspect_files
 from sidewalk.analytics.defects import (
     CameraCalibration,
     DepthIntrinsics,
@@ -36,7 +37,6 @@ from sidewalk.analytics.defects.synthetic import (
     render_depth,
     survey_photo_camera,
 )
-from sidewalk.analytics.inspect import inspect_files
 from sidewalk.core.profile import load_profile
 from sidewalk.storage.cases import CaseStore
 from sidewalk.storage.evidence import EvidenceStore

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from sidewalk.core.contract import TimePolicy
 from sidewalk.core.mqtt import MqttSettings
 from sidewalk.edge.buffer import ReadingBuffer
 from sidewalk.edge.publisher import Publisher
@@ -62,9 +63,14 @@ def running_ingest(
     connect_timeout_s: float = 3.0,
     **kw: Any,
 ) -> Iterator[IngestConsumer]:
-    """An ingest consumer for one site, stopped (and its store closed) on exit."""
+    """An ingest consumer for one site, stopped (and its store closed) on exit.
+
+    Tests replay storms dated by their scenario, not the wall clock, so by
+    default no reading is judged "ahead" (pass ``time_policy`` to judge).
+    """
     store = SqliteTimeSeriesStore(db)
     mqtt = settings(host, port, client_id or slug("ingest"), connect_timeout_s=connect_timeout_s)
+    kw.setdefault("time_policy", TimePolicy(max_ahead_ms=None))
     consumer = IngestConsumer(store, mqtt, site=site, **kw)
     consumer.start()
     try:

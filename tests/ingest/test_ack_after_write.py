@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sidewalk.core.contract import AnyReading, WeatherReading, topic_for
+from sidewalk.core.contract import AnyReading, TimePolicy, WeatherReading, topic_for
 from sidewalk.core.mqtt import MqttClient
 from sidewalk.ingest.consumer import IngestConsumer
 from sidewalk.storage.timeseries import (
@@ -40,6 +40,7 @@ class BrokenDisk(SqliteTimeSeriesStore):
         statuses: Sequence[StatusUpdate] = (),
         dead_letters: Sequence[DeadLetter] = (),
         received_at_ms: int | None = None,
+        time_policy: TimePolicy | None = None,
     ) -> BatchResult:
         self.attempts += 1
         self.failing.set()

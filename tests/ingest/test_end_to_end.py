@@ -168,7 +168,7 @@ def test_buffer_keeps_readings_until_the_watermark_passes(
             assert not pub.wait_stored(1, timeout_s=0.5)
             assert len(pub.buffer) == 50
             # A watermark covering 20 frees exactly those.
-            mark = StoredWatermark(device=device, seq=20, ts=T0)
+            mark = StoredWatermark(device=device, seq=20, ts=T0, epoch=pub.buffer.epoch)
             assert raw.publish_and_wait(stored_topic, mark.to_json(), 1, retain=True)
             assert pub.wait_stored(20, timeout_s=5)
             assert pub.buffer.after(0, 100)[0].seq == 21

@@ -38,9 +38,9 @@ def profile() -> Profile:
 
 def seed_owner(store: CaseStore) -> None:
     """One owner with four frontages (the 80 % rule spans all of them)."""
-    store.upsert_owner("owner-smith", "Jane Smith", ["101 Main St", "Clyman, WI 53016"])
+    store.registry.upsert_owner("owner-smith", "Jane Smith", ["101 Main St", "Clyman, WI 53016"])
     for n, fid in enumerate(FRONTAGES):
-        store.upsert_frontage(
+        store.registry.upsert_frontage(
             fid,
             site="clyman",
             parcel_number=f"026-0915-000{n}",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from sidewalk.analytics.inspect_cli import inspect_app
+from sidewalk.cli.inspect import inspect_app
 from sidewalk.storage.cases import CaseStore
 from sidewalk.storage.evidence import EvidenceStore
 
@@ -39,8 +39,8 @@ def test_depth_prints_the_table_and_issues_the_notice(
     assert "incomplete survey: 2 of ? blocks" in out
     assert "replace entire sidewalk: no" in out
     assert "notice held" in out
-    assert cases.list_notices() == []
-    (rec,) = cases.list_inspections(frontage_id="main-101")
+    assert cases.notices.list() == []
+    (rec,) = cases.inspections.list(frontage_id="main-101")
     assert rec.evidence_sha256 in EvidenceStore(tmp_path / "var" / "evidence")
     assert rec.result["survey"]["frontage_blocks"] is None
 
@@ -68,10 +68,10 @@ def test_laser_with_stations_and_block_counts(
     assert "joints at stations (m): 2.00, 19.01" in out  # + each frame's joint offset
     assert "joint spacing 17.01 m (limit 15.24 m): OVER LIMIT" in out
     assert "2 of 10 surveyed blocks defective (20% of 10 blocks)" in out
-    (notice,) = cases.list_notices()
+    (notice,) = cases.notices.list()
     assert notice.kind == "repair_notice"
     assert notice.detail["total_blocks"] == 10
-    kinds = {r.kind for r in cases.list_inspections(frontage_id="main-101")}
+    kinds = {r.kind for r in cases.inspections.list(frontage_id="main-101")}
     assert kinds == {"laser"}
 
 
@@ -100,7 +100,7 @@ def test_photos_report_each_failure_and_exit_nonzero(
     assert result.exit_code == 1, result.output
     assert "failed: unreadable" in result.output
     assert "horizontal_gap" in result.output
-    assert [r.status for r in cases.list_inspections()] == ["failed", "ok"]
+    assert [r.status for r in cases.inspections.list()] == ["failed", "ok"]
 
 
 def test_depth_needs_intrinsics(tmp_path: Path, db_url: str) -> None:

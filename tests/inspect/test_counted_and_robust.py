@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
+from sidewalk.alerts.inspections import inspect_files
 from sidewalk.analytics import inspect as inspect_module
 from sidewalk.analytics.defects import MM_PER_INCH, measure_depth_map
-from sidewalk.analytics.inspect import inspect_files, load_intrinsics, owner_survey
+from sidewalk.analytics.inspect import load_intrinsics, owner_survey
 from sidewalk.core.profile import Profile, load_profile
 from sidewalk.storage.cases import CaseStore
 from sidewalk.storage.evidence import EvidenceStore

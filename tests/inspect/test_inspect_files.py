@@ -9,9 +9,8 @@ import cv2
 import numpy as np
 import pytest
 
+from sidewalk.alerts.inspections import InspectionReport, inspect_files
 from sidewalk.analytics.inspect import (
-    InspectionReport,
-    inspect_files,
     load_calibration,
     load_intrinsics,
     load_laser_rig,
@@ -73,8 +72,8 @@ def test_one_inch_fault_is_stored_and_noticed_once(
     again = _depth(files, "main-101", cases, evidence, profile)
     assert again.notice is not None
     assert again.notice.id == report.notice.id
-    assert len(cases.list_notices()) == 1
-    assert len(cases.list_inspections(frontage_id="main-101")) == 2
+    assert len(cases.notices.list()) == 1
+    assert len(cases.inspections.list(frontage_id="main-101")) == 2
 
 
 def test_sound_walk_issues_nothing(
@@ -83,7 +82,7 @@ def test_sound_walk_issues_nothing(
     report = _depth([sound["depth"]], "main-101", cases, evidence, profile)
     assert report.notice is None
     assert report.owner_status.defective_blocks == 0
-    assert cases.list_notices() == []
+    assert cases.notices.list() == []
 
 
 def test_eighty_percent_of_the_owners_blocks_calls_for_replacement(
@@ -120,7 +119,7 @@ def test_eighty_percent_of_the_owners_blocks_calls_for_replacement(
     again = _depth([faulted["depth"]], FRONTAGES[-1], cases, evidence, profile, frontage_blocks=2)
     assert again.notice is not None
     assert again.notice.id == last.id
-    kinds = sorted(n.kind for n in cases.list_notices())
+    kinds = sorted(n.kind for n in cases.notices.list())
     assert kinds == ["repair_notice"] * 3 + ["replacement_notice"]
 
 
@@ -153,7 +152,7 @@ def test_bad_files_are_recorded_and_the_batch_goes_on(
     assert reasons[2] is not None
     assert reasons[2].startswith("overexposed")
     assert reasons[3] is None
-    stored = cases.list_inspections(frontage_id="main-101")
+    stored = cases.inspections.list(frontage_id="main-101")
     assert [r.status for r in stored] == ["failed", "failed", "failed", "ok"]
     gap = report.files[3].inspection.blocks[0]["checks"]
     assert gap
@@ -177,7 +176,7 @@ def test_incomplete_survey_does_not_call_for_replacement(
     assert first.notice is None
     assert first.notice_held is not None
     assert "incomplete survey: 2 of ? blocks" in first.notice_held
-    assert cases.list_notices() == []
+    assert cases.notices.list() == []
     # Counts recorded for the other frontages (surveyed sound): 2 of 6 + 3 x 2 blocks.
     for fid in FRONTAGES[1:]:
         last = _depth([sound["depth"]], fid, cases, evidence, profile, frontage_blocks=2)

@@ -38,7 +38,7 @@ def _blocks(*flags: bool, first: int = 0) -> list[dict[str, object]]:
 
 def test_same_file_is_one_row(store: CaseStore) -> None:
     def put(frontage: str, blocks: list[dict[str, object]]) -> InspectionRecord:
-        return store.record_inspection(
+        return store.inspections.record(
             frontage, surveyed_at=T0, kind="depth", source_name="a.png", source_sha256="a" * 64,
             result={"x": 1.5}, blocks=blocks,
         )  # fmt: skip
@@ -50,23 +50,23 @@ def test_same_file_is_one_row(store: CaseStore) -> None:
     assert again.blocks[0]["defective"] is True  # the first row stands
     assert other_frontage.id != a.id
     assert (a.status, a.result) == ("ok", {"x": 1.5})
-    assert [r.id for r in store.list_inspections(frontage_id="main-101")] == [a.id]
-    assert len(store.list_inspections(owner_id="owner-smith")) == 2
-    assert store.list_inspections(owner_id="nobody") == []
+    assert [r.id for r in store.inspections.list(frontage_id="main-101")] == [a.id]
+    assert len(store.inspections.list(owner_id="owner-smith")) == 2
+    assert store.inspections.list(owner_id="nobody") == []
 
 
 def test_failed_files_are_kept_with_the_reason(store: CaseStore) -> None:
-    rec = store.record_inspection(
+    rec = store.inspections.record(
         "main-101", surveyed_at=T0, kind="photo", source_name="b.jpg", source_sha256="b" * 64,
         result={}, failure="overexposed: 40 % clipped",
     )  # fmt: skip
     assert (rec.status, rec.failure) == ("failed", "overexposed: 40 % clipped")
-    assert store.owner_block_conditions("owner-smith") == []
+    assert store.inspections.owner_block_conditions("owner-smith") == []
 
 
 def test_latest_survey_of_a_block_wins_across_frontages(store: CaseStore) -> None:
     def put(frontage: str, sha: str, at_hours: int, blocks: list[dict[str, object]]) -> None:
-        store.record_inspection(
+        store.inspections.record(
             frontage, surveyed_at=T0 + timedelta(hours=at_hours), kind="depth",
             source_name=sha, source_sha256=sha * 64, result={}, blocks=blocks,
         )  # fmt: skip
@@ -75,7 +75,8 @@ def test_latest_survey_of_a_block_wins_across_frontages(store: CaseStore) -> Non
     put("main-101", "d", 1, _blocks(True, True, True))  # older: 0, 1, 2 defective
     put("main-103", "e", 1, _blocks(True))
     got = [
-        (c.frontage_id, c.block, c.defective) for c in store.owner_block_conditions("owner-smith")
+        (c.frontage_id, c.block, c.defective)
+        for c in store.inspections.owner_block_conditions("owner-smith")
     ]
     assert got == [
         ("main-101", 0, False),

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from sidewalk.analytics.metrics import analytics_observability
 from sidewalk.analytics.runner import AnalyticsRunner
 from sidewalk.core.contract import AnyReading, topic_for
 from sidewalk.core.mqtt import MqttClient
 from sidewalk.core.profile import load_profile
-from sidewalk.observability.process import analytics_observability
 from sidewalk.scenarios import expand, load_scenario, to_readings
 from sidewalk.storage.cases import CaseStore
 from sidewalk.system import build_analytics, open_cases, seed_scenario

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from sidewalk.core.profile import load_profile
 from sidewalk.dashboard.app import create_app
-from sidewalk.observability.web import add_observability_routes
+from sidewalk.dashboard.metrics import add_observability_routes
 from sidewalk.scenarios import load_scenario
 from sidewalk.storage.cases import CaseStore
 from sidewalk.system import open_cases, replay_in_process
@@ -48,7 +48,7 @@ def test_metrics_from_loopback_without_login(app: FastAPI, cases: CaseStore) -> 
     response = TestClient(app, client=LOOPBACK).get("/metrics")
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/plain")
-    notices = cases.list_notices()
+    notices = cases.notices.list()
     assert notices, "the storm issues notices"
     for kind, count in Counter(n.kind for n in notices).items():
         assert value(response.text, "sidewalk_notices_total", kind=kind) == count
@@ -90,7 +90,7 @@ def test_health_routes_carry_no_owner_data(app: FastAPI, cases: CaseStore) -> No
     ready = outside.get("/readyz")
     assert ready.status_code == 200
     assert ready.json() == {"status": "ok", "checks": {"database": "ok"}}
-    owners = {n.owner_name for n in cases.list_notices()}
+    owners = {n.owner_name for n in cases.notices.list()}
     for text in (live.text, ready.text):
         assert not any(owner in text for owner in owners)
 

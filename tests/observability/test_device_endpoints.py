@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sidewalk.observability.process import device_observability
+from sidewalk.edge.metrics import device_observability
 from tests.edge_device.poles import fast_dir, pole_settings, running_device, sim_sensor
 from tests.harness.mosquitto import MosquittoServer
 from tests.ingest.pipeline import running_ingest, slug

@@ -9,6 +9,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DASHBOARD = ROOT / "deploy" / "grafana-operations.json"
 METRIC = re.compile(r"\bsidewalk_[a-z_]+")
+# Where the metrics are exported: each role's collectors live in its own component.
+EXPORTERS = [
+    ROOT / f"{part}/sidewalk/{part}/metrics.py"
+    for part in ("ingest", "analytics", "edge", "dashboard")
+]
 # A histogram's series carry these suffixes; the family is named without them.
 HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
 
@@ -23,10 +28,7 @@ def family(series: str) -> str:
 def test_every_panel_queries_prometheus_for_a_documented_exported_metric() -> None:
     dashboard = json.loads(DASHBOARD.read_text("utf-8"))
     documented = set(re.findall(r"^\| `(sidewalk_[a-z_]+)`", _read("docs/observability.md"), re.M))
-    code = "\n".join(
-        p.read_text("utf-8")
-        for p in (ROOT / "observability" / "sidewalk" / "observability").glob("*.py")
-    )
+    code = "\n".join(p.read_text("utf-8") for p in EXPORTERS)
     assert dashboard["panels"], "no panels"
     for panel in dashboard["panels"]:
         assert panel["datasource"]["type"] == "prometheus", panel["title"]

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from prometheus_client import CollectorRegistry
 
-from sidewalk.observability.health import flag, run_checks, threads_alive
-from sidewalk.observability.metrics import StoreCollector
-from sidewalk.observability.server import ObservabilityServer
+from sidewalk.core.health import flag, run_checks, threads_alive
+from sidewalk.core.observability import ObservabilityServer
+from sidewalk.ingest.metrics import StoreCollector
 from tests.observability.scrape import get
 
 

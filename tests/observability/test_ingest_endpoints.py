@@ -10,12 +10,11 @@ from pathlib import Path
 import pytest
 from prometheus_client import CollectorRegistry
 
-from sidewalk.core.contract import AnyReading, Status, WeatherReading, topic_for
+from sidewalk.core.contract import AnyReading, Status, TimePolicy, WeatherReading, topic_for
 from sidewalk.core.mqtt import MqttClient
+from sidewalk.core.observability import ObservabilityServer
 from sidewalk.ingest.consumer import IngestConsumer
-from sidewalk.observability.metrics import TimedStore
-from sidewalk.observability.process import ingest_observability
-from sidewalk.observability.server import ObservabilityServer
+from sidewalk.ingest.metrics import TimedStore, ingest_observability
 from sidewalk.storage.timeseries import (
     BatchResult,
     DeadLetter,
@@ -48,6 +47,7 @@ class GatedStore(SqliteTimeSeriesStore):
         statuses: Sequence[StatusUpdate] = (),
         dead_letters: Sequence[DeadLetter] = (),
         received_at_ms: int | None = None,
+        time_policy: TimePolicy | None = None,
     ) -> BatchResult:
         self.waiting.set()
         self.gate.wait(10)
@@ -57,6 +57,7 @@ class GatedStore(SqliteTimeSeriesStore):
             statuses=statuses,
             dead_letters=dead_letters,
             received_at_ms=received_at_ms,
+            time_policy=time_policy,
         )
 
 

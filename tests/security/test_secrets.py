@@ -36,13 +36,13 @@ from typer.testing import CliRunner
 from sidewalk.alerts.delivery import Deliverer, SmtpChannel, SmtpSettings, queue_notice
 from sidewalk.alerts.issue import NoticeIssuer
 from sidewalk.cli import app as cli
+from sidewalk.cli.dashboard import SECRET_ENV, secret_from_env
 from sidewalk.core import config
 from sidewalk.core.config import ConfigError, Secrets, Settings, load_settings
 from sidewalk.core.mqtt import MqttSettings
 from sidewalk.core.profile import load_profile
 from sidewalk.dashboard.app import create_app
 from sidewalk.dashboard.auth import add_user
-from sidewalk.dashboard.commands import SECRET_ENV, secret_from_env
 from sidewalk.scenarios import expand, load_scenario, to_readings
 from sidewalk.storage.cases import NoticeRecord
 from sidewalk.system import build_analytics, mqtt_settings, open_cases, seed_scenario
@@ -232,7 +232,7 @@ def test_no_secret_leaves_through_logs_files_rows_mail_or_pages(  # noqa: PLR091
         for reading in to_readings(story, expand(story)):
             runner.handle(reading)
         issuer = NoticeIssuer(cases, profile)
-        rendered = [issuer.render(n) for n in cases.list_notices()]
+        rendered = [issuer.render(n) for n in cases.notices.list()]
         assert rendered
         assert all(n.body_text for n in rendered)
 
@@ -245,8 +245,10 @@ def test_no_secret_leaves_through_logs_files_rows_mail_or_pages(  # noqa: PLR091
         )  # fmt: skip
         controller.start()
         try:
-            owner = cases.get_owner(rendered[0].owner_id)
-            cases.upsert_owner(owner.id, owner.name, list(owner.address_lines), "bert@example.org")
+            owner = cases.registry.get_owner(rendered[0].owner_id)
+            cases.registry.upsert_owner(
+                owner.id, owner.name, list(owner.address_lines), "bert@example.org"
+            )
             at = story_end(rendered)
             queue_notice(cases, rendered[0].id, ["email"], at)
             smtp = SmtpSettings(

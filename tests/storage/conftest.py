@@ -39,9 +39,11 @@ def empty_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Case
 def case_store(empty_store: CaseStore) -> CaseStore:
     """A migrated ``CaseStore`` with one owner, one device and one frontage."""
     empty_store.create_schema()
-    empty_store.upsert_owner("owner-smith", "Jane Smith", ["101 Main St", "Clyman, WI 53016"])
-    empty_store.upsert_device("pole-1", "clyman")
-    empty_store.upsert_frontage(
+    empty_store.registry.upsert_owner(
+        "owner-smith", "Jane Smith", ["101 Main St", "Clyman, WI 53016"]
+    )
+    empty_store.registry.upsert_device("pole-1", "clyman")
+    empty_store.registry.upsert_frontage(
         "main-101",
         site="clyman",
         parcel_number="026-0915-0001",

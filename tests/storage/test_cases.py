@@ -115,17 +115,17 @@ def test_sqlite_runs_in_wal_mode_with_foreign_keys(tmp_path: Path) -> None:
         store.create_schema()
         # WAL is a property of the file: any connection sees it.
         assert raw_execute(store, "PRAGMA journal_mode") == [("wal",)]
-        store.upsert_owner("o", "O", ["x"])
+        store.registry.upsert_owner("o", "O", ["x"])
         # While another writer holds the write lock, reads go on and writes wait.
         writer = sqlite3.connect(
             tmp_path / "cases.db", isolation_level=None, check_same_thread=False
         )
         writer.execute("BEGIN IMMEDIATE")
         started = time.monotonic()
-        assert store.get_owner("o").name == "O"
+        assert store.registry.get_owner("o").name == "O"
         assert time.monotonic() - started < 1
         threading.Timer(0.5, writer.commit).start()
-        store.upsert_owner("o", "Owen", ["x"])
+        store.registry.upsert_owner("o", "Owen", ["x"])
         assert time.monotonic() - started >= 0.5
         writer.close()
     finally:
@@ -135,8 +135,8 @@ def test_sqlite_runs_in_wal_mode_with_foreign_keys(tmp_path: Path) -> None:
 def test_database_enforces_foreign_keys(case_store: CaseStore) -> None:
     # Only the database checks violation_id; on SQLite that needs PRAGMA foreign_keys.
     with pytest.raises(CaseStoreError, match=r"(?i)foreign key"):
-        case_store.create_notice("k", "clearing_violation", "main-101", T0, violation_id=999)
-    assert case_store.list_notices() == []
+        case_store.notices.create("k", "clearing_violation", "main-101", T0, violation_id=999)
+    assert case_store.notices.list() == []
 
 
 def test_apscheduler_job_store_shares_the_database(case_store: CaseStore) -> None:
@@ -163,7 +163,7 @@ def test_password_is_used_but_kept_out_of_the_url() -> None:
     store = CaseStore("postgresql://sidewalk@127.0.0.1:1/cases", password="pw-secret")
     assert "pw-secret" not in store.url
     assert store.url.startswith("postgresql+psycopg://sidewalk:")
-    assert store._engine.url.password == "pw-secret"
+    assert store.unit_of_work.engine.url.password == "pw-secret"
     store.close()
 
 
@@ -178,51 +178,58 @@ def test_harness_runs_a_real_postgresql_15(postgres_url: str) -> None:
 
 
 def test_frontage_and_owner_round_trip(case_store: CaseStore) -> None:
-    frontage = case_store.get_frontage("main-101")
+    frontage = case_store.registry.get_frontage("main-101")
     assert frontage.parcel_number == "026-0915-0001"
     assert frontage.zone == "residential"
     assert frontage.device_id == "pole-1"
     assert frontage.may_deposit_on_street is False
 
-    case_store.upsert_owner("owner-jones", "Al Jones", ["PO Box 7", "Juneau, WI 53039"], "al@x.org")
-    updated = case_store.upsert_frontage(
+    case_store.registry.upsert_owner(
+        "owner-jones", "Al Jones", ["PO Box 7", "Juneau, WI 53039"], "al@x.org"
+    )
+    updated = case_store.registry.upsert_frontage(
         "main-101", site="clyman", parcel_number="026-0915-0001", street_address="101 Main St",
         length_ft=70.5, zone="commercial", owner_id="owner-jones", may_deposit_on_street=True,
     )  # fmt: skip
-    assert updated == case_store.get_frontage("main-101")
+    assert updated == case_store.registry.get_frontage("main-101")
     assert (updated.owner_id, updated.device_id, updated.length_ft) == ("owner-jones", None, 70.5)
-    assert case_store.get_owner("owner-jones").address_lines == ("PO Box 7", "Juneau, WI 53039")
-    assert [f.id for f in case_store.list_frontages(site="clyman")] == ["main-101"]
-    assert case_store.list_frontages(site="elsewhere") == []
+    assert case_store.registry.get_owner("owner-jones").address_lines == (
+        "PO Box 7",
+        "Juneau, WI 53039",
+    )
+    assert [f.id for f in case_store.registry.list_frontages(site="clyman")] == ["main-101"]
+    assert case_store.registry.list_frontages(site="elsewhere") == []
 
     with pytest.raises(NotFoundError):
-        case_store.upsert_frontage(
+        case_store.registry.upsert_frontage(
             "main-103", site="clyman", parcel_number="x", street_address="103 Main St",
             length_ft=50, zone="residential", owner_id="nobody",
         )  # fmt: skip
     with pytest.raises(NotFoundError):
-        case_store.get_frontage("main-999")
+        case_store.registry.get_frontage("main-999")
 
 
 def test_device_last_seen_only_moves_forward(case_store: CaseStore) -> None:
     later = T0 + timedelta(minutes=5)
-    case_store.record_device_seen("pole-1", later, "online")
-    device = case_store.record_device_seen("pole-1", T0, "offline")  # late, out-of-order status
+    case_store.registry.record_device_seen("pole-1", later, "online")
+    device = case_store.registry.record_device_seen(
+        "pole-1", T0, "offline"
+    )  # late, out-of-order status
     assert (device.last_seen, device.availability) == (later, "online")
-    assert case_store.list_devices("clyman") == [device]
+    assert case_store.registry.list_devices("clyman") == [device]
 
 
 def test_times_come_back_aware_utc_and_naive_is_refused(case_store: CaseStore) -> None:
     local = datetime(2026, 11, 1, 1, 30, tzinfo=CHICAGO)  # the ambiguous DST hour (first pass)
-    clock = case_store.open_clock("main-101", "clearing", "running", local, reading_cause(local))
-    stored = case_store.get_clock(clock.id).started_at
+    clock = case_store.clocks.open("main-101", "clearing", "running", local, reading_cause(local))
+    stored = case_store.clocks.get(clock.id).started_at
     # (Python never calls a time in a DST fold equal across zones; compare in UTC.)
     assert stored == local.astimezone(UTC)
     assert stored.tzinfo is UTC
     assert stored.hour == 6  # 01:30 CDT is 06:30 UTC
     naive = datetime(2026, 1, 1)  # noqa: DTZ001 (the point of the test)
     with pytest.raises(ValueError, match="timezone-aware"):
-        case_store.open_clock("main-101", "clearing", "running", naive, reading_cause(T0))
+        case_store.clocks.open("main-101", "clearing", "running", naive, reading_cause(T0))
 
 
 # ---------------------------------------------------------------- clocks
@@ -236,7 +243,7 @@ def test_clock_lifecycle_history_and_replay(case_store: CaseStore) -> None:
         RuleUse.from_rule("nonhazard_notice_period", gap),
     ]
     deadline = T0 + clearing.duration
-    clock = case_store.open_clock(
+    clock = case_store.clocks.open(
         "main-101", "clearing", "running", T0, reading_cause(T0, seq=41),
         deadline=deadline, citation="§ 370-10 A", rules=rules,
     )  # fmt: skip
@@ -244,12 +251,12 @@ def test_clock_lifecycle_history_and_replay(case_store: CaseStore) -> None:
     assert clock.rules == tuple(rules)
     assert clock.cause.seq == 41
     assert clock.cause.at == T0
-    again = case_store.open_clock("main-101", "clearing", "running", T0, reading_cause(T0, seq=41))
+    again = case_store.clocks.open("main-101", "clearing", "running", T0, reading_cause(T0, seq=41))
     assert again == clock
-    assert [c.id for c in case_store.list_clocks(active_only=True)] == [clock.id]
+    assert [c.id for c in case_store.clocks.list(active_only=True)] == [clock.id]
 
     snow = T0 + timedelta(hours=3)
-    moved = case_store.record_transition(
+    moved = case_store.clocks.record_transition(
         clock.id, "suspended", snow, reading_cause(snow, seq=77),
         detail={"depth_mm": Decimal("12.5")}, deadline=None,
     )  # fmt: skip
@@ -258,14 +265,15 @@ def test_clock_lifecycle_history_and_replay(case_store: CaseStore) -> None:
         "suspended",
         {"depth_mm": "12.5"},
     )
-    assert case_store.get_clock(clock.id).deadline is None
+    assert case_store.clocks.get(clock.id).deadline is None
     # Replaying the same transition returns the stored one, not a second row.
     assert (
-        case_store.record_transition(clock.id, "suspended", snow, reading_cause(snow, 77)) == moved
+        case_store.clocks.record_transition(clock.id, "suspended", snow, reading_cause(snow, 77))
+        == moved
     )
 
     restart = T0 + timedelta(hours=5)
-    case_store.record_transition(
+    case_store.clocks.record_transition(
         clock.id,
         "running",
         restart,
@@ -273,21 +281,21 @@ def test_clock_lifecycle_history_and_replay(case_store: CaseStore) -> None:
         deadline=restart + timedelta(hours=24),
     )
     passed = restart + timedelta(hours=24)
-    case_store.record_transition(
+    case_store.clocks.record_transition(
         clock.id, "violated", passed, Cause("deadline", ms(passed)), deadline=KEEP, closes=True
     )
-    finished = case_store.get_clock(clock.id)
+    finished = case_store.clocks.get(clock.id)
     assert (finished.state, finished.closed_at, finished.active) == ("violated", passed, False)
     assert finished.deadline == passed
-    assert [t.to_state for t in case_store.clock_history(clock.id)] == [
+    assert [t.to_state for t in case_store.clocks.history(clock.id)] == [
         "suspended",
         "running",
         "violated",
     ]
-    assert case_store.list_clocks(active_only=True) == []
-    assert case_store.list_clocks(frontage_id="main-101", kind="clearing") == [finished]
+    assert case_store.clocks.list(active_only=True) == []
+    assert case_store.clocks.list(frontage_id="main-101", kind="clearing") == [finished]
     with pytest.raises(ClockStateError):
-        case_store.record_transition(
+        case_store.clocks.record_transition(
             clock.id, "running", passed + timedelta(hours=1), Cause("deadline", 0)
         )
 
@@ -308,52 +316,52 @@ def test_cause_needs_its_evidence() -> None:
 
 def test_violation_is_recorded_once_per_key(case_store: CaseStore) -> None:
     evidence = {"cleared_width_mm": 812.0, "snow_seqs": [41, 42], "measured_at": T0}
-    first = case_store.record_violation(
+    first = case_store.clocks.record_violation(
         "main-101/clearing/1", "main-101", "clearing_min_width", T0, citation="§ 370-10 A",
         evidence=evidence,
     )  # fmt: skip
-    again = case_store.record_violation("main-101/clearing/1", "main-101", "other", T0)
+    again = case_store.clocks.record_violation("main-101/clearing/1", "main-101", "other", T0)
     assert again == first
     assert first.evidence == {
         "cleared_width_mm": 812.0,
         "snow_seqs": [41, 42],
         "measured_at": T0.isoformat(),
     }
-    assert case_store.set_violation_offenses(first.id, 3).offense_count == 3
+    assert case_store.clocks.set_violation_offenses(first.id, 3).offense_count == 3
     assert (
-        case_store.set_violation_offenses(first.id, 2).offense_count == 3
+        case_store.clocks.set_violation_offenses(first.id, 2).offense_count == 3
     )  # replays never lower it
-    assert case_store.set_violation_status(first.id, "abated").status == "abated"
+    assert case_store.clocks.set_violation_status(first.id, "abated").status == "abated"
 
 
 def test_notice_is_created_once_per_idempotency_key(case_store: CaseStore) -> None:
-    violation = case_store.record_violation("v1", "main-101", "clearing_deadline", T0)
-    first = case_store.create_notice(
+    violation = case_store.clocks.record_violation("v1", "main-101", "clearing_deadline", T0)
+    first = case_store.notices.create(
         "notice/v1", "clearing_violation", "main-101", T0, violation_id=violation.id,
         deadline=T0 + timedelta(hours=24), citation="§ 370-10 B(2)",
     )  # fmt: skip
-    second = case_store.create_notice("notice/v1", "clearing_violation", "main-101", T0)
+    second = case_store.notices.create("notice/v1", "clearing_violation", "main-101", T0)
     assert second == first
-    assert len(case_store.list_notices()) == 1
+    assert len(case_store.notices.list()) == 1
     assert first.number == "CLY-2026-000001"
     assert (first.status, first.owner_name) == ("pending", "Jane Smith")
 
     # The notice keeps the address it was issued to, whatever the owner record says later.
-    case_store.upsert_owner("owner-smith", "Jane Smith", ["9 New Rd", "Watertown, WI"])
-    assert case_store.get_notice(first.id).owner_address_lines == (
+    case_store.registry.upsert_owner("owner-smith", "Jane Smith", ["9 New Rd", "Watertown, WI"])
+    assert case_store.notices.get(first.id).owner_address_lines == (
         "101 Main St",
         "Clyman, WI 53016",
     )
-    third = case_store.create_notice("notice/v2", "hazard", "main-101", T0)
+    third = case_store.notices.create("notice/v2", "hazard", "main-101", T0)
     assert third.owner_address_lines == ("9 New Rd", "Watertown, WI")
     assert third.number == "CLY-2026-000002"
 
 
 def test_notice_year_is_the_villages_year(case_store: CaseStore) -> None:
     new_years_eve = datetime(2026, 12, 31, 21, 0, tzinfo=CHICAGO)  # already 2027 in UTC
-    notice = case_store.create_notice("nye", "clearing_violation", "main-101", new_years_eve)
+    notice = case_store.notices.create("nye", "clearing_violation", "main-101", new_years_eve)
     assert notice.number == "CLY-2026-000001"
-    next_year = case_store.create_notice(
+    next_year = case_store.notices.create(
         "ny", "clearing_violation", "main-101", datetime(2027, 1, 2, tzinfo=UTC)
     )
     assert next_year.number == "CLY-2027-000001"
@@ -364,7 +372,7 @@ def test_notice_numbers_are_unique_under_concurrent_allocation(case_store: CaseS
 
     def issue(thread: int) -> list[str]:
         return [
-            case_store.create_notice(f"t{thread}/{i}", "clearing_violation", "main-101", T0).number
+            case_store.notices.create(f"t{thread}/{i}", "clearing_violation", "main-101", T0).number
             for i in range(per_thread)
         ]
 
@@ -375,158 +383,161 @@ def test_notice_numbers_are_unique_under_concurrent_allocation(case_store: CaseS
     # Both threads replaying the same decisions at once still make one notice per key.
     def replay(_thread: int) -> list[str]:
         return [
-            case_store.create_notice(f"race/{i}", "clearing_violation", "main-101", T0).number
+            case_store.notices.create(f"race/{i}", "clearing_violation", "main-101", T0).number
             for i in range(5)
         ]
 
     first, second = in_threads(2, replay)
     assert first == second
-    assert len(case_store.list_notices()) == 2 * per_thread + 5
+    assert len(case_store.notices.list()) == 2 * per_thread + 5
 
 
 def test_notice_status_flow_and_filters(case_store: CaseStore) -> None:
-    notice = case_store.create_notice("n1", "hazard", "main-101", T0)
-    other = case_store.create_notice("n2", "clearing_violation", "main-101", T0)
-    rendered = case_store.set_notice_rendered(
+    notice = case_store.notices.create("n1", "hazard", "main-101", T0)
+    other = case_store.notices.create("n2", "clearing_violation", "main-101", T0)
+    rendered = case_store.notices.set_rendered(
         notice.id, "Remove the ice within 2 hours.", "<p>…</p>"
     )
     assert (rendered.status, rendered.body_html) == ("rendered", "<p>…</p>")
     delivered_at = T0 + timedelta(minutes=40)
-    delivered = case_store.set_notice_delivered(notice.id, delivered_at)
+    delivered = case_store.notices.set_delivered(notice.id, delivered_at)
     assert (delivered.status, delivered.delivered_at) == ("delivered", delivered_at)
     assert (
-        case_store.set_notice_delivered(notice.id, delivered_at + timedelta(hours=1)).delivered_at
+        case_store.notices.set_delivered(notice.id, delivered_at + timedelta(hours=1)).delivered_at
         == delivered_at
     )
     with pytest.raises(CaseStoreError, match="final"):
-        case_store.set_notice_rendered(notice.id, "changed")
-    received = case_store.set_notice_received(notice.id, delivered_at + timedelta(hours=2))
+        case_store.notices.set_rendered(notice.id, "changed")
+    received = case_store.notices.set_received(notice.id, delivered_at + timedelta(hours=2))
     assert received.received_at == delivered_at + timedelta(hours=2)
 
-    case_store.record_delivery(
+    case_store.notices.record_delivery(
         "hand", "101 Main St", delivered_at, "delivered", notice_id=notice.id
     )
-    assert [d.channel for d in case_store.list_deliveries(notice_id=notice.id)] == ["hand"]
-    assert [n.id for n in case_store.list_notices(status="delivered")] == [notice.id]
-    assert [n.id for n in case_store.list_notices(status="pending")] == [other.id]
-    assert [n.id for n in case_store.list_notices(kind="clearing_violation")] == [other.id]
-    assert case_store.get_notice_by_number(notice.number) == received
+    assert [d.channel for d in case_store.notices.list_deliveries(notice_id=notice.id)] == ["hand"]
+    assert [n.id for n in case_store.notices.list(status="delivered")] == [notice.id]
+    assert [n.id for n in case_store.notices.list(status="pending")] == [other.id]
+    assert [n.id for n in case_store.notices.list(kind="clearing_violation")] == [other.id]
+    assert case_store.notices.get_by_number(notice.number) == received
 
 
 # ---------------------------------------------------------------- money
 
 
 def _billed_abatement(store: CaseStore, *amounts: str) -> int:
-    abatement = store.order_abatement("ab1", "main-101", "notice_deadline_passed", T0)
+    abatement = store.bills.order_abatement("ab1", "main-101", "notice_deadline_passed", T0)
     for i, amount in enumerate(amounts):
-        store.add_expense(abatement.id, Decimal(amount), T0 + timedelta(hours=i), f"line {i}")
-    return store.create_bill("bill/ab1", abatement.id, T0 + timedelta(days=1)).id
+        store.bills.add_expense(abatement.id, Decimal(amount), T0 + timedelta(hours=i), f"line {i}")
+    return store.bills.create("bill/ab1", abatement.id, T0 + timedelta(days=1)).id
 
 
 def test_money_is_exact_decimal(case_store: CaseStore) -> None:
     bill_id = _billed_abatement(case_store, "0.10", "0.20")
-    bill = case_store.get_bill(bill_id)
+    bill = case_store.bills.get(bill_id)
     assert bill.amount == Decimal("0.30")
     assert isinstance(bill.amount, Decimal)
     assert bill.costs_incurred_at == T0 + timedelta(hours=1)
     assert raw_execute(case_store, "SELECT amount_cents FROM bills")[0][0] == 30
 
-    case_store.record_payment(
+    case_store.bills.record_payment(
         "pay/1", bill_id, Decimal("0.10"), T0, method="check", reference="1001"
     )
-    assert case_store.bill_balance(bill_id) == Decimal("0.20")
-    case_store.record_payment("pay/1", bill_id, Decimal("0.10"), T0, method="check")  # replay
-    assert case_store.bill_balance(bill_id) == Decimal("0.20")
-    case_store.record_payment("pay/2", bill_id, Decimal("0.20"), T0, method="cash")
-    paid = case_store.get_bill(bill_id)
+    assert case_store.bills.balance(bill_id) == Decimal("0.20")
+    case_store.bills.record_payment("pay/1", bill_id, Decimal("0.10"), T0, method="check")  # replay
+    assert case_store.bills.balance(bill_id) == Decimal("0.20")
+    case_store.bills.record_payment("pay/2", bill_id, Decimal("0.20"), T0, method="cash")
+    paid = case_store.bills.get(bill_id)
     assert (paid.balance, paid.status) == (Decimal("0.00"), "paid")
 
-    other = case_store.order_abatement("ab2", "main-101", "hazard_owner_unavailable", T0)
+    other = case_store.bills.order_abatement("ab2", "main-101", "hazard_owner_unavailable", T0)
     with pytest.raises(BillingError, match="fraction of a cent"):
-        case_store.add_expense(other.id, Decimal("1.005"), T0, "bad")
+        case_store.bills.add_expense(other.id, Decimal("1.005"), T0, "bad")
     with pytest.raises(BillingError, match="positive"):
-        case_store.record_payment("pay/3", bill_id, Decimal("-1.00"), T0, method="cash")
+        case_store.bills.record_payment("pay/3", bill_id, Decimal("-1.00"), T0, method="cash")
     with pytest.raises(BillingError, match="Decimal"):
-        case_store.add_expense(other.id, 0.1, T0, "float")  # type: ignore[arg-type]
+        case_store.bills.add_expense(other.id, 0.1, T0, "float")  # type: ignore[arg-type]
 
 
 def test_large_amounts_stay_exact(case_store: CaseStore) -> None:
     bill_id = _billed_abatement(case_store, "12345678901.23", "0.01")
-    assert case_store.get_bill(bill_id).amount == Decimal("12345678901.24")
+    assert case_store.bills.get(bill_id).amount == Decimal("12345678901.24")
 
 
 def test_abatement_work_order_and_its_ledger(case_store: CaseStore) -> None:
-    violation = case_store.record_violation("v", "main-101", "hazard", T0)
-    order = case_store.order_abatement(
+    violation = case_store.clocks.record_violation("v", "main-101", "hazard", T0)
+    order = case_store.bills.order_abatement(
         "abate/v", "main-101", "hazard_owner_unavailable", T0, violation_id=violation.id,
         detail={"crew": "DPW-2"},
     )  # fmt: skip
     assert (
-        case_store.order_abatement("abate/v", "main-101", "other", T0 + timedelta(hours=1)) == order
+        case_store.bills.order_abatement("abate/v", "main-101", "other", T0 + timedelta(hours=1))
+        == order
     )
     assert (order.status, order.completed_at, order.detail) == ("ordered", None, {"crew": "DPW-2"})
-    done = case_store.complete_abatement(order.id, T0 + timedelta(hours=2))
+    done = case_store.bills.complete_abatement(order.id, T0 + timedelta(hours=2))
     assert (done.status, done.completed_at) == ("completed", T0 + timedelta(hours=2))
-    case_store.add_expense(order.id, Decimal("80.00"), T0 + timedelta(hours=2), "salt and labour")
-    case_store.add_expense(order.id, Decimal("12.25"), T0 + timedelta(hours=1), "sand")
-    assert [e.description for e in case_store.list_expenses(order.id)] == [
+    case_store.bills.add_expense(
+        order.id, Decimal("80.00"), T0 + timedelta(hours=2), "salt and labour"
+    )
+    case_store.bills.add_expense(order.id, Decimal("12.25"), T0 + timedelta(hours=1), "sand")
+    assert [e.description for e in case_store.bills.list_expenses(order.id)] == [
         "sand",
         "salt and labour",
     ]
-    assert [e.action for e in case_store.list_audit(f"abatement:{order.id}")] == [
+    assert [e.action for e in case_store.audit.list(f"abatement:{order.id}")] == [
         "abatement.ordered",
         "abatement.completed",
     ]
     with pytest.raises(ValueError, match="exactly one"):
-        case_store.record_delivery("mail", "x", T0, "sent")
+        case_store.notices.record_delivery("mail", "x", T0, "sent")
     with pytest.raises(NotFoundError):
-        case_store.add_expense(9999, Decimal("1.00"), T0, "no such work order")
+        case_store.bills.add_expense(9999, Decimal("1.00"), T0, "no such work order")
 
 
 def test_bill_receipt_and_tax_roll(case_store: CaseStore) -> None:
     bill_id = _billed_abatement(case_store, "150.00", "37.50")
     with pytest.raises(BillingError, match="already billed"):
-        case_store.add_expense(
-            case_store.get_bill(bill_id).abatement_id, Decimal("1.00"), T0, "late"
+        case_store.bills.add_expense(
+            case_store.bills.get(bill_id).abatement_id, Decimal("1.00"), T0, "late"
         )
-    received = case_store.set_bill_received(bill_id, T0 + timedelta(days=2), date(2026, 12, 22))
+    received = case_store.bills.set_received(bill_id, T0 + timedelta(days=2), date(2026, 12, 22))
     assert received.due_date == date(2026, 12, 22)
-    case_store.record_payment(
+    case_store.bills.record_payment(
         "p", bill_id, Decimal("50.00"), T0 + timedelta(days=5), method="check"
     )
-    entry = case_store.certify_tax_roll(bill_id, T0 + timedelta(days=61), 2026, "§ 370-10 G")
+    entry = case_store.bills.certify_tax_roll(bill_id, T0 + timedelta(days=61), 2026, "§ 370-10 G")
     assert (entry.amount, entry.parcel_number) == (Decimal("137.50"), "026-0915-0001")
-    assert case_store.certify_tax_roll(bill_id, T0 + timedelta(days=62), 2026) == entry
-    assert case_store.get_bill(bill_id).status == "certified"
-    assert case_store.list_tax_roll(2026) == [entry]
+    assert case_store.bills.certify_tax_roll(bill_id, T0 + timedelta(days=62), 2026) == entry
+    assert case_store.bills.get(bill_id).status == "certified"
+    assert case_store.bills.list_tax_roll(2026) == [entry]
 
 
 # ---------------------------------------------------------------- audit
 
 
 def test_audit_chain_verifies_and_tampering_fails(case_store: CaseStore) -> None:
-    case_store.append_audit("officer-kraus", "hazard.confirmed", "frontage:main-101", {"at": T0})
-    case_store.create_notice("n1", "hazard", "main-101", T0)  # appends notice.issued
-    case_store.append_audit("clerk", "note", "notice:CLY-2026-000001", {"text": "called owner"})
-    entries = case_store.list_audit()
+    case_store.audit.append("officer-kraus", "hazard.confirmed", "frontage:main-101", {"at": T0})
+    case_store.notices.create("n1", "hazard", "main-101", T0)  # appends notice.issued
+    case_store.audit.append("clerk", "note", "notice:CLY-2026-000001", {"text": "called owner"})
+    entries = case_store.audit.list()
     assert [e.action for e in entries] == ["hazard.confirmed", "notice.issued", "note"]
     assert entries[1].prev_hash == entries[0].hash
-    assert case_store.verify_audit_chain().ok
+    assert case_store.audit.verify_chain().ok
 
     raw_execute(
         case_store, "UPDATE audit_log SET detail_json = :d WHERE id = :id",
         d='{"text":"never called"}', id=entries[2].id,
     )  # fmt: skip
-    result = case_store.verify_audit_chain()
+    result = case_store.audit.verify_chain()
     assert (result.ok, result.first_bad_id) == (False, entries[2].id)
 
 
 def test_audit_chain_detects_a_deleted_row(case_store: CaseStore) -> None:
     for i in range(3):
-        case_store.append_audit("system", "tick", f"n:{i}")
-    middle = case_store.list_audit()[1]
+        case_store.audit.append("system", "tick", f"n:{i}")
+    middle = case_store.audit.list()[1]
     raw_execute(case_store, "DELETE FROM audit_log WHERE id = :id", id=middle.id)
-    result = case_store.verify_audit_chain()
+    result = case_store.audit.verify_chain()
     assert not result.ok
     assert result.reason == "link to previous row broken"
 
@@ -534,23 +545,23 @@ def test_audit_chain_detects_a_deleted_row(case_store: CaseStore) -> None:
 def test_audit_chain_holds_under_concurrent_appends(case_store: CaseStore) -> None:
     def append(thread: int) -> int:
         for i in range(20):
-            case_store.append_audit(f"worker-{thread}", "tick", f"n:{i}")
+            case_store.audit.append(f"worker-{thread}", "tick", f"n:{i}")
         return thread
 
     in_threads(2, append)
-    verification = case_store.verify_audit_chain()
+    verification = case_store.audit.verify_chain()
     assert (verification.ok, verification.rows) == (True, 40)
 
 
 def test_notice_counts_match_the_notices_and_the_database_answers_a_ping(
     case_store: CaseStore,
 ) -> None:
-    assert case_store.notice_counts() == {}
-    hazard = case_store.create_notice("c1", "hazard", "main-101", T0)
-    case_store.create_notice("c2", "hazard", "main-101", T0)
-    case_store.create_notice("c3", "clearing_violation", "main-101", T0)
-    case_store.set_notice_rendered(hazard.id, "text")
-    expected = Counter((n.kind, n.status) for n in case_store.list_notices())
-    assert case_store.notice_counts() == dict(expected)
-    assert case_store.notice_counts()[("hazard", "pending")] == 1
+    assert case_store.notices.counts() == {}
+    hazard = case_store.notices.create("c1", "hazard", "main-101", T0)
+    case_store.notices.create("c2", "hazard", "main-101", T0)
+    case_store.notices.create("c3", "clearing_violation", "main-101", T0)
+    case_store.notices.set_rendered(hazard.id, "text")
+    expected = Counter((n.kind, n.status) for n in case_store.notices.list())
+    assert case_store.notices.counts() == dict(expected)
+    assert case_store.notices.counts()[("hazard", "pending")] == 1
     case_store.ping()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from sidewalk.analytics.street_cli import street_app
+from sidewalk.cli.street import street_app
 from tests.clocks.live import seeded
 
 
@@ -25,7 +25,7 @@ def test_an_obstruction_entered_on_the_command_line_runs_its_clock(tmp_path: Pat
     ):  # fmt: skip
         result = cli.invoke(street_app, [*args, *common])
         assert result.exit_code == 0, result.output
-    recorded = cases.pending_actions()
+    recorded = cases.actions.pending()
     assert [a.kind for a in recorded] == [
         "record_obstruction", "obstruction_notice_delivered", "record_sweeping_incident",
         "sweeping_done",

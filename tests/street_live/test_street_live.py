@@ -11,11 +11,11 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from sidewalk.analytics.clocks.actions import parse_action
 from sidewalk.analytics.clocks.engine import ClockEngine
-from sidewalk.analytics.clocks.events import PersonAction, action_kind
 from sidewalk.analytics.runner import AnalyticsRunner
 from sidewalk.core.profile import Profile, load_profile
-from sidewalk.storage.cases import CaseStore, DashboardRecords
+from sidewalk.storage.cases import CaseStore
 from sidewalk.system import frontage_specs
 from tests.clocks.live import findings, seeded
 
@@ -32,12 +32,8 @@ class Live:
     cases: CaseStore
     profile: Profile
 
-    @property
-    def records(self) -> DashboardRecords:
-        return DashboardRecords(self.cases)
-
     def act(self, kind: str, target: str, at: datetime, **detail: Any) -> None:
-        self.cases.record_action(kind, target, at, WHO, detail)
+        self.cases.actions.record(kind, target, at, WHO, detail)
         self.runner.tick()
 
     def observe(self, obstruction: str, at: datetime, **width: float) -> None:
@@ -61,11 +57,11 @@ def test_a_walk_narrowed_to_2_ft_6_in_is_a_finding_and_a_case(live: Live) -> Non
     assert (finding["action"], finding["rule"], finding["citation"]) == (
         "finding.violation", "obstructions.fixture_min_clear_width", rule.citation,
     )  # fmt: skip
-    case = live.cases.violation_by_key("obstruction:OB-1")
+    case = live.cases.clocks.violation_by_key("obstruction:OB-1")
     assert case is not None
     assert (case.frontage_id, case.detected_at, case.citation) == (FRONTAGE, T0, rule.citation)
     assert case.evidence["clear_width_mm"] == pytest.approx(762.0)
-    [clock] = live.cases.list_clocks(kind="obstruction")
+    [clock] = live.cases.clocks.list(kind="obstruction")
     assert (clock.key, clock.state, clock.deadline) == (f"{FRONTAGE}/obstruction/OB-1",
                                                          "obstructed", None)  # fmt: skip
 
@@ -75,15 +71,15 @@ def test_a_walk_left_3_ft_wide_is_no_case(live: Live) -> None:
         "OB-2", T0, clear_width_mm=live.profile.obstructions.fixture_min_clear_width.length_mm
     )
     assert live.findings("obstruction:OB-2") == []
-    assert live.cases.violation_by_key("obstruction:OB-2") is None
-    [clock] = live.cases.list_clocks(kind="obstruction")
+    assert live.cases.clocks.violation_by_key("obstruction:OB-2") is None
+    [clock] = live.cases.clocks.list(kind="obstruction")
     assert clock.state == "compliant"
 
 
 def test_removal_is_due_24_hours_after_delivery_across_the_dst_change(live: Live) -> None:
     live.observe("OB-3", BEFORE_DST - timedelta(hours=3), clear_width_mm=500)
     live.act("obstruction_notice_delivered", "OB-3", BEFORE_DST)
-    [clock] = live.cases.list_clocks(kind="obstruction")
+    [clock] = live.cases.clocks.list(kind="obstruction")
     assert clock.state == "removal_period"
     assert clock.deadline == BEFORE_DST + timedelta(hours=24)
     local = clock.deadline.astimezone(ZoneInfo("America/Chicago"))
@@ -96,9 +92,9 @@ def test_removed_before_the_deadline_closes_it_without_abatement(live: Live) -> 
     live.act("obstruction_notice_delivered", "OB-4", T0 + timedelta(hours=1))
     live.act("obstruction_removed", "OB-4", T0 + timedelta(hours=20))
     live.runner.advance(T0 + timedelta(days=3))
-    [clock] = live.cases.list_clocks(kind="obstruction")
+    [clock] = live.cases.clocks.list(kind="obstruction")
     assert (clock.state, clock.closed_at) == ("removed", T0 + timedelta(hours=20))
-    assert live.records.list_abatements() == []
+    assert live.cases.bills.list_abatements() == []
 
 
 def test_not_removed_at_the_deadline_orders_abatement_once(live: Live) -> None:
@@ -106,44 +102,44 @@ def test_not_removed_at_the_deadline_orders_abatement_once(live: Live) -> None:
     delivered = T0 + timedelta(hours=1)
     live.act("obstruction_notice_delivered", "OB-5", delivered)
     live.runner.advance(delivered + timedelta(hours=23, minutes=59))
-    assert live.records.list_abatements() == []
+    assert live.cases.bills.list_abatements() == []
     live.runner.advance(delivered + timedelta(hours=25))
-    [abatement] = live.records.list_abatements()
-    case = live.cases.violation_by_key("obstruction:OB-5")
+    [abatement] = live.cases.bills.list_abatements()
+    case = live.cases.clocks.violation_by_key("obstruction:OB-5")
     assert case is not None
     assert (abatement.key, abatement.violation_id, abatement.ordered_at) == (
         "obstruction:OB-5/abatement", case.id, delivered + timedelta(hours=24),
     )  # fmt: skip
     citation = live.profile.obstructions.sidewalk_removal_after_notice.citation
     assert abatement.detail["citation"] == citation
-    [clock] = live.cases.list_clocks(kind="obstruction")
+    [clock] = live.cases.clocks.list(kind="obstruction")
     assert clock.state == "overdue"
     # Re-running the same events (a replay after a restart) stores nothing more.
     fresh = ClockEngine(live.profile, frontage_specs(live.cases, "clyman"))
-    for action in live.cases.list_actions():
+    for action in live.cases.actions.list():
         events = fresh.act(
-            PersonAction(action_kind(action.kind), action.target, action.at, action.who,
-                         dict(action.detail))
+            parse_action(action.kind, action.target, action.detail, at=action.at,
+                         who=action.who)
         )  # fmt: skip
         live.runner.recorder.record(events)
     live.runner.recorder.record(fresh.advance(delivered + timedelta(days=2)))
-    assert len(live.records.list_abatements()) == 1
-    assert len(live.records.list_violations()) == 1
+    assert len(live.cases.bills.list_abatements()) == 1
+    assert len(live.cases.clocks.list_violations()) == 1
     live.act("obstruction_removed", "OB-5", delivered + timedelta(hours=30))
-    errors = {a.kind: a.error for a in live.cases.list_actions()}
+    errors = {a.kind: a.error for a in live.cases.actions.list()}
     assert "overdue" in str(errors["obstruction_removed"])
 
 
 def test_sweeping_done_in_time_closes_it(live: Live) -> None:
     live.act("record_sweeping_incident", "SW-1", T0, frontage=FRONTAGE, location="Main St")
-    [clock] = live.cases.list_clocks(kind="sweeping")
+    [clock] = live.cases.clocks.list(kind="sweeping")
     assert (clock.state, clock.deadline) == ("sweeping_period", T0 + timedelta(hours=24))
     assert clock.citation == live.profile.streets.sweeping_deadline.citation
     live.act("sweeping_done", "SW-1", T0 + timedelta(hours=5))
     live.runner.advance(T0 + timedelta(days=2))
-    [clock] = live.cases.list_clocks(kind="sweeping")
+    [clock] = live.cases.clocks.list(kind="sweeping")
     assert clock.state == "swept"
-    assert live.records.list_abatements() == []
+    assert live.cases.bills.list_abatements() == []
     assert live.findings("sweeping:SW-1") == []
 
 
@@ -153,11 +149,11 @@ def test_sweeping_missed_is_a_finding_and_an_abatement_once(live: Live) -> None:
     live.runner.advance(T0 + timedelta(hours=50))
     [finding] = live.findings("sweeping:SW-2")
     assert finding["rule"] == "streets.sweeping_deadline"
-    [abatement] = live.records.list_abatements()
+    [abatement] = live.cases.bills.list_abatements()
     assert (abatement.key, abatement.ordered_at) == ("sweeping:SW-2/abatement",
                                                      T0 + timedelta(hours=24))  # fmt: skip
-    assert live.cases.violation_by_key("sweeping:SW-2") is not None
-    [clock] = live.cases.list_clocks(kind="sweeping")
+    assert live.cases.clocks.violation_by_key("sweeping:SW-2") is not None
+    [clock] = live.cases.clocks.list(kind="sweeping")
     assert clock.state == "overdue"
 
 
@@ -192,11 +188,11 @@ def test_bad_details_are_kept_with_their_error(live: Live) -> None:
     live.act("record_obstruction", "OB-10", T0, frontage=FRONTAGE, clear_width_mm="wide")
     live.act("obstruction_notice_delivered", "OB-11", T0)
     live.act("record_sweeping_incident", "SW-4", T0)
-    errors = {a.target: a.error for a in live.cases.list_actions()}
+    errors = {a.target: a.error for a in live.cases.actions.list()}
     assert "clear width is required" in str(errors["OB-8"])
     assert "unknown frontage" in str(errors["OB-9"])
     assert "must be a number" in str(errors["OB-10"])
     assert "no obstruction" in str(errors["OB-11"])
     assert "frontage is required" in str(errors["SW-4"])
-    assert live.cases.list_clocks(kind="obstruction") == []
+    assert live.cases.clocks.list(kind="obstruction") == []
     assert live.runner.engine.street.obstructions == {}

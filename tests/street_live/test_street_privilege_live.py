@@ -8,10 +8,10 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from sidewalk.analytics.clocks.actions import parse_action
 from sidewalk.analytics.clocks.engine import ClockEngine
-from sidewalk.analytics.clocks.events import PersonAction, action_kind
 from sidewalk.analytics.recorder import CaseRecorder
-from sidewalk.analytics.street_cli import street_app
+from sidewalk.cli.street import street_app
 from sidewalk.system import frontage_specs
 from tests.clocks.live import EXAMPLE_PROFILE, findings, seeded
 
@@ -32,7 +32,7 @@ def test_a_permit_from_the_cli_expires_closes_and_material_left_is_a_case(tmp_pa
     assert entered.exit_code == 0, entered.output
     runner = system.runner("privilege-live-test")
     runner.tick()
-    [clock] = cases.list_clocks(kind="street_privilege")
+    [clock] = cases.clocks.list(kind="street_privilege")
     end = datetime(2027, 5, 31, 5, tzinfo=UTC)  # the end of May 30, CDT: six months
     assert (clock.key, clock.state, clock.deadline) == (
         "main-st-105/street_privilege/SP-1", "valid", end,
@@ -41,9 +41,9 @@ def test_a_permit_from_the_cli_expires_closes_and_material_left_is_a_case(tmp_pa
     assert runner.engine.next_due() == end
 
     runner.advance(end + timedelta(minutes=1))
-    [clock] = cases.list_clocks(kind="street_privilege")
+    [clock] = cases.clocks.list(kind="street_privilege")
     assert (clock.state, clock.closed_at) == ("expired", end)
-    last = cases.clock_history(clock.id)[-1]
+    last = cases.clocks.history(clock.id)[-1]
     assert (
         last.detail["cause"]
         == "terminated: 6 months (Example Code § 370-9 E (inferred)) from issue"
@@ -60,7 +60,7 @@ def test_a_permit_from_the_cli_expires_closes_and_material_left_is_a_case(tmp_pa
     )  # fmt: skip
     seen_utc = datetime.fromisoformat(seen).astimezone(UTC).isoformat()
     assert finding["key"] == f"street_privilege:SP-1/permits.street_privilege_term/{seen_utc}"
-    case = cases.violation_by_key("obstruction:SP-1")
+    case = cases.clocks.violation_by_key("obstruction:SP-1")
     assert case is not None
     assert case.frontage_id == "main-st-105"
     status = cli.invoke(street_app, ["status", "--config", str(system.config)])
@@ -68,9 +68,9 @@ def test_a_permit_from_the_cli_expires_closes_and_material_left_is_a_case(tmp_pa
     assert "SP-1 (main-st-105): obstructed" in status.output
 
     # The same events recorded again (a replay after a crash before the save): nothing new.
-    before = len(cases.list_audit())
+    before = len(cases.audit.list())
     runner.recorder.record(acted)
-    assert len(cases.list_audit()) == before
+    assert len(cases.audit.list()) == before
     assert len(findings(cases, "street_privilege:SP-1")) == 1
 
 
@@ -103,8 +103,8 @@ def test_a_restart_that_applies_every_action_again_stores_no_finding_twice(
     # A restart that lost its state: a fresh engine applies every recorded action again.
     engine = ClockEngine(system.profile, frontage_specs(cases, "clyman"))
     recorder = CaseRecorder(cases, system.profile)
-    for action in cases.list_actions():
-        person = PersonAction(action_kind(action.kind), action.target, action.at, action.who,
-                              dict(action.detail))  # fmt: skip
+    for action in cases.actions.list():
+        person = parse_action(action.kind, action.target, action.detail, at=action.at,
+                              who=action.who)  # fmt: skip
         recorder.record(engine.act(person))
     assert {s: findings(cases, s) for s in stored} == stored

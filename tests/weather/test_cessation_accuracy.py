@@ -1,4 +1,9 @@
-"""The detector against a real winter's labelled storms (one simulated pole; see the bench)."""
+"""Simulator self-check: the detector against the storms its own simulator was fed.
+
+Circular (the pole snows over the labelled hours, truth = last label + 30 min), so it
+guards against regressions, not accuracy; the accuracy against minute-resolution METAR
+truth is tests/weather/test_metar.py and bench/cessation_independent.py.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ def test_cessation_error_on_the_2017_18_record_stays_within_the_measured_band(
     assert len(result.storms) > 50
     assert result.missed == 0
     assert result.false_alarms <= 5
-    # docs/cessation.md: median 15 min, p90 50 min over six pole-winters.
+    # docs/cessation.md, simulator self-check: median 15 min, p90 50 min over six pole-winters.
     assert result.abs_percentile(50) <= 20
     assert result.abs_percentile(90) <= 75
     assert result.abs_percentile(90, clock=True) <= 90

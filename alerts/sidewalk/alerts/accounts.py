@@ -45,9 +45,9 @@ def bill_abatement(
     ledger (otherwise ``BillingInputError``), the bill and notice are keyed.
     """
     cases, profile = issuer.cases, issuer.profile
-    abatement = cases.get_abatement(abatement_id)
+    abatement = cases.bills.get_abatement(abatement_id)
     lines = ledger(work, rates_of(profile))
-    existing = cases.list_expenses(abatement_id)
+    existing = cases.bills.list_expenses(abatement_id)
     if existing:
         if [(e.description, e.amount) for e in existing] != [
             (x.description, x.amount) for x in lines
@@ -57,14 +57,16 @@ def bill_abatement(
             )
         expenses = existing
     else:
-        expenses = [cases.add_expense(abatement_id, x.amount, at, x.description) for x in lines]
-        cases.append_audit(
+        expenses = [
+            cases.bills.add_expense(abatement_id, x.amount, at, x.description) for x in lines
+        ]
+        cases.audit.append(
             who, "abatement.costed", f"abatement:{abatement_id}",
             {"total": total(lines), "lines": len(lines), "crew_hours": work.crew_hours,
              "equipment_hours": work.equipment_hours},
             at=at,
         )  # fmt: skip
-    bill = cases.create_bill(f"bill/{abatement.key}", abatement_id, at)
+    bill = cases.bills.create(f"bill/{abatement.key}", abatement_id, at)
     citation = str(abatement.detail.get("citation") or profile.billing.bill_payable.citation)
     notice = issuer.abatement_bill(
         bill, lines, at, work=abatement.reason.replace("_", " "), abatement_citation=citation
@@ -73,14 +75,14 @@ def bill_abatement(
 
 
 def _violation_key(cases: records.CaseStore, bill: records.BillRecord) -> str | None:
-    abatement = cases.get_abatement(bill.abatement_id)
+    abatement = cases.bills.get_abatement(bill.abatement_id)
     if abatement.violation_id is None:
         return None
-    return cases.get_violation(abatement.violation_id).key
+    return cases.clocks.get_violation(abatement.violation_id).key
 
 
 def _bill_notice(cases: records.CaseStore, bill: records.BillRecord) -> records.NoticeRecord | None:
-    for notice in cases.list_notices(kind="abatement_bill", frontage_id=bill.frontage_id):
+    for notice in cases.notices.list(kind="abatement_bill", frontage_id=bill.frontage_id):
         if notice.detail.get("bill_id") == bill.id:
             return notice
     return None
@@ -91,16 +93,18 @@ def record_bill_receipt(
 ) -> records.BillRecord:
     """The owner received the bill: due date = receipt + 10 calendar days; the clock hears it."""
     cases = issuer.cases
-    before = cases.get_bill(bill_id)
-    bill = cases.set_bill_received(bill_id, received_at, bill_due_date(received_at, issuer.profile))
+    before = cases.bills.get(bill_id)
+    bill = cases.bills.set_received(
+        bill_id, received_at, bill_due_date(received_at, issuer.profile)
+    )
     if before.received_at is not None:
         return bill
     notice = _bill_notice(cases, bill)
     if notice is not None:
-        cases.set_notice_received(notice.id, received_at)
+        cases.notices.set_received(notice.id, received_at)
     key = _violation_key(cases, bill)
     if key is not None:
-        cases.record_action("bill_received", key, received_at, who, {"bill": bill_id})
+        cases.actions.record("bill_received", key, received_at, who, {"bill": bill_id})
     return bill
 
 
@@ -116,19 +120,19 @@ def record_payment(
     reference: str | None = None,
 ) -> records.BillRecord:
     """Record a payment (once per ``key``); the payment that clears the bill tells the clock."""
-    before = cases.get_bill(bill_id)
-    known = {p.key for p in cases.list_payments(bill_id)}
-    cases.record_payment(key, bill_id, amount, paid_at, method=method, reference=reference)
-    bill = cases.get_bill(bill_id)
+    before = cases.bills.get(bill_id)
+    known = {p.key for p in cases.bills.list_payments(bill_id)}
+    cases.bills.record_payment(key, bill_id, amount, paid_at, method=method, reference=reference)
+    bill = cases.bills.get(bill_id)
     if key in known:
         return bill
-    cases.append_audit(
+    cases.audit.append(
         who, "payment.received", f"bill:{bill_id}",
         {"key": key, "amount": amount, "balance": bill.balance}, at=paid_at,
     )  # fmt: skip
     violation = _violation_key(cases, bill)
     if before.balance > 0 >= bill.balance and violation is not None:
-        cases.record_action("paid_in_full", violation, paid_at, who, {"bill": bill_id})
+        cases.actions.record("paid_in_full", violation, paid_at, who, {"bill": bill_id})
     return bill
 
 
@@ -136,6 +140,6 @@ def overdue_bills(issuer: NoticeIssuer, at: datetime) -> list[records.BillRecord
     """Open bills with a balance past their last day to pay, in issue order."""
     return [
         b
-        for b in issuer.cases.list_bills(status="open")
+        for b in issuer.cases.bills.list(status="open")
         if is_overdue(b.status, b.due_date, b.balance, at, issuer.profile)
     ]

@@ -251,7 +251,7 @@ def queue_notice(
     Raises ``NotReadyError`` for a notice still pending (it stays pending and
     visible) or a channel without a target; queueing twice returns the same jobs.
     """
-    notice = cases.get_notice(notice_id)
+    notice = cases.notices.get(notice_id)
     if notice.body_text is None:
         raise NotReadyError(f"notice {notice.number} is {notice.status}: render it before delivery")
     jobs = []
@@ -259,7 +259,7 @@ def queue_notice(
         if channel == PRINT:
             target = PRINT
         elif channel == EMAIL:
-            email = cases.get_owner(notice.owner_id).email
+            email = cases.registry.get_owner(notice.owner_id).email
             if not email:
                 raise NotReadyError(f"notice {notice.number}: the owner has no e-mail address")
             target = email
@@ -269,7 +269,7 @@ def queue_notice(
             target = webhook_url
         else:
             raise NotReadyError(f"unknown channel {channel!r}: print, email or webhook")
-        jobs.append(cases.enqueue_delivery(notice.id, channel, target, at))
+        jobs.append(cases.notices.enqueue_delivery(notice.id, channel, target, at))
     return jobs
 
 
@@ -287,18 +287,18 @@ def record_notice_delivery(
     """
     if method not in DELIVERY_METHODS:
         raise ValueError(f"delivery method {method!r}: one of {', '.join(DELIVERY_METHODS)}")
-    before = cases.get_notice(notice_id)
+    before = cases.notices.get(notice_id)
     if before.body_text is None:
         raise NotReadyError(f"notice {before.number} was never rendered; it cannot be delivered")
-    after = cases.set_notice_delivered(notice_id, at)
+    after = cases.notices.set_delivered(notice_id, at)
     if before.delivered_at is not None:
         return after
-    cases.record_delivery(
+    cases.notices.record_delivery(
         method, before.owner_name, at, "delivered", notice_id=notice_id, detail={"who": who}
     )
     if before.kind in CLOCK_FROM_DELIVERY and before.violation_id is not None:
-        violation = cases.get_violation(before.violation_id)
-        cases.record_action(
+        violation = cases.clocks.get_violation(before.violation_id)
+        cases.actions.record(
             "record_delivery", violation.key, at, who,
             {"notice": before.number, "method": method},
         )  # fmt: skip
@@ -329,11 +329,11 @@ class Deliverer:
         """Attempt every due job once; returns the job ids by outcome."""
         report = DeliveryReport()
         now = self.clock()
-        for job in self.cases.due_delivery_jobs(now):
+        for job in self.cases.notices.due_delivery_jobs(now):
             channel = self.channels.get(job.channel)
             if channel is None:
                 continue
-            claimed = self.cases.claim_delivery(job.id, now)
+            claimed = self.cases.notices.claim_delivery(job.id, now)
             if claimed is None:
                 continue  # another worker has it
             self._attempt(claimed, channel, report)
@@ -342,25 +342,27 @@ class Deliverer:
     def _attempt(
         self, job: records.DeliveryJobRecord, channel: Channel, report: DeliveryReport
     ) -> None:
-        notice = self.cases.get_notice(job.notice_id)
+        notice = self.cases.notices.get(job.notice_id)
         try:
             detail = channel.send(job, notice, notice_pdf(notice, self.profile))
         except DeliveryError as exc:
             now = self.clock()
             retry = None if exc.permanent else self.policy.next_attempt(job.attempts, now)
             log.warning("notice %s by %s: %s", notice.number, job.channel, exc)
-            self.cases.finish_delivery(job.id, now, sent=False, error=str(exc), retry_at=retry)
+            self.cases.notices.finish_delivery(
+                job.id, now, sent=False, error=str(exc), retry_at=retry
+            )
             (report.retrying if retry else report.failed).append(job.id)
             return
         now = self.clock()
-        self.cases.finish_delivery(job.id, now, sent=True, detail=detail)
+        self.cases.notices.finish_delivery(job.id, now, sent=True, detail=detail)
         report.sent.append(job.id)
         if channel.counts_as_delivery:
             record_notice_delivery(self.cases, notice.id, now, f"delivery:{job.channel}", EMAIL)
 
     def recover(self, stale_after: timedelta = timedelta(minutes=10)) -> list[int]:
         """After a restart: jobs left ``sending`` become ``uncertain`` (never re-sent)."""
-        stale = self.cases.mark_stale_deliveries_uncertain(self.clock() - stale_after)
+        stale = self.cases.notices.mark_stale_deliveries_uncertain(self.clock() - stale_after)
         return [job.id for job in stale]
 
 
@@ -392,13 +394,13 @@ def print_batch(
     ``record_notice_delivery``. Returns None when nothing is queued.
     """
     claimed = []
-    for job in cases.due_delivery_jobs(at, channel=PRINT)[:limit]:
-        got = cases.claim_delivery(job.id, at)
+    for job in cases.notices.due_delivery_jobs(at, channel=PRINT)[:limit]:
+        got = cases.notices.claim_delivery(job.id, at)
         if got is not None:
             claimed.append(got)
     if not claimed:
         return None
-    notices = [cases.get_notice(job.notice_id) for job in claimed]
+    notices = [cases.notices.get(job.notice_id) for job in claimed]
     pdf = batch_pdf(notices, profile, at, duplex=duplex)
     digest = hashlib.sha256(pdf).hexdigest()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -409,10 +411,10 @@ def print_batch(
     os.replace(partial, path)
     numbers = [n.number for n in notices]
     for job in claimed:
-        cases.finish_delivery(
+        cases.notices.finish_delivery(
             job.id, at, sent=True, detail={"batch": path.name, "batch_sha256": digest}
         )
-    cases.append_audit(
+    cases.audit.append(
         "alerts", "print_batch.created", f"print_batch:{path.name}",
         {"sha256": digest, "notices": numbers, "jobs": [j.id for j in claimed]}, at=at,
     )  # fmt: skip

@@ -47,17 +47,17 @@ REGISTER_HEADER = (
 def notice_register(cases: records.CaseStore, profile: Profile) -> list[RegisterRow]:
     """Every notice in issue order, with its deliveries and why it is stuck, if it is."""
     zone = profile.zone
-    parcels = {f.id: f.parcel_number for f in cases.list_frontages()}
+    parcels = {f.id: f.parcel_number for f in cases.registry.list_frontages()}
     jobs: dict[int, list[str]] = {}
-    for job in cases.list_delivery_jobs():
+    for job in cases.notices.list_delivery_jobs():
         jobs.setdefault(job.notice_id, []).append(f"{job.channel}:{job.status}")
     rows = []
-    for n in cases.list_notices():
+    for n in cases.notices.list():
         problem = ""
         if n.status == "pending":
             failures = [
                 a
-                for a in cases.list_audit(f"notice:{n.number}")
+                for a in cases.audit.list(f"notice:{n.number}")
                 if a.action == "notice.render_failed"
             ]
             problem = str(failures[-1].detail.get("reason", "")) if failures else "not rendered"
@@ -137,9 +137,9 @@ def tax_roll_lines(cases: records.CaseStore, profile: Profile, tax_year: int) ->
     """The certified special taxes of one tax year, each reconciled with its bill."""
     zone = profile.zone
     lines = []
-    for entry in cases.list_tax_roll(tax_year):
-        bill = cases.get_bill(entry.bill_id)
-        frontage = cases.get_frontage(entry.frontage_id)
+    for entry in cases.bills.list_tax_roll(tax_year):
+        bill = cases.bills.get(entry.bill_id)
+        frontage = cases.registry.get_frontage(entry.frontage_id)
         # Certified = billed - paid at certification; later payments are the Treasurer's to settle.
         if entry.amount > bill.amount or entry.amount <= 0:
             raise ReconciliationError(

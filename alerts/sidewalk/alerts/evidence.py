@@ -70,7 +70,7 @@ def evidence_package(
     missing in the manifest, never silently dropped.
     """
     cases, profile = issuer.cases, issuer.profile
-    notice = cases.get_notice(notice_id)
+    notice = cases.notices.get(notice_id)
     if notice.body_text is None:
         raise EvidenceError(f"notice {notice.number} is {notice.status}: nothing was rendered")
     supplied = dict(photos or {})
@@ -79,23 +79,27 @@ def evidence_package(
             raise EvidenceError(f"photo {sha}: its bytes do not hash to its name")
     cited = [str(p["sha256"]) for p in notice.detail.get("photos", ())]
     present = [sha for sha in cited if sha in supplied]
-    frontage = cases.get_frontage(notice.frontage_id)
-    violation = None if notice.violation_id is None else cases.get_violation(notice.violation_id)
+    frontage = cases.registry.get_frontage(notice.frontage_id)
+    violation = (
+        None if notice.violation_id is None else cases.clocks.get_violation(notice.violation_id)
+    )
     clocks = []
     if violation is not None:
         ids = [] if violation.clock_id is None else [violation.clock_id]
         ids += [
-            c.id for c in cases.list_clocks(frontage_id=notice.frontage_id)
+            c.id for c in cases.clocks.list(frontage_id=notice.frontage_id)
             if c.kind == "enforcement" and c.key.endswith(f"/{violation.key}")
         ]  # fmt: skip
-        clocks = [{"clock": cases.get_clock(i), "transitions": cases.clock_history(i)} for i in ids]
+        clocks = [
+            {"clock": cases.clocks.get(i), "transitions": cases.clocks.history(i)} for i in ids
+        ]
     subjects = [f"notice:{notice.number}"]
     if violation is not None:
         subjects += [f"violation:{violation.id}", violation.key]
     # Earlier packagings of this notice are not evidence of it; leaving them out
     # keeps a rebuilt package byte-identical.
     audit = sorted(
-        (r for s in subjects for r in cases.list_audit(s) if r.action != "evidence.packaged"),
+        (r for s in subjects for r in cases.audit.list(s) if r.action != "evidence.packaged"),
         key=lambda r: r.id,
     )
     pdf = notice_pdf(
@@ -114,8 +118,8 @@ def evidence_package(
         ),
         "deliveries.json": _json(
             {
-                "jobs": cases.list_delivery_jobs(notice_id=notice.id),
-                "attempts": cases.list_deliveries(notice_id=notice.id),
+                "jobs": cases.notices.list_delivery_jobs(notice_id=notice.id),
+                "attempts": cases.notices.list_deliveries(notice_id=notice.id),
             }
         ),
         "audit.json": _json(audit),
@@ -141,7 +145,7 @@ def evidence_package(
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
             zf.writestr(info, files[name])
-    cases.append_audit(
+    cases.audit.append(
         "alerts", "evidence.packaged", f"notice:{notice.number}",
         {"manifest_sha256": files[MANIFEST_HASH].decode().strip(), "files": len(files)},
     )  # fmt: skip

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from sidewalk.alerts.notices import (
     NO_EVIDENCE,
@@ -38,6 +38,7 @@ from sidewalk.alerts.notices import (
     render_repair_notice,
 )
 from sidewalk.analytics.clocks.events import ClearingViolation, NoticeRequired
+from sidewalk.analytics.survey import BlockSurvey
 from sidewalk.core.profile import Profile
 from sidewalk.storage import cases as records
 
@@ -54,67 +55,6 @@ def _evidence_json(evidence: Evidence) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
-class FrontageCount:
-    """One frontage's share of the owner's block total, and how it was known."""
-
-    frontage: str
-    blocks: int | None  # None: not known
-    basis: Literal["recorded", "length_spacing", "unknown"]
-    length_ft: float | None = None  # with "length_spacing": the frontage length ...
-    spacing_ft: float | None = None  # ... and the median measured joint spacing
-    joints: int = 0  # stationed joints the spacing comes from
-
-
-@dataclass(frozen=True)
-class BlockSurvey:
-    """The 80 % rule's count for one owner, as the survey aggregation decided it.
-
-    ``owner_blocks`` is None when any frontage's count is unknown; then the
-    survey is incomplete and the full replacement is never proposed.
-    """
-
-    surveyed_blocks: int
-    defective_blocks: int
-    owner_blocks: int | None
-    survey_complete: bool
-    replace_entire_sidewalk: bool
-    frontages: tuple[FrontageCount, ...] = ()
-
-    def __post_init__(self) -> None:
-        if self.replace_entire_sidewalk and self.owner_blocks is None:
-            raise ValueError("full replacement needs the owner's block total")
-        if self.survey_complete and self.owner_blocks is None:
-            raise ValueError("a survey without the owner's block total is not complete")
-
-    @classmethod
-    def recorded(
-        cls, frontage: str, total_blocks: int, defective_blocks: int, share: float
-    ) -> BlockSurvey:
-        """Every block of a single-frontage owner surveyed, the count on record."""
-        return cls(
-            total_blocks,
-            defective_blocks,
-            total_blocks,
-            True,
-            total_blocks > 0
-            and Decimal(defective_blocks) / Decimal(total_blocks) >= Decimal(str(share)),
-            (FrontageCount(frontage, total_blocks, "recorded"),),
-        )
-
-    def describe(self) -> str:
-        """The status as the dashboard shows it: N of M blocks defective (survey
-        complete | incomplete: K of M surveyed); M is "?" while not known."""
-        of = "?" if self.owner_blocks is None else str(self.owner_blocks)
-        head = f"{self.defective_blocks} of {of} blocks defective"
-        if self.survey_complete:
-            return f"{head} (survey complete)"
-        return f"{head} (incomplete: {self.surveyed_blocks} of {of} surveyed)"
-
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "frontages": [asdict(f) for f in self.frontages]}
-
-
 @dataclass
 class NoticeIssuer:
     cases: records.CaseStore
@@ -128,7 +68,7 @@ class NoticeIssuer:
     ) -> records.NoticeRecord:
         """Issue (or find) the § 370-10 A notice for ``violation`` and render it."""
         rules = self.profile.snow_and_ice
-        notice = self.cases.create_notice(
+        notice = self.cases.notices.create(
             f"notice/{violation.key}",
             CLEARING_VIOLATION,
             violation.frontage,
@@ -156,7 +96,7 @@ class NoticeIssuer:
     ) -> records.NoticeRecord:
         """Issue (or find) a hazard notice or an after-the-fact abatement notice, and render it."""
         rule = self.profile.snow_and_ice.hazard_notice_period
-        notice = self.cases.create_notice(
+        notice = self.cases.notices.create(
             f"notice/{required.key}",
             required.kind,
             required.frontage,
@@ -180,9 +120,9 @@ class NoticeIssuer:
         abatement_citation: str,
     ) -> records.NoticeRecord:
         """The notice of the bill (§ 370-10 G, § 370-8 F) for a recorded bill."""
-        abatement = self.cases.get_abatement(bill.abatement_id)
+        abatement = self.cases.bills.get_abatement(bill.abatement_id)
         billing = self.profile.billing
-        notice = self.cases.create_notice(
+        notice = self.cases.notices.create(
             f"notice/bill/{bill.key}",
             "abatement_bill",
             bill.frontage_id,
@@ -246,7 +186,7 @@ class NoticeIssuer:
         # The notice's share is of the owner's total when known, else of the blocks measured.
         total = survey.owner_blocks if survey.owner_blocks is not None else survey.surveyed_blocks
         replace = survey.replace_entire_sidewalk
-        notice = self.cases.create_notice(
+        notice = self.cases.notices.create(
             f"notice/condition/{key}",
             "replacement_notice" if replace else "repair_notice",
             frontage_id,
@@ -294,7 +234,7 @@ class NoticeIssuer:
             if area == "sidewalk"
             else obs.street_removal_after_notice
         )
-        notice = self.cases.create_notice(
+        notice = self.cases.notices.create(
             f"notice/obstruction/{key}",
             "obstruction_notice",
             frontage_id,
@@ -323,7 +263,7 @@ class NoticeIssuer:
         deadlines: Sequence[tuple[str, datetime]] = (),
     ) -> records.NoticeRecord:
         """An internal frozen-ground or permit advisory (numbered and registered like a notice)."""
-        notice = self.cases.create_notice(
+        notice = self.cases.notices.create(
             f"notice/{kind}/{key}",
             kind,
             frontage_id,
@@ -349,22 +289,22 @@ class NoticeIssuer:
             rendered = self.rendered(notice)
         except NoticeError as exc:
             log.error("notice %s kept pending: %s", notice.number, exc)
-            self.cases.append_audit(
+            self.cases.audit.append(
                 "alerts", "notice.render_failed", f"notice:{notice.number}", {"reason": str(exc)}
             )
             return notice
-        return self.cases.set_notice_rendered(notice.id, rendered.text, rendered.html)
+        return self.cases.notices.set_rendered(notice.id, rendered.text, rendered.html)
 
     def render_pending(self) -> list[records.NoticeRecord]:
         """Try every pending notice again (after an address or a template was fixed)."""
         out = []
-        for notice in self.cases.list_notices(status="pending"):
-            out.append(self.render(self.cases.refresh_notice_owner(notice.id)))
+        for notice in self.cases.notices.list(status="pending"):
+            out.append(self.render(self.cases.notices.refresh_owner(notice.id)))
         return out
 
     def rendered(self, notice: records.NoticeRecord) -> RenderedNotice:
         """The text and HTML of a notice, from its stored record (raises ``NoticeError``)."""
-        frontage = self.cases.get_frontage(notice.frontage_id)
+        frontage = self.cases.registry.get_frontage(notice.frontage_id)
         common: dict[str, Any] = {
             "number": notice.number,
             "issued_at": notice.issued_at,
@@ -447,20 +387,20 @@ class NoticeIssuer:
     def _violation(self, notice: records.NoticeRecord) -> records.ViolationRecord:
         if notice.violation_id is None:
             raise NoticeError(f"notice {notice.number}: needs its violation")
-        return self.cases.get_violation(notice.violation_id)
+        return self.cases.clocks.get_violation(notice.violation_id)
 
     def _history(self, notice: records.NoticeRecord) -> list[dict[str, str]]:
         """The clearing clock's history, then the enforcement clock's, for the violation."""
         if notice.violation_id is None:
             return []
-        violation = self.cases.get_violation(notice.violation_id)
+        violation = self.cases.clocks.get_violation(notice.violation_id)
         clocks = [] if violation.clock_id is None else [violation.clock_id]
         clocks += [
             c.id
-            for c in self.cases.list_clocks(frontage_id=notice.frontage_id, kind="enforcement")
+            for c in self.cases.clocks.list(frontage_id=notice.frontage_id, kind="enforcement")
             if c.key.endswith(f"/{violation.key}")
         ]
         steps: list[Any] = []
         for clock_id in clocks:
-            steps += [t for t in self.cases.clock_history(clock_id) if t.at <= notice.issued_at]
+            steps += [t for t in self.cases.clocks.history(clock_id) if t.at <= notice.issued_at]
         return history_rows(sorted(steps, key=lambda t: (t.at, t.id)), self.profile)

@@ -5,10 +5,15 @@ abatement's bill, a survey's defects, an obstruction, a permit finding) and the
 case records (frontage, owner) into the words of a notice. Templates use
 ``StrictUndefined`` so a missing value is an error, never a blank on paper.
 
-Every kind gets the same frame: the notice number, the parcel and frontage, the
-owner's last-known mailing address, each ordinance citation with its words,
-the measured evidence, the deadlines in village time, and an ``[unconfirmed]``
-mark on every value the code text does not settle.
+Every kind is a letter from the Village (issue 14, item 12): what was found,
+in plain words; what to do and by when, in the Village's local time; what
+happens if not, only as the ordinance says it, cited plainly ("Village Code
+§ 370-10 A"); the officer who signs it and whom to call. The stored text is
+the letter, then a form feed (``\f``), then the evidence record (the
+measurements, the readings with their references, the clock's history and
+the Code's own words), which the PDF prints on a page of its own. No
+internal vocabulary (state names, field names, ``device#seq``) reaches the
+letter: ``LETTER_FILTERS`` turn each into words.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import Any, Final
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateError, select_autoescape
 
+from sidewalk.alerts.letterhead import Letterhead, plain_citation
 from sidewalk.core.clock import format_local
 from sidewalk.core.profile import Profile, Rule
 from sidewalk.core.units import mm_to_feet
@@ -140,12 +146,100 @@ class Evidence:
 NO_EVIDENCE: Final = Evidence()
 
 
+@dataclass(frozen=True)
+class LetterContext:
+    """What a letter needs beyond its record: who signs it, and what the Village confirmed.
+
+    ``penalty``: the § 370-10 H penalty in words once the Village confirmed it
+    (None: the letter names the section and no amount). ``confirmed``: one
+    sentence per confirmed value the notice relies on, for the evidence record.
+    """
+
+    letterhead: Letterhead | None = None
+    penalty: str | None = None
+    confirmed: tuple[str, ...] = ()
+
+
+NO_LETTER: Final = LetterContext()
+
+# How the evidence record says a clock's state (the engine's names stay in record.json).
+STATE_WORDS: Final = {
+    "idle": "no snow",
+    "snowing": "snow accumulating",
+    "clearing_period": "clearing period running",
+    "complied": "sidewalk cleared in time",
+    "violation": "not cleared by the deadline",
+    "unverified": "not verified, sent for review",
+    "notice_issued": "written notice issued",
+    "notice_period": "period after the notice running",
+    "hazard_notice_issued": "hazard notice issued",
+    "hazard_period": "hazard period running",
+    "abatement_ordered": "removal by the Village ordered",
+    "abated": "removed by the Village",
+    "billed": "bill sent",
+    "paid": "bill paid",
+    "cured": "cleared by the owner",
+    "tax_roll": "entered on the tax roll",
+    "none": "nothing recorded",
+    "obstructed": "obstruction found",
+    "removal_period": "removal period running",
+    "removed": "obstruction removed",
+    "overdue": "past its deadline",
+    "compliant": "within the Code",
+}
+CAUSE_WORDS: Final = {
+    "deadline": "the deadline passed",
+    "tick": "the deadline passed",
+    "registry": "a change in the Village's property records",
+}
+QUANTITY_WORDS: Final = {
+    "cleared_width_mm": "narrowest cleared width (mm)",
+    "snow_depth_mm": "snow depth (mm)",
+    "air_temp_c": "air temperature (°C)",
+    "surface_temp_c": "pavement temperature (°C)",
+    "precip_rate_mm_h": "precipitation (mm per hour)",
+}
+
+
+def words(name: object) -> str:
+    """An internal name (``clearing_period``, ``violation:main-st-103``) as words."""
+    text = str(name)
+    if text in STATE_WORDS:
+        return STATE_WORDS[text]
+    head, _, rest = text.partition(":")
+    if rest and head in STATE_WORDS:
+        return STATE_WORDS[head]
+    return text.replace("_", " ").replace(":", ": ")
+
+
+def quantity_words(name: str) -> str:
+    return QUANTITY_WORDS.get(name, name.replace("_", " "))
+
+
+def amount(rule: Rule) -> str:
+    """``24 hours``, ``10 calendar days``, ``4 feet``: a rule's value without marks."""
+    if rule.unit == "fraction":
+        from fractions import Fraction
+
+        return str(Fraction(rule.value).limit_denominator(100))
+    number = f"{rule.value.normalize():f}"
+    unit = {"percent": "%", "in_per_ft": "inch per foot", "usd": "dollars"}.get(rule.unit)
+    if rule.unit == "percent":
+        return f"{number}%"
+    if rule.value == 1 and rule.unit.endswith("s"):
+        return f"{number} {rule.unit[:-1].replace('_', ' ')}"
+    return f"{number} {unit or rule.unit.replace('_', ' ')}"
+
+
+LETTER_FILTERS: Final = {"plain": plain_citation, "words": words, "amount": amount}
+
+
 @functools.lru_cache(maxsize=8)
 def _environment(template_dir: Path | None) -> Environment:
     # One environment per folder keeps compiled templates; Jinja still reloads
     # a template the village edits on disk (auto_reload checks its mtime).
     dirs = [str(template_dir)] if template_dir else []
-    return Environment(
+    env = Environment(
         loader=FileSystemLoader([*dirs, str(TEMPLATES)]),
         undefined=StrictUndefined,
         autoescape=select_autoescape(enabled_extensions=("html.j2",), default_for_string=False),
@@ -153,6 +247,8 @@ def _environment(template_dir: Path | None) -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters.update(LETTER_FILTERS)
+    return env
 
 
 def feet_and_inches(mm: float) -> str:
@@ -182,6 +278,8 @@ def _cited(name: str, rule: Rule) -> dict[str, Any]:
     return {
         "name": name,
         "citation": rule.citation or "no citation: a gap in the code text",
+        "plain": plain_citation(rule.citation),
+        "amount": amount(rule),
         "words": rule.words or "",
         "described": rule.describe(),
         "unconfirmed": rule.unconfirmed,
@@ -211,6 +309,8 @@ def _evidence(evidence: Evidence, profile: Profile) -> dict[str, Any]:
                 "device": r.device,
                 "seq": "-" if r.seq is None else r.seq,
                 "quantity": r.quantity,
+                "quantity_words": quantity_words(r.quantity),
+                "reference": _reference("reading", r.device, r.seq),
                 "value": r.value,
             }
             for r in evidence.readings
@@ -227,7 +327,9 @@ def _base(
     owner: Addressee,
     frontage: FrontageInfo,
     profile: Profile,
+    letter: LetterContext = NO_LETTER,
 ) -> dict[str, Any]:
+    letterhead = letter.letterhead or Letterhead.unconfigured(profile)
     return {
         "kind": kind,
         "village": profile.village,
@@ -235,8 +337,15 @@ def _base(
         "owner": owner,
         "frontage": frontage,
         "issued_local": format_local(issued_at, profile.zone),
+        "issued_date": local_day(issued_at.astimezone(profile.zone).date()),
         "evidence": {"photos": [], "readings": [], "facts": []},
         "history": [],
+        "letterhead": letterhead,
+        "penalty": letter.penalty,
+        "confirmed": list(letter.confirmed),
+        "offense_rule": _cited("snow_and_ice.offense_period", profile.snow_and_ice.offense_period),
+        "expense": _cited("billing.bill_payable", profile.billing.bill_payable),
+        "tax_roll": _cited("billing.tax_roll_after", profile.billing.tax_roll_after),
     }
 
 
@@ -267,6 +376,8 @@ def history_rows(transitions: Iterable[Any], profile: Profile) -> list[dict[str,
                 "at_local": format_local(t.at, profile.zone),
                 "from_state": t.from_state,
                 "to_state": t.to_state,
+                "from_words": words(t.from_state),
+                "to_words": words(t.to_state),
                 "cause": _cause_text(cause.kind, cause.device, cause.seq, cause.who),
             }
         )
@@ -337,12 +448,20 @@ def render_clearing_violation(
     return render_kind("clearing_violation", context, number=number, template_dir=template_dir)
 
 
+def _reference(kind: str, device: str | None, seq: int | None) -> str:
+    """``pole-main-01, reading no. 53``: a reading's reference in words."""
+    what = "photograph" if kind == "frame" else "reading"
+    if seq is None:
+        return f"{what}s from {device}"
+    return f"{device}, {what} no. {seq}"
+
+
 def _cause_text(kind: str, device: str | None, seq: int | None, who: str | None) -> str:
     if kind in ("reading", "frame"):
-        return f"{kind} {device}#{seq}" if seq is not None else f"readings from {device}"
+        return _reference(kind, device, seq)
     if kind == "person":
         return f"recorded by {who}"
-    return kind
+    return CAUSE_WORDS.get(kind, kind.replace("_", " "))
 
 
 def render_hazard_notice(
@@ -470,7 +589,7 @@ def render_repair_notice(
     """§ 370-5 (11): repair of defective blocks, or (80 % rule) replacement of the whole walk.
 
     ``survey`` is the owner's count as the survey aggregation decided it
-    (``sidewalk.alerts.issue.BlockSurvey.to_json``): blocks measured, the
+    (``sidewalk.analytics.survey.BlockSurvey.to_json``): blocks measured, the
     owner's total and how it was known, and whether the whole walk is to be
     replaced; the kind follows from it. Without it (records issued before it
     existed) the kind follows from the defective share of ``total_blocks``.

@@ -1,11 +1,12 @@
-"""Inspecting a frontage (§ 370-5): files in, stored inspections and notices out.
+"""Inspecting a frontage (§ 370-5): files in, stored inspections and the owner's count out.
 
 The measurement itself is pure (``sidewalk.analytics.defects``); this module
 does the I/O around it: reads each file, classifies against limits built from
 the ordinance profile, stores the annotated evidence JPEG and one inspection
 row per file, then applies the owner's 80 % rule over all the owner's
-frontages and issues the repair (or full-replacement) notice record through
-``NoticeIssuer``. Nothing is sent from here: delivery is the alerts' job.
+frontages. Whether that calls for a repair (or full-replacement) notice is
+the alerts' decision (``sidewalk.alerts.inspections.inspect_files``, which
+runs ``measure_files`` and then issues it): analytics sends nothing.
 
 Block numbering: block ``first_block + i`` is the i-th block seen in the first
 file; each later file's blocks continue after the previous file's highest
@@ -24,10 +25,9 @@ import itertools
 import json
 import logging
 import statistics
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
-from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,8 +35,6 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from sidewalk.alerts.issue import BlockSurvey, FrontageCount, NoticeIssuer
-from sidewalk.alerts.notices import BlockDefect, Evidence, Photo
 from sidewalk.analytics.defects import (
     CameraCalibration,
     DefectLimits,
@@ -67,12 +65,12 @@ from sidewalk.analytics.defects import (
 from sidewalk.analytics.defects.classify import CONFIDENCE_SIGMAS
 from sidewalk.analytics.defects.io import read_depth_png, read_image
 from sidewalk.analytics.defects.results import EdgeType
+from sidewalk.analytics.survey import BlockSurvey, FrontageCount
 from sidewalk.core.profile import Profile
 from sidewalk.storage.cases import (
     BlockConditionRecord,
     CaseStore,
     InspectionRecord,
-    NoticeRecord,
 )
 from sidewalk.storage.evidence import EvidenceStore
 
@@ -119,20 +117,22 @@ class FileOutcome:
 
 
 @dataclass(frozen=True)
-class InspectionReport:
-    """What one ``inspect_files`` batch did."""
+class MeasuredBatch:
+    """What one ``measure_files`` batch stored, and the owner's count after it."""
 
     frontage_id: str
     owner_id: str
     files: tuple[FileOutcome, ...]
     owner_status: OwnerReplacement
-    notice: NoticeRecord | None
+    # The owner's block conditions and count the notice decision reads.
+    conditions: tuple[BlockConditionRecord, ...]
+    survey: BlockSurvey
+    limits: DefectLimits
+    surveyed_at: datetime
     # Stationed joints of this frontage (all its inspections), and the
     # frontage's joint-spacing and walk-width checks.
     joint_stations_mm: tuple[float, ...] = ()
     frontage: FrontageCondition | None = None
-    # Why no notice was issued although blocks are defective (None: not held).
-    notice_held: str | None = None
 
     @property
     def failures(self) -> tuple[FileOutcome, ...]:
@@ -199,6 +199,12 @@ def _measure(
             raise ValueError("photos need a camera calibration")
         image = read_image(raw)
         survey = measure_photo(image, calibration, fiducial)
+        if not survey.cracks:
+            # A survey photo is taken of a joint or crack: none found is
+            # absence of evidence, not a gap under the limit.
+            raise MeasurementError(
+                InputProblem.NOT_MEASURED, "no joint or crack found where one is expected"
+            )
         checks = _photo_checks(survey, limits)
         blocks = [(0, any(c.failed for c in checks), checks)]
     elif kind == "laser":
@@ -215,7 +221,16 @@ def _measure(
         if intrinsics is None:
             raise ValueError("depth maps need the camera intrinsics")
         image = read_depth_png(raw)
-        survey = measure_depth_map(image, intrinsics, level=level)
+        survey = measure_depth_map(
+            image, intrinsics, level=level, depth_scale_mm=intrinsics.depth_scale_mm
+        )
+        if not survey.joints:
+            # The depth camera is centred over a joint: finding none (or no
+            # two blocks) measures no fault or gap, and is never "ok".
+            raise MeasurementError(
+                InputProblem.NOT_MEASURED,
+                f"no joint found where one is expected ({len(survey.blocks)} block(s) seen)",
+            )
         blocks = [(b.block, b.defective, b.checks) for b in classify(survey, limits)]
     evidence = annotate(image, survey, limits, camera_matrix=matrix)
     ok, jpeg = cv2.imencode(".jpg", evidence, [cv2.IMWRITE_JPEG_QUALITY, 90])
@@ -237,7 +252,7 @@ def joint_offsets_mm(survey: Survey) -> tuple[float, ...]:
     return tuple(j.center_mm[0] for j in survey.joints if j.edge_type == EdgeType.TOOLED_JOINT)
 
 
-def inspect_files(
+def measure_files(
     paths: Iterable[str | Path],
     *,
     frontage: str,
@@ -253,21 +268,15 @@ def inspect_files(
     stations_mm: Sequence[float] | None = None,
     frontage_blocks: int | None = None,
     surveyed_at: datetime | None = None,
-    at: datetime | None = None,
     first_block: int = 0,
     progress: Progress | None = None,
-    template_dir: Path | None = None,
-    issue_notice: bool = True,
-) -> InspectionReport:
-    """Measure, classify and store every file, then issue the § 370-5 notice if due.
+) -> MeasuredBatch:
+    """Measure, classify and store every file, then count the owner's blocks (80 % rule).
 
     A file that cannot be read or measured is stored as a failed inspection
     with its reason and the batch goes on. Inspections are keyed by frontage
-    and file sha256; a repair notice by frontage and the set of files measured,
-    a replacement notice by owner and the set of defective blocks; so running
-    the same batch again stores and issues nothing new. ``progress``
-    is called as (done, total, source name) after each file. With
-    ``issue_notice=False`` the batch is only stored, for review before issuing.
+    and file sha256, so running the same batch again stores nothing new.
+    ``progress`` is called as (done, total, source name) after each file.
 
     ``stations_mm`` gives each file's station along the frontage (one per
     file); ``frontage_blocks`` the frontage's block count when recorded. The
@@ -287,7 +296,8 @@ def inspect_files(
         raise ValueError("a frontage has at least one block")
     limits = defect_limits(profile)
     when = surveyed_at or datetime.now(UTC)
-    front = cases.get_frontage(frontage)  # unknown frontage: fail before measuring anything
+    # An unknown frontage fails before anything is measured.
+    front = cases.registry.get_frontage(frontage)
     outcomes: list[FileOutcome] = []
     offset = first_block
     for n, path in enumerate(sources, start=1):
@@ -304,9 +314,9 @@ def inspect_files(
         offset = max(seen, default=offset - 1) + 1
         if progress is not None:
             progress(n, len(sources), str(path))
-    conditions = cases.owner_block_conditions(front.owner_id)
+    conditions = cases.inspections.owner_block_conditions(front.owner_id)
     status, counted = owner_survey(cases, front.owner_id, limits, conditions)
-    records = cases.list_inspections(frontage_id=frontage)
+    records = cases.inspections.list(frontage_id=frontage)
     stations = _frontage_joint_stations(records)
     widths = [
         (float(r.result["walk_width_mm"]), float(r.result["walk_width_uncertainty_mm"]))
@@ -323,24 +333,10 @@ def inspect_files(
         if len(stations) > 1 or widths
         else None
     )
-    notice = None
-    held = None
-    if issue_notice:
-        notice, held = _issue_notice(
-            NoticeIssuer(cases, profile, template_dir),
-            frontage=frontage,
-            owner_id=front.owner_id,
-            measured=[o.inspection for o in outcomes if o.ok],
-            conditions=conditions,
-            status=status,
-            survey=counted,
-            replacement_fraction=limits.replacement_fraction,
-            surveyed_at=when,
-            at=at or datetime.now(UTC),
-        )
-    return InspectionReport(
-        frontage, front.owner_id, tuple(outcomes), status, notice, stations, spacing, held
-    )
+    return MeasuredBatch(
+        frontage, front.owner_id, tuple(outcomes), status, tuple(conditions), counted, limits,
+        when, stations, spacing,
+    )  # fmt: skip
 
 
 def _frontage_joint_stations(records: Iterable[InspectionRecord]) -> tuple[float, ...]:
@@ -389,10 +385,10 @@ def owner_survey(
     (every frontage's count, or unknown) and how each count was known; the one
     aggregation the notice and the dashboard both use."""
     if conditions is None:
-        conditions = cases.owner_block_conditions(owner_id)
+        conditions = cases.inspections.owner_block_conditions(owner_id)
     counts = tuple(
-        frontage_count(f.id, f.length_ft, cases.list_inspections(frontage_id=f.id))
-        for f in sorted(cases.list_frontages(), key=lambda f: f.id)
+        frontage_count(f.id, f.length_ft, cases.inspections.list(frontage_id=f.id))
+        for f in sorted(cases.registry.list_frontages(), key=lambda f: f.id)
         if f.owner_id == owner_id
     )
     known = all(c.blocks is not None for c in counts)
@@ -435,7 +431,7 @@ def _inspect_one(
     except OSError as exc:
         # No bytes to hash: key the failure by the path so a retry is the same row.
         sha = hashlib.sha256(f"unreadable:{path}".encode()).hexdigest()
-        rec = cases.record_inspection(
+        rec = cases.inspections.record(
             frontage, surveyed_at=when, kind=kind, source_name=str(path), source_sha256=sha,
             result={"survey": survey}, failure=f"unreadable: {exc.strerror or exc}",
         )  # fmt: skip
@@ -444,7 +440,7 @@ def _inspect_one(
     try:
         measured, blocks, jpeg = _measure(raw, kind, limits, **options)
     except MeasurementError as exc:
-        rec = cases.record_inspection(
+        rec = cases.inspections.record(
             frontage, surveyed_at=when, kind=kind, source_name=str(path), source_sha256=sha,
             result={"survey": survey}, failure=f"{exc.problem.value}: {exc.detail}",
         )  # fmt: skip
@@ -454,14 +450,14 @@ def _inspect_one(
         # record it against the image, keep the traceback in the log.
         log.exception("measuring %s failed", path)
         detail = f"{type(exc).__name__}: {exc}"
-        rec = cases.record_inspection(
+        rec = cases.inspections.record(
             frontage, surveyed_at=when, kind=kind, source_name=str(path), source_sha256=sha,
             result={"survey": survey},
             failure=f"{InputProblem.MEASUREMENT_FAILED.value}: {detail}",
         )  # fmt: skip
         return FileOutcome(str(path), rec)
     stationing = {**survey, "joint_offsets_mm": [round(x, 1) for x in joint_offsets_mm(measured)]}
-    rec = cases.record_inspection(
+    rec = cases.inspections.record(
         frontage,
         surveyed_at=when,
         kind=kind,
@@ -486,76 +482,6 @@ def _inspect_one(
     return FileOutcome(str(path), rec)
 
 
-def _digest(value: Any) -> str:
-    return hashlib.sha256(json.dumps(value).encode()).hexdigest()[:32]
-
-
-def _defects(checks: Iterable[Mapping[str, Any]], block: int) -> list[BlockDefect]:
-    return [
-        BlockDefect(block, str(c["rule"]), float(c["measured_mm"]), float(c["uncertainty_mm"]))
-        for c in checks
-        if c["failed"]
-    ]
-
-
-def _issue_notice(
-    issuer: NoticeIssuer,
-    *,
-    frontage: str,
-    owner_id: str,
-    measured: Sequence[InspectionRecord],
-    conditions: Sequence[BlockConditionRecord],
-    status: OwnerReplacement,
-    survey: BlockSurvey,
-    replacement_fraction: float,
-    surveyed_at: datetime,
-    at: datetime,
-) -> tuple[NoticeRecord | None, str | None]:
-    """The repair notice for this frontage's defective blocks, or the replacement
-    notice (every defective block of the owner) when the 80 % rule is met;
-    with the reason when a due notice is held instead."""
-    batch = {r.id for r in measured}
-    # Only blocks this batch measured (and still the latest word on) call for a repair notice.
-    here = [c for c in conditions if c.defective and c.inspection_id in batch]
-    if not here and not status.replace_entire_sidewalk:
-        return None, None
-    # The notice's share is of the owner's block count when known.
-    total = status.owner_blocks if status.owner_blocks is not None else status.total_blocks
-    if status.replace_entire_sidewalk:
-        # Blocks of several frontages share numbers; number them owner-wide. One
-        # replacement notice per set of defective blocks, whichever batch tipped it.
-        bad = [c for c in conditions if c.defective]
-        defects = [d for i, c in enumerate(bad) for d in _defects(c.checks, i)]
-        ident: list[Any] = sorted([c.frontage_id, c.block] for c in bad)
-        key = f"replacement/{owner_id}/{_digest(ident)}"
-    else:
-        share = Decimal(len({c.block for c in here})) / Decimal(max(total, 1))
-        if share >= Decimal(str(replacement_fraction)):
-            # The issuer would read this share of the surveyed blocks as the
-            # whole walk; without the owner's block count that is not known.
-            return None, (
-                f"incomplete survey: {status.total_blocks} of ? blocks; record the"
-                " frontage's block count (or station its joints) to issue the notice"
-            )
-        defects = [d for c in here for d in _defects(c.checks, c.block)]
-        key = f"{frontage}/{_digest(sorted(r.source_sha256 for r in measured))}"
-    photos = tuple(
-        Photo(r.evidence_sha256, r.surveyed_at, caption=Path(r.source_name).name)
-        for r in measured
-        if r.evidence_sha256 is not None
-    )
-    notice = issuer.repair_notice(
-        key,
-        frontage,
-        at,
-        surveyed_at=surveyed_at,
-        defects=defects,
-        survey=survey,
-        evidence=Evidence(photos=photos),
-    )
-    return notice, None
-
-
 def write_demo_scene(out_dir: Path, *, fault_mm: float = 25.4, seed: int = 11) -> dict[str, Path]:
     """Render a synthetic frontage with known defects for trying the commands.
 
@@ -566,6 +492,7 @@ def write_demo_scene(out_dir: Path, *, fault_mm: float = 25.4, seed: int = 11) -
     ``laser_rig.json`` of a laser-line frame over the same joint. Returns the
     paths by name.
     """
+    # Deferred: the synthetic renderer is for demo scenes only, never a real survey.
     from sidewalk.analytics.defects.synthetic import (
         depth_survey_camera,
         laser_pair_survey_rig,
@@ -626,19 +553,21 @@ def write_demo_scene(out_dir: Path, *, fault_mm: float = 25.4, seed: int = 11) -
 
 
 def load_calibration(path: Path) -> CameraCalibration:
-    """A camera calibration JSON: ``{"matrix": 3x3, "distortion": [k1, k2, p1, p2, k3]}``."""
-    data = json.loads(path.read_text())
-    return CameraCalibration(
-        np.array(data["matrix"], np.float64), np.array(data["distortion"], np.float64)
-    )
+    """A camera calibration: ``{"matrix": 3x3, "distortion": [k1, k2, p1, p2, k3]}``,
+    or any format ``defects.camera_inputs`` reads (ROS camera_info YAML,
+    OpenCV FileStorage, RealSense JSON). Raises ``DefectInputError`` (one line)."""
+    from sidewalk.analytics.defects.camera_inputs import load_camera_calibration
+
+    return load_camera_calibration(path)
 
 
-def load_intrinsics(path: Path) -> DepthIntrinsics:
-    """Depth intrinsics JSON: ``{"fx": …, "fy": …, "cx": …, "cy": …}`` in pixels."""
-    data = json.loads(path.read_text())
-    return DepthIntrinsics(
-        float(data["fx"]), float(data["fy"]), float(data["cx"]), float(data["cy"])
-    )
+def load_intrinsics(path: Path, *, depth_scale_mm: float | None = None) -> DepthIntrinsics:
+    """Depth intrinsics: ``{"fx": …, "fy": …, "cx": …, "cy": …}`` in pixels, flat
+    or nested, or RealSense JSON, ROS camera_info YAML, OpenCV FileStorage.
+    Raises ``DefectInputError`` (one line naming the file and the problem)."""
+    from sidewalk.analytics.defects.camera_inputs import load_depth_intrinsics
+
+    return load_depth_intrinsics(path, depth_scale_mm=depth_scale_mm)
 
 
 def load_laser_rig(path: Path) -> LaserRig:

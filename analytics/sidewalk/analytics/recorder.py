@@ -43,22 +43,35 @@ from sidewalk.analytics.clocks.events import (
     Transition,
 )
 from sidewalk.analytics.clocks.obstructions import OBSTRUCTION, PRIVILEGE, SWEEPING
+from sidewalk.analytics.clocks.states import (
+    CaseState,
+    ClearingState,
+    ClockState,
+    KeepOffState,
+    ObstructionState,
+    PermitState,
+    SweepingState,
+)
 from sidewalk.core.clock import to_ms
 from sidewalk.core.profile import Profile
 from sidewalk.storage import cases as records
 
 # A clock record closes when its cycle is over; a later cycle opens a new one.
-CLOSING = {
-    CLEARING: {"complied", "violation", "unverified"},
-    ENFORCEMENT: {"cured", "paid", "tax_roll"},
+CLOSING: dict[str, frozenset[ClockState]] = {
+    CLEARING: frozenset(
+        {ClearingState.COMPLIED, ClearingState.VIOLATION, ClearingState.UNVERIFIED}
+    ),
+    ENFORCEMENT: frozenset({CaseState.CURED, CaseState.PAID, CaseState.TAX_ROLL}),
     # A frozen-subgrade record follows its site for good. A permit's record closes on
     # expiry (the state says why); a renewal after it opens a record of its own.
-    KEEP_OFF: {"ended"},
-    OPENING_PERMIT: {"expired"},
-    PRIVILEGE: {"expired"},
+    KEEP_OFF: frozenset({KeepOffState.ENDED}),
+    OPENING_PERMIT: frozenset({PermitState.EXPIRED}),
+    PRIVILEGE: frozenset({PermitState.EXPIRED}),
     # An overdue obstruction or sweeping incident goes on as the village's abatement.
-    OBSTRUCTION: {"compliant", "removed", "overdue"},
-    SWEEPING: {"swept", "overdue"},
+    OBSTRUCTION: frozenset(
+        {ObstructionState.COMPLIANT, ObstructionState.REMOVED, ObstructionState.OVERDUE}
+    ),
+    SWEEPING: frozenset({SweepingState.SWEPT, SweepingState.OVERDUE}),
 }
 # Clocks about a site, pour, permit, obstruction or incident, carried by the frontages named.
 COLD = {FROZEN_SUBGRADE, KEEP_OFF, OPENING_PERMIT, OBSTRUCTION, SWEEPING, PRIVILEGE}
@@ -94,7 +107,7 @@ class CaseRecorder:
             elif isinstance(event, NoticeRequired):
                 self._notice(event)
             elif isinstance(event, StreetCase):
-                self.cases.record_violation(
+                self.cases.clocks.record_violation(
                     event.key, event.frontage, event.rule, event.at,
                     citation=event.citation, evidence=event.evidence,
                 )  # fmt: skip
@@ -102,23 +115,23 @@ class CaseRecorder:
                 self._abatement(event)
             elif isinstance(event, OffenseCounted):
                 violation = self._known_violation(event.violation_key)
-                self.cases.set_violation_offenses(violation.id, event.count)
+                self.cases.clocks.set_violation_offenses(violation.id, event.count)
             elif isinstance(event, TaxRollDue):
                 self._tax_roll(event)
             elif isinstance(event, HazardCandidate):
-                self.cases.append_audit(
+                self.cases.audit.append(
                     "analytics", "hazard.candidate", f"violation:{event.violation_key}",
                     {"frontage": event.frontage, "reasons": list(event.reasons)}, at=event.at,
                 )  # fmt: skip
             elif isinstance(event, RuleFinding):
-                self.cases.append_audit_once(
+                self.cases.audit.append_once(
                     "analytics", f"finding.{event.severity}", event.subject,
                     {"rule": event.rule, "citation": event.citation, "message": event.message,
                      "unconfirmed": event.unconfirmed, "notes": list(event.notes)},
                     key=event.key, at=event.at,
                 )  # fmt: skip
             elif isinstance(event, ClearingUnverified):
-                self.cases.append_audit(
+                self.cases.audit.append(
                     "analytics", "clearing.unverified", f"frontage:{event.frontage}",
                     {"key": event.key, "deadline": event.deadline.isoformat()}, at=event.deadline,
                 )  # fmt: skip
@@ -218,7 +231,7 @@ class CaseRecorder:
         cause = record_cause(t.cause)
         frontages = [str(f) for f in t.detail.get("frontages", [])]
         if not frontages:
-            self.cases.append_audit(
+            self.cases.audit.append(
                 "analytics", f"{t.clock}.{t.to_state}", f"{t.clock}:{t.frontage}",
                 {"from": t.from_state, "cause": t.cause.as_dict(), **t.detail}, at=t.at,
             )  # fmt: skip
@@ -231,14 +244,14 @@ class CaseRecorder:
             key = f"{frontage}/{t.clock}/{t.frontage}" + (f"/{record}" if record else "")
             clock_id = self._ids.get(key)
             if clock_id is None:
-                clock = self.cases.open_clock(
+                clock = self.cases.clocks.open(
                     frontage, t.clock, t.from_state, t.at, cause,
                     citation=citation if isinstance(citation, str) else None,
                     rules=self._cold_rules(t.clock), key=key,
                 )  # fmt: skip
                 clock_id = self._ids[key] = clock.id
-            closes = t.to_state in CLOSING.get(t.clock, set())
-            self.cases.record_transition(
+            closes = t.to_state in CLOSING.get(t.clock, frozenset())
+            self.cases.clocks.record_transition(
                 clock_id, t.to_state, t.at, cause, detail=t.detail, deadline=deadline, closes=closes
             )
 
@@ -255,7 +268,7 @@ class CaseRecorder:
             # Idempotent by key: after a restart the same cycle finds its record again.
             rules = self.profile.snow_and_ice
             citation = rules.clearing_deadline.citation if t.clock == CLEARING else None
-            clock = self.cases.open_clock(
+            clock = self.cases.clocks.open(
                 t.frontage, t.clock, t.from_state, t.at, cause,
                 citation=citation, rules=self._rules(t.clock), key=key,
             )  # fmt: skip
@@ -264,24 +277,24 @@ class CaseRecorder:
         raw = t.detail.get("deadline")
         if isinstance(raw, str):
             deadline = datetime.fromisoformat(raw)
-        elif t.to_state == "snowing":
+        elif t.to_state == ClearingState.SNOWING:
             deadline = None
-        closes = t.to_state in CLOSING.get(t.clock, set())
-        self.cases.record_transition(
+        closes = t.to_state in CLOSING.get(t.clock, frozenset())
+        self.cases.clocks.record_transition(
             clock_id, t.to_state, t.at, cause, detail=t.detail, deadline=deadline, closes=closes
         )
-        if t.clock == ENFORCEMENT and t.to_state in {"cured", "abated"}:
+        if t.clock == ENFORCEMENT and t.to_state in {CaseState.CURED, CaseState.ABATED}:
             violation = self._known_violation(str(t.detail["violation"]))
-            self.cases.set_violation_status(
-                violation.id, "cured" if t.to_state == "cured" else "abated"
+            self.cases.clocks.set_violation_status(
+                violation.id, "cured" if t.to_state == CaseState.CURED else "abated"
             )
 
     # -- decisions -------------------------------------------------------------------
 
     def _violation(self, v: ClearingViolation) -> records.ViolationRecord:
         clock_id = None
-        for clock in self.cases.list_clocks(frontage_id=v.frontage, kind=CLEARING):
-            if clock.state == "violation" and clock.deadline == v.deadline:
+        for clock in self.cases.clocks.list(frontage_id=v.frontage, kind=CLEARING):
+            if clock.state == ClearingState.VIOLATION and clock.deadline == v.deadline:
                 clock_id = clock.id
         evidence = {
             "cessation_at": v.cessation_at.isoformat(),
@@ -293,7 +306,7 @@ class CaseRecorder:
             "measured_seq": v.measured_seq,
             "snow_depth_peak_mm": v.snow_depth_peak_mm,
         }
-        violation = self.cases.record_violation(
+        violation = self.cases.clocks.record_violation(
             v.key, v.frontage, v.rule, v.decided_at,
             clock_id=clock_id, citation=v.citation, evidence=evidence,
         )  # fmt: skip
@@ -309,26 +322,26 @@ class CaseRecorder:
 
     def _abatement(self, a: AbatementOrdered) -> None:
         violation = self._known_violation(a.violation_key)
-        self.cases.order_abatement(
+        self.cases.bills.order_abatement(
             a.key, a.frontage, a.reason, a.at,
             violation_id=violation.id, detail={"citation": a.citation},
         )  # fmt: skip
 
     def _tax_roll(self, due: TaxRollDue) -> None:
-        abatement = self.cases.abatement_by_key(f"{due.violation_key}/abatement")
-        bill = None if abatement is None else self.cases.bill_for_abatement(abatement.id)
+        abatement = self.cases.bills.abatement_by_key(f"{due.violation_key}/abatement")
+        bill = None if abatement is None else self.cases.bills.for_abatement(abatement.id)
         if bill is None or bill.balance <= 0:
             # Nothing billed (or all paid): the Clerk-Treasurer must see it, not a silent skip.
-            self.cases.append_audit(
+            self.cases.audit.append(
                 "analytics", "tax_roll.due_without_unpaid_bill", f"violation:{due.violation_key}",
                 {"costs_incurred_at": due.costs_incurred_at.isoformat()}, at=due.at,
             )  # fmt: skip
             return
         tax_year = due.at.astimezone(self.profile.zone).year
-        self.cases.certify_tax_roll(bill.id, due.at, tax_year, citation=due.citation)
+        self.cases.bills.certify_tax_roll(bill.id, due.at, tax_year, citation=due.citation)
 
     def _known_violation(self, key: str) -> records.ViolationRecord:
-        violation = self.cases.violation_by_key(key)
+        violation = self.cases.clocks.violation_by_key(key)
         if violation is None:
             raise records.NotFoundError(f"no violation recorded under {key!r}")
         return violation

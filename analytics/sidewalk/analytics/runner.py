@@ -13,6 +13,15 @@ Time:
   delivered, bill paid …) from the case records, in the order recorded.
 * ``stream``: the readings' own event time, for replays through the broker
   at any speed. A replay gives exactly the notices the live run would.
+
+Before the engine sees a reading from the broker, the engine's
+``ReadingGate`` gives it ingest's verdicts (analytics acts only on readings
+ingest would store): a duplicate or conflicting ``(device, epoch, seq)`` and a
+reading with an implausible time (``TimePolicy``: ahead of the runner's clock,
+or a newer seq older than the pole's last accepted reading) are skipped and
+counted. In ``stream`` mode the event time has nothing to do with the wall
+clock, so only the stepped-back check applies. ``skipped()`` gives every count
+of readings not acted on, the detectors' out-of-order ones included.
 """
 
 from __future__ import annotations
@@ -26,11 +35,12 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
+from sidewalk.analytics.clocks.actions import parse_action
 from sidewalk.analytics.clocks.engine import ClockEngine
-from sidewalk.analytics.clocks.events import Event, PersonAction, action_kind
+from sidewalk.analytics.clocks.events import Event
 from sidewalk.analytics.recorder import CaseRecorder
-from sidewalk.core.clock import Clock, SystemClock
-from sidewalk.core.contract import ContractError, Reading, parse_payload
+from sidewalk.core.clock import Clock, SystemClock, to_ms
+from sidewalk.core.contract import ContractError, Reading, TimePolicy, parse_payload
 from sidewalk.core.mqtt import MqttClient, MqttError, MqttMessage, MqttSettings
 
 log = logging.getLogger(__name__)
@@ -68,8 +78,14 @@ class AnalyticsRunner:
         tick_seconds: float = 30.0,
         batch_size: int = 200,
         on_events: Callable[[Sequence[Event]], None] | None = None,
+        time_policy: TimePolicy | None = None,
     ) -> None:
+        """``time_policy``: by default ingest's (``TimePolicy()``) live, and with no
+        "ahead" check in ``stream`` mode; ``TimePolicy(None, None)`` judges no times."""
         self.engine = engine
+        if time_policy is None:
+            time_policy = TimePolicy() if mode == "live" else TimePolicy(max_ahead_ms=None)
+        engine.gate.policy = time_policy
         self.recorder = recorder
         self.mode = mode
         self.clock = clock or SystemClock()
@@ -97,7 +113,7 @@ class AnalyticsRunner:
 
     def start(self) -> None:
         """Restore the saved engine state, connect, subscribe and start (returns at once)."""
-        saved = self.recorder.cases.load_engine_snapshot(self.id)
+        saved = self.recorder.cases.clocks.load_engine_snapshot(self.id)
         if saved is not None:
             self.engine.restore(saved.encode())
         self._saved = self.engine.snapshot()
@@ -150,6 +166,20 @@ class AnalyticsRunner:
         client = self._client
         return client is not None and client.is_connected
 
+    def skipped(self) -> dict[str, int]:
+        """Readings not acted on, by reason: the gate's (``duplicate``, ``seq_conflict``,
+        ``implausible_time``) and the detectors' out-of-order ones (``late_weather``,
+        ``late_camera``). Kept in the engine's saved state, so they count across restarts."""
+
+        def read(engine: ClockEngine) -> dict[str, int]:
+            counts = dict(engine.gate.state.skipped)
+            detectors = engine.detectors.values()
+            counts["late_weather"] = sum(d.late_readings for d in detectors)
+            counts["late_camera"] = sum(d.late_camera for d in detectors)
+            return counts
+
+        return self.inspect(read)
+
     def inspect(self, read: Callable[[ClockEngine], T]) -> T:
         """``read(engine)`` under the runner's lock, so the worker never changes it midway."""
         with self._lock:
@@ -196,23 +226,19 @@ class AnalyticsRunner:
             # Only after the state that includes them is saved: a crash before
             # this re-marks them on restart, without applying them twice.
             for action_id, error in marks:
-                self.recorder.cases.mark_action_applied(action_id, error=error)
+                self.recorder.cases.actions.mark_applied(action_id, error=error)
         return acted + events
 
     def _apply_actions(self) -> tuple[list[Event], list[tuple[int, str | None]]]:
         events: list[Event] = []
         marks: list[tuple[int, str | None]] = []
-        for action in self.recorder.cases.pending_actions():
+        for action in self.recorder.cases.actions.pending():
             if action.id <= self.engine.applied_action_id:
                 marks.append((action.id, None))  # applied before a crash lost only its mark
                 continue
             try:
-                person = PersonAction(
-                    action_kind(action.kind),
-                    action.target,
-                    action.at,
-                    action.who,
-                    dict(action.detail),
+                person = parse_action(
+                    action.kind, action.target, action.detail, at=action.at, who=action.who
                 )
                 applied = self.engine.act(person)
             except (KeyError, ValueError) as exc:
@@ -236,7 +262,7 @@ class AnalyticsRunner:
 
     def _save(self) -> None:
         state = self.engine.snapshot()
-        self.recorder.cases.save_engine_snapshot(self.id, self.engine.now, state.decode())
+        self.recorder.cases.clocks.save_engine_snapshot(self.id, self.engine.now, state.decode())
         self._saved = state
 
     @contextmanager
@@ -313,6 +339,19 @@ class AnalyticsRunner:
         except ContractError:
             return  # ingest dead-letters it with the reason; analytics skips it
         if isinstance(payload, Reading):
+            received = to_ms(self.clock.now()) if self.mode == "live" else time.time_ns() // 10**6
+            skip = self.engine.gate.admit(payload, received)
+            if skip is not None:
+                # A pole re-sends whatever its watermark has not covered: duplicates are routine.
+                log.log(
+                    logging.DEBUG if skip == "duplicate" else logging.WARNING,
+                    "analytics skips %s seq %d: %s",
+                    msg.topic,
+                    payload.seq,
+                    skip,
+                    extra={"reason": skip, "device": payload.device, "seq": payload.seq},
+                )
+                return
             self._handle(payload)
 
     def _ack(self, msg: MqttMessage) -> None:
@@ -327,6 +366,7 @@ class AnalyticsRunner:
     # -- scheduling ------------------------------------------------------------
 
     def _start_scheduler(self) -> None:
+        # Deferred: APScheduler is slow to import; replays and tests never schedule.
         from apscheduler.jobstores.memory import MemoryJobStore
         from apscheduler.schedulers.background import BackgroundScheduler
 

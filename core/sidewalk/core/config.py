@@ -12,6 +12,7 @@ to use instead, so a config file can be committed or mailed safely.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -20,7 +21,8 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from sidewalk.core.contract import SLUG
+from sidewalk.core.contract import SLUG, TimePolicy
+from sidewalk.core.mqtt import MqttSettings, TlsSettings
 
 ENV_PREFIX = "SIDEWALK_"
 
@@ -116,6 +118,24 @@ class AnalyticsConfig(_Section):
     tick_seconds: Annotated[float, Field(gt=0, le=3600)] = 30.0
 
 
+class TimeConfig(_Section):
+    """When a reading's ``ts`` is implausible (``TimePolicy``); ingest and analytics alike."""
+
+    max_ahead_s: Annotated[float, Field(ge=0)] | None = Field(
+        default=600.0, description="a ts this far past its receipt is quarantined; unset: no check"
+    )
+    max_step_back_s: Annotated[float, Field(ge=0)] | None = Field(
+        default=600.0,
+        description="a newer seq this far older than the pole's last reading is quarantined",
+    )
+
+    def policy(self) -> TimePolicy:
+        def ms(seconds: float | None) -> int | None:
+            return None if seconds is None else round(seconds * 1000)
+
+        return TimePolicy(ms(self.max_ahead_s), ms(self.max_step_back_s))
+
+
 class ObservabilityConfig(_Section):
     host: str = Field(
         default="127.0.0.1", description="address of /metrics, /healthz, /readyz (loopback)"
@@ -130,6 +150,55 @@ class ObservabilityConfig(_Section):
         default="text", description="json = one JSON object per line, for a log collector"
     )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+
+class VillageConfig(_Section):
+    """The letterhead and the issuing officer every letter to an owner carries.
+
+    Required before the system mails anything: a notice is a letter the
+    Village signs, so it names the officer, the office and how to reach it.
+    The village's name comes from the ordinance profile.
+    """
+
+    office: str = Field(min_length=2, max_length=80, description='e.g. "Village Hall"')
+    address_lines: list[Annotated[str, Field(min_length=2, max_length=80)]] = Field(
+        min_length=1, max_length=3, description="the office's street and town lines"
+    )
+    telephone: str = Field(description='the number an owner calls, e.g. "(920) 555-0142"')
+    email: str = Field(description="the office's e-mail address for questions")
+    office_hours: str = Field(min_length=3, max_length=120, description='"Mon-Fri 8 AM-4 PM"')
+    officer_name: str = Field(min_length=2, max_length=80, description="who signs the letters")
+    officer_title: str = Field(min_length=2, max_length=80, description='e.g. "Clerk-Treasurer"')
+    signature_image: Path | None = Field(
+        default=None, description="PNG or JPEG of the officer's signature, printed above the name"
+    )
+    website: str | None = Field(default=None, max_length=80)
+
+    @field_validator("telephone")
+    @classmethod
+    def _telephone(cls, value: str) -> str:
+        digits = re.sub(r"\D", "", value)
+        if not re.fullmatch(r"[0-9()+.\- ]+", value.strip()) or not 7 <= len(digits) <= 15:
+            raise ValueError('a telephone number owners can dial, e.g. "(920) 555-0142"')
+        return value.strip()
+
+    @field_validator("email")
+    @classmethod
+    def _email(cls, value: str) -> str:
+        if not re.fullmatch(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}", value.strip()):
+            raise ValueError('an e-mail address, e.g. "clerk@clyman.example"')
+        return value.strip()
+
+    @field_validator("signature_image")
+    @classmethod
+    def _signature(cls, value: Path | None) -> Path | None:
+        if value is None:
+            return value
+        if value.suffix.lower() not in {".png", ".jpg", ".jpeg"}:
+            raise ValueError("the signature image must be a .png or .jpg file")
+        if not value.is_file():
+            raise ValueError(f"no signature image at {value}")
+        return value
 
 
 class FileThenEnvSettings(BaseSettings):
@@ -165,7 +234,10 @@ class Settings(FileThenEnvSettings):
     timeseries: TimeSeriesConfig = TimeSeriesConfig()
     cases: CasesConfig = CasesConfig()
     analytics: AnalyticsConfig = AnalyticsConfig()
+    time: TimeConfig = TimeConfig()
     observability: ObservabilityConfig = ObservabilityConfig()
+    # Unset: letters are signed by the office the code names, with no telephone (see check).
+    village: VillageConfig | None = None
 
 
 class Secrets(BaseModel):
@@ -253,3 +325,30 @@ def load_settings(path: Path | str | None = None) -> Settings:
     except ValidationError as exc:
         problems = validation_problems(exc)
         raise ConfigError(f"{source}: invalid configuration\n  {problems}") from None
+
+
+def mqtt_settings(
+    settings: Settings,
+    client_id: str,
+    secrets: Secrets | None = None,
+    protocol: Literal["auto", "5", "3.1.1"] = "auto",
+) -> MqttSettings:
+    """Connection settings for one client of the configured broker.
+
+    Here, not in the wiring, because server-side tools that a pole's install
+    also carries (``sidewalk-edge command``) connect with them.
+    """
+    secrets = secrets or Secrets.from_env()
+    cfg = settings.mqtt
+    password = secrets.mqtt_password.get_secret_value() if secrets.mqtt_password else None
+    tls = TlsSettings(ca_certs=str(cfg.ca_file) if cfg.ca_file else None) if cfg.tls else None
+    return MqttSettings(
+        host=cfg.host,
+        port=cfg.port,
+        client_id=client_id,
+        username=cfg.username,
+        password=password,
+        tls=tls,
+        receive_maximum=max(cfg.ack_batch * 2, 20),
+        protocol=protocol,
+    )

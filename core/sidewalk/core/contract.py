@@ -7,6 +7,11 @@ Topic: ``sidewalk/v1/<site_id>/<device_id>/<stream>``.
 Payload: JSON with ``schema`` (integer version), ``device``, ``seq``
 (per-device, monotonic, survives reboots), ``ts`` (event time, UTC, integer
 milliseconds since the Unix epoch) and readings whose names carry their unit.
+An optional ``epoch`` names the pole's seq space (a re-imaged pole starts a
+new one at seq 1); ``stored`` watermarks echo it, and ingest and analytics
+key readings by ``(device, epoch, seq)``. ``TimePolicy`` says when a ``ts`` is
+implausible (``implausible_time``): ingest quarantines such a reading and
+analytics skips it. ``docs/data-path.md`` documents all of it.
 
 Frames (evidence JPEGs) are content-addressed: the device publishes a ``frame``
 message whose ``sha256`` names the image, and the JPEG bytes travel as the raw
@@ -28,6 +33,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import accumulate
 from typing import Annotated, Any, Literal, TypeVar
@@ -46,6 +52,9 @@ Slug = Annotated[str, Field(pattern=SLUG)]
 Seq = Annotated[int, Field(ge=0, le=2**63 - 1)]
 # 2000-01-01 .. 2100-01-01: anything outside is a clock fault, not weather.
 EventTimeMs = Annotated[int, Field(ge=946_684_800_000, le=4_102_444_800_000)]
+# A pole's boot identity: random, created with its buffer's seq state (see ``Reading.epoch``).
+EPOCH = r"^[0-9a-f]{16}$"
+Epoch = Annotated[str, Field(pattern=EPOCH)]
 
 Stream = Literal["weather", "snow", "frame", "status", "stored"]
 READING_STREAMS: tuple[str, ...] = ("weather", "snow", "frame")
@@ -68,6 +77,8 @@ REJECTION_REASONS: dict[str, str] = {
     "internal_error": "the validator itself failed on this message (a bug)",
     "no_evidence_store": "a JPEG reached an ingest started without an evidence store",
     "seq_conflict": "a re-sent (device, seq) whose content differs from the stored one",
+    "implausible_time": "a reading whose ts is implausible against its receipt or its pole's "
+    "previous reading (quarantined: kept here, never stored as a reading)",
 }
 # Details quote the offending value; an oversized one is cut (the payload is kept whole).
 MAX_DETAIL_CHARS = 300
@@ -101,10 +112,17 @@ class _Payload(BaseModel):
 
 
 class Reading(_Payload):
-    """Every stored stream carries a per-device sequence number and event time."""
+    """Every stored stream carries a per-device sequence number and event time.
+
+    ``epoch`` names the pole's seq space: a random id the pole creates with its
+    buffer's seq state, so a re-imaged pole (seq back at 1) starts a new one and
+    the server keys readings by ``(device, epoch, seq)``. Optional within schema
+    1: a pole that sends none has the one seq space ``''`` of older software.
+    """
 
     seq: Seq
     ts: EventTimeMs
+    epoch: Epoch | None = None
 
     @property
     def event_time(self) -> datetime:
@@ -174,14 +192,89 @@ class Status(_Payload):
     # the buffer is empty). A seq below it that the server lacks is gone for
     # good, so ingest can stop waiting for it and let the watermark move on.
     buffer_floor_seq: Seq | None = None
+    # The seq space the floor belongs to (``Reading.epoch``).
+    epoch: Epoch | None = None
 
 
 class StoredWatermark(_Payload):
-    """Retained by ingest: every reading of ``device`` with seq <= ``seq`` is durable."""
+    """Retained by ingest: every reading of ``device`` with seq <= ``seq`` is durable.
+
+    ``epoch`` echoes the seq space the seqs belong to: a pole frees readings
+    only by a watermark of its own epoch, so the retained watermark of a pole's
+    earlier life (old seqs) can never free a re-imaged pole's new readings.
+    """
 
     stream: Literal["stored"] = "stored"
     seq: Seq
     ts: EventTimeMs
+    epoch: Epoch | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TimePolicy:
+    """When a reading's event time is implausible (ingest and analytics judge alike).
+
+    * ahead: ``ts`` more than ``max_ahead_ms`` after the time it was received;
+    * stepped back: a seq newer than the pole's last accepted reading (same
+      epoch) with a ``ts`` more than ``max_step_back_ms`` before that reading's.
+      A re-sent old reading is not judged against the receive time: a pole
+      legitimately delivers a day's buffer after an outage, in seq order.
+    * still behind: once a pole's clock has stepped back, its seq space is
+      ``suspect`` until a reading arrives stamped within ``max_step_back_ms``
+      of its receipt (the clock is right again); until then every reading more
+      than that behind its receipt is held too, so a clock left a day slow is
+      not trusted again just because its time has caught up with the last
+      good reading's.
+
+    ``None`` turns a check off. A replay through the broker runs on the
+    scenario's time, unrelated to the wall clock: it has no "ahead"
+    (``max_ahead_ms=None``), and then no "still behind" either. Such a reading
+    is quarantined (``implausible_time``) and never moves a clock.
+    """
+
+    max_ahead_ms: int | None = 600_000
+    max_step_back_ms: int | None = 600_000
+
+    def problem(
+        self,
+        seq: int,
+        ts: int,
+        received_ms: int,
+        last_seq: int,
+        last_ts: int,
+        *,
+        suspect: bool = False,
+    ) -> tuple[str, bool] | None:
+        """None if ``ts`` is plausible; else why not (the dead letter's detail) and
+        whether the seq space is ``suspect`` afterwards (the pole's clock is behind).
+
+        ``last_seq``/``last_ts``: the pole's last accepted reading in this epoch.
+        An accepted reading clears ``suspect``.
+        """
+        ahead, back = self.max_ahead_ms, self.max_step_back_ms
+        if ahead is not None and ts > received_ms + ahead:
+            return (
+                f"ts {ts} is {(ts - received_ms) / 1000:.0f} s ahead of its receipt at"
+                f" {received_ms} (at most {ahead / 1000:.0f} s)",
+                suspect,
+            )
+        if back is None:
+            return None
+        if last_seq and seq > last_seq and ts < last_ts - back:
+            return (
+                f"seq {seq} follows seq {last_seq} but its ts {ts} is"
+                f" {(last_ts - ts) / 1000:.0f} s earlier than that one's {last_ts}"
+                f" (at most {back / 1000:.0f} s): the pole's clock stepped back",
+                True,
+            )
+        if suspect and ahead is not None and ts < received_ms - back:
+            return (
+                f"ts {ts} is {(received_ms - ts) / 1000:.0f} s behind its receipt at"
+                f" {received_ms}, and the pole's clock stepped back before without"
+                " being seen right since",
+                True,
+            )
+        return None
 
 
 AnyReading = WeatherReading | SnowMeasurement | FrameRef

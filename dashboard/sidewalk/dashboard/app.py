@@ -21,11 +21,11 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from sidewalk.core.clock import format_local
 from sidewalk.core.profile import Profile
-from sidewalk.dashboard.api import Api, refuse_nul_bytes
 from sidewalk.dashboard.auth import COOKIE, LoginThrottle, Sessions, User, require
 from sidewalk.dashboard.geometry import load_geojson
 from sidewalk.dashboard.live import LiveFeed
-from sidewalk.observability.web import add_observability_routes
+from sidewalk.dashboard.metrics import add_observability_routes
+from sidewalk.dashboard.routes import DashboardContext, api_router, refuse_nul_bytes
 from sidewalk.storage.cases import CaseStore, NotFoundError
 from sidewalk.storage.evidence import EvidenceStore
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore
@@ -92,8 +92,10 @@ def create_app(
     )
     app.state.throttle = LoginThrottle(cases, max_failures=login_max_failures)
     app.state.live = live
-    api = Api(cases, timeseries, profile, now=clock, geometry_file=geometry_file, evidence=evidence)
-    app.include_router(api.router())
+    app.state.dashboard = DashboardContext(
+        cases, timeseries, profile, now=clock, geometry_file=geometry_file, evidence=evidence
+    )
+    app.include_router(api_router())  # every /api route: routes/ (one module per area)
     # /metrics (loopback or SIDEWALK_METRICS_TOKEN), /healthz, /readyz: docs/observability.md
     add_observability_routes(app, cases)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
@@ -127,7 +129,7 @@ def create_app(
     ) -> str:
         """A printable batch of notices, one per page."""
         try:
-            notices = [cases.get_notice_by_number(number) for number in n]
+            notices = [cases.notices.get_by_number(number) for number in n]
         except NotFoundError as exc:
             raise HTTPException(404, str(exc)) from None
         return templates.get_template("print_notices.html").render(
@@ -143,6 +145,7 @@ def create_app(
 
 def serve(app: FastAPI, host: str = "127.0.0.1", port: int = 8080) -> None:
     """Run the dashboard with uvicorn until interrupted."""
+    # Deferred: only serving needs the server; the tests and the API build the app alone.
     import uvicorn
 
     # Open event streams end only when the browser leaves: do not wait for them long.

@@ -32,7 +32,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from fastapi import Depends, HTTPException, Request
 from itsdangerous import BadSignature, URLSafeSerializer
 
-from sidewalk.storage.cases import CaseStore, DashboardRecords, DashboardRole
+from sidewalk.storage.cases import CaseStore, DashboardRole
 
 Role = DashboardRole
 ROLES: Final = get_args(DashboardRole)
@@ -84,7 +84,7 @@ def add_user(cases: CaseStore, username: str, password: str, role: str, who: str
     """Create a dashboard account (what ``sidewalk dashboard add-user`` calls)."""
     if not username.strip() or len(username) > 64:
         raise ValueError("a user name has 1 to 64 characters")
-    DashboardRecords(cases).add_user(username, hash_password(password), role_of(role), who)
+    cases.dashboard.add_user(username, hash_password(password), role_of(role), who)
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ class LoginThrottle:
     ) -> None:
         if max_failures < 1 or ip_factor < 1:
             raise ValueError("max_failures and ip_factor must be at least 1")
-        self.records = DashboardRecords(cases)
+        self.records = cases.dashboard
         self.limits = {"user": max_failures, "ip": max_failures * ip_factor}
         self.window = window
         self.now = now
@@ -164,7 +164,7 @@ class Sessions:
     ) -> None:
         if len(secret_key) < 16:
             raise ValueError("the dashboard's secret key needs at least 16 characters")
-        self.records = DashboardRecords(cases)
+        self.records = cases.dashboard
         self.lifetime = lifetime
         self.secure_cookies = secure_cookies
         self._signer = URLSafeSerializer(secret_key, salt="sidewalk-dashboard-session")

@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from sidewalk.dashboard.states import ALERT_ACTIONS, category
-from sidewalk.storage.cases import CaseStore, DashboardRecords, NotFoundError
+from sidewalk.storage.cases import CaseStore, NotFoundError
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ class LiveFeed:
 
     def __init__(self, cases: CaseStore, *, poll_s: float = 0.2) -> None:
         self.cases = cases
-        self.records = DashboardRecords(cases)
+        self.records = cases.dashboard
         self.poll_s = poll_s
         self._subscribers: set[asyncio.Queue[dict[str, Any]]] = set()
         self._task: asyncio.Task[None] | None = None
@@ -70,9 +70,9 @@ class LiveFeed:
             return []
         seen_transition, seen_audit = self._marks
         events: list[dict[str, Any]] = []
-        for t in self.records.transitions_after(seen_transition):
+        for t in self.cases.clocks.transitions_after(seen_transition):
             try:
-                clock = self.cases.get_clock(t.clock_id)
+                clock = self.cases.clocks.get(t.clock_id)
             except NotFoundError:
                 continue
             events.append(
@@ -93,7 +93,7 @@ class LiveFeed:
                 }
             )
             seen_transition = t.id
-        for a in self.records.audit_after(seen_audit):
+        for a in self.cases.audit.after(seen_audit):
             events.append(
                 {
                     "type": "audit",

@@ -7,10 +7,18 @@ is on disk. A reading stays until the server's retained "stored up to"
 watermark passes it (``release_through``). The buffer is bounded: when full,
 the oldest readings go, and ``dropped`` counts them; the publisher reports the
 resulting floor so the server can record them as lost instead of waiting.
+
+The seq state has an identity, its ``epoch``: a random id created with it (a
+new or re-imaged pole, an empty disk) and carried in every reading. The server
+keys readings by ``(device, epoch, seq)`` and echoes the epoch in its
+watermark, and the publisher frees readings only by a watermark of its own
+epoch: a re-imaged pole that boots offline restarts at seq 1, and the old
+pole's retained watermark must never free those new readings unsent.
 """
 
 from __future__ import annotations
 
+import secrets
 import sqlite3
 import threading
 from collections.abc import Mapping
@@ -28,6 +36,7 @@ CREATE TABLE IF NOT EXISTS pending (
     payload BLOB NOT NULL
 );
 INSERT OR IGNORE INTO meta VALUES ('next_seq', 1), ('dropped', 0);
+CREATE TABLE IF NOT EXISTS identity (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
@@ -57,6 +66,28 @@ class ReadingBuffer:
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.executescript(_SCHEMA)
         self._rows = int(self._db.execute("SELECT COUNT(*) FROM pending").fetchone()[0])
+        self.epoch = self._epoch()
+
+    def _epoch(self) -> str | None:
+        """This seq state's epoch; created with it (before its first seq is used).
+
+        A buffer written by software without epochs (a seq already used, no
+        epoch) keeps its one epoch-less seq space, which the server knows as
+        ``''``: giving it an epoch now would split a running seq space in two.
+        """
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                row = db.execute("SELECT value FROM identity WHERE key = 'epoch'").fetchone()
+                if row is None and self._meta("next_seq") == 1:
+                    row = (secrets.token_hex(8),)
+                    db.execute("INSERT INTO identity VALUES ('epoch', ?)", row)
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return None if row is None else str(row[0])
 
     def close(self) -> None:
         """Close the database."""
@@ -76,7 +107,7 @@ class ReadingBuffer:
         """
         if stream not in READING_STREAMS:
             raise ValueError(f"{stream!r} is not a reading stream ({', '.join(READING_STREAMS)})")
-        reserved = {"device", "seq", "ts", "schema", "stream"} & set(values)
+        reserved = {"device", "seq", "ts", "schema", "stream", "epoch"} & set(values)
         if reserved:
             raise ValueError(f"values may not set {sorted(reserved)}; the buffer assigns them")
         model = STREAM_MODELS[stream]
@@ -85,9 +116,10 @@ class ReadingBuffer:
             db.execute("BEGIN IMMEDIATE")
             try:
                 seq = self._meta("next_seq")
-                reading = model.model_validate(
-                    {**values, "device": self.device, "seq": seq, "ts": ts_ms}
-                )
+                fields = {**values, "device": self.device, "seq": seq, "ts": ts_ms}
+                if self.epoch is not None:
+                    fields["epoch"] = self.epoch
+                reading = model.model_validate(fields)
                 db.execute(
                     "INSERT INTO pending (seq, stream, payload) VALUES (?, ?, ?)",
                     (seq, stream, reading.to_json()),
@@ -121,7 +153,8 @@ class ReadingBuffer:
     def release_through(self, seq: int) -> int:
         """The server stored everything up to ``seq``: forget it. Returns rows freed.
 
-        Also moves the seq counter past ``seq``, so a device whose disk was
+        ``seq`` must come from a watermark of this buffer's ``epoch`` (the
+        publisher checks). Also moves the seq counter past ``seq``, so a device whose disk was
         replaced never re-uses a seq the server already holds.
         """
         with self._lock:

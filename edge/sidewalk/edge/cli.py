@@ -1,25 +1,35 @@
-"""``sidewalk edge``: run a pole, simulate one, or send one a command.
+"""``sidewalk-edge``: run a pole, or send one a command.
 
 ``run --config pole.toml``       the device loop (what systemd starts on the pole)
-``simulate --scenario NAME``     play a scenario through the real publisher path
 ``command DEVICE NAME --arg k=v`` send a command from the server side, print the reply
+
+Imports only the edge and core packages: a pole installs nothing else. The
+server's ``sidewalk edge`` adds ``simulate`` (which needs the scenarios).
 """
 
 from __future__ import annotations
 
 import json
 import signal
+import uuid
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from sidewalk.core.config import ConfigError, load_settings, mqtt_settings
 from sidewalk.core.contract import CommandArg
+from sidewalk.core.logs import configure_logging
+from sidewalk.core.mqtt import MqttConnectRefused, MqttError
+from sidewalk.edge.commands import CommandClient, CommandTimeout
+from sidewalk.edge.config import load_edge_settings
+from sidewalk.edge.device import Device
+from sidewalk.edge.metrics import device_observability
 
 edge_app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
-    help="Run a pole (run), simulate one (simulate), or send one a command (command).",
+    help="Run a pole (run), or send one a command (command).",
 )
 
 ServerConfig = Annotated[
@@ -50,11 +60,6 @@ def run(
     ] = "text",
 ) -> None:
     """Run the device loop until SIGTERM/SIGINT (systemd: Type=notify, watchdog)."""
-    from sidewalk.core.logs import configure_logging
-    from sidewalk.core.mqtt import MqttConnectRefused
-    from sidewalk.edge.config import load_edge_settings
-    from sidewalk.edge.device import Device
-
     if log_format not in {"text", "json"}:
         raise _fail("--log-format is text or json")
     configure_logging("json" if log_format == "json" else "text", "INFO")
@@ -73,8 +78,6 @@ def run(
         raise _fail(f"{settings.device}: {exc} (check the device's login and ACL)") from None
     endpoints = None
     if metrics_port:
-        from sidewalk.observability.process import device_observability
-
         endpoints = device_observability(device).serve("127.0.0.1", metrics_port)
     try:
         device.run()
@@ -82,49 +85,6 @@ def run(
         if endpoints is not None:
             endpoints.stop()
         device.close()
-
-
-@edge_app.command()
-def simulate(
-    scenario: Annotated[
-        str, typer.Option(help="scenario the simulated pole plays")
-    ] = "first-storm",
-    config: ServerConfig = None,
-    speed: Annotated[
-        float | None,
-        typer.Option(help="scenario seconds per wall second (default: as fast as possible)"),
-    ] = None,
-    buffer: Annotated[
-        Path | None,
-        typer.Option(help="the pole's disk buffer (default: <data_dir>/<device>-buffer.sqlite3)"),
-    ] = None,
-) -> None:
-    """Run a simulated pole: buffer the scenario's readings and publish them at QoS 1."""
-    from sidewalk.core.config import ConfigError, load_settings
-    from sidewalk.edge.buffer import ReadingBuffer
-    from sidewalk.edge.publisher import Publisher
-    from sidewalk.edge.simulated import SimulatedPole
-    from sidewalk.scenarios import ScenarioError, expand, load_scenario
-    from sidewalk.system import mqtt_settings
-
-    try:
-        settings = load_settings(config)
-        story = load_scenario(scenario)
-    except (ConfigError, ScenarioError) as exc:
-        raise _fail(str(exc)) from None
-    if settings.mqtt.url is None:
-        raise _fail("mqtt.url is not set: a pole needs a broker (set SIDEWALK_MQTT__URL)")
-    device = story.scenario.device
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    buf = ReadingBuffer(buffer or settings.data_dir / f"{device}-buffer.sqlite3", device)
-    publisher = Publisher(buf, mqtt_settings(settings, device), site=settings.site)
-    publisher.start()
-    played = SimulatedPole(publisher, expand(story), speed=speed).run()
-    typer.echo(f"buffered {len(played)} readings; waiting for the server's stored watermark …")
-    stored = publisher.wait_stored(timeout_s=300)
-    publisher.stop()
-    buf.close()
-    typer.echo("all stored" if stored else "not all stored yet; they stay buffered")
 
 
 def parse_arg(text: str) -> tuple[str, CommandArg]:
@@ -152,13 +112,6 @@ def command(
     timeout: Annotated[float, typer.Option(help="seconds to wait for the reply")] = 15.0,
 ) -> None:
     """Send a command to a device and print its reply (exit 1 on error or timeout)."""
-    import uuid
-
-    from sidewalk.core.config import ConfigError, load_settings
-    from sidewalk.core.mqtt import MqttError
-    from sidewalk.edge.commands import CommandClient, CommandTimeout
-    from sidewalk.system import mqtt_settings
-
     try:
         settings = load_settings(config)
     except ConfigError as exc:

@@ -49,7 +49,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
+import serial  # type: ignore[import-untyped]  # pyserial ships no type information
 from pydantic import ValidationError
+from smbus2 import SMBus
 
 from sidewalk.core.contract import (
     CommandArg,
@@ -76,8 +78,14 @@ from sidewalk.edge.config import (
     UltrasonicSensor,
     device_mqtt_settings,
 )
-from sidewalk.edge.drivers.ports import SerialPort
+from sidewalk.edge.drivers.bme280 import BME280
+from sidewalk.edge.drivers.ds18b20 import GroundProbe, GroundTemperatureString
+from sidewalk.edge.drivers.laser import LaserChannel, LaserSnowDepth
+from sidewalk.edge.drivers.mlx90614 import MLX90614
+from sidewalk.edge.drivers.ports import SerialPort, SMBus2Raw
 from sidewalk.edge.drivers.quality import Quality, SensorReading
+from sidewalk.edge.drivers.sht31 import SHT31
+from sidewalk.edge.drivers.tipping_bucket import TippingBucket
 from sidewalk.edge.drivers.ultrasonic import (
     MaxbotixModel,
     UltrasonicSnowDepth,
@@ -276,21 +284,13 @@ def build_sensor(  # noqa: PLR0911  # one return per sensor kind
         )
         return UltrasonicSource(cfg.id, driver)
     if cfg.kind == "ds18b20":
-        from sidewalk.edge.drivers.ds18b20 import GroundProbe, GroundTemperatureString
-
         probes = [GroundProbe(p.w1_id, p.depth_mm) for p in cfg.probes]
         ground = GroundTemperatureString(probes, cfg.devices_dir, clock=clock)
         return _Adapter(cfg.id, ground.read)
     if cfg.kind == "tipping_bucket":
-        from sidewalk.edge.drivers.tipping_bucket import TippingBucket
-
         bucket = TippingBucket(cfg.count_path, cfg.id, cfg.mm_per_tip, clock=clock)
         return _Adapter(cfg.id, bucket.read)
     if cfg.kind == "laser":
-        import serial  # type: ignore[import-untyped]  # pyserial ships no type information
-
-        from sidewalk.edge.drivers.laser import LaserChannel, LaserSnowDepth
-
         laser = LaserSnowDepth(
             serial.Serial(cfg.port, baudrate=cfg.baudrate, timeout=0.2),
             sensor_id=cfg.id,
@@ -301,20 +301,11 @@ def build_sensor(  # noqa: PLR0911  # one return per sensor kind
             clock=clock,
         )
         return _Adapter(cfg.id, laser.read)
-    from smbus2 import SMBus
-
     bus = SMBus(cfg.bus)
     if cfg.kind == "sht31":
-        from sidewalk.edge.drivers.ports import SMBus2Raw
-        from sidewalk.edge.drivers.sht31 import SHT31
-
         return _Adapter(cfg.id, SHT31(SMBus2Raw(bus), cfg.id, cfg.address, clock).read)
     if cfg.kind == "bme280":
-        from sidewalk.edge.drivers.bme280 import BME280
-
         return _Adapter(cfg.id, BME280(bus, cfg.id, cfg.address, clock).read)
-    from sidewalk.edge.drivers.mlx90614 import MLX90614
-
     return _Adapter(cfg.id, MLX90614(bus, cfg.id, cfg.emissivity, cfg.address, clock).read)
 
 
@@ -440,6 +431,8 @@ class CameraLoop:
         max_evidence_s: float,
         jpeg_quality: int,
     ) -> None:
+        # Deferred, like every camera import here: OpenCV and NumPy take a second
+        # or more to load on a pole, and a pole without a camera never needs them.
         import numpy as np
 
         from sidewalk.edge.camera.evidence import EvidencePolicy, EvidenceSelector
@@ -606,7 +599,10 @@ class Device:
         Otherwise the first readings would get seqs the server already holds,
         and the retained watermark, arriving a moment later, would free them
         from the buffer unsent. The retained message follows the SUBACK on the
-        same connection, so a short wait suffices.
+        same connection, so a short wait suffices. This only ever applied to a
+        buffer without an epoch: a new seq state has one, the server keeps its
+        seqs apart, and a watermark of another epoch is ignored (it could not
+        protect a pole that boots with the broker down anyway).
         """
         assert self.buffer is not None
         if self.buffer.next_seq != 1 or not self._watermark_seen.wait(wait_s):
@@ -833,6 +829,8 @@ class Device:
         except ContractError:
             return
         assert self.buffer is not None
+        if mark.epoch != self.buffer.epoch:
+            return  # another seq space (this pole before a re-image): frees and measures nothing
         if self.buffer.next_seq <= mark.seq:
             # Only an empty disk is behind the server; moves next_seq past it.
             self.buffer.release_through(mark.seq)

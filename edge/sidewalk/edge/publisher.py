@@ -134,6 +134,7 @@ class Publisher:
             state=state,
             ts=_now_ms(),
             buffer_floor_seq=self.buffer.floor,
+            epoch=self.buffer.epoch,
         ).to_json()
 
     # --- paho thread callbacks: record and wake, nothing slow ---------------
@@ -147,6 +148,16 @@ class Publisher:
             log.warning("ignoring bad watermark on %s: %s", msg.topic, exc)
             return
         if isinstance(mark, StoredWatermark):
+            if mark.epoch != self.buffer.epoch:
+                # Another life of this pole (a re-imaged disk, old seqs): its
+                # watermark says nothing about these readings and frees none.
+                log.info(
+                    "%s: ignoring the watermark of epoch %s (ours is %s)",
+                    self.device,
+                    mark.epoch,
+                    self.buffer.epoch,
+                )
+                return
             with self._cond:
                 self._pending_release = max(self._pending_release or 0, mark.seq)
             self._wake.set()

@@ -8,7 +8,12 @@ letters in one transaction, and only then
 acknowledges every message of the batch. After each commit it publishes, per
 device, the retained "stored up to" watermark that lets the device free its
 buffer. A crash before the commit loses nothing: the unacknowledged messages
-come again and the store drops duplicates by ``(device, seq)``.
+come again and the store drops duplicates by ``(device, epoch, seq)``.
+
+Time: each batch is judged with ``time_policy`` against its receive time (the
+commit's clock): a reading stamped implausibly ahead of it, or older than its
+pole's last accepted reading while its seq is newer, is quarantined by the
+store as an ``implausible_time`` dead letter and counted (``quarantined``).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from sidewalk.core.contract import (
     AnyReading,
     Reading,
     StoredWatermark,
+    TimePolicy,
     subscription,
     topic_for,
 )
@@ -71,7 +77,14 @@ class IngestStats:
     statuses: int = 0
     gaps_opened: int = 0
     batches: int = 0
+    # Readings held as implausible_time dead letters (also in dead_letters).
+    quarantined: int = 0
+    # Seq spaces begun (a new or re-imaged pole's epoch).
+    epochs_started: int = 0
 
+
+# Ten minutes either way (``TimePolicy``'s defaults); ``None`` judges no times.
+DEFAULT_TIME_POLICY = TimePolicy()
 
 # With a backlog queued, a batch takes up to this many times ``batch_size``.
 BACKLOG_BATCH_FACTOR = 10
@@ -101,6 +114,8 @@ class IngestConsumer:
         on_stored: Callable[[Sequence[AnyReading]], None] | None = None,
         write_retry_s: float = 1.0,
         evidence: EvidenceStore | None = None,
+        time_policy: TimePolicy | None = DEFAULT_TIME_POLICY,
+        now_ms: Callable[[], int] | None = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
@@ -121,6 +136,9 @@ class IngestConsumer:
         self._evidence = evidence
         self._on_stored = on_stored
         self._write_retry_s = write_retry_s
+        self._time_policy = time_policy
+        # The receive time readings are judged against (injectable for tests).
+        self._now_ms = now_ms or _now_ms
         # Each message with its verdict: paho's thread validates on receipt, so
         # validation runs while the writer waits on the fsync (the GIL is free then).
         self._queue: queue.SimpleQueue[tuple[MqttMessage, Verdict]] = queue.SimpleQueue()
@@ -137,7 +155,7 @@ class IngestConsumer:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._sites: dict[str, str] = {}
-        self._published: dict[str, int] = {}
+        self._published: dict[str, tuple[str | None, int]] = {}
         self._committed = threading.Condition()
         # Size of the batch the writer holds (taken off the queue, not committed).
         self._in_batch = 0
@@ -271,7 +289,7 @@ class IngestConsumer:
 
     def _commit(self, batch: list[tuple[MqttMessage, Verdict]]) -> bool:
         """Write one batch durably, then ack it. False when stopped before success."""
-        now = _now_ms()
+        now = self._now_ms()
         readings: list[AnyReading] = []
         statuses: list[StatusUpdate] = []
         dead: list[DeadLetter] = []
@@ -318,6 +336,7 @@ class IngestConsumer:
                     statuses=statuses,
                     dead_letters=dead,
                     received_at_ms=now,
+                    time_policy=self._time_policy,
                 )
                 break
             except Exception:
@@ -333,13 +352,14 @@ class IngestConsumer:
     def _after_commit(self, result: BatchResult, received: int, statuses: int, dead: int) -> None:
         now = _now_ms()
         for device, seq in result.watermarks.items():
-            if self._published.get(device) == seq or device not in self._sites:
+            epoch = result.watermark_epochs.get(device)
+            if self._published.get(device) == (epoch, seq) or device not in self._sites:
                 continue
-            mark = StoredWatermark(device=device, seq=seq, ts=now)
+            mark = StoredWatermark(device=device, seq=seq, ts=now, epoch=epoch)
             self._client.publish(
                 topic_for(self._sites[device], device, "stored"), mark.to_json(), 1, retain=True
             )
-            self._published[device] = seq
+            self._published[device] = (epoch, seq)
         with self._committed:
             s = self.stats
             s.received += received
@@ -349,7 +369,27 @@ class IngestConsumer:
             s.statuses += statuses
             s.gaps_opened += len(result.gaps_opened)
             s.batches += 1
+            s.quarantined += len(result.quarantined)
+            s.dead_letters += len(result.quarantined)
+            s.epochs_started += len(result.epochs_started)
             self._committed.notify_all()
+        for device, epoch, base in result.epochs_started:
+            log.warning(
+                "%s: new seq space (epoch %s), stored after seq %d",
+                device,
+                epoch,
+                base,
+                extra={"device": device, "epoch": epoch, "base": base},
+            )
+        for r in result.quarantined:
+            log.warning(
+                "quarantined %s seq %d of %s: implausible time %d",
+                r.stream,
+                r.seq,
+                r.device,
+                r.ts,
+                extra={"reason": "implausible_time", "device": r.device, "seq": r.seq},
+            )
         for gap in result.gaps_opened:
             log.log(
                 self._gap_log_level,

@@ -32,6 +32,8 @@ class EmbeddedBroker:
 
     def start(self) -> None:
         """Start listening; returns once the broker accepts connections."""
+        # Deferred: amqtt is slow to import, and the wiring imports this module for
+        # every command while only the demo starts a broker of its own.
         from amqtt.broker import Broker
 
         # amqtt logs every packet at INFO; a demo wants its own output.

@@ -1,5 +1,9 @@
 """How well does the detector find "snow ceases to accumulate"? Truth from labels, error per storm.
 
+With the hourly labels as truth this is the *simulator self-check*: the pole is
+simulated from the same labels, so it is circular. ``independent.py`` scores the
+same matching against minute-resolution METAR truth (docs/cessation.md).
+
 Ground truth (the Minneapolis hourly record):
 
 * A label at hour ``h`` describes the weather around the observation, so a

@@ -47,6 +47,7 @@ from sidewalk.analytics.clocks.events import (
     Event,
     Transition,
 )
+from sidewalk.analytics.clocks.states import ClearingState
 from sidewalk.core.clock import to_ms
 from sidewalk.core.contract import AnyReading, SnowMeasurement
 from sidewalk.core.profile import Profile, load_profile
@@ -85,7 +86,7 @@ STREETS = (
     "water-st",
     "depot-st",
 )
-DECIDED = ("complied", "violation", "unverified")
+DECIDED = (ClearingState.COMPLIED, ClearingState.VIOLATION, ClearingState.UNVERIFIED)
 OwnerKind = Literal["prompt", "late", "narrow", "never"]
 OWNER_TYPES: tuple[tuple[OwnerKind, float], ...] = (
     ("prompt", 0.60),
@@ -245,14 +246,14 @@ def _outcome(profile: Profile, events: Sequence[Event]) -> Outcome:
     decided = Counter(
         e.to_state
         for e in events
-        if isinstance(e, Transition) and e.from_state == "clearing_period"
+        if isinstance(e, Transition) and e.from_state == ClearingState.CLEARING_PERIOD
     )
     notices = tuple(e for e in events if isinstance(e, ClearingViolation))
     by_month = Counter(n.deadline.astimezone(CHICAGO).strftime("%Y-%m") for n in notices)
     return Outcome(
         profile=profile.village.name,
-        complied=decided["complied"],
-        violations=decided["violation"],
+        complied=decided[ClearingState.COMPLIED],
+        violations=decided[ClearingState.VIOLATION],
         unverified=sum(1 for e in events if isinstance(e, ClearingUnverified)),
         notices=notices,
         notices_by_month=dict(sorted(by_month.items())),
@@ -397,7 +398,9 @@ def _storm_rows(
     decisions = [
         e
         for e in events
-        if isinstance(e, Transition) and e.from_state == "clearing_period" and e.to_state in DECIDED
+        if isinstance(e, Transition)
+        and e.from_state == ClearingState.CLEARING_PERIOD
+        and e.to_state in DECIDED
     ]
     onsets = [s.onset for s in storms]
     tallies: list[Counter[str]] = [Counter() for _ in storms]
@@ -424,9 +427,9 @@ def _storm_rows(
                 new_snow_mm=storm.new_snow_mm,
                 detected_end=detected.get(storm.onset),
                 deadline=deadlines[k],
-                complied=tallies[k]["complied"],
-                violations=tallies[k]["violation"],
-                unverified=tallies[k]["unverified"],
+                complied=tallies[k][ClearingState.COMPLIED],
+                violations=tallies[k][ClearingState.VIOLATION],
+                unverified=tallies[k][ClearingState.UNVERIFIED],
             )
         )
     return rows, other

@@ -244,7 +244,9 @@ class Notice(Base):
     received_at: Mapped[datetime | None]
 
     __table_args__ = (
-        CheckConstraint("status IN ('pending', 'rendered', 'delivered')", name="status"),
+        CheckConstraint(
+            "status IN ('pending', 'held', 'rendered', 'delivered')", name="status"
+        ),  # held: relies on a profile value the Village has not confirmed (0007)
     )
 
 
@@ -360,6 +362,26 @@ class AuditEntry(Base):
     detail_json: Mapped[str] = mapped_column(Text)
     prev_hash: Mapped[str] = mapped_column(String(64), unique=True)
     hash: Mapped[str] = mapped_column(String(64), unique=True)
+
+
+class ProfileConfirmation(Base):
+    """The Village confirming an ordinance-profile value the code text leaves open.
+
+    One row per confirmation (a later one for the same ``name`` supersedes it);
+    ``value`` is the value as confirmed (``24 hours``), so a profile that later
+    changes it is unconfirmed again.
+    """
+
+    __tablename__ = "profile_confirmations"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(120), index=True)
+    value: Mapped[str] = mapped_column(String(200))
+    confirmed_by: Mapped[str] = mapped_column(String(200))
+    reference: Mapped[str] = mapped_column(Text)
+    confirmed_at: Mapped[datetime]
+    recorded_by: Mapped[str] = mapped_column(String(100))
+    recorded_at: Mapped[datetime]
 
 
 class EngineSnapshot(Base):

@@ -13,6 +13,24 @@ Ingest publishes it as the device's retained watermark. Seqs start at 1.
 ``write_batch`` is one transaction in WAL mode with ``synchronous=FULL``:
 when it returns, the batch survives a power cut.
 
+Seq spaces (``Reading.epoch``): a pole's seqs are unique within its epoch, a
+random id its buffer creates with its seq state, so a re-imaged pole starts
+again at seq 1 in a new epoch. Each ``(device, epoch)`` is a ``seq_spaces``
+row whose ``base`` places it on the device's one line of stored seqs:
+``readings.seq`` = ``base`` + the pole's seq (the payload keeps the pole's
+own). The first space of a device has base 0 (so a pole without epochs, space
+``''``, is stored as before); a new epoch of a device that has readings starts
+after them and closes the previous space (its open gaps are lost: that disk is
+gone). The watermark is published for the device's current space, in its own
+seqs, with its epoch.
+
+Time: with a ``TimePolicy``, a reading whose ``ts`` is implausible (ahead of its
+receipt, or older than the pole's last accepted reading while its seq is
+newer) is quarantined: kept byte for byte as an ``implausible_time`` dead
+letter, its seq accounted for (so the watermark passes it and a re-send is a
+duplicate) but not stored as a reading, and the device's ``clock_faults``
+counted.
+
 Secondary views (InfluxDB) catch up from this store, not from memory: the same
 transaction appends each newly stored reading to ``export_log``, and each sink
 keeps a durable cursor in ``export_cursors`` (``export_after`` /
@@ -39,7 +57,9 @@ from sidewalk.core.contract import (
     FrameRef,
     SnowMeasurement,
     Status,
+    TimePolicy,
     WeatherReading,
+    topic_for,
 )
 
 _SCHEMA = """
@@ -90,6 +110,29 @@ CREATE TABLE IF NOT EXISTS devices (
     last_seen_at INTEGER
 );
 
+-- One per (device, epoch): stored seq = base + the pole's seq. last_seq/last_ts:
+-- the pole's last accepted reading (time checks); suspect: its clock stepped back
+-- and has not been seen right since (``TimePolicy``); closed_at: the highest pole
+-- seq of a space a later epoch replaced.
+CREATE TABLE IF NOT EXISTS seq_spaces (
+    device     TEXT    NOT NULL,
+    epoch      TEXT    NOT NULL,
+    base       INTEGER NOT NULL,
+    last_seq   INTEGER NOT NULL DEFAULT 0,
+    last_ts    INTEGER NOT NULL DEFAULT 0,
+    suspect    INTEGER NOT NULL DEFAULT 0,
+    started_at INTEGER NOT NULL,
+    closed_at  INTEGER,
+    PRIMARY KEY (device, epoch)
+);
+
+-- Stored seqs of quarantined readings (their bytes are dead letters).
+CREATE TABLE IF NOT EXISTS quarantined (
+    device TEXT    NOT NULL,
+    seq    INTEGER NOT NULL,
+    PRIMARY KEY (device, seq)
+) WITHOUT ROWID;
+
 -- Export to secondary views (InfluxDB): every stored reading in commit order.
 -- AUTOINCREMENT so an id is never reused after the log is pruned to empty,
 -- which would hide new rows below a sink's cursor.
@@ -131,9 +174,23 @@ class SeqGap:
     lost_at_ms: int | None
 
 
+# Columns added to ``devices`` after its first release (added to older files on open).
+_DEVICE_COLUMNS = {
+    "epoch": "TEXT",
+    "clock_faults": "INTEGER NOT NULL DEFAULT 0",
+    "clock_fault_at": "INTEGER",
+    "clock_fault": "TEXT",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class DeviceState:
-    """What the store knows of a device's stream and availability."""
+    """What the store knows of a device's stream and availability.
+
+    ``epoch`` is the device's current seq space (None: a pole without epochs).
+    ``clock_faults`` counts its readings quarantined for an implausible time;
+    ``clock_fault`` says why the last one was, ``clock_fault_at_ms`` when.
+    """
 
     device: str
     site: str | None
@@ -142,6 +199,40 @@ class DeviceState:
     status: str | None
     status_ts_ms: int | None
     last_seen_at_ms: int | None
+    epoch: str | None = None
+    clock_faults: int = 0
+    clock_fault_at_ms: int | None = None
+    clock_fault: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SeqSpace:
+    """One epoch of a device: stored seq = ``base`` + the pole's seq."""
+
+    device: str
+    epoch: str | None
+    base: int
+    started_at_ms: int
+    closed_at_seq: int | None
+
+
+@dataclass(slots=True)
+class _Space:
+    base: int
+    last_seq: int
+    last_ts: int
+    suspect: bool
+    closed_at: int | None
+    dirty: bool = False
+
+    def held(self, *, suspect: bool) -> None:
+        if suspect != self.suspect:
+            self.suspect, self.dirty = suspect, True
+
+    def accepted(self, seq: int, ts: int) -> None:
+        self.suspect, self.dirty = False, True
+        if seq > self.last_seq:
+            self.last_seq, self.last_ts = seq, ts
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,8 +258,14 @@ class BatchResult:
     stored: list[AnyReading] = field(default_factory=list)
     duplicates: list[tuple[str, int]] = field(default_factory=list)
     gaps_opened: list[SeqGap] = field(default_factory=list)
-    # stored_up_to for every device the batch touched.
+    # The watermark for every device the batch touched: stored up to, in the
+    # seqs of the device's current epoch, and that epoch.
     watermarks: dict[str, int] = field(default_factory=dict)
+    watermark_epochs: dict[str, str | None] = field(default_factory=dict)
+    # Readings kept as implausible_time dead letters instead of being stored.
+    quarantined: list[AnyReading] = field(default_factory=list)
+    # (device, epoch, base) of each seq space this batch began.
+    epochs_started: list[tuple[str, str | None, int]] = field(default_factory=list)
 
 
 class TimeSeriesStore(Protocol):
@@ -182,6 +279,7 @@ class TimeSeriesStore(Protocol):
         statuses: Sequence[StatusUpdate] = (),
         dead_letters: Sequence[DeadLetter] = (),
         received_at_ms: int | None = None,
+        time_policy: TimePolicy | None = None,
     ) -> BatchResult:
         """Store everything in one durable transaction."""
         ...
@@ -228,6 +326,10 @@ class SqliteTimeSeriesStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.executescript(_SCHEMA)
+        have = {row[1] for row in self._db.execute("PRAGMA table_info(devices)")}
+        for name, decl in _DEVICE_COLUMNS.items():
+            if name not in have:
+                self._db.execute(f"ALTER TABLE devices ADD COLUMN {name} {decl}")
 
     def close(self) -> None:
         """Close the connection."""
@@ -242,12 +344,15 @@ class SqliteTimeSeriesStore:
         statuses: Sequence[StatusUpdate] = (),
         dead_letters: Sequence[DeadLetter] = (),
         received_at_ms: int | None = None,
+        time_policy: TimePolicy | None = None,
     ) -> BatchResult:
         """Store readings, statuses and dead letters in one transaction.
 
-        Duplicates by ``(device, seq)`` are skipped and reported; a duplicate
-        whose content differs is also dead-lettered as ``seq_conflict``.
-        Readings extend, open or fill seq gaps. Durable on return.
+        Duplicates by ``(device, epoch, seq)`` are skipped and reported; a
+        duplicate whose content differs is also dead-lettered as
+        ``seq_conflict``. With ``time_policy``, a reading with an implausible
+        ``ts`` (judged against ``received_at_ms``) is quarantined. Readings
+        extend, open or fill seq gaps. Durable on return.
         """
         now = _now_ms() if received_at_ms is None else received_at_ms
         result = BatchResult()
@@ -258,29 +363,47 @@ class SqliteTimeSeriesStore:
             try:
                 touched: set[str] = set()
                 for status_update in statuses:
-                    self._record_status(status_update, now)
+                    self._record_status(status_update, now, result)
                     touched.add(status_update.status.device)
                 max_seq: dict[str, int] = {}
+                spaces: dict[tuple[str, str], _Space] = {}
                 for r in readings:
-                    if r.device not in max_seq:
-                        max_seq[r.device] = self._ensure_device(r.device, sites.get(r.device), now)
-                        touched.add(r.device)
-                self._write_readings(readings, max_seq, now, result)
-                if result.stored and _has_sinks(db):
+                    key = (r.device, r.__dict__.get("epoch") or "")
+                    if key not in spaces:
+                        if r.device not in max_seq:
+                            self._ensure_device(r.device, sites.get(r.device), now)
+                            max_seq[r.device] = 0
+                            touched.add(r.device)
+                        spaces[key] = self._space(r.device, key[1], now, result)
+                for dev in max_seq:
+                    # After the spaces: a new one is placed after what the device has.
+                    max_seq[dev] = self._max_seq(dev)
+                if result.epochs_started:
+                    self._reload_closed(spaces)
+                stored_keys = self._write_readings(
+                    readings, max_seq, spaces=spaces, sites=sites, policy=time_policy, now=now,
+                    result=result,
+                )  # fmt: skip
+                if stored_keys and _has_sinks(db):
                     db.executemany(
-                        "INSERT INTO export_log (device, seq) VALUES (?, ?)",
-                        [(r.device, r.seq) for r in result.stored],
+                        "INSERT INTO export_log (device, seq) VALUES (?, ?)", stored_keys
                     )
                 for dev, top in max_seq.items():
                     db.execute(
                         "UPDATE devices SET max_seq = ?, last_seen_at = ? WHERE device = ?",
                         (top, now, dev),
                     )
+                db.executemany(
+                    "UPDATE seq_spaces SET last_seq = ?, last_ts = ?, suspect = ?"
+                    " WHERE device = ? AND epoch = ?",
+                    [(sp.last_seq, sp.last_ts, sp.suspect, dev, ep)
+                     for (dev, ep), sp in spaces.items() if sp.dirty],
+                )  # fmt: skip
                 for dl in dead_letters:
                     self._insert_dead_letter(dl)
                 for dev in touched:
                     self._apply_floor(dev, now)
-                    result.watermarks[dev] = self._stored_up_to(dev)
+                    result.watermarks[dev], result.watermark_epochs[dev] = self._watermark(dev)
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
@@ -291,10 +414,20 @@ class SqliteTimeSeriesStore:
         self,
         readings: Sequence[AnyReading],
         max_seq: dict[str, int],
+        *,
+        spaces: dict[tuple[str, str], _Space],
+        sites: Mapping[str, str],
+        policy: TimePolicy | None,
         now: int,
         result: BatchResult,
-    ) -> None:
+    ) -> list[tuple[str, int]]:
         """Store readings set-wise, with the outcome of storing them one by one in order.
+
+        Returns the ``(device, stored seq)`` of each row inserted. A reading's
+        stored seq is its seq space's base plus its own; a reading of a closed
+        space beyond where it closed is a ``seq_conflict`` (that seq is the
+        next epoch's now). A new reading with an implausible time is
+        quarantined: its seq counts as received, its bytes become a dead letter.
 
         A seq above the device's running maximum is new (it may open a gap);
         one at or below it is a duplicate if stored before (in the table or
@@ -303,24 +436,19 @@ class SqliteTimeSeriesStore:
         fills hit are split in one pass: two workers dealt alternate seqs of
         a device by round robin fill a gap with nearly every reading.
         """
-        low: dict[str, list[int]] = {}
-        top = dict(max_seq)
-        for r in readings:
-            if r.seq > top[r.device]:
-                top[r.device] = r.seq
-            else:
-                low.setdefault(r.device, []).append(r.seq)
+        placed, low = self._place(readings, max_seq, spaces, sites, now)
         existing = {dev: self._existing_seqs(dev, seqs) for dev, seqs in low.items()}
         rows: list[tuple[str, int, str, int, str | None, int, str]] = []
         gaps: list[tuple[str, int, int, int]] = []
         fills: dict[str, list[int]] = {}
-        dups: list[tuple[AnyReading, str]] = []
+        dups: list[tuple[AnyReading, int, str]] = []
+        held: list[tuple[AnyReading, int, str, str]] = []
         seen: dict[str, set[int]] = {dev: set() for dev in max_seq}
-        for r in readings:
+        for r, space, seq in placed:
             dev = r.device
             row = (
                 dev,
-                r.seq,
+                seq,
                 r.stream,
                 r.ts,
                 # pydantic's __getattr__ makes a missing-attribute getattr
@@ -330,34 +458,101 @@ class SqliteTimeSeriesStore:
                 r.to_json().decode(),
             )
             seen_dev = seen[dev]
-            if r.seq > max_seq[dev]:
-                if r.seq > max_seq[dev] + 1:
-                    gap = SeqGap(dev, max_seq[dev] + 1, r.seq - 1, now, None)
+            if seq > max_seq[dev]:
+                if seq > max_seq[dev] + 1:
+                    gap = SeqGap(dev, max_seq[dev] + 1, seq - 1, now, None)
                     gaps.append((dev, gap.from_seq, gap.to_seq, now))
                     result.gaps_opened.append(gap)
-                max_seq[dev] = r.seq
-            elif r.seq in seen_dev or r.seq in existing[dev]:
+                max_seq[dev] = seq
+            elif seq in seen_dev or seq in existing[dev]:
                 result.duplicates.append((dev, r.seq))
-                dups.append((r, row[-1]))
+                dups.append((r, seq, row[-1]))
                 continue
             else:
-                fills.setdefault(dev, []).append(r.seq)
-            seen_dev.add(r.seq)
+                fills.setdefault(dev, []).append(seq)
+            seen_dev.add(seq)
+            if policy is not None and (
+                verdict := policy.problem(
+                    r.seq, r.ts, now, space.last_seq, space.last_ts, suspect=space.suspect
+                )
+            ):
+                held.append((r, seq, row[-1], verdict[0]))
+                space.held(suspect=verdict[1])
+                continue
+            if space.suspect or r.seq > space.last_seq:
+                space.accepted(r.seq, r.ts)
             rows.append(row)
             result.stored.append(r)
+        if held:
+            self._quarantine(held, sites, now, result)
         if gaps:
             self._db.executemany(
                 "INSERT INTO seq_gaps (device, from_seq, to_seq, detected_at) VALUES (?, ?, ?, ?)",
                 gaps,
             )
         self._insert(rows)
-        for r, payload in dups:
-            self._check_conflict(r, payload, now)
+        for r, seq, payload in dups:
+            self._check_conflict(r, seq, payload, now)
         for dev, seqs in fills.items():
             self._fill(dev, seqs)
+        return [(row[0], row[1]) for row in rows]
+
+    def _place(
+        self,
+        readings: Sequence[AnyReading],
+        max_seq: dict[str, int],
+        spaces: dict[tuple[str, str], _Space],
+        sites: Mapping[str, str],
+        now: int,
+    ) -> tuple[list[tuple[AnyReading, _Space, int]], dict[str, list[int]]]:
+        """Each reading with its space and stored seq; per device, the seqs not above its top."""
+        low: dict[str, list[int]] = {}
+        top = dict(max_seq)
+        placed: list[tuple[AnyReading, _Space, int]] = []
+        for r in readings:
+            space = spaces[r.device, r.__dict__.get("epoch") or ""]
+            if space.closed_at is not None and r.seq > space.closed_at:
+                self._insert_dead_letter(
+                    DeadLetter(now, _topic(sites, r), r.device, r.to_json(), "seq_conflict",
+                               f"seq {r.seq} of epoch {r.epoch or '(none)'}, which a later epoch"
+                               f" replaced after its seq {space.closed_at}")
+                )  # fmt: skip
+                continue
+            seq = space.base + r.seq
+            placed.append((r, space, seq))
+            if seq > top[r.device]:
+                top[r.device] = seq
+            else:
+                low.setdefault(r.device, []).append(seq)
+        return placed, low
+
+    def _quarantine(
+        self,
+        held: list[tuple[AnyReading, int, str, str]],
+        sites: Mapping[str, str],
+        now: int,
+        result: BatchResult,
+    ) -> None:
+        """Keep implausibly timed readings as dead letters, their seqs as received."""
+        faults: dict[str, tuple[int, str]] = {}
+        for r, seq, payload, problem in held:
+            result.quarantined.append(r)
+            self._db.execute("INSERT OR IGNORE INTO quarantined VALUES (?, ?)", (r.device, seq))
+            self._insert_dead_letter(
+                DeadLetter(
+                    now, _topic(sites, r), r.device, payload.encode(), "implausible_time", problem
+                )
+            )
+            faults[r.device] = (faults.get(r.device, (0, ""))[0] + 1, problem)
+        for dev, (count, problem) in faults.items():
+            self._db.execute(
+                "UPDATE devices SET clock_faults = clock_faults + ?, clock_fault_at = ?,"
+                " clock_fault = ? WHERE device = ?",
+                (count, now, problem, dev),
+            )
 
     def _existing_seqs(self, device: str, seqs: list[int]) -> set[int]:
-        """Which of ``seqs`` the table already holds for ``device``."""
+        """Which of ``seqs`` the store already holds for ``device`` (stored or quarantined)."""
         found: set[int] = set()
         wanted = sorted(set(seqs))
         for i in range(0, len(wanted), 500):
@@ -366,8 +561,9 @@ class SqliteTimeSeriesStore:
             found.update(
                 row[0]
                 for row in self._db.execute(
-                    f"SELECT seq FROM readings WHERE device = ? AND seq IN ({marks})",
-                    (device, *chunk),
+                    f"SELECT seq FROM readings WHERE device = ? AND seq IN ({marks})"
+                    f" UNION ALL SELECT seq FROM quarantined WHERE device = ? AND seq IN ({marks})",
+                    (device, *chunk, device, *chunk),
                 )
             )
         return found
@@ -389,21 +585,87 @@ class SqliteTimeSeriesStore:
             " ON CONFLICT (device) DO UPDATE SET site = COALESCE(excluded.site, site)",
             (device, site, now),
         )
+        return self._max_seq(device)
+
+    def _max_seq(self, device: str) -> int:
         row = self._db.execute("SELECT max_seq FROM devices WHERE device = ?", (device,)).fetchone()
         return int(row[0])
 
-    def _record_status(self, update: StatusUpdate, now: int) -> None:
+    def _space(self, device: str, epoch: str, now: int, result: BatchResult) -> _Space:
+        """The seq space ``(device, epoch)``, begun here if new (the device must exist)."""
+        row = self._db.execute(
+            "SELECT base, last_seq, last_ts, suspect, closed_at FROM seq_spaces"
+            " WHERE device = ? AND epoch = ?",
+            (device, epoch),
+        ).fetchone()
+        if row is not None:
+            base, last_seq, last_ts, suspect, closed_at = row
+            return _Space(base, last_seq, last_ts, bool(suspect), closed_at)
+        max_seq, current = self._db.execute(
+            "SELECT max_seq, epoch FROM devices WHERE device = ?", (device,)
+        ).fetchone()
+        # A pole without epochs is the device's one space from seq 0; so is a
+        # device's first epoch. A later epoch (a re-imaged pole, seq 1 again)
+        # goes after everything stored, and the space before it is closed.
+        base = 0 if epoch == "" else int(max_seq)
+        if epoch and (max_seq or current):
+            self._db.execute(
+                "INSERT INTO seq_spaces (device, epoch, base, started_at) VALUES (?, ?, 0, ?)"
+                " ON CONFLICT (device, epoch) DO NOTHING",
+                (device, current or "", now),
+            )
+            self._db.execute(
+                "UPDATE seq_spaces SET closed_at = ? - base WHERE device = ? AND closed_at IS NULL",
+                (base, device),
+            )
+            # That pole's disk is gone: what it never delivered cannot come any more.
+            self._db.execute(
+                "UPDATE seq_gaps SET lost_at = ? WHERE device = ? AND lost_at IS NULL",
+                (now, device),
+            )
+        self._db.execute(
+            "INSERT INTO seq_spaces (device, epoch, base, started_at) VALUES (?, ?, ?, ?)",
+            (device, epoch, base, now),
+        )
+        self._db.execute("UPDATE devices SET epoch = ? WHERE device = ?", (epoch, device))
+        result.epochs_started.append((device, epoch or None, base))
+        return _Space(base, 0, 0, False, None)
+
+    def _reload_closed(self, spaces: dict[tuple[str, str], _Space]) -> None:
+        """A space read before a later one of its device began in this batch is closed now."""
+        for (device, epoch), space in spaces.items():
+            row = self._db.execute(
+                "SELECT closed_at FROM seq_spaces WHERE device = ? AND epoch = ?", (device, epoch)
+            ).fetchone()
+            space.closed_at = row[0]
+
+    def _watermark(self, device: str) -> tuple[int, str | None]:
+        """Stored up to, in the seqs of the device's current epoch, and that epoch."""
+        epoch, base = self._db.execute(
+            "SELECT d.epoch, s.base FROM devices d LEFT JOIN seq_spaces s"
+            " ON s.device = d.device AND s.epoch = d.epoch WHERE d.device = ?",
+            (device,),
+        ).fetchone()
+        return max(0, self._stored_up_to(device) - (base or 0)), epoch or None
+
+    def _record_status(self, update: StatusUpdate, now: int, result: BatchResult) -> None:
         st = update.status
         self._ensure_device(st.device, update.site, now)
+        space = self._space(st.device, st.epoch or "", now, result)
+        # A floor counts in its own seq space, and only the current one moves it
+        # (a stale status of a replaced epoch says nothing about the new one).
+        floor = 0
+        if st.buffer_floor_seq and space.closed_at is None:
+            floor = space.base + st.buffer_floor_seq
         self._db.execute(
             "UPDATE devices SET status = ?, status_ts = ?, last_seen_at = ?,"
             " floor_seq = MAX(floor_seq, ?) WHERE device = ?",
-            (st.state, st.ts, now, st.buffer_floor_seq or 0, st.device),
+            (st.state, st.ts, now, floor, st.device),
         )
 
-    def _check_conflict(self, r: AnyReading, payload: str, now: int) -> None:
+    def _check_conflict(self, r: AnyReading, seq: int, payload: str, now: int) -> None:
         row = self._db.execute(
-            "SELECT payload FROM readings WHERE device = ? AND seq = ?", (r.device, r.seq)
+            "SELECT payload FROM readings WHERE device = ? AND seq = ?", (r.device, seq)
         ).fetchone()
         if row is not None and json.loads(row[0]) != json.loads(payload):
             self._insert_dead_letter(
@@ -592,11 +854,22 @@ class SqliteTimeSeriesStore:
         """Last known status, last-seen time and seq bookkeeping of a device."""
         with self._lock:
             row = self._db.execute(
-                "SELECT device, site, max_seq, floor_seq, status, status_ts, last_seen_at"
+                "SELECT device, site, max_seq, floor_seq, status, status_ts, last_seen_at,"
+                " NULLIF(epoch, ''), clock_faults, clock_fault_at, clock_fault"
                 " FROM devices WHERE device = ?",
                 (device,),
             ).fetchone()
         return None if row is None else DeviceState(*row)
+
+    def seq_spaces(self, device: str) -> list[SeqSpace]:
+        """A device's epochs in the order they began (a re-imaged pole starts a new one)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT device, NULLIF(epoch, ''), base, started_at, closed_at FROM seq_spaces"
+                " WHERE device = ? ORDER BY base, started_at",
+                (device,),
+            ).fetchall()
+        return [SeqSpace(*r) for r in rows]
 
     # ------------------------------------------------------------ export cursors
 
@@ -685,6 +958,12 @@ class SqliteTimeSeriesStore:
 def _has_sinks(db: sqlite3.Connection) -> bool:
     """Whether any export sink is registered (read inside the writer's transaction)."""
     return db.execute("SELECT 1 FROM export_cursors LIMIT 1").fetchone() is not None
+
+
+def _topic(sites: Mapping[str, str], r: AnyReading) -> str:
+    """The topic a reading came on, for its dead letter (the store is not told it)."""
+    site = sites.get(r.device)
+    return topic_for(site, r.device, r.stream) if site else f"(of {r.device}/{r.stream})"
 
 
 def _filters(*pairs: tuple[str, object]) -> tuple[str, list[object]]:

@@ -124,7 +124,9 @@ class SnowfallDetector:
     pending: list[tuple[Cause, bool]] = field(default_factory=list)
     last_other_cause: Cause | None = None
     covers: dict[str, tuple[datetime, float]] = field(default_factory=dict)
+    # Readings skipped as out of order (counted, shown by the runner's metrics).
     late_readings: int = 0
+    late_camera: int = 0
 
     def observe(self, reading: WeatherReading) -> list[SnowfallChange]:
         """Take one reading; returns the onset/cessation it reveals, in order."""
@@ -156,6 +158,7 @@ class SnowfallDetector:
         changes = self.advance(at)
         before = self.covers.get(measurement.frontage)
         if before is not None and at <= before[0]:
+            self.late_camera += 1
             return changes
         self.covers[measurement.frontage] = (at, measurement.snow_cover_fraction)
         cold = (

@@ -19,6 +19,7 @@ from typing import Literal
 
 from sidewalk.analytics.clocks.events import Cause, Transition
 from sidewalk.analytics.clocks.permits import Finding, StreetOpeningPermit, permit_expiry
+from sidewalk.analytics.clocks.states import KeepOffState, PermitState, SubgradeState
 from sidewalk.core.calendar import Deadline, plus_elapsed
 from sidewalk.core.clock import require_aware
 from sidewalk.core.contract import AnyReading, WeatherReading
@@ -32,6 +33,10 @@ OPENING_PERMIT = "opening_permit"
 NO_TEMPERATURE = "no air temperature measured since the pour: cold weather assumed"
 
 PourKind = Literal["sidewalk", "street"]
+# A pour's keep-off clock is running (its deadline is due) in these states.
+KEEPING_OFF = frozenset(
+    {KeepOffState.KEEP_OFF_NORMAL, KeepOffState.KEEP_OFF_COLD, KeepOffState.PROTECTED}
+)
 PourStatus = Literal["allowed", "prohibited", "unknown"]
 
 
@@ -120,9 +125,6 @@ def thaw_above_c(profile: Profile) -> float:
     return rules.frozen_subgrade_at_or_below.deg_c + width
 
 
-SubgradeState = Literal["unknown", "frozen", "thawed"]
-
-
 def next_subgrade_state(
     state: str, thawing_since: datetime | None, temp_c: float, at: datetime, profile: Profile
 ) -> tuple[SubgradeState, datetime | None]:
@@ -135,15 +137,15 @@ def next_subgrade_state(
     pending, when the run of warm readings began.
     """
     if subgrade_frozen(temp_c, profile):
-        return "frozen", None
-    if state != "frozen":
-        return "thawed", None
+        return SubgradeState.FROZEN, None
+    if state != SubgradeState.FROZEN:
+        return SubgradeState.THAWED, None
     if temp_c <= thaw_above_c(profile):
-        return "frozen", None
+        return SubgradeState.FROZEN, None
     since = thawing_since or at
     if at - since >= profile.cold_weather.frozen_subgrade_min_dwell.duration:
-        return "thawed", None
-    return "frozen", since
+        return SubgradeState.THAWED, None
+    return SubgradeState.FROZEN, since
 
 
 def pour_window(
@@ -274,13 +276,13 @@ class _Probe:
 
     at: datetime
     temp_c: float
-    state: str
+    state: SubgradeState
 
 
 @dataclass
 class _Subgrade:
     site: str
-    state: str = "unknown"
+    state: SubgradeState = SubgradeState.UNKNOWN
     ground_temp_c: float | None = None  # the latest probe reading
     # While frozen: when the current run of readings above the deadband began.
     thawing_since: datetime | None = None
@@ -298,7 +300,7 @@ class _Subgrade:
 class _KeepOff:
     pour: Pour
     deadline: Deadline
-    state: str
+    state: KeepOffState
     lowest_temp_f: float | None = None
     cause: Cause | None = None
 
@@ -307,7 +309,7 @@ class _KeepOff:
 class _Permit:
     permit: StreetOpeningPermit
     expiry: Deadline
-    state: str = "valid"
+    state: PermitState = PermitState.VALID
     # A renewal after expiry starts a new case record (the old one closed): its suffix.
     record: str = ""
 
@@ -377,15 +379,15 @@ class ColdWeatherClocks:
         probe = None if sub is None else sub.as_of(at)
         if probe is None:
             return None, None
-        return probe.temp_c, probe.state == "frozen"
+        return probe.temp_c, probe.state == SubgradeState.FROZEN
 
     def record_pour(self, pour: Pour, who: str | None = None) -> list[Transition]:
         """Start a pour's keep-off clock at the pour's own time (as entered by staff)."""
         require_aware(pour.at)
         cause = Cause(kind="person", at=pour.at, who=who)
         deadline = self._normal_or_street(pour)
-        state = "protected" if pour.kind == "street" else "keep_off_normal"
-        clock = _KeepOff(pour, deadline, "idle")
+        state = KeepOffState.PROTECTED if pour.kind == "street" else KeepOffState.KEEP_OFF_NORMAL
+        clock = _KeepOff(pour, deadline, KeepOffState.IDLE)
         self.keep_off[pour.id] = clock
         # The ground as it was at the pour, however late the pour is entered.
         _temp, frozen = self.subgrade_at(pour.site, pour.at)
@@ -394,7 +396,13 @@ class ColdWeatherClocks:
             "rule": deadline.rule,
             "citation": deadline.citation,
             "kind": pour.kind,
-            "subgrade": "unknown" if frozen is None else "frozen" if frozen else "thawed",
+            "subgrade": (
+                SubgradeState.UNKNOWN
+                if frozen is None
+                else SubgradeState.FROZEN
+                if frozen
+                else SubgradeState.THAWED
+            ).value,
         }
         return self._log([self._move(clock, state, pour.at, cause, detail)])
 
@@ -409,12 +417,12 @@ class ColdWeatherClocks:
         at = require_aware(at or permit.approved_at)
         expiry = permit_expiry(permit, self.profile)
         existing = self.permits.get(permit.id)
-        from_state = existing.state if existing else "none"
+        from_state = existing.state if existing else PermitState.NONE
         record = existing.record if existing else ""
-        if existing is not None and existing.state == "expired":
+        if existing is not None and existing.state == PermitState.EXPIRED:
             # The expired permit's record closed; its renewal is a record of its own.
-            record, from_state = f"renewal-{permit.renewals}", "none"
-        self.permits[permit.id] = _Permit(permit, expiry, "valid", record)
+            record, from_state = f"renewal-{permit.renewals}", PermitState.NONE
+        self.permits[permit.id] = _Permit(permit, expiry, PermitState.VALID, record)
         detail: dict[str, object] = {
             "expires": expiry.due.isoformat(),
             "renewals": permit.renewals,
@@ -427,7 +435,7 @@ class ColdWeatherClocks:
             permit.id,
             OPENING_PERMIT,
             from_state,
-            "valid",
+            PermitState.VALID,
             at,
             Cause(kind="person", at=at, who=who),
             detail,
@@ -446,8 +454,8 @@ class ColdWeatherClocks:
         for clock in self.keep_off.values():
             out += self._keep_off_due(clock, to)
         for held in self.permits.values():
-            if held.state == "valid" and held.expiry.passed(to):
-                held.state = "expired"
+            if held.state == PermitState.VALID and held.expiry.passed(to):
+                held.state = PermitState.EXPIRED
                 detail: dict[str, object] = {
                     "citation": held.expiry.citation,
                     "cause": f"{held.expiry.rule} ended at {held.expiry.due.isoformat()}",
@@ -458,8 +466,8 @@ class ColdWeatherClocks:
                     Transition(
                         held.permit.id,
                         OPENING_PERMIT,
-                        "valid",
-                        "expired",
+                        PermitState.VALID,
+                        PermitState.EXPIRED,
                         held.expiry.due,
                         Cause(kind="deadline", at=held.expiry.due),
                         detail,
@@ -477,10 +485,8 @@ class ColdWeatherClocks:
 
     def next_due(self) -> datetime | None:
         """The next instant at which ``advance`` would change something (for the scheduler)."""
-        due = [
-            c.deadline.due for c in self.keep_off.values() if c.state.startswith(("keep", "prot"))
-        ]
-        due += [p.expiry.due for p in self.permits.values() if p.state == "valid"]
+        due = [c.deadline.due for c in self.keep_off.values() if c.state in KEEPING_OFF]
+        due += [p.expiry.due for p in self.permits.values() if p.state == PermitState.VALID]
         return min(due, default=None)
 
     def state(self) -> ColdState:
@@ -513,7 +519,7 @@ class ColdWeatherClocks:
 
     def frozen_sites(self) -> list[str]:
         """Sites whose subgrade the probes now read as frozen."""
-        return [s.site for s in self.subgrade.values() if s.state == "frozen"]
+        return [s.site for s in self.subgrade.values() if s.state == SubgradeState.FROZEN]
 
     # -- internals -----------------------------------------------------------
 
@@ -556,7 +562,7 @@ class ColdWeatherClocks:
             pour = clock.pour
             if pour.site != site or pour.kind != "sidewalk" or cause.at < pour.at:
                 continue
-            if clock.state != "keep_off_normal" or clock.deadline.passed(cause.at):
+            if clock.state != KeepOffState.KEEP_OFF_NORMAL or clock.deadline.passed(cause.at):
                 continue
             if clock.lowest_temp_f is None or temp_f < clock.lowest_temp_f:
                 clock.lowest_temp_f = temp_f
@@ -569,17 +575,17 @@ class ColdWeatherClocks:
                     "citation": cold.citation,
                     "air_temp_f": temp_f,
                 }
-                out.append(self._move(clock, "keep_off_cold", cause.at, cause, detail))
+                out.append(self._move(clock, KeepOffState.KEEP_OFF_COLD, cause.at, cause, detail))
         return out
 
     def _keep_off_due(self, clock: _KeepOff, to: datetime) -> list[Transition]:
-        if clock.state not in {"keep_off_normal", "keep_off_cold", "protected"}:
+        if clock.state not in KEEPING_OFF:
             return []
         if not clock.deadline.passed(to):
             return []
         due = clock.deadline.due
         cause = Cause(kind="deadline", at=due)
-        if clock.state == "keep_off_normal" and clock.lowest_temp_f is None:
+        if clock.state == KeepOffState.KEEP_OFF_NORMAL and clock.lowest_temp_f is None:
             # No temperature measured in the whole normal period: the cold period applies.
             clock.deadline = keep_off_until(clock.pour, None, self.profile)
             detail: dict[str, object] = {
@@ -587,9 +593,9 @@ class ColdWeatherClocks:
                 "rule": clock.deadline.rule,
                 "note": NO_TEMPERATURE,
             }
-            moved = self._move(clock, "keep_off_cold", due, cause, detail)
+            moved = self._move(clock, KeepOffState.KEEP_OFF_COLD, due, cause, detail)
             return [moved, *self._keep_off_due(clock, to)]
-        return [self._move(clock, "ended", due, cause, {"rule": clock.deadline.rule})]
+        return [self._move(clock, KeepOffState.ENDED, due, cause, {"rule": clock.deadline.rule})]
 
     def _normal_or_street(self, pour: Pour) -> Deadline:
         # A walk starts on the normal period and is lengthened by the first cold reading.
@@ -599,7 +605,11 @@ class ColdWeatherClocks:
 
     @staticmethod
     def _move(
-        clock: _KeepOff, to_state: str, at: datetime, cause: Cause, detail: dict[str, object]
+        clock: _KeepOff,
+        to_state: KeepOffState,
+        at: datetime,
+        cause: Cause,
+        detail: dict[str, object],
     ) -> Transition:
         transition = Transition(clock.pour.id, KEEP_OFF, clock.state, to_state, at, cause, detail)
         clock.state = to_state

@@ -28,22 +28,33 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from sidewalk.analytics.clocks.actions import EnforcementAction
 from sidewalk.analytics.clocks.events import (
     AbatementOrdered,
     Cause,
     Event,
     NoticeRequired,
     OffenseCounted,
-    PersonAction,
     TaxRollDue,
     Transition,
 )
+from sidewalk.analytics.clocks.states import CaseState
 from sidewalk.core.calendar import add_calendar_days, end_of_day, local_date, plus_elapsed
 from sidewalk.core.profile import Profile
 
 ENFORCEMENT = "enforcement"
-OPEN_STATES = {"notice_issued", "notice_period", "hazard_notice_issued", "hazard_period"}
-DONE_STATES = {"cured", "paid", "tax_roll"}
+OPEN_STATES = frozenset(
+    {
+        CaseState.NOTICE_ISSUED,
+        CaseState.NOTICE_PERIOD,
+        CaseState.HAZARD_NOTICE_ISSUED,
+        CaseState.HAZARD_PERIOD,
+    }
+)
+DONE_STATES = frozenset({CaseState.CURED, CaseState.PAID, CaseState.TAX_ROLL})
+# Notice periods running from a delivery; and the billing states the tax roll follows.
+PERIOD_STATES = frozenset({CaseState.NOTICE_PERIOD, CaseState.HAZARD_PERIOD})
+BILLING_STATES = frozenset({CaseState.ABATED, CaseState.BILLED})
 # Widths come from float arithmetic (6 ft = 1828.8000000000002 mm): a walk
 # measured at exactly the rule must comply.
 WIDTH_TOLERANCE_MM = 1e-6
@@ -62,7 +73,7 @@ class EnforcementCase:
     frontage: str
     missed_deadline: datetime
     required_width_mm: float
-    state: str = "notice_issued"
+    state: CaseState = CaseState.NOTICE_ISSUED
     hazard: bool = False
     notice_deadline: datetime | None = None
     offenses: int = 1
@@ -71,7 +82,7 @@ class EnforcementCase:
     tax_roll_at: datetime | None = None
     history: list[Transition] = field(default_factory=list)
 
-    def move(self, to_state: str, at: datetime, cause: Cause, **detail: object) -> Transition:
+    def move(self, to_state: CaseState, at: datetime, cause: Cause, **detail: object) -> Transition:
         t = Transition(
             self.frontage,
             ENFORCEMENT,
@@ -88,7 +99,7 @@ class EnforcementCase:
     @property
     def continuing(self) -> bool:
         """Still a violation for offense counting: not yet cured or abated."""
-        return self.state in OPEN_STATES or self.state == "abatement_ordered"
+        return self.state in OPEN_STATES or self.state == CaseState.ABATEMENT_ORDERED
 
     def next_offense_at(self, period: timedelta) -> datetime:
         return plus_elapsed(self.missed_deadline, period * self.offenses)
@@ -150,12 +161,12 @@ class Enforcement:
                 width_mm >= case.required_width_mm - WIDTH_TOLERANCE_MM
                 and at >= case.missed_deadline
             ):
-                events.append(case.move("cured", at, cause, measured_width_mm=width_mm))
+                events.append(case.move(CaseState.CURED, at, cause, measured_width_mm=width_mm))
         return events
 
     # -- people ------------------------------------------------------------------
 
-    def act(self, action: PersonAction) -> list[Event]:
+    def act(self, action: EnforcementAction) -> list[Event]:
         """Apply what a person recorded; unknown targets and impossible steps are refused."""
         case = self.cases.get(action.target)
         if case is None:
@@ -175,15 +186,15 @@ class Enforcement:
         return handler(case, action, cause)
 
     def _confirm_hazard(
-        self, case: EnforcementCase, action: PersonAction, cause: Cause
+        self, case: EnforcementCase, action: EnforcementAction, cause: Cause
     ) -> list[Event]:
-        if case.state not in {"notice_issued", "notice_period"}:
+        if case.state not in {CaseState.NOTICE_ISSUED, CaseState.NOTICE_PERIOD}:
             raise ValueError(f"{case.key}: cannot confirm a hazard in state {case.state}")
         case.hazard = True
         case.notice_deadline = None
         rule = self.profile.snow_and_ice.hazard_notice_period
         return [
-            case.move("hazard_notice_issued", action.at, cause, **action.detail),
+            case.move(CaseState.HAZARD_NOTICE_ISSUED, action.at, cause, **action.detail.carried()),
             NoticeRequired(
                 key=f"{case.key}/hazard_notice",
                 violation_key=case.key,
@@ -195,12 +206,14 @@ class Enforcement:
             ),
         ]
 
-    def _delivered(self, case: EnforcementCase, action: PersonAction, cause: Cause) -> list[Event]:
+    def _delivered(
+        self, case: EnforcementCase, action: EnforcementAction, cause: Cause
+    ) -> list[Event]:
         rules = self.profile.snow_and_ice
-        if case.state == "notice_issued":
-            rule, to_state = rules.nonhazard_notice_period, "notice_period"
-        elif case.state == "hazard_notice_issued":
-            rule, to_state = rules.hazard_notice_period, "hazard_period"
+        if case.state == CaseState.NOTICE_ISSUED:
+            rule, to_state = rules.nonhazard_notice_period, CaseState.NOTICE_PERIOD
+        elif case.state == CaseState.HAZARD_NOTICE_ISSUED:
+            rule, to_state = rules.hazard_notice_period, CaseState.HAZARD_PERIOD
         else:
             raise ValueError(f"{case.key}: no notice awaits delivery in state {case.state}")
         case.notice_deadline = plus_elapsed(action.at, rule.duration)
@@ -216,15 +229,15 @@ class Enforcement:
         ]
 
     def _unavailable(
-        self, case: EnforcementCase, action: PersonAction, cause: Cause
+        self, case: EnforcementCase, action: EnforcementAction, cause: Cause
     ) -> list[Event]:
-        if case.state != "hazard_notice_issued":
+        if case.state != CaseState.HAZARD_NOTICE_ISSUED:
             raise ValueError(
                 f"{case.key}: owner unavailability applies to an undelivered hazard notice"
             )
         citation = self.profile.snow_and_ice.hazard_notice_period.citation or ""
         return [
-            case.move("abatement_ordered", action.at, cause, reason="owner unavailable"),
+            case.move(CaseState.ABATEMENT_ORDERED, action.at, cause, reason="owner unavailable"),
             AbatementOrdered(
                 f"{case.key}/abatement",
                 case.key,
@@ -244,14 +257,16 @@ class Enforcement:
         ]
 
     def _inspected_clear(
-        self, case: EnforcementCase, action: PersonAction, cause: Cause
+        self, case: EnforcementCase, action: EnforcementAction, cause: Cause
     ) -> list[Event]:
         if case.state not in OPEN_STATES:
             raise ValueError(f"{case.key}: nothing to cure in state {case.state}")
-        return [case.move("cured", action.at, cause, **action.detail)]
+        return [case.move(CaseState.CURED, action.at, cause, **action.detail.carried())]
 
-    def _abated(self, case: EnforcementCase, action: PersonAction, cause: Cause) -> list[Event]:
-        if case.state != "abatement_ordered":
+    def _abated(
+        self, case: EnforcementCase, action: EnforcementAction, cause: Cause
+    ) -> list[Event]:
+        if case.state != CaseState.ABATEMENT_ORDERED:
             raise ValueError(f"{case.key}: no abatement was ordered (state {case.state})")
         billing = self.profile.billing
         case.costs_incurred_at = action.at
@@ -260,31 +275,35 @@ class Enforcement:
         )
         return [
             case.move(
-                "abated",
+                CaseState.ABATED,
                 action.at,
                 cause,
                 tax_roll_at=case.tax_roll_at.isoformat(),
-                **action.detail,
+                **action.detail.carried(),
             )
         ]
 
     def _bill_received(
-        self, case: EnforcementCase, action: PersonAction, cause: Cause
+        self, case: EnforcementCase, action: EnforcementAction, cause: Cause
     ) -> list[Event]:
-        if case.state != "abated":
+        if case.state != CaseState.ABATED:
             raise ValueError(f"{case.key}: no bill outstanding in state {case.state}")
         rule = self.profile.billing.bill_payable
         case.bill_due = end_of_calendar_day(action.at, rule.days, self.profile.zone)
         return [
             case.move(
-                "billed", action.at, cause, due=case.bill_due.isoformat(), citation=rule.citation
+                CaseState.BILLED,
+                action.at,
+                cause,
+                due=case.bill_due.isoformat(),
+                citation=rule.citation,
             )
         ]
 
-    def _paid(self, case: EnforcementCase, action: PersonAction, cause: Cause) -> list[Event]:
-        if case.state not in {"abated", "billed"}:
+    def _paid(self, case: EnforcementCase, action: EnforcementAction, cause: Cause) -> list[Event]:
+        if case.state not in BILLING_STATES:
             raise ValueError(f"{case.key}: nothing to pay in state {case.state}")
-        return [case.move("paid", action.at, cause, **action.detail)]
+        return [case.move(CaseState.PAID, action.at, cause, **action.detail.carried())]
 
     # -- time ----------------------------------------------------------------------
 
@@ -302,12 +321,11 @@ class Enforcement:
                     )
                 )
             if (
-                case.state in {"notice_period", "hazard_period"}
-                and case.notice_deadline is not None
+                case.state in PERIOD_STATES and case.notice_deadline is not None
             ) and to >= case.notice_deadline:
                 events += self._notice_expired(case)
             if (
-                case.state in {"abated", "billed"}
+                case.state in BILLING_STATES
                 and case.tax_roll_at is not None
                 and to >= case.tax_roll_at
             ):
@@ -315,7 +333,9 @@ class Enforcement:
                 citation = self.profile.billing.tax_roll_after.citation or ""
                 events.append(
                     case.move(
-                        "tax_roll", case.tax_roll_at, Cause(kind="deadline", at=case.tax_roll_at)
+                        CaseState.TAX_ROLL,
+                        case.tax_roll_at,
+                        Cause(kind="deadline", at=case.tax_roll_at),
                     )
                 )
                 events.append(
@@ -341,12 +361,9 @@ class Enforcement:
         for case in self._live_cases():
             if case.continuing:
                 due.append(case.next_offense_at(period))
-            if (
-                case.state in {"notice_period", "hazard_period"}
-                and case.notice_deadline is not None
-            ):
+            if case.state in PERIOD_STATES and case.notice_deadline is not None:
                 due.append(case.notice_deadline)
-            if case.state in {"abated", "billed"} and case.tax_roll_at is not None:
+            if case.state in BILLING_STATES and case.tax_roll_at is not None:
                 due.append(case.tax_roll_at)
         return min(due, default=None)
 
@@ -359,7 +376,9 @@ class Enforcement:
         citation = period.citation or f"unconfirmed: {period.note}"
         reason = "hazard notice period ended" if case.hazard else "notice period ended"
         return [
-            case.move("abatement_ordered", at, Cause(kind="deadline", at=at), reason=reason),
+            case.move(
+                CaseState.ABATEMENT_ORDERED, at, Cause(kind="deadline", at=at), reason=reason
+            ),
             AbatementOrdered(
                 f"{case.key}/abatement", case.key, case.frontage, at, "notice_expired", citation
             ),

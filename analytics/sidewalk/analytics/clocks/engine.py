@@ -28,12 +28,23 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, date, datetime
+from datetime import datetime
 from functools import cache
-from typing import Any, cast, get_args
 
 from pydantic import TypeAdapter
 
+from sidewalk.analytics.clocks.actions import (
+    Action,
+    EnforcementAction,
+    RecordObstruction,
+    RecordPermit,
+    RecordPour,
+    RecordStreetPrivilege,
+    RecordSweepingIncident,
+    RecordTreated,
+    StreetAction,
+    StreetPrivilegeInspected,
+)
 from sidewalk.analytics.clocks.cessation import DetectionParams, SnowfallChange, SnowfallDetector
 from sidewalk.analytics.clocks.cold_weather import (
     FROZEN_SUBGRADE,
@@ -42,7 +53,6 @@ from sidewalk.analytics.clocks.cold_weather import (
     ColdWeatherClocks,
     ForecastPoint,
     Pour,
-    PourKind,
     pour_window,
 )
 from sidewalk.analytics.clocks.enforcement import (
@@ -56,13 +66,12 @@ from sidewalk.analytics.clocks.events import (
     ClearingViolation,
     Event,
     HazardCandidate,
-    PersonAction,
     RuleFinding,
     Transition,
 )
+from sidewalk.analytics.clocks.gate import GateState, ReadingGate
 from sidewalk.analytics.clocks.obstructions import (
     Obstruction,
-    PublicArea,
     StreetClocks,
     StreetPrivilegePermit,
     StreetState,
@@ -74,25 +83,18 @@ from sidewalk.analytics.clocks.permits import (
     StreetOpeningPermit,
     street_opening_check,
 )
+from sidewalk.analytics.clocks.states import ClearingState
 from sidewalk.core.calendar import plus_elapsed
 from sidewalk.core.clock import require_aware
 from sidewalk.core.contract import AnyReading, SnowMeasurement, WeatherReading
 from sidewalk.core.profile import Profile
-from sidewalk.core.units import length_to_mm
 
 CLEARING = "clearing"
-STREET_ACTIONS = frozenset(
-    {
-        "record_obstruction",
-        "obstruction_notice_delivered",
-        "obstruction_removed",
-        "record_sweeping_incident",
-        "sweeping_done",
-        "record_street_privilege",
-        "street_privilege_inspected",
-    }
-)
 SNAPSHOT_VERSION = 1
+# The clearing clock's decisions: each ends a snowfall's cycle.
+DECIDED = frozenset({ClearingState.COMPLIED, ClearingState.VIOLATION, ClearingState.UNVERIFIED})
+# A decision is pending: measurements since the cessation are kept for it.
+PENDING = frozenset({ClearingState.SNOWING, ClearingState.CLEARING_PERIOD})
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,7 @@ class ClearingClock:
     """§ 370-10 A for one frontage."""
 
     frontage: str
-    state: str = "idle"
+    state: ClearingState = ClearingState.IDLE
     onset_at: datetime | None = None
     cessation_at: datetime | None = None
     deadline: datetime | None = None
@@ -138,7 +140,9 @@ class ClearingClock:
     # When a person (or a sensor) recorded ice as sanded/salted: A's alternative to removal.
     treated: list[tuple[datetime, Cause]] = field(default_factory=list)
 
-    def move(self, to_state: str, at: datetime, cause: Cause, **detail: object) -> Transition:
+    def move(
+        self, to_state: ClearingState, at: datetime, cause: Cause, **detail: object
+    ) -> Transition:
         # ``cycle`` (the onset) names this snowfall's obligation: its clock record's key.
         cycle = self.onset_at.isoformat() if self.onset_at else at.isoformat()
         transition = Transition(
@@ -164,6 +168,8 @@ class EngineState:
     applied_action_id: int = 0
     # Absent from snapshots written before the obstruction and sweeping clocks: starts empty.
     street: StreetState | None = None
+    # The live runner's (device, epoch, seq) and time verdicts (``gate.ReadingGate``).
+    gate: GateState | None = None
 
 
 @cache
@@ -204,6 +210,8 @@ class ClockEngine:
             self._site_frontages.setdefault(f.cold_site, []).append(f.id)
         self.cold = ColdWeatherClocks(profile, dict(probes))
         self.street = StreetClocks(profile)
+        # Applied by the live runner before ``observe`` (saved with the state).
+        self.gate = ReadingGate()
 
     # -- input -------------------------------------------------------------
 
@@ -227,7 +235,7 @@ class ClockEngine:
                     reading.ice_suspected,
                 )
                 bisect.insort(clock.measurements, m, key=lambda x: x.at)
-                if clock.state not in {"snowing", "clearing_period"}:
+                if clock.state not in PENDING:
                     # Only a pending decision needs history; keep a few for late arrivals.
                     del clock.measurements[:-8]
                 cause = Cause(kind="reading", at=m.at, device=m.device, seq=m.seq)
@@ -239,23 +247,26 @@ class ClockEngine:
                 return events
         return []
 
-    def act(self, action: PersonAction) -> list[Event]:
-        """Apply what a person recorded (hazard confirmed, notice delivered, bill paid, …)."""
-        if action.kind == "record_treated":
+    def act(self, action: Action) -> list[Event]:
+        """Apply what a person recorded (hazard confirmed, notice delivered, bill paid, …).
+
+        ``action`` is already valid in itself (``actions.parse_action``); what needs
+        the engine's state is checked here: a known frontage, site or case, a step in
+        order. A refused action raises ``KeyError`` or ``ValueError`` and changes nothing.
+        """
+        if isinstance(action, RecordTreated):
             clock = self.clocks.get(action.target)
             if clock is None:
                 raise KeyError(f"no frontage {action.target!r}")
             clock.treated.append((action.at, action.cause))
             return []
-        if action.kind == "record_pour":
+        if isinstance(action, RecordPour):
             return self._record_pour(action)
-        if action.kind == "record_permit":
+        if isinstance(action, RecordPermit):
             return self._record_permit(action)
-        if action.kind in {"record_street_privilege", "street_privilege_inspected"}:
-            return self._privilege_action(action)
-        if action.kind in STREET_ACTIONS:
-            return self._street_action(action)
-        return self.enforcement.act(action)
+        if isinstance(action, EnforcementAction):
+            return self.enforcement.act(action)
+        return self._street_action(action)
 
     def advance(self, to: datetime) -> list[Event]:
         """Move event time to ``to`` (never backwards); returns what came due."""
@@ -283,7 +294,7 @@ class ClockEngine:
     def _decision_due(self, clock: ClearingClock) -> datetime | None:
         """When the clearing decision may be taken: grace after the deadline, once the
         camera has reported past it, or at the latest ``evidence_wait`` after it."""
-        if clock.state != "clearing_period" or clock.deadline is None:
+        if clock.state != ClearingState.CLEARING_PERIOD or clock.deadline is None:
             return None
         wait = (
             self.params.decision_grace
@@ -331,6 +342,7 @@ class ClockEngine:
             self.cold.state(),
             self.applied_action_id,
             self.street.state(),
+            self.gate.state,
         )
         return _state_codec().dump_json(state)
 
@@ -355,30 +367,26 @@ class ClockEngine:
             self.cold.load(state.cold)
         if state.street is not None:
             self.street.load(state.street)
+        self.gate.state = state.gate or GateState()
 
     # -- cold weather: pours and permits staff record ----------------------------
 
-    def _record_pour(self, action: PersonAction) -> list[Event]:
+    def _record_pour(self, action: RecordPour) -> list[Event]:
         detail = action.detail
         if action.target in self.cold.keep_off:
             raise ValueError(f"pour {action.target!r} is already recorded")
-        kind = detail.get("kind")
-        if kind not in get_args(PourKind):
-            raise ValueError(f"pour kind must be sidewalk or street, not {kind!r}")
-        at = _instant(detail, "at")
-        frontage = self._known_frontage(detail.get("frontage"))
-        site = detail.get("site") or (self._site_of[frontage] if frontage else None)
+        at = detail.at
+        frontage = self._known_frontage(detail.frontage)
+        site = detail.site or (self._site_of[frontage] if frontage else None)
         if site not in self.cold.subgrade:
             known = ", ".join(self.cold.subgrade) or "none"
             raise ValueError(f"a pour needs a known site (one of {known}), not {site!r}")
-        forecast = [
-            ForecastPoint(_instant(p, "at"), float(p["temp_f"]))
-            for p in detail.get("forecast") or []
-        ]
-        location = str(detail.get("location") or site)
-        pour = Pour(action.target, cast(PourKind, kind), at, location, site, frontage)
+        assert site is not None  # every known site is a name
+        forecast = [ForecastPoint(p.at, p.temp_f) for p in detail.forecast]
+        location = detail.location or site
+        pour = Pour(action.target, detail.kind, at, location, site, frontage)
         events = self._cold(self.cold.record_pour(pour, who=action.who))
-        if kind == "sidewalk":
+        if detail.kind == "sidewalk":
             # § 370-5 (9) judges the pour at its own instant (event time): the probes'
             # reading as of the pour, however late the pour is entered, and the forecast given.
             temp, frozen = self.cold.subgrade_at(site, at)
@@ -386,39 +394,32 @@ class ClockEngine:
             events += [_finding(f"pour:{pour.id}", f) for f in decision.reasons]
         return events
 
-    def _record_permit(self, action: PersonAction) -> list[Event]:
+    def _record_permit(self, action: RecordPermit) -> list[Event]:
         detail = action.detail
-        street = detail.get("street")
-        if not isinstance(street, str) or not street.strip():
-            raise ValueError("a permit needs the street (segment) it opens")
-        opened_at = _instant(detail, "opened_at")
-        approved_at = _instant(detail, "approved_at") if "approved_at" in detail else opened_at
-        emergency = detail.get("emergency", False)
-        if not isinstance(emergency, bool):
-            raise ValueError(f"emergency must be true or false, not {emergency!r}")
-        renewals = detail.get("renewals", 0)
-        if not isinstance(renewals, int) or renewals < 0:
-            raise ValueError(f"renewals must be a whole number ≥ 0, not {renewals!r}")
+        opened_at = detail.opened_at
+        approved_at = detail.approved_at or opened_at
         held = self.cold.permits.get(action.target)
-        if held is not None and renewals <= held.permit.renewals:
+        if held is not None and detail.renewals <= held.permit.renewals:
             raise ValueError(
                 f"permit {action.target!r} is already recorded; a renewal must raise renewals"
             )
-        frontage = self._known_frontage(detail.get("frontage"))
-        permit = StreetOpeningPermit(action.target, street, approved_at, renewals, frontage)
+        frontage = self._known_frontage(detail.frontage)
+        permit = StreetOpeningPermit(
+            action.target, detail.street, approved_at, detail.renewals, frontage
+        )
         # A renewal is granted when it is recorded; a first entry runs from its approval.
         at = action.at if held is not None else None
         events = self._cold(self.cold.record_permit(permit, at=at, who=action.who))
         if held is None:
-            opening = Excavation(action.target, street, opened_at, emergency, permit)
+            opening = Excavation(action.target, detail.street, opened_at, detail.emergency, permit)
             findings = street_opening_check(opening, self.profile, opened_at)
             events += [_finding(f"permit:{permit.id}", f) for f in findings]
         return events
 
-    def _known_frontage(self, frontage: object) -> str | None:
+    def _known_frontage(self, frontage: str | None) -> str | None:
         if frontage is None:
             return None
-        if not isinstance(frontage, str) or frontage not in self.clocks:
+        if frontage not in self.clocks:
             raise ValueError(f"unknown frontage {frontage!r}")
         return frontage
 
@@ -442,83 +443,76 @@ class ClockEngine:
 
     # -- obstructions (§ 370-8) and street sweeping (§ 144-17) ------------------------
 
-    def _street_action(self, action: PersonAction) -> list[Event]:
-        detail, cause = action.detail, action.cause
-        if action.kind == "record_obstruction":
-            frontage = self._required_frontage(detail)
-            observed = _instant(detail, "observed_at") if "observed_at" in detail else action.at
-            area = _area(detail)
-            # A street has no width to meet (§ 370-8 A/E); a sidewalk's clear width is required.
-            width = _width_mm(detail) if area == "sidewalk" or _has_width(detail) else None
-            obstruction = Obstruction(
-                action.target,
-                str(detail.get("location") or frontage),
-                area,
-                observed,
-                clear_width_mm=width,
-            )
-            description = str(detail.get("description") or "")
-            return list(self.street.observe_obstruction(obstruction, frontage, description, cause))
-        if action.kind == "obstruction_notice_delivered":
-            return list(self.street.notice_delivered(action.target, action.at, cause))
-        if action.kind == "obstruction_removed":
-            return list(self.street.removed(action.target, action.at, cause))
-        if action.kind == "record_sweeping_incident":
-            frontage = self._required_frontage(detail)
-            occurred = _instant(detail, "occurred_at") if "occurred_at" in detail else action.at
-            incident = SweepingIncident(
-                action.target, str(detail.get("location") or frontage), occurred
-            )
-            description = str(detail.get("description") or "")
-            return list(self.street.record_sweeping(incident, frontage, description, cause))
-        return list(self.street.swept(action.target, action.at, cause))
-
-    def _privilege_action(self, action: PersonAction) -> list[Event]:
-        detail, cause = action.detail, action.cause
-        if action.kind == "record_street_privilege":
+    def _street_action(self, action: StreetAction) -> list[Event]:
+        if isinstance(action, RecordObstruction):
+            return self._record_obstruction(action)
+        if isinstance(action, RecordSweepingIncident):
+            return self._record_sweeping(action)
+        if isinstance(action, RecordStreetPrivilege):
             return self._record_privilege(action)
-        if action.kind == "street_privilege_inspected":
-            present = detail.get("present")
-            if not isinstance(present, bool):
-                raise ValueError(f"present must be true or false, not {present!r}")
+        if isinstance(action, StreetPrivilegeInspected):
+            seen = action.detail
             return list(
                 self.street.privilege_inspected(
-                    action.target, action.at, cause, present=present,
-                    temporary_walk_width_mm=_optional_mm(detail, "temporary_walk_width_mm"),
-                    street_width_mm=_optional_mm(detail, "street_width_mm"),
-                    street_occupied_mm=_optional_mm(detail, "street_occupied_mm"),
+                    action.target, action.at, action.cause, present=seen.present,
+                    temporary_walk_width_mm=seen.temporary_walk_width_mm,
+                    street_width_mm=seen.street_width_mm,
+                    street_occupied_mm=seen.street_occupied_mm,
                 )
             )  # fmt: skip
-        raise ValueError(f"not a street privilege action: {action.kind}")
+        step = {
+            "obstruction_notice_delivered": self.street.notice_delivered,
+            "obstruction_removed": self.street.removed,
+            "sweeping_done": self.street.swept,
+        }[action.kind]
+        return list(step(action.target, action.at, action.cause))
 
-    def _record_privilege(self, action: PersonAction) -> list[Event]:
+    def _record_obstruction(self, action: RecordObstruction) -> list[Event]:
         detail = action.detail
-        frontage = self._required_frontage(detail)
-        raw = detail.get("issued_on")
-        if not isinstance(raw, str):
-            raise ValueError("issued_on is required, as an ISO date (YYYY-MM-DD)")
-        ends = detail.get("earlier_termination_on")
-        if ends is not None and not isinstance(ends, str):
-            raise ValueError(f"earlier_termination_on must be an ISO date, not {ends!r}")
+        frontage = self._required_frontage(detail.frontage)
+        obstruction = Obstruction(
+            action.target,
+            detail.location or frontage,
+            detail.area,
+            detail.observed_at or action.at,
+            clear_width_mm=detail.clear_width,
+        )
+        description = detail.description or ""
+        return list(
+            self.street.observe_obstruction(obstruction, frontage, description, action.cause)
+        )
+
+    def _record_sweeping(self, action: RecordSweepingIncident) -> list[Event]:
+        detail = action.detail
+        frontage = self._required_frontage(detail.frontage)
+        incident = SweepingIncident(
+            action.target, detail.location or frontage, detail.occurred_at or action.at
+        )
+        description = detail.description or ""
+        return list(self.street.record_sweeping(incident, frontage, description, action.cause))
+
+    def _record_privilege(self, action: RecordStreetPrivilege) -> list[Event]:
+        detail = action.detail
+        frontage = self._required_frontage(detail.frontage)
         permit = StreetPrivilegePermit(
             action.target,
-            date.fromisoformat(raw),
-            earlier_termination_on=None if ends is None else date.fromisoformat(ends),
-            temporary_walk_width_mm=_optional_mm(detail, "temporary_walk_width_mm"),
-            street_width_mm=_optional_mm(detail, "street_width_mm"),
-            street_occupied_mm=_optional_mm(detail, "street_occupied_mm"),
-            holder=str(detail.get("holder") or ""),
-            location=str(detail.get("location") or frontage),
-            placed=str(detail.get("placed") or ""),
-            area=_area(detail, default="street"),
+            detail.issued_on,
+            earlier_termination_on=detail.earlier_termination_on,
+            temporary_walk_width_mm=detail.temporary_walk_width_mm,
+            street_width_mm=detail.street_width_mm,
+            street_occupied_mm=detail.street_occupied_mm,
+            holder=detail.holder or "",
+            location=detail.location or frontage,
+            placed=detail.placed or "",
+            area=detail.area,
         )
         return list(self.street.record_privilege(permit, frontage, action.cause))
 
-    def _required_frontage(self, detail: Mapping[str, Any]) -> str:
-        frontage = self._known_frontage(detail.get("frontage"))
-        if frontage is None:
-            raise ValueError("a frontage is required (its records carry the case)")
-        return frontage
+    def _required_frontage(self, frontage: str) -> str:
+        """A frontage the case's records hang on: one of this engine's."""
+        known = self._known_frontage(frontage)
+        assert known is not None
+        return known
 
     # -- the § 370-10 A sequence ------------------------------------------------
 
@@ -528,22 +522,24 @@ class ClockEngine:
         for change in changes:
             for frontage in sorted(self._by_device.get(device, [])):
                 clock = self.clocks[frontage]
-                if change.kind == "onset" and clock.state != "snowing":
-                    if clock.state in {"complied", "violation", "unverified", "idle"}:
+                if change.kind == "onset" and clock.state != ClearingState.SNOWING:
+                    if clock.state in DECIDED or clock.state == ClearingState.IDLE:
                         clock.history = []
-                    restarted = clock.state == "clearing_period"
+                    restarted = clock.state == ClearingState.CLEARING_PERIOD
                     if not restarted:
                         clock.onset_at = change.at  # a restart continues the same cycle
                     events.append(
-                        clock.move("snowing", change.at, change.cause, restarted=restarted)
+                        clock.move(
+                            ClearingState.SNOWING, change.at, change.cause, restarted=restarted
+                        )
                     )
-                elif change.kind == "cessation" and clock.state == "snowing":
+                elif change.kind == "cessation" and clock.state == ClearingState.SNOWING:
                     clock.cessation_at = change.at
                     clock.deadline = plus_elapsed(change.at, rule.duration)
                     clock.peak_depth_mm = change.peak_depth_mm
                     events.append(
                         clock.move(
-                            "clearing_period",
+                            ClearingState.CLEARING_PERIOD,
                             change.at,
                             change.cause,
                             deadline=clock.deadline.isoformat(),
@@ -563,7 +559,9 @@ class ClockEngine:
         evidence = self._evidence(clock, clock.cessation_at, deadline)
         if evidence is None:
             last = clock.measurements[-1].at if clock.measurements else None
-            move = clock.move("unverified", deadline, cause, reason="no fresh camera measurement")
+            move = clock.move(
+                ClearingState.UNVERIFIED, deadline, cause, reason="no fresh camera measurement"
+            )
             clock.measurements = [m for m in clock.measurements if m.at > deadline]
             return [move, ClearingUnverified(key, clock.frontage, deadline, last)]
         detail = {
@@ -575,14 +573,22 @@ class ClockEngine:
         }
         clock.measurements = [m for m in clock.measurements if m.at > deadline]
         if evidence.cleared_width_mm >= required - WIDTH_TOLERANCE_MM:
-            return [clock.move("complied", deadline, cause, **detail)]
+            return [clock.move(ClearingState.COMPLIED, deadline, cause, **detail)]
         if evidence.ice_suspected:
             treated = [c for at, c in clock.treated if clock.cessation_at <= at <= deadline]
             if treated:
                 # A: ice that cannot be removed complies when kept sanded or salted.
-                return [clock.move("complied", deadline, treated[-1], treated=True, **detail)]
+                return [
+                    clock.move(
+                        ClearingState.COMPLIED, deadline, treated[-1], treated=True, **detail
+                    )
+                ]
         move = clock.move(
-            "violation", deadline, cause, ice_suspected=evidence.ice_suspected, **detail
+            ClearingState.VIOLATION,
+            deadline,
+            cause,
+            ice_suspected=evidence.ice_suspected,
+            **detail,
         )
         deadline_rule = self.profile.snow_and_ice.clearing_deadline
         violation = ClearingViolation(
@@ -628,53 +634,6 @@ class ClockEngine:
         if until - latest.at > self.params.evidence_max_age:
             return None
         return latest
-
-
-def _area(detail: Mapping[str, Any], default: PublicArea = "sidewalk") -> PublicArea:
-    area = detail.get("area", default)
-    if area not in get_args(PublicArea):
-        raise ValueError(f"area must be sidewalk or street, not {area!r}")
-    return cast(PublicArea, area)
-
-
-def _has_width(detail: Mapping[str, Any]) -> bool:
-    return "clear_width_mm" in detail or "clear_width_ft" in detail
-
-
-def _optional_mm(detail: Mapping[str, Any], name: str) -> float | None:
-    value = detail.get(name)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise ValueError(f"{name} must be a number ≥ 0 (mm), not {value!r}")
-    return float(value)
-
-
-def _width_mm(detail: Mapping[str, Any]) -> float:
-    """The observed clear width: ``clear_width_mm``, or ``clear_width_ft`` (+ ``_in``)."""
-    if "clear_width_mm" in detail:
-        parts = [(detail["clear_width_mm"], "mm")]
-    elif "clear_width_ft" in detail:
-        parts = [(detail["clear_width_ft"], "feet"), (detail.get("clear_width_in", 0), "inches")]
-    else:
-        raise ValueError("the clear width is required: clear_width_mm, or clear_width_ft (+ _in)")
-    total = 0.0
-    for value, unit in parts:
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise ValueError(f"a clear width must be a number ≥ 0, not {value!r}")
-        total += length_to_mm(float(value), unit)
-    return total
-
-
-def _instant(detail: Mapping[str, Any], name: str) -> datetime:
-    """An ISO 8601 instant with a UTC offset from an action's detail, in UTC."""
-    raw = detail.get(name)
-    if not isinstance(raw, str):
-        raise ValueError(f"{name} is required, as ISO 8601 with a UTC offset")
-    at = datetime.fromisoformat(raw)  # raises ValueError with the text
-    if at.tzinfo is None:
-        raise ValueError(f"{name} {raw!r} needs a UTC offset")
-    return at.astimezone(UTC)
 
 
 def _finding(subject: str, f: Finding) -> RuleFinding:

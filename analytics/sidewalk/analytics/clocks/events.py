@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, cast, get_args
 
+from sidewalk.analytics.clocks.states import ClockState
+
 CauseKind = Literal["reading", "frame", "person", "deadline"]
 
 
@@ -35,8 +37,8 @@ class Transition:
 
     frontage: str
     clock: str
-    from_state: str
-    to_state: str
+    from_state: ClockState
+    to_state: ClockState
     at: datetime
     cause: Cause
     detail: dict[str, Any] = field(default_factory=dict)
@@ -105,39 +107,14 @@ ActionKind = Literal[
 
 
 def action_kind(name: str) -> ActionKind:
-    """Check a stored or typed action name; raises ValueError for anything else."""
+    """Check a stored or typed action name; raises ValueError for anything else.
+
+    The actions themselves, with their details, are the models in ``actions``
+    (``actions.parse_action`` checks the kind with this, then the detail).
+    """
     if name not in get_args(ActionKind):
         raise ValueError(f"unknown action {name!r}; one of {', '.join(get_args(ActionKind))}")
     return cast(ActionKind, name)
-
-
-@dataclass(frozen=True)
-class PersonAction:
-    """Something a person recorded.
-
-    ``target`` is a violation key, for ``record_treated`` a frontage id, for
-    ``record_pour``/``record_permit`` the pour's or permit's id, and for the
-    obstruction and sweeping actions the obstruction's or incident's id.
-    """
-
-    kind: ActionKind
-    target: str
-    at: datetime
-    who: str
-    detail: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        # Durations are added to this instant: keep it in UTC so a wall-clock
-        # zone never turns "2 hours" into 1 or 3 across a DST change.
-        if self.at.tzinfo is None:
-            raise ValueError("an action's time must carry a zone")
-        object.__setattr__(self, "at", self.at.astimezone(UTC))
-        if not self.who.strip():
-            raise ValueError("an action must name who recorded it")
-
-    @property
-    def cause(self) -> Cause:
-        return Cause(kind="person", at=self.at, who=self.who)
 
 
 NoticeKind = Literal["clearing_violation", "hazard_notice", "hazard_abatement_notice"]

@@ -23,6 +23,7 @@ from sidewalk.analytics.clocks.events import (
     Transition,
 )
 from sidewalk.analytics.clocks.permits import Finding
+from sidewalk.analytics.clocks.states import ObstructionState, PermitState, SweepingState
 from sidewalk.core.calendar import (
     Deadline,
     add_calendar_days,
@@ -35,7 +36,6 @@ from sidewalk.core.clock import require_aware
 from sidewalk.core.profile import Profile
 
 PublicArea = Literal["sidewalk", "street"]
-ObstructionState = Literal["compliant", "obstructed", "removal_period", "removed", "overdue"]
 
 
 @dataclass(frozen=True)
@@ -119,13 +119,13 @@ def obstruction_state(obstruction: Obstruction, profile: Profile, at: datetime) 
     """
     require_aware(at)
     if obstruction.removed_at is not None and obstruction.removed_at <= at:
-        return "removed"
+        return ObstructionState.REMOVED
     deadline = removal_deadline(obstruction, profile)
     if deadline is not None and deadline.start <= at:
-        return "overdue" if deadline.passed(at) else "removal_period"
+        return ObstructionState.OVERDUE if deadline.passed(at) else ObstructionState.REMOVAL_PERIOD
     if obstruction_finding(obstruction, profile) is None:
-        return "compliant"
-    return "obstructed"
+        return ObstructionState.COMPLIANT
+    return ObstructionState.OBSTRUCTED
 
 
 def building_materials_check(
@@ -316,7 +316,7 @@ PRIVILEGE = "street_privilege"
 class _ObstructionClock:
     obstruction: Obstruction
     frontage: str
-    state: str
+    state: ObstructionState
     deadline: Deadline | None = None
 
 
@@ -325,7 +325,7 @@ class _SweepingClock:
     incident: SweepingIncident
     frontage: str
     deadline: Deadline
-    state: str = "sweeping_period"
+    state: SweepingState = SweepingState.SWEEPING_PERIOD
 
 
 @dataclass
@@ -333,7 +333,7 @@ class _PrivilegeClock:
     permit: StreetPrivilegePermit
     frontage: str
     expiry: Deadline
-    state: str = "valid"
+    state: PermitState = PermitState.VALID
     # After expiry: what the inspector saw ("vacated" or "still there"), once.
     inspected: str | None = None
 
@@ -385,8 +385,8 @@ class StreetClocks:
     ) -> list[StreetEvent]:
         if obstruction.id in self.obstructions:
             raise ValueError(f"obstruction {obstruction.id!r} is already recorded")
-        state = "obstructed" if finding else "compliant"
-        clock = _ObstructionClock(obstruction, frontage, "none")
+        state = ObstructionState.OBSTRUCTED if finding else ObstructionState.COMPLIANT
+        clock = _ObstructionClock(obstruction, frontage, ObstructionState.NONE)
         self.obstructions[obstruction.id] = clock
         detail: dict[str, object] = {"area": obstruction.area, "description": description}
         if obstruction.area == "sidewalk" and obstruction.clear_width_mm is not None:
@@ -415,7 +415,7 @@ class StreetClocks:
     ) -> list[StreetEvent]:
         """The written notice reached the owner: the removal clock runs from ``at``."""
         clock = self._obstruction(obstruction_id)
-        if clock.state != "obstructed":
+        if clock.state != ObstructionState.OBSTRUCTED:
             raise ValueError(
                 f"obstruction {obstruction_id!r} is {clock.state}, not awaiting notice"
             )
@@ -427,17 +427,17 @@ class StreetClocks:
             "rule": clock.deadline.rule,
             "citation": clock.deadline.citation,
         }
-        return [self._move(clock, "removal_period", at, cause, detail)]
+        return [self._move(clock, ObstructionState.REMOVAL_PERIOD, at, cause, detail)]
 
     def removed(self, obstruction_id: str, at: datetime, cause: Cause) -> list[StreetEvent]:
         """An inspector saw it gone; after the deadline the village's abatement stands."""
         clock = self._obstruction(obstruction_id)
-        if clock.state not in {"obstructed", "removal_period"}:
+        if clock.state not in {ObstructionState.OBSTRUCTED, ObstructionState.REMOVAL_PERIOD}:
             raise ValueError(f"obstruction {obstruction_id!r} is {clock.state}; nothing to remove")
         if clock.deadline is not None and clock.deadline.passed(at):
             return self._overdue(clock)  # removed too late: decided at the deadline all the same
         clock.obstruction = replace(clock.obstruction, removed_at=at)
-        return [self._move(clock, "removed", at, cause, {})]
+        return [self._move(clock, ObstructionState.REMOVED, at, cause, {})]
 
     def record_sweeping(
         self, incident: SweepingIncident, frontage: str, description: str, cause: Cause
@@ -446,7 +446,7 @@ class StreetClocks:
         if incident.id in self.sweeping:
             raise ValueError(f"sweeping incident {incident.id!r} is already recorded")
         deadline = sweeping_deadline(incident, self.profile)
-        clock = _SweepingClock(incident, frontage, deadline, "none")
+        clock = _SweepingClock(incident, frontage, deadline, SweepingState.NONE)
         self.sweeping[incident.id] = clock
         detail: dict[str, object] = {
             "until": deadline.due.isoformat(),
@@ -455,19 +455,21 @@ class StreetClocks:
             "location": incident.location,
             "description": description,
         }
-        return [self._move(clock, "sweeping_period", incident.occurred_at, cause, detail)]
+        return [
+            self._move(clock, SweepingState.SWEEPING_PERIOD, incident.occurred_at, cause, detail)
+        ]
 
     def swept(self, incident_id: str, at: datetime, cause: Cause) -> list[StreetEvent]:
         """The street was swept; at or after the deadline the village's sweeping stands."""
         clock = self.sweeping.get(incident_id)
         if clock is None:
             raise KeyError(f"no sweeping incident {incident_id!r}")
-        if clock.state != "sweeping_period":
+        if clock.state != SweepingState.SWEEPING_PERIOD:
             raise ValueError(f"sweeping incident {incident_id!r} is {clock.state}")
         if clock.deadline.passed(at):
             return self._sweeping_missed(clock)
         clock.incident = replace(clock.incident, swept_at=at)
-        return [self._move(clock, "swept", at, cause, {})]
+        return [self._move(clock, SweepingState.SWEPT, at, cause, {})]
 
     def record_privilege(
         self, permit: StreetPrivilegePermit, frontage: str, cause: Cause
@@ -476,7 +478,7 @@ class StreetClocks:
         if permit.id in self.privileges:
             raise ValueError(f"street privilege permit {permit.id!r} is already recorded")
         expiry = street_privilege_expiry(permit, self.profile)
-        clock = _PrivilegeClock(permit, frontage, expiry, "none")
+        clock = _PrivilegeClock(permit, frontage, expiry, PermitState.NONE)
         self.privileges[permit.id] = clock
         detail: dict[str, object] = {
             "until": expiry.due.isoformat(),
@@ -491,7 +493,7 @@ class StreetClocks:
         subject = f"{PRIVILEGE}:{permit.id}"
         # It runs from the start of its issue date, however late it is entered.
         issued = replace(cause, at=expiry.start)
-        out: list[StreetEvent] = [self._move(clock, "valid", issued.at, issued, detail)]
+        out: list[StreetEvent] = [self._move(clock, PermitState.VALID, issued.at, issued, detail)]
         findings = street_privilege_check(permit, self.profile, issued.at)
         return out + [_rule_finding(subject, f) for f in findings]
 
@@ -559,7 +561,7 @@ class StreetClocks:
         self.now = to
         out: list[StreetEvent] = []
         for held in self.privileges.values():
-            if held.state == "valid" and held.expiry.passed(to):
+            if held.state == PermitState.VALID and held.expiry.passed(to):
                 term = self.profile.permits.street_privilege_term
                 earlier = held.permit.earlier_termination_on
                 why = (
@@ -570,12 +572,20 @@ class StreetClocks:
                 )
                 due = held.expiry.due
                 cause = Cause(kind="deadline", at=due)
-                out.append(self._move(held, "expired", due, cause, {"cause": f"terminated: {why}"}))
+                out.append(
+                    self._move(
+                        held, PermitState.EXPIRED, due, cause, {"cause": f"terminated: {why}"}
+                    )
+                )
         for clock in self.obstructions.values():
-            if clock.state == "removal_period" and clock.deadline and clock.deadline.passed(to):
+            if (
+                clock.state == ObstructionState.REMOVAL_PERIOD
+                and clock.deadline
+                and clock.deadline.passed(to)
+            ):
                 out += self._overdue(clock)
         for sweep in self.sweeping.values():
-            if sweep.state == "sweeping_period" and sweep.deadline.passed(to):
+            if sweep.state == SweepingState.SWEEPING_PERIOD and sweep.deadline.passed(to):
                 out += self._sweeping_missed(sweep)
         return out
 
@@ -584,10 +594,14 @@ class StreetClocks:
         due = [
             c.deadline.due
             for c in self.obstructions.values()
-            if c.state == "removal_period" and c.deadline is not None
+            if c.state == ObstructionState.REMOVAL_PERIOD and c.deadline is not None
         ]
-        due += [s.deadline.due for s in self.sweeping.values() if s.state == "sweeping_period"]
-        due += [p.expiry.due for p in self.privileges.values() if p.state == "valid"]
+        due += [
+            s.deadline.due
+            for s in self.sweeping.values()
+            if s.state == SweepingState.SWEEPING_PERIOD
+        ]
+        due += [p.expiry.due for p in self.privileges.values() if p.state == PermitState.VALID]
         return min(due, default=None)
 
     def state(self) -> StreetState:
@@ -613,7 +627,7 @@ class StreetClocks:
         assert clock.deadline is not None
         due = clock.deadline.due
         key = f"{OBSTRUCTION}:{clock.obstruction.id}"
-        move = self._move(clock, "overdue", due, Cause(kind="deadline", at=due), {})
+        move = self._move(clock, ObstructionState.OVERDUE, due, Cause(kind="deadline", at=due), {})
         # § 370-8 F: the village removes it and bills on § 370-10 G's terms.
         reason = "obstruction not removed within the period after notice"
         citation = clock.deadline.citation or ""
@@ -625,7 +639,7 @@ class StreetClocks:
     def _sweeping_missed(self, clock: _SweepingClock) -> list[StreetEvent]:
         due = clock.deadline.due
         key = f"{SWEEPING}:{clock.incident.id}"
-        move = self._move(clock, "overdue", due, Cause(kind="deadline", at=due), {})
+        move = self._move(clock, SweepingState.OVERDUE, due, Cause(kind="deadline", at=due), {})
         [finding] = [f for f in sweeping_check(clock.incident, self.profile, due)
                      if f.rule == clock.deadline.rule]  # fmt: skip
         evidence: dict[str, object] = {
@@ -646,23 +660,28 @@ class StreetClocks:
     @staticmethod
     def _move(
         clock: _ObstructionClock | _SweepingClock | _PrivilegeClock,
-        to_state: str,
+        to_state: ObstructionState | SweepingState | PermitState,
         at: datetime,
         cause: Cause,
         detail: dict[str, object],
     ) -> Transition:
+        from_state = clock.state
         if isinstance(clock, _ObstructionClock):
+            assert isinstance(to_state, ObstructionState)
             name, subject = OBSTRUCTION, clock.obstruction.id
+            clock.state = to_state
         elif isinstance(clock, _PrivilegeClock):
+            assert isinstance(to_state, PermitState)
             name, subject = PRIVILEGE, clock.permit.id
+            clock.state = to_state
         else:
+            assert isinstance(to_state, SweepingState)
             name, subject = SWEEPING, clock.incident.id
-        transition = Transition(
-            subject, name, clock.state, to_state, at, cause,
+            clock.state = to_state
+        return Transition(
+            subject, name, from_state, to_state, at, cause,
             {**detail, "frontages": [clock.frontage]},
         )  # fmt: skip
-        clock.state = to_state
-        return transition
 
 
 def _rule_finding(subject: str, f: Finding) -> RuleFinding:

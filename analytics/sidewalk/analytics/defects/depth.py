@@ -22,12 +22,15 @@ F64 = NDArray[np.float64]
 
 @dataclass(frozen=True, slots=True)
 class DepthIntrinsics:
-    """Pinhole intrinsics of a rectified depth map (pixels)."""
+    """Pinhole intrinsics of a rectified depth map (pixels), and its depth
+    unit (millimetres per count: 1.0 for millimetre maps, 0.25 for a
+    RealSense at ``depth_units`` 0.00025)."""
 
     fx: float
     fy: float
     cx: float
     cy: float
+    depth_scale_mm: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,20 +46,34 @@ class LevelReference:
     gravity_uncertainty_deg: float = 0.1
 
 
+# Depth along the optical axis a walk survey can be taken from (mm): a map
+# whose median falls outside, in the units given, is in other units.
+PLAUSIBLE_RANGE_MM = (200.0, 5000.0)
+
+
 def measure_depth_map(
     depth_mm: NDArray[np.uint16],
     intrinsics: DepthIntrinsics,
     *,
     level: LevelReference | None = None,
     params: SurfaceParams | None = None,
+    depth_scale_mm: float | None = None,
+    survey_direction: tuple[float, float, float] | None = None,
 ) -> SurfaceInspection:
     """Measure every joint, crack and block visible in one depth map.
 
     The walk plane is fitted robustly, the points are resampled to a height
-    map on it (cells the size of the median ground sample), then blocks,
-    joints and spalls are measured there. Survey direction is the depth
-    camera's +x. Cross-slope is measured only when ``level`` is given.
-    Raises ``MeasurementError`` for a map that cannot be measured.
+    map on it (cells the size of the ground sample), then blocks, joints and
+    spalls are measured there. ``depth_scale_mm`` is the millimetres per
+    depth unit (default the intrinsics' ``depth_scale_mm``, 1.0 for
+    millimetre maps; a RealSense ``depth_units`` of 0.00025 m is 0.25); a map whose median depth is not a plausible survey
+    range in those units is "not measured". Blocks are ordered, and the
+    differential signed, along the walk in ``survey_direction`` (a vector in
+    the camera frame); by default the camera's +x (image left to right), or,
+    when the walk runs along the image's y axis, image up (the camera's -y:
+    a camera pitched along the walk looks ahead). Cross-slope is measured
+    only when ``level`` is given. Raises ``MeasurementError`` for a map that
+    cannot be measured.
     """
     p = params or SurfaceParams()
     t0 = time.perf_counter()
@@ -64,6 +81,12 @@ def measure_depth_map(
     if depth_mm.ndim != 2 or depth_mm.dtype != np.uint16:
         raise MeasurementError(
             InputProblem.WRONG_FORMAT, f"need a 2-D uint16 depth map, got {depth_mm.dtype}"
+        )
+    if depth_scale_mm is None:
+        depth_scale_mm = intrinsics.depth_scale_mm
+    if not (math.isfinite(depth_scale_mm) and depth_scale_mm > 0):
+        raise MeasurementError(
+            InputProblem.WRONG_FORMAT, f"depth scale {depth_scale_mm} mm per unit is not positive"
         )
     valid = depth_mm > 0
     # Checked first: an empty map has no valid fraction, RANSAC cannot sample
@@ -79,15 +102,29 @@ def measure_depth_map(
             InputProblem.NO_GROUND_PLANE, f"only {valid.mean():.0%} of pixels have depth"
         )
     v, u = np.nonzero(valid)
-    z = depth_mm[v, u].astype(np.float64)
+    z = depth_mm[v, u].astype(np.float64) * depth_scale_mm
+    med = float(np.median(z))
+    lo, hi = PLAUSIBLE_RANGE_MM
+    if not lo <= med <= hi:
+        raise MeasurementError(
+            InputProblem.NOT_MEASURED,
+            f"median depth {med:.0f} mm at {depth_scale_mm:g} mm per unit is outside"
+            f" {lo:.0f}-{hi:.0f} mm: the map is in other units (give its depth scale)",
+        )
     pts = np.stack(
         [(u - intrinsics.cx) * z / intrinsics.fx, (v - intrinsics.cy) * z / intrinsics.fy, z], 1
     )
     normal, offset = _ransac_plane(pts)
     stages.append(("plane", time.perf_counter() - t0))
-    # A little over the median pixel footprint, so few cells stay empty.
-    cell = 1.3 * float(np.median(z)) / intrinsics.fx
+    # A little over the pixel footprint in its longer direction on the walk
+    # plane (a pitched camera stretches it), so few cells stay empty.
+    cell = 1.3 * _footprint_mm(depth_mm, valid, pts, normal)
     hm = _height_map(pts, normal, offset, cell)
+    hm = replace(
+        hm,
+        focal_px=(intrinsics.fx, intrinsics.fy),
+        survey_ab=_survey_ab(hm, survey_direction),
+    )
     stages.append(("height_map", time.perf_counter() - t0))
     p = replace(
         p,
@@ -181,10 +218,19 @@ def _height_map(pts: F64, normal: F64, offset: float, cell: float) -> HeightMap:
     s5 = cv2.filter2D(s.astype(np.float32), -1, k, borderType=cv2.BORDER_CONSTANT)
     n5 = cv2.filter2D(n.astype(np.float32), -1, k, borderType=cv2.BORDER_CONSTANT)
     c5 = cv2.filter2D((n > 0).astype(np.float32), -1, k, borderType=cv2.BORDER_CONSTANT)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n > 0, s / np.maximum(n, 1), 0.0)
+    # Spread of the neighbours' heights: a hole between a block top and a
+    # gap floor or a step (a narrow occluded gap broken into pieces) is not
+    # a sampling speck, and filling it would close the gap.
+    m1 = cv2.filter2D(mean.astype(np.float32), -1, k, borderType=cv2.BORDER_CONSTANT)
+    m2 = cv2.filter2D((mean**2).astype(np.float32), -1, k, borderType=cv2.BORDER_CONSTANT)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        spread = np.sqrt(np.maximum(m2 / np.maximum(c5, 1) - (m1 / np.maximum(c5, 1)) ** 2, 0))
     empty = (n == 0).astype(np.uint8)
     # Fill only specks: a long empty run is an occluded gap and must stay empty.
     _, lab, stats, _ = cv2.connectedComponentsWithStats(empty, connectivity=8)
-    speck = (stats[:, cv2.CC_STAT_AREA] < 30)[lab] & (empty > 0) & (c5 >= 5)
+    speck = (stats[:, cv2.CC_STAT_AREA] < 30)[lab] & (empty > 0) & (c5 >= 5) & (spread < 8.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         grid = np.where(speck, s5 / n5, s / n)
     origin = normal * offset
@@ -199,6 +245,44 @@ def _height_map(pts: F64, normal: F64, offset: float, cell: float) -> HeightMap:
         np.stack([ax, bx, normal]),
         viewpoint_mm=(0.0, 0.0, -offset),
     )
+
+
+def _footprint_mm(depth: NDArray[np.uint16], valid: NDArray[np.bool_], pts: F64, n: F64) -> float:
+    """Median length on the walk plane of one pixel step along image x or
+    along image y, whichever is longer (a pitched camera stretches one):
+    what a cell must span so that (almost) every cell gets a point."""
+    h, w = depth.shape
+    idx = np.full((h, w), -1, np.int64)
+    idx[valid] = np.arange(int(valid.sum()))
+    ax = np.array([1.0, 0.0, 0.0]) - n[0] * n
+    ax /= np.linalg.norm(ax)
+    bx = np.cross(n, ax)
+    ext = []
+    for a_, b_ in ((idx[:, :-1], idx[:, 1:]), (idx[:-1, :], idx[1:, :])):
+        ok = (a_ >= 0) & (b_ >= 0)
+        d = pts[b_[ok]] - pts[a_[ok]]
+        if len(d) == 0:
+            return float(np.median(pts[:, 2])) / 900.0
+        ext.append(np.stack([np.abs(d @ ax), np.abs(d @ bx)], 1))
+    # Robust against depth steps (joints): medians of each pixel step's
+    # length on the plane; the longer of the two lattice steps.
+    return max(float(np.median(np.hypot(*e.T))) for e in ext)
+
+
+def _survey_ab(
+    hm: HeightMap, direction: tuple[float, float, float] | None
+) -> tuple[float, float] | None:
+    """The survey direction in the height map's (a, b) axes, or None for the default."""
+    if direction is None:
+        return None
+    v = np.asarray(direction, float)
+    a, b = float(v @ hm.axes[0]), float(v @ hm.axes[1])
+    norm = math.hypot(a, b)
+    if not norm > 1e-9:
+        raise MeasurementError(
+            InputProblem.WRONG_FORMAT, f"survey direction {direction} is along the walk's normal"
+        )
+    return a / norm, b / norm
 
 
 def _noise_estimate(h: F64) -> float:

@@ -20,6 +20,9 @@ class InputProblem(StrEnum):
     MOTION_BLUR = "motion_blur"
     NO_GROUND_PLANE = "no_ground_plane"
     NO_LASER_LINE = "no_laser_line"
+    # Readable, but what the verdict needs was not seen (no joint where one is
+    # expected, no gap, a depth map in unexpected units): never a pass.
+    NOT_MEASURED = "not_measured"
     # A measurement that failed in a way it should have reported (a bug): the
     # batch records it against the image and goes on.
     MEASUREMENT_FAILED = "measurement_failed"

@@ -31,19 +31,38 @@ class CameraCalibration:
 
 
 @dataclass(frozen=True, slots=True)
+class CharucoBoardSpec:
+    """A printed ChArUco board lying flat on the walk (``make_calibration_target``'s
+    layout): many corners where one marker would be too small in the photo."""
+
+    squares_x: int = 7
+    squares_y: int = 5
+    square_mm: float = 30.0
+    marker_mm: float = 22.0
+    min_corners: int = 6
+
+
+@dataclass(frozen=True, slots=True)
 class FiducialSpec:
-    """The ground marker: an ArUco marker of known printed side."""
+    """The ground marker: an ArUco marker of known printed side (or a ChArUco board)."""
 
     side_mm: float = 150.0
     dictionary: int = cv2.aruco.DICT_4X4_50
     marker_id: int | None = None  # None: the largest marker found
+    board: CharucoBoardSpec | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class FiducialLimits:
-    """When a fiducial is too small or oblique for the accuracy claimed."""
+    """When a fiducial is too small or oblique for the accuracy claimed.
 
-    min_side_px: float = 80.0
+    ``min_side_px`` is set from the accuracy a marker of that size gives,
+    measured on synthetic survey photos (``bench/defects_accuracy.py
+    --marker-sweep``, docs/defects.md): below it the corners scatter enough
+    that the ground frame, not the photo, limits the gap width.
+    """
+
+    min_side_px: float = 24.0
     max_tilt_deg: float = 50.0
     corner_sigma_px: float = 0.15  # sub-pixel corner noise, for uncertainties
 
@@ -156,6 +175,8 @@ def find_ground_frame(
     Raises ``MeasurementError`` when no marker is found, or it is too small or
     too oblique for the claimed accuracy.
     """
+    if spec.board is not None:
+        return _board_frame(gray, calib, spec, limits)
     d = cv2.aruco.getPredefinedDictionary(spec.dictionary)
     prm = cv2.aruco.DetectorParameters()
     prm.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
@@ -197,3 +218,44 @@ def find_ground_frame(
     # Corner noise moves the scale by about sigma * sqrt(2) / side.
     frac = limits.corner_sigma_px * math.sqrt(2) / float(sides.mean())
     return GroundFrame(np.asarray(i2g, np.float64), mm_px, frac, tilt, c4)
+
+
+def _board_frame(
+    gray: U8, calib: CameraCalibration, spec: FiducialSpec, limits: FiducialLimits
+) -> GroundFrame:
+    """The ground frame from a ChArUco board's interpolated chessboard corners."""
+    b = spec.board
+    assert b is not None
+    d = cv2.aruco.getPredefinedDictionary(spec.dictionary)
+    board = cv2.aruco.CharucoBoard((b.squares_x, b.squares_y), b.square_mm, b.marker_mm, d)
+    corners, ids, _, _ = cv2.aruco.CharucoDetector(board).detectBoard(gray)
+    n = 0 if ids is None else len(ids)
+    if n < b.min_corners:
+        raise MeasurementError(
+            InputProblem.NO_FIDUCIAL, f"{n} ChArUco corners found, need {b.min_corners}"
+        )
+    obj, img = board.matchImagePoints(list(corners), np.asarray(ids))
+    obj = np.asarray(obj, np.float64).reshape(-1, 3)
+    img = np.asarray(img, np.float64).reshape(-1, 2)
+    # The square's side in pixels: the gate is the same as a marker's, per square.
+    k = calib.matrix
+    ok, rvec, tvec = cv2.solvePnP(obj, img, k, calib.distortion, flags=cv2.SOLVEPNP_ITERATIVE)
+    if not ok:
+        raise MeasurementError(InputProblem.NO_FIDUCIAL, "board pose failed")
+    rot, _ = cv2.Rodrigues(rvec)
+    tilt = math.degrees(math.acos(min(1.0, abs(float(rot[2, 2])))))
+    if tilt > limits.max_tilt_deg:
+        raise MeasurementError(
+            InputProblem.FIDUCIAL_TOO_OBLIQUE,
+            f"board tilted {tilt:.0f} deg from the optical axis > {limits.max_tilt_deg:.0f}",
+        )
+    g2i = k @ np.column_stack([rot[:, 0], rot[:, 1], tvec.ravel()])
+    i2g = np.linalg.inv(g2i)
+    i2g /= i2g[2, 2]
+    ext_mm = float(np.ptp(obj[:, 0]) + np.ptp(obj[:, 1])) / 2
+    ext_px = float(np.ptp(img[:, 0]) + np.ptp(img[:, 1])) / 2
+    mm_px = ext_mm / max(ext_px, 1e-6)
+    # Many corners: the scale's noise falls with their number.
+    frac = limits.corner_sigma_px * math.sqrt(2) / max(ext_px, 1e-6) / math.sqrt(n / 4)
+    hull = cv2.convexHull(img.astype(np.float32)).reshape(-1, 2).astype(np.float64)
+    return GroundFrame(np.asarray(i2g, np.float64), mm_px, frac, tilt, hull)

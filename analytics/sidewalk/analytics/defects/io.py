@@ -134,6 +134,7 @@ def read_depth_png(source: Source) -> NDArray[np.uint16]:
 
 def read_crackforest_mask(path: str | Path) -> NDArray[np.uint8]:
     """CrackForest ``groundTruth/NNN.mat`` as a 0/1 crack mask (label 2 = crack)."""
+    # Deferred: scipy.io loads slowly and only the CrackForest benchmark data needs it.
     from scipy.io import loadmat
 
     seg = loadmat(str(path))["groundTruth"][0, 0]["Segmentation"]

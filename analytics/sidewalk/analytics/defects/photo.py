@@ -39,8 +39,12 @@ class PhotoParams:
     crack: CrackParams = field(
         # The CrackForest growing threshold (1.25) and elongation (10) split
         # traces on the synthetic photos; the earlier 1.75 and 12 keep them.
+        # The 8 px scale (at half size) finds open joints 30-80 mm wide.
         default_factory=lambda: CrackParams(
-            scales_px=(1.0, 2.0, 4.0), min_component_px=150, low_sigmas=1.75, min_elongation=12.0
+            scales_px=(1.0, 2.0, 4.0, 8.0),
+            min_component_px=150,
+            low_sigmas=1.75,
+            min_elongation=12.0,
         )
     )
     fiducial_limits: FiducialLimits = field(default_factory=FiducialLimits)
@@ -136,9 +140,10 @@ def measure_photo(
     traces = _traces(gray, mask, s, calibration, ground=ground, p=p)
     stages.append(("widths", time.perf_counter() - t0))
     # Both edges of the walk against turf, when the photo shows them (colour only).
+    board = fiducial is not None and fiducial.board is not None
     walk = (
         measure_walk_width(image, calibration, ground, p.walk_width)
-        if image.ndim == 3 and p.walk_width is not None
+        if image.ndim == 3 and p.walk_width is not None and not board
         else None
     )
     stages.append(("walk_width", time.perf_counter() - t0))
@@ -259,7 +264,7 @@ def _widths(
     half-way between the band's floor and the surface beside it (blur moves
     both edges outward and inward alike, so the width survives it)."""
     step = 0.25
-    offs = np.arange(-60.0, 60.0 + step / 2, step)  # mm on the ground
+    offs = np.arange(-110.0, 110.0 + step / 2, step)  # mm on the ground: gaps to 3 in and more
     nrm = np.stack([-t[:, 1], t[:, 0]], 1)
     gp = g[:, None, :] + offs[None, :, None] * nrm[:, None, :]
     g2i = np.linalg.inv(ground.image_to_ground)
@@ -270,7 +275,7 @@ def _widths(
     ).astype(np.float64)
     widths = np.full(len(g), np.nan)
     centres = np.full(len(g), np.nan)
-    win = np.abs(offs) <= 30.0
+    win = np.abs(offs) <= 50.0
     for i, pr in enumerate(prof):
         k = int(np.argmin(np.where(win, pr, np.inf)))
         lo = float(pr[k])

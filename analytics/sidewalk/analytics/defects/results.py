@@ -42,6 +42,9 @@ class JointMeasurement:
     # True when the higher block hides the lower edge: the gap is then an
     # upper bound (it is no wider than gap_width_mm).
     gap_occluded: bool = False
+    # Ground length of one depth pixel across the joint at its middle (the
+    # sensor's resolution there; 0 when not known).
+    gap_footprint_mm: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,21 +23,35 @@ class SurfaceParams:
     """Tuning of the height-map analysis. Defaults suit the documented survey
     geometry (depth camera 0.9-1.3 m above the walk, about 1-1.5 mm cells)."""
 
-    closing_mm: float = 70.0  # wider than any gap, narrower than a block
+    closing_mm: float = 110.0  # wider than any gap (3 in and more), narrower than a block
     low_mm: float = 8.0  # a cell this far below the closed surface is in a gap
     edge_level_cap_mm: float = 14.0  # at least the deepest tooled rounding
     min_block_area_mm2: float = 60_000.0
     max_block_rms_mm: float = 6.0  # rougher than this is turf, not concrete
-    max_gap_mm: float = 70.0
+    # Turf also when the plane residual is correlated two cells apart (relief
+    # several cells across, not sensor noise) and over turf_min_rms_mm.
+    turf_relief_corr: float = 0.2
+    turf_min_rms_mm: float = 1.5
+    max_gap_mm: float = 100.0
     station_step_mm: float = 10.0
     spall_threshold_mm: float = 3.0  # depth from which a pit counts (area is measured there)
     spall_min_area_mm2: float = 600.0
     spall_edge_margin_mm: float = 25.0
-    crack_straightness_mm: float = 1.5
+    # RMS about a line of the gap's centre, smoothed over ``straightness_window_mm``
+    # along the joint (a meander's wavelength is 250 mm or more; station noise is not).
+    crack_straightness_mm: float = 1.0
+    straightness_window_mm: float = 70.0
     noise_mm: float = 1.0  # sensor noise, only for uncertainties
     # Depth sensors return the nearer surface for a pixel straddling an edge
     # (foreground fattening), so a gap reads narrower by about this much.
     gap_fattening_mm: float = 0.0
+    # The same in pixels: a fraction of the pixel footprint across the joint
+    # (set on the tuning seeds, bench/defects_accuracy.py --tune).
+    gap_fattening_px: float = 0.0
+    # Gap sigma beyond the stations' scatter: per cell and per footprint
+    # across the joint (set on the tuning seeds).
+    gap_sigma_cells: float = 0.1
+    gap_sigma_px: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -55,10 +69,27 @@ class HeightMap:
     origin: F64
     axes: F64  # rows: a axis, b axis, normal (unit vectors in sensor frame)
     viewpoint_mm: tuple[float, float, float] | None = None  # sensor (a, b, h), for occlusion
+    focal_px: tuple[float, float] | None = None  # fx, fy: pixel footprints for the gap
+    # Survey direction in (a, b); None: +a, or +b when the walk runs along b.
+    survey_ab: tuple[float, float] | None = None
 
     def to_sensor(self, a: float, b: float, h: float) -> tuple[float, float, float]:
         p = self.origin + a * self.axes[0] + b * self.axes[1] + h * self.axes[2]
         return float(p[0]), float(p[1]), float(p[2])
+
+    def footprint_mm(self, a: float, b: float, direction: F64) -> float:
+        """Ground length of one pixel at (a, b) along ``direction`` (a, b unit
+        vector); the cell size when the intrinsics are not known."""
+        if self.focal_px is None:
+            return self.cell_mm
+        p = np.array(self.to_sensor(a, b, 0.0))
+        d = direction[0] * self.axes[0] + direction[1] * self.axes[1]
+        x, y, z = p
+        fx, fy = self.focal_px
+        du = fx * (d[0] * z - x * d[2]) / (z * z)
+        dv = fy * (d[1] * z - y * d[2]) / (z * z)
+        px_per_mm = math.hypot(du, dv)
+        return 1.0 / px_per_mm if px_per_mm > 0 else self.cell_mm
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -68,6 +99,7 @@ class _Block:
     cov: F64
     sigma: float
     centroid: tuple[float, float]  # col, row
+    relief_corr: float = 0.0  # residual correlation two cells apart
 
 
 def analyse_height_map(
@@ -108,12 +140,32 @@ def analyse_height_map(
             continue
         mask = lab == i
         blk = _fit_block(h, mask, params)
-        if blk is not None and blk.sigma <= params.max_block_rms_mm:
-            blocks.append(blk)
-    blocks.sort(key=lambda b: b.centroid[0])
+        if blk is None or blk.sigma > params.max_block_rms_mm:
+            continue
+        if blk.sigma > params.turf_min_rms_mm and blk.relief_corr > params.turf_relief_corr:
+            continue  # relief, not noise: turf
+        blocks.append(blk)
+    d = _survey_axis(hm, blocks)
+    blocks.sort(key=lambda b: b.centroid[0] * d[0] + b.centroid[1] * d[1])
     joints = _joints(hm, blocks, coverage, params)
     block_results = tuple(_block_result(hm, i, b, coverage, params) for i, b in enumerate(blocks))
     return joints, block_results, blocks
+
+
+def _survey_axis(hm: HeightMap, blocks: list[_Block]) -> tuple[float, float]:
+    """Survey direction in (col, row): the one given, else along the walk
+    (the blocks' centroids line up along it) toward +col, or toward +row
+    (image up) when the walk runs more along rows than columns."""
+    if hm.survey_ab is not None:
+        return hm.survey_ab
+    if len(blocks) < 2:
+        return (1.0, 0.0)
+    c = np.array([b.centroid for b in blocks])
+    _, vecs = np.linalg.eigh(np.cov((c - c.mean(0)).T))
+    w = vecs[:, 1]
+    if abs(w[0]) >= abs(w[1]):
+        return (1.0, 0.0)
+    return (0.0, 1.0)
 
 
 def _odd(v: float) -> int:
@@ -131,8 +183,10 @@ def _coverage(valid: B) -> B:
 
 
 def _fit_block(h: F64, mask: B, params: SurfaceParams) -> _Block | None:
-    rows, cols = np.nonzero(mask)
+    rows, cols = np.nonzero(mask & np.isfinite(h))
     z = h[rows, cols]
+    if len(z) < 100:
+        return None
     if len(z) > 200_000:  # a plane needs few points; keep the fit fast
         sel = np.random.default_rng(0).choice(len(z), 200_000, replace=False)
         rows, cols, z = rows[sel], cols[sel], z[sel]
@@ -150,7 +204,23 @@ def _fit_block(h: F64, mask: B, params: SurfaceParams) -> _Block | None:
             return None
     xtx = x[keep].T @ x[keep]
     cov = np.linalg.inv(xtx) * sigma**2
-    return _Block(mask, coef, cov, sigma, (float(cols.mean()), float(rows.mean())))
+    # A concrete top's residual is sensor noise, uncorrelated two cells
+    # apart; turf's is relief several cells across (strongly correlated).
+    res_img = np.full(h.shape, np.nan)
+    res_img[rows[keep], cols[keep]] = res[keep]
+    pairs = np.concatenate(
+        [
+            np.stack([res_img[:, :-2].ravel(), res_img[:, 2:].ravel()], 1),
+            np.stack([res_img[:-2, :].ravel(), res_img[2:, :].ravel()], 1),
+        ]
+    )
+    pairs = pairs[np.isfinite(pairs).all(1)]
+    corr = (
+        float(np.mean(pairs[:, 0] * pairs[:, 1]) / max(float(np.mean(pairs**2)), 1e-9))
+        if len(pairs) > 50
+        else 0.0
+    )
+    return _Block(mask, coef, cov, sigma, (float(cols.mean()), float(rows.mean())), corr)
 
 
 def _plane_at(b: _Block, col: float, row: float) -> tuple[float, float]:
@@ -248,10 +318,25 @@ def _measure_joint(  # noqa: PLR0915 - one profile pass; splitting it hides the 
         centers.append((ob + oa) / 2 * c)
         svals.append(float(stations[k]) * c)
     g = np.array(gaps)
+    # Footprint of one pixel across the joint at its middle: the sensor's
+    # nearer-surface return narrows a gap by a share of it.
+    pm = p0 + (stations[0] + stations[-1]) / 2 * t
+    fp = hm.footprint_mm(hm.a0_mm + pm[0] * c, hm.b0_mm + pm[1] * c, nrm)
+    g = np.where(g > 0, g + params.gap_fattening_px * fp, g)
     gap = float(np.median(g))
     n_eff = max(len(g), 1)
     mad = float(1.4826 * np.median(np.abs(g - gap)))
-    gap_unc = math.hypot(1.2533 * mad / math.sqrt(n_eff), 0.1 * c, 0.25 * params.gap_fattening_mm)
+    gap_unc = math.hypot(
+        1.2533 * mad / math.sqrt(n_eff),
+        params.gap_sigma_cells * c,
+        params.gap_sigma_px * fp,
+        0.25 * params.gap_fattening_mm,
+    )
+    if gap == 0.0:
+        # No opening at most stations: narrower than the sensor resolves
+        # (about a footprint and a cell), not shown to be closed.
+        res = fp * (1.0 + params.gap_fattening_px) + c
+        gap, gap_unc = res / 2, max(gap_unc, res / 2)
     occluded = False
     if hm.viewpoint_mm is not None:
         # The higher block's edge hides a strip of the lower side whose width is
@@ -271,7 +356,13 @@ def _measure_joint(  # noqa: PLR0915 - one profile pass; splitting it hides the 
         sv = np.array(svals)
         cv = np.array(centers)
         fit = np.polyfit(sv, cv, 1)
-        straight = float(np.sqrt(np.mean((cv - np.polyval(fit, sv)) ** 2)))
+        res = cv - np.polyval(fit, sv)
+        # Station noise (cells of 1-2.5 mm) averages out over a window; a
+        # meander (wavelength 250 mm or more) does not.
+        win = max(1, round(params.straightness_window_mm / params.station_step_mm))
+        if len(res) > win:
+            res = np.convolve(res, np.ones(win) / win, mode="valid")
+        straight = float(np.sqrt(np.mean(res**2)))
         edge = EdgeType.CRACK if straight > params.crack_straightness_mm else EdgeType.TOOLED_JOINT
     else:
         straight = float("nan")
@@ -306,6 +397,7 @@ def _measure_joint(  # noqa: PLR0915 - one profile pass; splitting it hides the 
         center_mm=hm.to_sensor(a_mm, b_mm, z_mid),
         image_path_px=path,
         gap_occluded=occluded,
+        gap_footprint_mm=fp,
     )
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 from numpy.typing import NDArray
 
@@ -191,14 +192,20 @@ def random_scene(
     crack_fraction: float = 0.4,
     spalls_per_block: tuple[int, int] = (0, 2),
     spall_depth_range_mm: tuple[float, float] = (2.0, 25.0),
+    sawn_fraction: float = 0.0,
 ) -> SidewalkScene:
-    """Draw a scene with wide parameter ranges (not tuned to any algorithm)."""
+    """Draw a scene with wide parameter ranges (not tuned to any algorithm).
+
+    ``sawn_fraction`` of the straight joints are sawn: straight like a tooled
+    joint but with sharp (unrounded) edges. The default draws none, so
+    scenes of earlier seeds are unchanged."""
     width = rng.uniform(1000.0, 2000.0)
     lengths = rng.uniform(900.0, 1800.0, n_blocks)
     edges = np.concatenate([[0.0], np.cumsum(lengths)])
     joints: list[JointTruth] = []
     for i in range(n_blocks - 1):
         crack = rng.uniform() < crack_fraction
+        sawn = not crack and sawn_fraction > 0 and rng.uniform() < sawn_fraction
         joints.append(
             JointTruth(
                 index=i,
@@ -207,7 +214,7 @@ def random_scene(
                 kind=EdgeType.CRACK if crack else EdgeType.TOOLED_JOINT,
                 gap_mm=float(rng.uniform(*gap_range_mm)),
                 fault_mm=float(rng.uniform(*fault_range_mm)),
-                edge_radius_mm=0.0 if crack else float(rng.uniform(3.0, 12.7)),
+                edge_radius_mm=0.0 if crack or sawn else float(rng.uniform(3.0, 12.7)),
                 meander_amplitude_mm=float(rng.uniform(3.0, 12.0)) if crack else 0.0,
                 meander_wavelength_mm=float(rng.uniform(250.0, 700.0)),
                 meander_phase_rad=float(rng.uniform(0, 2 * math.pi)),
@@ -301,16 +308,21 @@ def look_down_camera(
     yaw_deg: float = 0.0,
     roll_deg: float = 0.0,
     distortion: tuple[float, float, float, float, float] = (0.0, 0.0, 0.0, 0.0, 0.0),
+    pan_deg: float = 0.0,
 ) -> Camera:
     """A camera looking straight down, then tilted about its x axis (a positive
-    tilt looks toward world -y, the curb), turned (yaw) and rolled."""
+    tilt looks toward world -y, the curb), panned about its y axis (with no
+    yaw a positive pan looks toward world +x, along the walk), turned (yaw)
+    and rolled."""
     # Looking down: camera x = world +x, camera y = world -y, camera z = world -z.
     base = np.array([[1.0, 0, 0], [0, -1.0, 0], [0, 0, -1.0]])
     t, yw, rl = (math.radians(v) for v in (tilt_deg, yaw_deg, roll_deg))
     rx = np.array([[1, 0, 0], [0, math.cos(t), -math.sin(t)], [0, math.sin(t), math.cos(t)]])
     rz = np.array([[math.cos(yw), -math.sin(yw), 0], [math.sin(yw), math.cos(yw), 0], [0, 0, 1]])
     rr = np.array([[math.cos(rl), -math.sin(rl), 0], [math.sin(rl), math.cos(rl), 0], [0, 0, 1]])
-    rot = rr @ rx @ base @ rz
+    pn = math.radians(pan_deg)
+    ry = np.array([[math.cos(pn), 0, -math.sin(pn)], [0, 1, 0], [math.sin(pn), 0, math.cos(pn)]])
+    rot = rr @ ry @ rx @ base @ rz
     k = np.array([[focal_px, 0, width / 2 - 0.5], [0, focal_px, height / 2 - 0.5], [0, 0, 1]])
     return Camera(width, height, k, np.array(distortion, float), rot, np.array(center_mm, float))
 
@@ -332,8 +344,6 @@ def ground_footprint(camera: Camera, z_mm: float = 0.0) -> tuple[float, float, f
 
 def _pixel_rays(camera: Camera, u: F64, v: F64) -> F64:
     """World-frame ray directions (unnormalised) through distorted pixels."""
-    import cv2
-
     pts = np.stack([u, v], -1).reshape(-1, 1, 2).astype(np.float64)
     und = cv2.undistortPoints(pts, camera.matrix, camera.distortion).reshape(-1, 2)
     d_cam = np.concatenate([und, np.ones((len(und), 1))], 1)
@@ -389,8 +399,6 @@ def render_depth(
 
 def _project(camera: Camera, pc: F64) -> F64:
     """Camera-frame points to distorted pixel coordinates."""
-    import cv2
-
     if not np.any(camera.distortion):
         k = camera.matrix
         out: F64 = np.stack(
@@ -426,6 +434,62 @@ def depth_survey_camera(scene: SidewalkScene, rng: np.random.Generator, joint: i
     )
 
 
+def optical_axis_ground_point(camera: Camera, z_mm: float = 0.0) -> tuple[float, float]:
+    """World (x, y) where the optical axis meets the plane z = z_mm."""
+    axis = camera.rotation.T @ np.array([0.0, 0.0, 1.0])
+    t = (z_mm - camera.center_mm[2]) / axis[2]
+    p = camera.center_mm + t * axis
+    return float(p[0]), float(p[1])
+
+
+def depth_camera_beyond(
+    scene: SidewalkScene,
+    rng: np.random.Generator,
+    joint: int = 0,
+    *,
+    max_pitch_deg: float = 30.0,
+    joint_along_image_x: bool | None = None,
+) -> tuple[Camera, bool]:
+    """A depth camera beyond the documented survey geometry, aimed at a joint.
+
+    1280 x 720, 900 px focal length, 0.9 to 1.3 m above the walk; pitched
+    along the walk up to ``max_pitch_deg`` (either way), tilted across it up
+    to 20 degrees, rolled up to 5. With ``joint_along_image_x`` (drawn with
+    even odds when None) the camera is turned 90 degrees (+-10) so the walk
+    runs up the image and the joint along the image's x axis (the survey
+    direction, world +x, is then image up); otherwise it is turned up to
+    10 degrees (the walk along image x). The optical axis meets the walk
+    within 200 mm of the joint. Returns the camera and whether the joint
+    runs along image x.
+    """
+    along_x = bool(rng.uniform() < 0.5) if joint_along_image_x is None else joint_along_image_x
+    j = scene.joints[joint]
+    yaw = (90.0 if along_x else 0.0) + float(rng.uniform(-10, 10))
+    pitch = float(rng.uniform(-max_pitch_deg, max_pitch_deg))
+    across = float(rng.uniform(-20, 20))
+    # With the camera turned, its x axis is across the walk: pitch (along the
+    # walk) is then a tilt about it, and the tilt across a pan.
+    tilt, pan = (pitch, across) if along_x else (across, pitch)
+    hgt = float(rng.uniform(900.0, 1300.0))
+    y_aim = scene.walk_width_mm / 2 + float(rng.uniform(-150, 150))
+    x_aim = float(scene.joint_center_x(j, np.array([y_aim]))[0]) + float(rng.uniform(-200, 200))
+    cam = look_down_camera(
+        width=1280,
+        height=720,
+        focal_px=900.0,
+        center_mm=(x_aim, y_aim, hgt),
+        tilt_deg=tilt,
+        pan_deg=pan,
+        yaw_deg=yaw,
+        roll_deg=float(rng.uniform(-5, 5)),
+    )
+    z0 = float(np.mean([b.z0_mm for b in scene.blocks]))
+    gx, gy = optical_axis_ground_point(cam, z0)
+    moved = np.array([x_aim - (gx - x_aim), y_aim - (gy - y_aim), hgt])
+    cam = Camera(cam.width, cam.height, cam.matrix, cam.distortion, cam.rotation, moved)
+    return cam, along_x
+
+
 @dataclass(frozen=True, slots=True)
 class MarkerPlacement:
     """An ArUco marker lying on the walk. Marker frame (x right, y down in the
@@ -436,6 +500,7 @@ class MarkerPlacement:
     angle_rad: float
     side_mm: float
     marker_id: int = 0
+    dictionary: int = 0  # cv2.aruco.DICT_4X4_50
 
     def marker_to_world(self, pts: F64) -> F64:
         """N x 2 marker-frame millimetres to world x, y."""
@@ -467,18 +532,26 @@ class PhotoConditions:
     shadow: bool = True
 
 
-def survey_photo_camera(scene: SidewalkScene, rng: np.random.Generator, joint: int = 0) -> Camera:
+def survey_photo_camera(
+    scene: SidewalkScene,
+    rng: np.random.Generator,
+    joint: int = 0,
+    *,
+    focal_px: float | None = None,
+) -> Camera:
     """A hand-held survey photo at the documented geometry: 1920 x 1080,
     1.4-1.7 m above the walk, 20-40 degrees from straight down, with lens
-    distortion, looking at ``joint``."""
+    distortion, looking at ``joint``. ``focal_px`` replaces the 1500-1800 px
+    draw (a wider lens: smaller markers in pixels)."""
     j = scene.joints[joint]
     tilt = float(rng.uniform(20, 40))
     hgt = float(rng.uniform(1400, 1700))
     back = hgt * math.tan(math.radians(tilt))
+    f_draw = float(rng.uniform(1500, 1800))
     return look_down_camera(
         width=1920,
         height=1080,
-        focal_px=float(rng.uniform(1500, 1800)),
+        focal_px=f_draw if focal_px is None else focal_px,
         center_mm=(
             j.station_mm + float(rng.uniform(-150, 150)),
             scene.walk_width_mm / 2 + back + float(rng.uniform(-100, 100)),
@@ -567,8 +640,6 @@ def render_photo(  # noqa: PLR0915 - a renderer is a long list of layers
 ) -> NDArray[np.uint8]:
     """A BGR survey photo of the scene (positions on the mean walk plane;
     relief appears as shading: gaps dark with depth, spalls darker)."""
-    import cv2
-
     cond = conditions or PhotoConditions()
     hh, ww = camera.height, camera.width
     vv, uu = np.mgrid[0:hh, 0:ww]
@@ -596,7 +667,7 @@ def render_photo(  # noqa: PLR0915 - a renderer is a long list of layers
     col[turf] = np.array([0.18, 0.32, 0.22]) * (1 + 2 * tex[turf])[:, None]
     avoid: list[tuple[float, float, float]] = []
     if marker is not None:
-        mk = make_marker_image(marker.marker_id)
+        mk = make_marker_image(marker.marker_id, dictionary=marker.dictionary)
         mp = marker.world_to_marker(np.stack([x, y], 1))
         s = marker.side_mm
         inside = (mp[:, 0] >= 0) & (mp[:, 0] < s) & (mp[:, 1] >= 0) & (mp[:, 1] < s)
@@ -654,11 +725,12 @@ def render_photo(  # noqa: PLR0915 - a renderer is a long list of layers
     return out
 
 
-def make_marker_image(marker_id: int, side_px: int = 240) -> NDArray[np.uint8]:
-    """The ArUco 4x4 marker image the renderer paints on the ground."""
-    import cv2
-
-    d = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
+def make_marker_image(
+    marker_id: int, side_px: int = 240, *, dictionary: int = 0
+) -> NDArray[np.uint8]:
+    """The ArUco marker image the renderer paints on the ground (``dictionary``
+    a cv2.aruco predefined dictionary; 0 is DICT_4X4_50)."""
+    d = cv2.aruco.getPredefinedDictionary(dictionary)
     out = np.asarray(cv2.aruco.generateImageMarker(d, marker_id, side_px), np.uint8)
     return out
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from smbus2 import SMBus
+from smbus2 import SMBus, i2c_msg
 
 Clock = Callable[[], datetime]
 
@@ -79,14 +78,10 @@ class SMBus2Raw:
 
     def write(self, i2c_addr: int, data: bytes) -> None:
         """Write ``data`` to the device in one transfer."""
-        from smbus2 import i2c_msg
-
         self.bus.i2c_rdwr(i2c_msg.write(i2c_addr, data))
 
     def read(self, i2c_addr: int, length: int) -> bytes:
         """Read ``length`` bytes from the device in one transfer."""
-        from smbus2 import i2c_msg
-
         msg = i2c_msg.read(i2c_addr, length)
         self.bus.i2c_rdwr(msg)
         return bytes(msg)

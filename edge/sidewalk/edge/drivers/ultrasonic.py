@@ -21,6 +21,8 @@ import statistics
 import time
 from dataclasses import dataclass
 
+import serial  # type: ignore[import-untyped]  # pyserial ships no type information
+
 from sidewalk.edge.drivers.ports import Clock, SerialPort, utc_now
 from sidewalk.edge.drivers.quality import Limits, Quality, QualityChecker, SensorReading
 
@@ -156,8 +158,6 @@ class UltrasonicSnowDepth:
 
 def open_maxbotix_port(device: str) -> SerialPort:
     """Open the serial device at the HRXL's fixed settings (9600 8N1)."""
-    import serial  # type: ignore[import-untyped]  # pyserial ships no type information
-
     port: SerialPort = serial.Serial(
         device, baudrate=9600, bytesize=8, parity="N", stopbits=1, timeout=0.2
     )

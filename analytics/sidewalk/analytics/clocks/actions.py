@@ -1,0 +1,509 @@
+"""People's actions for the clocks, validated once, where they enter.
+
+A person's step (a hazard confirmed, a notice delivered, a pour or an obstruction
+recorded, …) reaches the engine as one of the models below, a union told apart by
+``kind``. ``parse_action`` builds one from what the case records store (kind,
+target, event time, who, and a JSON detail) or from what the command line and the
+dashboard are given; it raises ``ActionError`` naming every field that is wrong.
+The engine then only checks what needs its state (a known frontage, a recorded
+case, a step in order).
+
+Whatever records an action (the command line, the dashboard) calls
+``parse_action`` first, so a bad entry is refused at once; the runner parses each
+stored action again before applying it, so an action stored by an older version is
+judged the same way (and one it cannot parse is kept with its error, never lost).
+``action_detail`` gives a parsed action's detail back in its stored (JSON) form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, date, datetime
+from functools import cache
+from typing import Annotated, Any, Final, Literal, get_args
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
+
+from sidewalk.analytics.clocks.cold_weather import PourKind
+from sidewalk.analytics.clocks.events import Cause, action_kind
+from sidewalk.analytics.clocks.obstructions import PublicArea
+from sidewalk.core.units import length_to_mm
+
+# -- field types -------------------------------------------------------------------
+
+
+def _instant(value: object) -> datetime:
+    """ISO 8601 text with a UTC offset (as stored in JSON), or an aware datetime; in UTC."""
+    if isinstance(value, datetime):
+        at = value
+    elif isinstance(value, str):
+        try:
+            at = datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"{value!r} is not ISO 8601 (e.g. 2026-11-20T09:30-06:00)") from None
+    else:
+        raise ValueError(f"must be ISO 8601 with a UTC offset, not {value!r}")
+    if at.tzinfo is None:
+        raise ValueError(f"{value!r} needs a UTC offset")
+    return at.astimezone(UTC)
+
+
+def _day(value: object) -> date:
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return value
+    if not isinstance(value, str):
+        raise ValueError(f"must be an ISO date (YYYY-MM-DD), not {value!r}")
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not an ISO date (YYYY-MM-DD)") from None
+
+
+def _length(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise ValueError(f"must be a number ≥ 0, not {value!r}")
+    return float(value)
+
+
+def _flag(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"must be true or false, not {value!r}")
+    return value
+
+
+def _count(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"must be a whole number ≥ 0, not {value!r}")
+    return value
+
+
+def _choice(what: str, options: tuple[str, ...]) -> BeforeValidator:
+    def check(value: object) -> object:
+        if not isinstance(value, str) or value not in options:
+            raise ValueError(f"{what} must be {' or '.join(options)}, not {value!r}")
+        return value
+
+    return BeforeValidator(check)
+
+
+def _aware(at: datetime) -> datetime:
+    # Durations are added to this instant: keep it in UTC so a wall-clock
+    # zone never turns "2 hours" into 1 or 3 across a DST change.
+    if at.tzinfo is None:
+        raise ValueError("an action's time must carry a zone")
+    return at.astimezone(UTC)
+
+
+def _named(who: str) -> str:
+    if not who.strip():
+        raise ValueError("an action must name who recorded it")
+    return who
+
+
+def _street(street: str) -> str:
+    if not street.strip():
+        raise ValueError("a permit needs the street (segment) it opens")
+    return street
+
+
+Instant = Annotated[datetime, BeforeValidator(_instant)]
+"""An instant in a detail: ISO 8601 with a UTC offset; held in UTC."""
+Day = Annotated[date, BeforeValidator(_day)]
+"""A calendar date in a detail: ISO 8601 (YYYY-MM-DD)."""
+Length = Annotated[float, BeforeValidator(_length)]
+"""A length or width in a detail: a number ≥ 0 (its unit is in the field's name)."""
+Flag = Annotated[bool, BeforeValidator(_flag)]
+Count = Annotated[int, BeforeValidator(_count)]
+Area = Annotated[PublicArea, _choice("area", get_args(PublicArea))]
+
+
+# -- details -------------------------------------------------------------------------
+
+
+class _Detail(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class NoDetail(_Detail):
+    """An action that needs nothing beyond its target, time and author."""
+
+
+class CaseDetail(_Detail):
+    """What staff and the paperwork attach to a step on a violation's case (§ 370-10 B–G).
+
+    Informative only: the steps that change a case's state (hazard confirmed,
+    inspected clear, abatement done, paid in full) carry the fields given into the
+    case's clock history, as entered.
+    """
+
+    notice: str | None = None  # the notice's number
+    note: str | None = None  # words from the person recording it
+    channel: str | None = None  # how the notice was delivered (the dashboard: hand, mail, posted)
+    method: str | None = None  # how the notice was delivered (the delivery worker's channel)
+    bill: int | None = None  # the bill received or paid
+
+    def carried(self) -> dict[str, Any]:
+        """The fields given, as given: what the transition's detail carries."""
+        return self.model_dump(exclude_unset=True)
+
+
+class Forecast(_Detail):
+    """One forecast air temperature (°F, as forecasts for the village are published)."""
+
+    at: Instant
+    temp_f: float
+
+
+class PourDetail(_Detail):
+    """Concrete placed (§ 370-5 (9) for a walk, § 370-7 G for a street)."""
+
+    kind: Annotated[PourKind, _choice("pour kind", get_args(PourKind))]
+    at: Instant  # when the concrete was placed
+    site: str | None = None  # the site (pole) whose sensors cover it; else the frontage's
+    frontage: str | None = None  # the frontage whose records carry the clock
+    location: str | None = None  # where, in words (default: the site)
+    forecast: Annotated[tuple[Forecast, ...], BeforeValidator(lambda v: v or ())] = ()
+
+
+class PermitDetail(_Detail):
+    """A § 370-6 street-opening permit, or its renewal (a higher ``renewals``)."""
+
+    street: Annotated[str, AfterValidator(_street)]  # the street segment opened
+    opened_at: Instant
+    approved_at: Instant | None = None  # its date of approval (default: opened_at)
+    emergency: Flag = False  # the Board found it an emergency (§ 370-7 A, H)
+    renewals: Count = 0  # 30-day renewals granted so far
+    frontage: str | None = None
+
+
+class ObstructionDetail(_Detail):
+    """An obstruction an inspector saw (§ 370-8); a sidewalk's clear width is required."""
+
+    frontage: str  # the frontage whose records carry the case
+    observed_at: Instant | None = None  # default: the action's time
+    area: Area = "sidewalk"
+    location: str | None = None  # default: the frontage
+    description: str | None = None
+    clear_width_mm: Length | None = None
+    clear_width_ft: Length | None = None
+    clear_width_in: Length = 0.0  # with clear_width_ft
+
+    @model_validator(mode="after")
+    def _width_given(self) -> ObstructionDetail:
+        if self.area == "sidewalk" and self.clear_width_mm is None and self.clear_width_ft is None:
+            raise ValueError(
+                "the clear width is required: clear_width_mm, or clear_width_ft (+ _in)"
+            )
+        return self
+
+    @property
+    def clear_width(self) -> float | None:
+        """The observed clear width in mm, if one was given (a street needs none)."""
+        if self.clear_width_mm is not None:
+            return 0.0 + length_to_mm(self.clear_width_mm, "mm")
+        if self.clear_width_ft is not None:
+            feet = 0.0 + length_to_mm(self.clear_width_ft, "feet")
+            return feet + length_to_mm(self.clear_width_in, "inches")
+        return None
+
+
+class SweepingDetail(_Detail):
+    """Construction dirt or debris on a street (§ 144-17)."""
+
+    frontage: str
+    occurred_at: Instant | None = None  # default: the action's time
+    location: str | None = None  # the street, in words (default: the frontage)
+    description: str | None = None
+
+
+class _PrivilegeMeasures(_Detail):
+    temporary_walk_width_mm: Length | None = None
+    street_width_mm: Length | None = None
+    street_occupied_mm: Length | None = None
+
+
+class PrivilegeDetail(_PrivilegeMeasures):
+    """A § 370-9 street privilege permit as the Clerk-Treasurer issued it."""
+
+    frontage: str
+    issued_on: Day
+    earlier_termination_on: Day | None = None
+    holder: str | None = None
+    location: str | None = None  # default: the frontage
+    placed: str | None = None  # what it lets stand there
+    area: Area = "street"
+
+
+class InspectionDetail(_PrivilegeMeasures):
+    """An inspector at a § 370-9 permit's site: is the material still there (and measures)."""
+
+    present: Flag
+
+
+# -- actions -------------------------------------------------------------------------
+
+
+class _Action(BaseModel):
+    """Who did what to which target, when (event time, in UTC)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    target: str
+    at: Annotated[datetime, AfterValidator(_aware)]
+    who: Annotated[str, AfterValidator(_named)]
+
+    @property
+    def cause(self) -> Cause:
+        return Cause(kind="person", at=self.at, who=self.who)
+
+
+class _CaseAction(_Action):
+    """A step on a violation's case; ``target`` is the violation key."""
+
+    detail: CaseDetail = Field(default_factory=CaseDetail)
+
+
+class ConfirmHazard(_CaseAction):
+    """An officer finds an immediate danger (B(1)): the 2-hour notice is issued."""
+
+    kind: Literal["confirm_hazard"] = "confirm_hazard"
+
+
+class RecordDelivery(_CaseAction):
+    """A written notice reached the owner: B(1)/(2) periods run from here."""
+
+    kind: Literal["record_delivery"] = "record_delivery"
+
+
+class OwnerUnavailable(_CaseAction):
+    """No one to receive a hazard notice: the village removes at once (B(1))."""
+
+    kind: Literal["owner_unavailable"] = "owner_unavailable"
+
+
+class InspectedClear(_CaseAction):
+    """An inspector saw the walk cleared to the width (cure)."""
+
+    kind: Literal["inspected_clear"] = "inspected_clear"
+
+
+class AbatementDone(_CaseAction):
+    """The village's crew finished; the costs are incurred (F, G)."""
+
+    kind: Literal["abatement_done"] = "abatement_done"
+
+
+class BillReceived(_CaseAction):
+    """The owner received the bill: 10 calendar days run from here (G)."""
+
+    kind: Literal["bill_received"] = "bill_received"
+
+
+class PaidInFull(_CaseAction):
+    """The bill is paid."""
+
+    kind: Literal["paid_in_full"] = "paid_in_full"
+
+
+class RecordTreated(_Action):
+    """Ice that cannot be removed was sanded or salted (A); ``target`` is the frontage."""
+
+    kind: Literal["record_treated"] = "record_treated"
+    detail: CaseDetail = Field(default_factory=CaseDetail)
+
+
+class RecordPour(_Action):
+    """Concrete placed; ``target`` is the pour's id."""
+
+    kind: Literal["record_pour"] = "record_pour"
+    detail: PourDetail
+
+
+class RecordPermit(_Action):
+    """A street-opening permit; ``target`` is the permit's id."""
+
+    kind: Literal["record_permit"] = "record_permit"
+    detail: PermitDetail
+
+
+class RecordObstruction(_Action):
+    """An obstruction seen by an inspector; ``target`` is the obstruction's id."""
+
+    kind: Literal["record_obstruction"] = "record_obstruction"
+    detail: ObstructionDetail
+
+
+class ObstructionNoticeDelivered(_Action):
+    """The written notice reached the owner: 24 h run from here (§ 370-8 D/E)."""
+
+    kind: Literal["obstruction_notice_delivered"] = "obstruction_notice_delivered"
+    detail: NoDetail = Field(default_factory=NoDetail)
+
+
+class ObstructionRemoved(_Action):
+    """An inspector saw the obstruction gone."""
+
+    kind: Literal["obstruction_removed"] = "obstruction_removed"
+    detail: NoDetail = Field(default_factory=NoDetail)
+
+
+class RecordSweepingIncident(_Action):
+    """Construction debris on the street; ``target`` is the incident's id."""
+
+    kind: Literal["record_sweeping_incident"] = "record_sweeping_incident"
+    detail: SweepingDetail
+
+
+class SweepingDone(_Action):
+    """The contractor swept the street."""
+
+    kind: Literal["sweeping_done"] = "sweeping_done"
+    detail: NoDetail = Field(default_factory=NoDetail)
+
+
+class RecordStreetPrivilege(_Action):
+    """A § 370-9 permit issued; ``target`` is the permit number."""
+
+    kind: Literal["record_street_privilege"] = "record_street_privilege"
+    detail: PrivilegeDetail
+
+
+class StreetPrivilegeInspected(_Action):
+    """An inspector looked at a § 370-9 permit's site; ``target`` is the permit number."""
+
+    kind: Literal["street_privilege_inspected"] = "street_privilege_inspected"
+    detail: InspectionDetail
+
+
+EnforcementAction = (
+    ConfirmHazard
+    | RecordDelivery
+    | OwnerUnavailable
+    | InspectedClear
+    | AbatementDone
+    | BillReceived
+    | PaidInFull
+)
+"""A step on a violation's case (§ 370-10 B–G): ``enforcement.Enforcement`` takes these."""
+
+ColdAction = RecordPour | RecordPermit
+"""Cold weather (§ 370-5 (9), §§ 370-6, 370-7)."""
+
+StreetAction = (
+    RecordObstruction
+    | ObstructionNoticeDelivered
+    | ObstructionRemoved
+    | RecordSweepingIncident
+    | SweepingDone
+    | RecordStreetPrivilege
+    | StreetPrivilegeInspected
+)
+"""Obstructions (§ 370-8), street sweeping (§ 144-17), street privilege permits (§ 370-9)."""
+
+AnyAction = EnforcementAction | RecordTreated | ColdAction | StreetAction
+
+Action = Annotated[AnyAction, Field(discriminator="kind")]
+"""Any person's action, told apart by ``kind``."""
+
+ACTION_TYPES: Final[dict[str, type[_Action]]] = {
+    t.model_fields["kind"].default: t for t in get_args(AnyAction)
+}
+"""Each action kind's model."""
+
+STREET_ACTIONS: Final = frozenset(t.model_fields["kind"].default for t in get_args(StreetAction))
+"""The kinds ``sidewalk street`` records."""
+
+
+@cache
+def _codec() -> TypeAdapter[AnyAction]:
+    return TypeAdapter(Action)
+
+
+class ActionError(ValueError):
+    """An action that cannot be applied as given: ``problems`` names each field and why."""
+
+    def __init__(self, kind: str, target: str, problems: list[tuple[str, str]]) -> None:
+        self.kind = kind
+        self.target = target
+        self.problems = problems
+        said = "; ".join(_say(name, why) for name, why in problems)
+        super().__init__(f"{kind} {target}: {said}")
+
+    @property
+    def fields(self) -> list[str]:
+        """The fields at fault (``detail.`` fields by their own name, e.g. ``forecast.0.at``)."""
+        return [name for name, _ in self.problems if name]
+
+
+def parse_action(
+    kind: str,
+    target: str,
+    detail: Mapping[str, Any] | None = None,
+    *,
+    at: datetime,
+    who: str,
+) -> AnyAction:
+    """The typed action for ``kind`` on ``target`` with ``detail``; ``ActionError`` if not valid.
+
+    ``at`` is the event time of the action (with a zone) and ``who`` the person
+    recording it; ``detail`` is the JSON detail as stored or entered.
+    """
+    try:
+        action_kind(kind)
+    except ValueError as exc:
+        raise ActionError(kind, target, [("kind", str(exc))]) from None
+    data = {"kind": kind, "target": target, "at": at, "who": who, "detail": dict(detail or {})}
+    try:
+        return _codec().validate_python(data)
+    except ValidationError as exc:
+        raise ActionError(kind, target, _problems(kind, exc)) from None
+
+
+def action_detail(action: AnyAction) -> dict[str, Any]:
+    """The detail as it is stored (JSON-ready), only the fields given."""
+    return action.detail.model_dump(mode="json", exclude_unset=True)
+
+
+def _problems(kind: str, exc: ValidationError) -> list[tuple[str, str]]:
+    problems: list[tuple[str, str]] = []
+    for error in exc.errors(include_url=False):
+        loc = list(error["loc"])
+        if loc and loc[0] == kind:
+            loc = loc[1:]  # the union's tag
+        if loc and loc[0] == "detail":
+            loc = loc[1:]
+        name = ".".join(str(part) for part in loc)
+        if error["type"] == "missing":
+            why = "is required"
+        elif error["type"] == "value_error":
+            why = str(error["ctx"]["error"])
+        elif error["type"] == "extra_forbidden":
+            why = f"is not a field of {kind} (it takes {_fields(kind) or 'none'})"
+        else:
+            why = error["msg"]
+        problems.append((name, why))
+    return problems
+
+
+def _fields(kind: str) -> str:
+    detail = ACTION_TYPES[kind].model_fields["detail"].annotation
+    if isinstance(detail, type) and issubclass(detail, BaseModel):
+        return ", ".join(detail.model_fields)
+    return ""
+
+
+def _say(name: str, why: str) -> str:
+    if not name:
+        return why
+    if why.startswith("is "):
+        return f"{name} {why}"
+    return f"{name}: {why}"

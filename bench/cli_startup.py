@@ -1,0 +1,71 @@
+"""How long ``sidewalk --help`` takes, beside the floor every Typer program pays.
+
+Each is a fresh interpreter, timed wall-clock from spawn to exit, in the same run,
+interleaved (so a busy machine slows all of them alike), ``--repeat`` times:
+
+1. ``sidewalk --help`` (as ``python -m sidewalk.cli --help``, what the script runs);
+2. ``sidewalk notices --help`` (a group whose commands use fpdf2, Jinja2, SQLAlchemy);
+3. ``sidewalk act --help`` (a command whose work needs the clock engine);
+4. the floor: ``python -c "import typer, pydantic"`` (Typer converts parameters
+   with pydantic, so no Typer command line starts faster);
+5. a two-command Typer group's ``--help`` and nothing else (plain help, as
+   ``sidewalk`` has; Typer's Rich help alone costs about a second): a group's --help
+   builds a pydantic TypeAdapter for its ``--help`` flag, which loads most of
+   pydantic (``import pydantic`` alone is lazy), so this is the floor for 2 and 3.
+
+    uv run python -m bench.cli_startup [--repeat 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+
+BARE_GROUP = """
+import typer
+app, group = typer.Typer(rich_markup_mode=None), typer.Typer(rich_markup_mode=None)
+group.command("a")(lambda: None)
+group.command("b")(lambda: None)
+app.add_typer(group, name="group")
+app(["group", "--help"])
+"""
+RUNS: dict[str, list[str]] = {
+    "sidewalk --help": ["-m", "sidewalk.cli", "--help"],
+    "sidewalk notices --help": ["-m", "sidewalk.cli", "notices", "--help"],
+    "sidewalk act --help": ["-m", "sidewalk.cli", "act", "--help"],
+    "floor: import typer, pydantic": ["-c", "import typer, pydantic"],
+    "floor: bare Typer group --help": ["-c", BARE_GROUP],
+}
+
+
+def once(args: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, *args], check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    repeat = parser.parse_args().repeat
+    for args in RUNS.values():  # warm the file cache and .pyc files first
+        once(args)
+    times: dict[str, list[float]] = {name: [] for name in RUNS}
+    for _ in range(repeat):
+        for name, args in RUNS.items():
+            times[name].append(once(args))
+    floor = statistics.median(times["floor: import typer, pydantic"])
+    print(f"{'':32} {'median':>8} {'min':>8} {'max':>8} {'- floor':>8}  ({repeat} runs each)")
+    for name, seconds in times.items():
+        median = statistics.median(seconds)
+        print(
+            f"{name:32} {median:7.3f}s {min(seconds):7.3f}s {max(seconds):7.3f}s"
+            f" {median - floor:+7.3f}s"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,194 @@
+"""``sidewalk act KIND TARGET``: record what a person did in a § 370-10 snow-and-ice case.
+
+TARGET is what staff have in hand: the notice number (``CLY-2026-000002``), or
+for ``record_treated``, which concerns a walk rather than a case, the frontage's
+street address or id (a notice number works there too). It is resolved to the
+case here, and the step is tried against the case's recorded state with the
+clock engine's own rules, so a mistyped number or a step the case cannot take
+is refused at once (exit 2) instead of later by the runner.
+
+The records and the engine load when the command runs (``common``: a fast --help).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from sidewalk.cli.common import (
+    ConfigOption,
+    WhoOption,
+    console,
+    fail,
+    no_nul,
+    refusals,
+    village,
+)
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from sidewalk.analytics.clocks.enforcement import Enforcement
+    from sidewalk.core.profile import Profile
+    from sidewalk.storage.cases import CaseStore, FrontageRecord, NoticeRecord
+
+# The § 370-10 steps a person records here, in plain words for what is printed. The
+# cold-weather and street entries have commands of their own (sidewalk cold, street).
+STEPS = {
+    "confirm_hazard": "hazard confirmed",
+    "record_delivery": "notice delivered",
+    "owner_unavailable": "owner unavailable to receive the hazard notice",
+    "record_treated": "walk sanded or salted",
+    "inspected_clear": "walk inspected and found clear",
+    "abatement_done": "village abatement done",
+    "bill_received": "bill received by the owner",
+    "paid_in_full": "bill paid in full",
+}
+
+
+def act(
+    kind: Annotated[str, typer.Argument(help=" | ".join(STEPS))],
+    target: Annotated[
+        str,
+        typer.Argument(
+            help="notice number, e.g. CLY-2026-000002 (record_treated: the address or frontage)"
+        ),
+    ],
+    who: WhoOption,
+    at: Annotated[
+        str | None, typer.Option(help="when it happened, ISO 8601 or local time (default: now)")
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Record what a person did (hazard confirmed, notice delivered, …) for the clocks."""
+    from sidewalk.alerts.delivery import NotReadyError
+    from sidewalk.core.clock import format_local
+
+    if kind not in STEPS:
+        fail(
+            f"unknown step {kind!r}: one of {', '.join(STEPS)} (pours and permits:"
+            " sidewalk cold; obstructions, sweeping, street privileges: sidewalk street)"
+        )
+    no_nul(target=target, who=who)
+    place = village(config)
+    when = place.instant("--at", at)
+    with place.cases() as cases, refusals(ValueError, NotReadyError):
+        if kind == "record_treated":
+            frontage = _frontage(cases, target)
+            _try(kind, frontage.id, when, who)
+            cases.actions.record(kind, frontage.id, when, who)
+            what = frontage.street_address
+        else:
+            notice = _notice(cases, target)
+            _try(kind, notice.number, when, who, _case(cases, place.profile, notice, when))
+            _record(cases, notice, kind, when, who)
+            address = cases.registry.get_frontage(notice.frontage_id).street_address
+            what = f"notice {notice.number}, {address}"
+    console().print(
+        f"recorded: {STEPS[kind]} — {what}, {format_local(when, place.profile.zone)}, by {who};"
+        " the analytics runner applies it",
+        soft_wrap=True,
+    )
+
+
+def _notice(cases: CaseStore, number: str) -> NoticeRecord:
+    """The notice of a § 370-10 case, by its number."""
+    from sidewalk.storage.cases import NotFoundError
+
+    try:
+        notice = cases.notices.get_by_number(number.strip())
+    except NotFoundError:
+        fail(f"no notice {number!r}: give its number, e.g. CLY-2026-000002 (notices register)")
+    violation = (
+        None if notice.violation_id is None else cases.clocks.get_violation(notice.violation_id)
+    )
+    if violation is None or not violation.rule.startswith("snow_and_ice."):
+        fail(f"notice {notice.number} ({notice.kind}) is not about a § 370-10 snow-and-ice case")
+    return notice
+
+
+def _case(cases: CaseStore, profile: Profile, notice: NoticeRecord, at: datetime) -> Enforcement:
+    """A copy of the notice's case in the state the runner last recorded, keyed by the
+    notice's number; a case the runner has not moved yet has its notice issued."""
+    from datetime import datetime
+
+    from sidewalk.analytics.clocks.enforcement import ENFORCEMENT, Enforcement, EnforcementCase
+    from sidewalk.analytics.clocks.states import CaseState
+
+    assert notice.violation_id is not None
+    violation = cases.clocks.get_violation(notice.violation_id)
+    # The recorder keys a case's clock record <frontage>/enforcement/<violation key>.
+    key = f"{violation.frontage_id}/{ENFORCEMENT}/{violation.key}"
+    clocks = cases.clocks.list(frontage_id=violation.frontage_id, kind=ENFORCEMENT)
+    state = next((c.state for c in clocks if c.key == key), CaseState.NOTICE_ISSUED)
+    deadline = violation.evidence.get("deadline")
+    case = EnforcementCase(
+        notice.number,
+        violation.frontage_id,
+        datetime.fromisoformat(deadline) if isinstance(deadline, str) else at,
+        float(violation.evidence.get("required_width_mm") or 0.0),
+        state=CaseState(state),
+    )
+    copy = Enforcement(profile)
+    copy.load({case.key: case})
+    return copy
+
+
+def _try(kind: str, target: str, at: datetime, who: str, case: Enforcement | None = None) -> None:
+    """The step typed by the clocks' own models and, on a case, tried with the engine's
+    rules; a refusal exits 2 naming the notice, not an internal key."""
+    from sidewalk.analytics.clocks.actions import ActionError, EnforcementAction, parse_action
+
+    try:
+        action = parse_action(kind, target, at=at, who=who)
+        if case is not None:
+            assert isinstance(action, EnforcementAction)
+            case.act(action)
+    except (ActionError, ValueError) as exc:
+        fail(f"refused: {exc}")
+
+
+def _record(cases: CaseStore, notice: NoticeRecord, kind: str, at: datetime, who: str) -> None:
+    """The step on the notice's case; a delivery is recorded the way ``notices delivered``
+    records it (the delivery, then the step for the clock)."""
+    from sidewalk.alerts import delivery
+    from sidewalk.alerts.notices import CLOCK_FROM_DELIVERY
+
+    if kind == "record_delivery":
+        if notice.delivered_at is not None:
+            fail(f"refused: notice {notice.number} was delivered on {notice.delivered_at:%Y-%m-%d}")
+        if notice.kind not in CLOCK_FROM_DELIVERY:
+            fail(f"refused: no period runs from the delivery of a {notice.kind} notice")
+        delivery.record_notice_delivery(cases, notice.id, at, who, "hand")
+        return
+    assert notice.violation_id is not None
+    violation = cases.clocks.get_violation(notice.violation_id)
+    cases.actions.record(kind, violation.key, at, who, {"notice": notice.number})
+
+
+def _frontage(cases: CaseStore, target: str) -> FrontageRecord:
+    """A watched frontage by id, street address (any case and spacing) or notice number."""
+    from sidewalk.storage.cases import NotFoundError
+
+    def plain(text: str) -> str:
+        return " ".join(text.split()).casefold()
+
+    found = [
+        f
+        for f in cases.registry.list_frontages()
+        if plain(target) in {plain(f.id), plain(f.street_address)}
+    ]
+    if not found:
+        try:
+            found = [cases.registry.get_frontage(cases.notices.get_by_number(target).frontage_id)]
+        except NotFoundError:
+            fail(f"no frontage, address or notice {target!r}: give the address, e.g. '105 Main St'")
+    if len(found) > 1:
+        fail(
+            f"{target!r} is {len(found)} frontages: give the id of one"
+            f" ({', '.join(f.id for f in found)})"
+        )
+    if found[0].device_id is None:
+        fail(f"refused: no pole watches {found[0].street_address}, so no clock runs there")
+    return found[0]

@@ -1,0 +1,106 @@
+"""``sidewalk dashboard`` and ``sidewalk dashboard add-user``.
+
+FastAPI, uvicorn and argon2 load when a command runs (``common``: a fast --help).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from sidewalk.cli.common import (
+    ConfigOption,
+    LogFormatOption,
+    command_group,
+    configure_logging,
+    console,
+    fail,
+    no_nul,
+    refusals,
+    village,
+)
+
+if TYPE_CHECKING:
+    from sidewalk.cli.common import Village
+
+SECRET_ENV = "SIDEWALK_DASHBOARD_SECRET"
+ROLES = "viewer | inspector | clerk | admin"  # sidewalk.dashboard.auth.ROLES checks them
+
+dashboard_app = command_group(
+    "The public-works dashboard (FastAPI + a UI in the same process).", no_args_is_help=False
+)
+
+
+def secret_from_env() -> str:
+    """The cookie-signing secret; refuses to start without one (it is never in a file)."""
+    import os
+
+    secret = os.environ.get(SECRET_ENV, "")
+    if len(secret) < 16:
+        fail(f"set {SECRET_ENV} to a random string of at least 16 characters")
+    return secret
+
+
+@dashboard_app.callback(invoke_without_command=True)
+def dashboard(  # noqa: PLR0917 (Typer maps parameters to options)
+    ctx: typer.Context,
+    config: ConfigOption = None,
+    host: Annotated[str, typer.Option(help="listen address")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="listen port")] = 8080,
+    geojson: Annotated[Path | None, typer.Option(help="frontage geometry (GeoJSON)")] = None,
+    log_format: LogFormatOption = None,
+) -> None:
+    """Serve the dashboard over the configured stores (secret: SIDEWALK_DASHBOARD_SECRET)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    secret = secret_from_env()
+    place = village(config)
+    configure_logging(place.settings, log_format)
+    serve(place, secret, host=host, port=port, geojson=geojson)
+
+
+def serve(place: Village, secret: str, *, host: str, port: int, geojson: Path | None) -> None:
+    """Serve the dashboard over the configured stores until interrupted."""
+    from sidewalk.dashboard.app import create_app
+    from sidewalk.dashboard.app import serve as run
+    from sidewalk.storage.evidence import EvidenceStore
+    from sidewalk.storage.timeseries import SqliteTimeSeriesStore
+
+    settings = place.settings
+    with place.cases() as cases:
+        path = settings.timeseries.sqlite_path
+        timeseries = SqliteTimeSeriesStore(path) if path.exists() else None
+        # Where ingest keeps evidence JPEGs (the CLI's ingest uses the same directory).
+        frames = settings.data_dir / "evidence"
+        app = create_app(
+            cases, timeseries, place.profile, secret_key=secret, geojson_path=geojson,
+            evidence=EvidenceStore(frames) if frames.exists() else None,
+        )  # fmt: skip
+        try:
+            run(app, host, port)
+        finally:
+            if timeseries is not None:
+                timeseries.close()
+
+
+@dashboard_app.command("add-user")
+def add_user(
+    name: Annotated[str, typer.Argument(help="login name")],
+    role: Annotated[str, typer.Option(help=ROLES)],
+    config: ConfigOption = None,
+) -> None:
+    """Create a dashboard account (the password is asked for, never a flag)."""
+    from sidewalk.dashboard import auth
+
+    try:
+        auth.role_of(role)  # before asking for a password that would be thrown away
+    except ValueError as exc:
+        fail(f"--role: {exc}")
+    no_nul(name=name)
+    place = village(config)
+    password = typer.prompt("password", hide_input=True, confirmation_prompt=True)
+    with place.cases() as cases, refusals(ValueError):
+        auth.add_user(cases, name, password, role, who="cli")
+    console().print(f"account {name} ({role}) created")

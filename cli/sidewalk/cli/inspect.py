@@ -1,0 +1,328 @@
+"""``sidewalk inspect …``: measure a frontage's sidewalk against § 370-5.
+
+Each file becomes one stored inspection (ok, or failed with the reason); the annotated evidence
+image goes to ``<data_dir>/evidence``; the repair or full-replacement notice
+record is issued when due (``sidewalk notices …`` delivers it).
+
+OpenCV and the records load when a command runs (``common``: a fast --help).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from sidewalk.cli.common import (
+    ConfigOption,
+    Village,
+    command_group,
+    console,
+    fail,
+    refusals,
+    village,
+)
+
+if TYPE_CHECKING:
+    from sidewalk.alerts.inspections import InspectionReport
+    from sidewalk.analytics.defects import (
+        CameraCalibration,
+        DepthIntrinsics,
+        FiducialSpec,
+        LaserRig,
+    )
+    from sidewalk.analytics.inspect import Kind
+    from sidewalk.storage.cases import CaseStore
+    from sidewalk.storage.evidence import EvidenceStore
+
+inspect_app = command_group(__doc__)
+
+FrontageOption = Annotated[str, typer.Option("--frontage", help="frontage id the files show")]
+SurveyedOption = Annotated[
+    str | None, typer.Option(help="when surveyed, ISO 8601 or local time (default: now)")
+]
+NoNoticeOption = Annotated[
+    bool, typer.Option("--no-notice", help="store the inspections only; issue no notice")
+]
+FirstBlockOption = Annotated[
+    int, typer.Option(help="number of the first block seen, counted along the frontage")
+]
+StationOption = Annotated[
+    list[float] | None,
+    typer.Option(
+        "--station",
+        help="station of each file along the frontage, metres (image centre, or the photo's"
+        " ground marker); once per file, in order",
+    ),
+]
+FrontageBlocksOption = Annotated[
+    int | None,
+    typer.Option(help="the frontage's block count, when recorded (the 80 % rule's denominator)"),
+]
+
+
+@contextmanager
+def _stores(place: Village) -> Iterator[tuple[CaseStore, EvidenceStore]]:
+    from sidewalk.storage.evidence import EvidenceStore
+
+    with place.cases() as cases, refusals(ValueError):
+        yield cases, EvidenceStore(place.settings.data_dir / "evidence")
+
+
+def _run(
+    files: Sequence[Path],
+    kind: Kind,
+    *,
+    frontage: str,
+    config: Path | None,
+    surveyed_at: str | None,
+    first_block: int,
+    no_notice: bool,
+    station: list[float] | None = None,
+    frontage_blocks: int | None = None,
+    calibration: CameraCalibration | None = None,
+    fiducial: FiducialSpec | None = None,
+    intrinsics: DepthIntrinsics | None = None,
+    rig: LaserRig | None = None,
+) -> None:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from sidewalk.alerts.inspections import inspect_files
+
+    if station and len(station) != len(files):
+        fail(f"{len(station)} --station values for {len(files)} files")
+    place = village(config)
+    when = place.instant("--surveyed-at", surveyed_at)
+    with (
+        _stores(place) as (cases, evidence),
+        Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console()
+        ) as bar,
+    ):
+        task = bar.add_task(f"inspecting {frontage}", total=len(files))
+        report = inspect_files(
+            files,
+            frontage=frontage,
+            kind=kind,
+            cases=cases,
+            evidence=evidence,
+            profile=place.profile,
+            calibration=calibration,
+            fiducial=fiducial,
+            intrinsics=intrinsics,
+            rig=rig,
+            stations_mm=[m * 1000.0 for m in station] if station else None,
+            frontage_blocks=frontage_blocks,
+            surveyed_at=when,
+            first_block=first_block,
+            issue_notice=not no_notice,
+            progress=lambda done, _total, _name: bar.update(task, completed=done),
+        )
+    _print(report)
+
+
+def _print(report: InspectionReport) -> None:
+    from rich.table import Table
+
+    files = Table(title=f"Files, frontage {report.frontage_id}")
+    for col in ("file", "result", "evidence"):
+        files.add_column(col)
+    for f in report.files:
+        rec = f.inspection
+        files.add_row(
+            Path(f.source).name,
+            "ok" if f.ok else f"[red]failed: {rec.failure}[/red]",
+            (rec.evidence_sha256 or "")[:12],
+        )
+    console().print(files)
+    blocks = Table(title="Blocks (§ 370-5 (11)): measured vs limit, mm")
+    for col in ("block", "rule", "measured", "limit", "verdict", "citation"):
+        blocks.add_column(col)
+    for f in report.files:
+        for b in f.inspection.blocks:
+            for c in b["checks"]:
+                verdict = "[red]DEFECTIVE[/red]" if c["failed"] else "ok"
+                blocks.add_row(
+                    str(b["block"]),
+                    str(c["rule"]),
+                    f"{c['measured_mm']:.1f} ± {c['uncertainty_mm']:.1f}",
+                    f"{c['limit_mm']:.2f}",
+                    verdict + ("" if c["confident"] else " (within 2σ)"),
+                    str(c["citation"]),
+                )
+    console().print(blocks)
+    _print_frontage(report)
+    s = report.owner_status
+    console().print(
+        f"owner {report.owner_id}: {s.describe()};"
+        f" replace entire sidewalk: {'yes' if s.replace_entire_sidewalk else 'no'}"
+    )
+    if report.notice_held is not None:
+        console().print(f"[yellow]notice held: {report.notice_held}[/yellow]")
+    elif report.notice is None:
+        console().print("no notice issued")
+    else:
+        console().print(f"notice {report.notice.number} ({report.notice.kind}) issued")
+    if report.failures:
+        raise typer.Exit(1)
+
+
+def _print_frontage(report: InspectionReport) -> None:
+    """The frontage's stationed joints, the spacing between them (§ 370-5 (5))
+    and the walk widths measured from photos ((7))."""
+    from sidewalk.analytics.defects import Rule
+
+    if report.joint_stations_mm:
+        st = ", ".join(f"{x / 1000:.2f}" for x in report.joint_stations_mm)
+        console().print(f"joints at stations (m): {st}")
+    if report.frontage is not None:
+        for c in report.frontage.checks:
+            if c.rule == Rule.WALK_WIDTH:
+                verdict = "[red]TOO NARROW[/red]" if c.failed else "ok"
+                console().print(
+                    f"walk width {c.measured:.0f} ± {c.uncertainty:.0f} mm"
+                    f" (minimum {c.limit:.0f} mm): {verdict}"
+                )
+                continue
+            verdict = "[red]OVER LIMIT[/red]" if c.failed else "ok"
+            console().print(
+                f"joint spacing {c.measured / 1000:.2f} m (limit {c.limit / 1000:.2f} m): {verdict}"
+            )
+
+
+@inspect_app.command("photos")
+def photos(  # noqa: PLR0917 (Typer maps parameters to options)
+    files: Annotated[list[Path], typer.Argument(help="survey photos (JPEG/PNG)")],
+    frontage: FrontageOption,
+    calibration: Annotated[
+        Path, typer.Option(help='camera calibration JSON {"matrix": …, "distortion": …}')
+    ],
+    marker_mm: Annotated[float, typer.Option(help="printed side of the ground marker")] = 150.0,
+    surveyed_at: SurveyedOption = None,
+    first_block: FirstBlockOption = 0,
+    station: StationOption = None,
+    frontage_blocks: FrontageBlocksOption = None,
+    no_notice: NoNoticeOption = False,
+    config: ConfigOption = None,
+) -> None:
+    """Measure survey photos (crack and joint gap widths) and store the inspections."""
+    from sidewalk.analytics.defects import FiducialSpec
+    from sidewalk.analytics.inspect import load_calibration
+
+    _run(
+        files,
+        "photo",
+        frontage=frontage,
+        config=config,
+        surveyed_at=surveyed_at,
+        first_block=first_block,
+        no_notice=no_notice,
+        station=station,
+        frontage_blocks=frontage_blocks,
+        calibration=load_calibration(calibration),
+        fiducial=FiducialSpec(side_mm=marker_mm),
+    )
+
+
+@inspect_app.command("depth")
+def depth(  # noqa: PLR0917 (Typer maps parameters to options)
+    files: Annotated[list[Path], typer.Argument(help="16-bit depth PNGs (millimetres)")],
+    frontage: FrontageOption,
+    intrinsics: Annotated[
+        Path | None, typer.Option(help='intrinsics JSON {"fx", "fy", "cx", "cy"}')
+    ] = None,
+    fx: Annotated[float | None, typer.Option(help="focal length x, pixels")] = None,
+    fy: Annotated[float | None, typer.Option(help="focal length y, pixels")] = None,
+    cx: Annotated[float | None, typer.Option(help="principal point x, pixels")] = None,
+    cy: Annotated[float | None, typer.Option(help="principal point y, pixels")] = None,
+    surveyed_at: SurveyedOption = None,
+    first_block: FirstBlockOption = 0,
+    station: StationOption = None,
+    frontage_blocks: FrontageBlocksOption = None,
+    no_notice: NoNoticeOption = False,
+    config: ConfigOption = None,
+) -> None:
+    """Measure depth maps (faults, gaps, deterioration) and store the inspections."""
+    from sidewalk.analytics.defects import DepthIntrinsics
+    from sidewalk.analytics.inspect import load_intrinsics
+
+    if intrinsics is not None:
+        intr = load_intrinsics(intrinsics)
+    elif fx is not None and fy is not None and cx is not None and cy is not None:
+        intr = DepthIntrinsics(fx, fy, cx, cy)
+    else:
+        fail("give --intrinsics JSON, or all of --fx --fy --cx --cy")
+    _run(
+        files,
+        "depth",
+        frontage=frontage,
+        config=config,
+        surveyed_at=surveyed_at,
+        first_block=first_block,
+        no_notice=no_notice,
+        station=station,
+        frontage_blocks=frontage_blocks,
+        intrinsics=intr,
+    )
+
+
+@inspect_app.command("laser")
+def laser(  # noqa: PLR0917 (Typer maps parameters to options)
+    files: Annotated[list[Path], typer.Argument(help="laser-line frames (8-bit grey PNG)")],
+    frontage: FrontageOption,
+    rig: Annotated[
+        Path,
+        typer.Option(
+            help='rig calibration JSON {"matrix", "distortion", "plane_normal",'
+            ' "plane_offset_mm", "plane2_normal", "plane2_offset_mm", "up"}'
+            " (the second plane for the two-stripe survey rig)"
+        ),
+    ],
+    surveyed_at: SurveyedOption = None,
+    first_block: FirstBlockOption = 0,
+    station: StationOption = None,
+    frontage_blocks: FrontageBlocksOption = None,
+    no_notice: NoNoticeOption = False,
+    config: ConfigOption = None,
+) -> None:
+    """Measure laser-line frames (fault, gap and edge of the joint each crosses)."""
+    from sidewalk.analytics.inspect import load_laser_rig
+
+    try:
+        laser_rig = load_laser_rig(rig)
+    except (OSError, ValueError, KeyError) as exc:
+        fail(f"rig calibration {rig}: {exc}")
+    _run(
+        files,
+        "laser",
+        frontage=frontage,
+        config=config,
+        surveyed_at=surveyed_at,
+        first_block=first_block,
+        no_notice=no_notice,
+        station=station,
+        frontage_blocks=frontage_blocks,
+        rig=laser_rig,
+    )
+
+
+@inspect_app.command("demo-scene")
+def demo_scene(
+    out_dir: Annotated[Path, typer.Argument(help="folder to write the demo files to")],
+    fault_in: Annotated[float, typer.Option(help="vertical fault at the joint, inches")] = 1.0,
+    seed: Annotated[int, typer.Option(help="scene seed")] = 11,
+) -> None:
+    """A synthetic walk with a known fault: depth PNG, photo, two-stripe laser frame and rig."""
+    from sidewalk.analytics.defects import MM_PER_INCH
+    from sidewalk.analytics.inspect import write_demo_scene
+
+    paths = write_demo_scene(out_dir, fault_mm=fault_in * MM_PER_INCH, seed=seed)
+    for name, path in paths.items():
+        console().print(f"{name}: {path}")
+    console().print(
+        f"try: sidewalk inspect depth {paths['depth']} --frontage ID"
+        f" --intrinsics {paths['intrinsics']}"
+    )

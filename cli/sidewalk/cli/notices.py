@@ -1,0 +1,311 @@
+"""``sidewalk notices …``: the paperwork from the command line.
+
+Secrets come from the environment only: ``SIDEWALK_SMTP_PASSWORD``,
+``SIDEWALK_WEBHOOK_SECRET`` (and ``SIDEWALK_DB_PASSWORD`` for the case records).
+The alerts package (Jinja2, fpdf2) loads when a command runs (``common``: a fast --help).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from sidewalk.cli.common import (
+    ConfigOption,
+    WhoOption,
+    command_group,
+    console,
+    fail,
+    instant,
+    refusals,
+    village,
+)
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from sidewalk.alerts.billing import Material
+    from sidewalk.alerts.issue import NoticeIssuer
+
+notices_app = command_group(__doc__)
+
+AtOption = Annotated[str | None, typer.Option(help="when, ISO 8601 or local time (default: now)")]
+# sidewalk.alerts.delivery.DELIVERY_METHODS, written out so --help need not load fpdf2
+# (tests/cli checks that they agree).
+DELIVERY_METHODS = ("hand", "mail", "posted", "email")
+
+
+def _now() -> datetime:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC)
+
+
+@contextmanager
+def _issuer(config: Path | None) -> Iterator[NoticeIssuer]:
+    from sidewalk.alerts.billing import BillingInputError
+    from sidewalk.alerts.delivery import NotReadyError
+    from sidewalk.alerts.issue import NoticeIssuer
+
+    place = village(config)
+    with place.cases() as cases, refusals(BillingInputError, NotReadyError, ValueError):
+        yield NoticeIssuer(cases, place.profile)
+
+
+def _at(issuer: NoticeIssuer, text: str | None) -> datetime:
+    return instant("--at", text, issuer.profile.zone)
+
+
+@notices_app.command("register")
+def register(
+    config: ConfigOption = None,
+    csv_out: Annotated[Path | None, typer.Option("--csv")] = None,
+    pdf_out: Annotated[Path | None, typer.Option("--pdf")] = None,
+) -> None:
+    """The notice register: every notice, its deliveries, and why a pending one is stuck."""
+    from rich.table import Table
+
+    from sidewalk.alerts import documents
+
+    with _issuer(config) as issuer:
+        rows = documents.notice_register(issuer.cases, issuer.profile)
+        if csv_out:
+            csv_out.write_text(documents.register_csv(rows), encoding="utf-8")
+        if pdf_out:
+            pdf_out.write_bytes(documents.register_pdf(rows, issuer.profile, _now()))
+    table = Table(title="Notice register")
+    for name in ("number", "kind", "parcel", "owner", "status", "deliveries", "problem"):
+        table.add_column(name)
+    for r in rows:
+        table.add_row(r.number, r.kind, r.parcel, r.owner, r.status, r.deliveries, r.problem)
+    console().print(table)
+
+
+@notices_app.command("render-pending")
+def render_pending(config: ConfigOption = None) -> None:
+    """Render again every pending notice (after fixing an address or a template)."""
+    with _issuer(config) as issuer:
+        for n in issuer.render_pending():
+            console().print(f"{n.number}: {n.status}")
+
+
+@notices_app.command("queue")
+def queue(
+    number: str,
+    channel: Annotated[list[str], typer.Option(help="print | email | webhook (repeatable)")],
+    webhook_url: Annotated[str | None, typer.Option()] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Queue a rendered notice for delivery (queueing twice is harmless)."""
+    from sidewalk.alerts import delivery
+
+    with _issuer(config) as issuer:
+        notice = issuer.cases.notices.get_by_number(number)
+        jobs = delivery.queue_notice(
+            issuer.cases, notice.id, channel, _now(), webhook_url=webhook_url
+        )
+    for job in jobs:
+        console().print(f"job {job.id}: {job.channel} → {job.target} ({job.status})")
+
+
+@notices_app.command("print-batch")
+def print_batch(
+    out: Annotated[Path, typer.Option(help="folder for the batch PDF")] = Path("var/print"),
+    duplex: Annotated[bool, typer.Option(help="start every notice on a new sheet")] = True,
+    config: ConfigOption = None,
+) -> None:
+    """Every queued print job as one PDF for window envelopes."""
+    from sidewalk.alerts import delivery
+
+    with _issuer(config) as issuer:
+        batch = delivery.print_batch(issuer.cases, issuer.profile, out, _now(), duplex=duplex)
+    if batch is None:
+        console().print("nothing queued for print")
+        return
+    console().print(f"{batch.path} ({len(batch.notices)} notices, sha256 {batch.sha256})")
+
+
+@notices_app.command("deliver")
+def deliver(  # noqa: PLR0917 (Typer maps parameters to options)
+    smtp_host: Annotated[str | None, typer.Option()] = None,
+    smtp_port: Annotated[int, typer.Option()] = 25,
+    sender: Annotated[str, typer.Option(help="From: address")] = "dpw@localhost",
+    smtp_user: Annotated[str | None, typer.Option()] = None,
+    starttls: Annotated[bool, typer.Option()] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Send what is due by e-mail and webhook, once; jobs a crash left mid-send become uncertain."""
+    import os
+
+    from sidewalk.alerts import delivery
+
+    channels: dict[str, delivery.Channel] = {}
+    with _issuer(config) as issuer:
+        if smtp_host:
+            settings = delivery.SmtpSettings(
+                smtp_host, smtp_port, sender, smtp_user,
+                os.environ.get("SIDEWALK_SMTP_PASSWORD"), starttls,
+            )  # fmt: skip
+            channels[delivery.EMAIL] = delivery.SmtpChannel(settings, issuer.profile)
+        if secret := os.environ.get("SIDEWALK_WEBHOOK_SECRET"):
+            channels[delivery.WEBHOOK] = delivery.WebhookChannel(secret.encode(), issuer.profile)
+        worker = delivery.Deliverer(issuer.cases, issuer.profile, channels)
+        uncertain = worker.recover()
+        report = worker.run_once()
+    console().print(
+        f"sent {len(report.sent)}, retrying {len(report.retrying)}, failed {len(report.failed)},"
+        f" uncertain {len(uncertain)}"
+    )
+
+
+@notices_app.command("delivered")
+def delivered(
+    number: str,
+    who: WhoOption,
+    method: Annotated[str, typer.Option(help=" | ".join(DELIVERY_METHODS))] = "hand",
+    at: AtOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Record that a notice reached the owner (the B(1)/(2) periods run from here)."""
+    from sidewalk.alerts import delivery
+
+    with _issuer(config) as issuer:
+        notice = issuer.cases.notices.get_by_number(number)
+        n = delivery.record_notice_delivery(issuer.cases, notice.id, _at(issuer, at), who, method)
+    console().print(f"{n.number} delivered {n.delivered_at}")
+
+
+def _materials(items: list[str]) -> tuple[Material, ...]:
+    from decimal import Decimal, InvalidOperation
+
+    from sidewalk.alerts.billing import Material
+
+    out = []
+    for item in items:
+        name, _, cost = item.rpartition("=")
+        try:
+            out.append(Material(name, Decimal(cost)))
+        except InvalidOperation:
+            fail(f"material {item!r}: write it as 'description=12.34'")
+    return tuple(out)
+
+
+@notices_app.command("bill")
+def bill(  # noqa: PLR0917 (Typer maps parameters to options)
+    abatement_id: int,
+    who: WhoOption,
+    crew_hours: Annotated[str, typer.Option(help="person-hours, e.g. 2.5")] = "0",
+    equipment_hours: Annotated[str, typer.Option()] = "0",
+    material: Annotated[list[str] | None, typer.Option(help="'salt=21.90' (repeatable)")] = None,
+    at: AtOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Price an abatement, keep its expense account and issue the bill notice."""
+    from decimal import Decimal
+
+    from sidewalk.alerts import accounts
+    from sidewalk.alerts.billing import AbatementWork
+
+    work = AbatementWork(Decimal(crew_hours), Decimal(equipment_hours), _materials(material or []))
+    with _issuer(config) as issuer:
+        billed = accounts.bill_abatement(issuer, abatement_id, work, _at(issuer, at), who=who)
+    console().print(f"bill {billed.bill.id}: {billed.bill.amount} (notice {billed.notice.number})")
+
+
+@notices_app.command("bill-received")
+def bill_received(
+    bill_id: int, who: WhoOption, at: AtOption = None, config: ConfigOption = None
+) -> None:
+    """Record the bill's receipt: it is payable within 10 calendar days from it."""
+    from sidewalk.alerts import accounts
+
+    with _issuer(config) as issuer:
+        b = accounts.record_bill_receipt(issuer, bill_id, _at(issuer, at), who)
+    console().print(f"bill {b.id} received; due {b.due_date}")
+
+
+@notices_app.command("pay")
+def pay(  # noqa: PLR0917 (Typer maps parameters to options)
+    bill_id: int,
+    amount: str,
+    key: Annotated[str, typer.Option(help="receipt number: the same key twice is one payment")],
+    who: WhoOption,
+    method: Annotated[str, typer.Option()] = "cash",
+    reference: Annotated[str | None, typer.Option()] = None,
+    at: AtOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Record a payment, partial or full."""
+    from decimal import Decimal
+
+    from sidewalk.alerts import accounts
+
+    with _issuer(config) as issuer:
+        b = accounts.record_payment(
+            issuer.cases, key, bill_id, Decimal(amount), _at(issuer, at),
+            who=who, method=method, reference=reference,
+        )  # fmt: skip
+    console().print(f"bill {b.id}: paid {b.paid} of {b.amount}, balance {b.balance} ({b.status})")
+
+
+@notices_app.command("overdue")
+def overdue(config: ConfigOption = None) -> None:
+    """Open bills past their last day to pay."""
+    from sidewalk.alerts import accounts
+
+    with _issuer(config) as issuer:
+        for b in accounts.overdue_bills(issuer, _now()):
+            console().print(
+                f"bill {b.id} {b.frontage_id} {b.owner_name}: {b.balance} due {b.due_date}"
+            )
+
+
+@notices_app.command("tax-roll")
+def tax_roll(
+    year: int,
+    csv_out: Annotated[Path, typer.Option("--csv")],
+    pdf_out: Annotated[Path, typer.Option("--pdf")],
+    config: ConfigOption = None,
+) -> None:
+    """The tax-roll certification for the Clerk-Treasurer, as CSV and PDF."""
+    from sidewalk.alerts import documents
+
+    with _issuer(config) as issuer:
+        lines = documents.tax_roll_lines(issuer.cases, issuer.profile, year)
+        csv_out.write_text(documents.tax_roll_csv(lines), encoding="utf-8")
+        pdf_out.write_bytes(documents.tax_roll_pdf(lines, issuer.profile, year, _now()))
+    console().print(f"{len(lines)} charges, total {documents.tax_roll_total(lines)}")
+
+
+@notices_app.command("evidence")
+def evidence_cmd(
+    number: str,
+    out: Annotated[Path, typer.Option(help="the .zip to write")],
+    config: ConfigOption = None,
+) -> None:
+    """Build a notice's evidence package (PDF, records, history, audit rows, manifest)."""
+    from sidewalk.alerts import evidence
+
+    with _issuer(config) as issuer:
+        notice = issuer.cases.notices.get_by_number(number)
+        path = evidence.evidence_package(issuer, notice.id, out)
+    console().print(str(path))
+
+
+@notices_app.command("verify")
+def verify(package: Path | None = None, config: ConfigOption = None) -> None:
+    """Verify an evidence package, or (with no package) the audit log's hash chain."""
+    from sidewalk.alerts import evidence
+
+    if package is not None:
+        result = evidence.verify_evidence_package(package)
+        console().print("ok" if result.ok else "\n".join(result.problems))
+        raise typer.Exit(0 if result.ok else 1)
+    with _issuer(config) as issuer:
+        chain = issuer.cases.audit.verify_chain()
+    console().print(f"audit chain: {'ok' if chain.ok else chain.reason} ({chain.rows} rows)")
+    raise typer.Exit(0 if chain.ok else 1)

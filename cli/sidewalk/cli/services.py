@@ -1,0 +1,186 @@
+"""``sidewalk ingest`` and ``sidewalk analytics``: the two long-running MQTT consumers.
+
+Each runs until SIGINT/SIGTERM. A broker, database or store it cannot reach is one
+line naming the setting, and exit 2. paho, SQLAlchemy and APScheduler load when
+a command runs (``common``: a fast --help).
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from dataclasses import replace
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from sidewalk.cli.common import (
+    ConfigOption,
+    LogFormatOption,
+    MetricsPortOption,
+    configure_logging,
+    console,
+    fail,
+    require_broker,
+    unreachable_broker,
+    village,
+)
+
+if TYPE_CHECKING:
+    import threading
+
+    from sidewalk.core.config import Settings
+    from sidewalk.storage.influx import InfluxForwarder
+    from sidewalk.storage.timeseries import SqliteTimeSeriesStore
+
+
+def ingest(
+    config: ConfigOption = None,
+    metrics_port: MetricsPortOption = None,
+    log_format: LogFormatOption = None,
+) -> None:
+    """Consume readings into the time-series store until interrupted."""
+    from prometheus_client import CollectorRegistry
+
+    from sidewalk.core.config import mqtt_settings
+    from sidewalk.core.mqtt import MqttError
+    from sidewalk.ingest.consumer import IngestConsumer
+    from sidewalk.ingest.metrics import TimedStore, ingest_observability
+    from sidewalk.storage.evidence import EvidenceStore
+
+    settings = village(config).settings
+    configure_logging(settings, log_format)
+    require_broker(settings)
+    stop = _stop_signal()
+    with ExitStack() as running:
+        store = _timeseries(settings)
+        running.callback(store.close)
+        influx = _influx(settings, running)
+        registry = CollectorRegistry()
+        consumer = IngestConsumer(
+            TimedStore(store, registry),
+            mqtt_settings(settings, settings.mqtt.client_id),
+            site=settings.site,
+            shared_group=settings.mqtt.shared_group,
+            batch_size=settings.mqtt.ack_batch,
+            influx=influx,
+            evidence=EvidenceStore(settings.data_dir / "evidence"),
+            time_policy=settings.time.policy(),
+        )
+        try:
+            consumer.start()
+        except MqttError as exc:
+            unreachable_broker(settings, exc)
+        running.callback(consumer.stop)
+        port = metrics_port or settings.observability.ingest_port
+        if port:
+            obs = ingest_observability(consumer, store.path, registry)
+            running.callback(obs.serve(settings.observability.host, port).stop)
+        console().print(f"ingest consuming {settings.site} into {settings.timeseries.sqlite_path}")
+        stop.wait()
+
+
+def _timeseries(settings: Settings) -> SqliteTimeSeriesStore:
+    import sqlite3
+
+    from sidewalk.storage.timeseries import SqliteTimeSeriesStore
+
+    path = settings.timeseries.sqlite_path
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return SqliteTimeSeriesStore(path)
+    except (OSError, sqlite3.Error) as exc:
+        fail(
+            f"cannot open the time-series store {str(path)!r} ({exc}): point"
+            " timeseries.sqlite_path (SIDEWALK_TIMESERIES__SQLITE_PATH) at a writable file"
+        )
+
+
+def _influx(settings: Settings, running: ExitStack) -> InfluxForwarder | None:
+    """The InfluxDB forwarder when ``timeseries.influx_url`` is set (catches up from SQLite)."""
+    if not settings.timeseries.influx_url:
+        return None
+    from sidewalk.core.config import Secrets
+    from sidewalk.storage.influx import InfluxForwarder
+    from sidewalk.storage.timeseries import SqliteTimeSeriesStore
+
+    token = Secrets.from_env().influx_token
+    # Its own connection to the store: catching up never blocks ingest's writes.
+    own = SqliteTimeSeriesStore(settings.timeseries.sqlite_path)
+    running.callback(own.close)
+    influx = InfluxForwarder(
+        own,
+        url=settings.timeseries.influx_url,
+        token=token.get_secret_value() if token else "",
+        org=settings.timeseries.influx_org,
+        bucket=settings.timeseries.influx_bucket,
+        site=settings.site,
+    )
+    influx.start()
+    running.callback(influx.close)
+    return influx
+
+
+def analytics(
+    config: ConfigOption = None,
+    event_time: Annotated[
+        bool,
+        typer.Option(
+            "--event-time", help="run on the readings' own time (a replay through the broker)"
+        ),
+    ] = False,
+    metrics_port: MetricsPortOption = None,
+    log_format: LogFormatOption = None,
+) -> None:
+    """Run the ordinance clocks on live time until interrupted."""
+    from sidewalk.analytics.metrics import analytics_observability
+    from sidewalk.core.config import mqtt_settings
+    from sidewalk.core.mqtt import MqttError
+    from sidewalk.system import build_analytics
+
+    place = village(config)
+    settings = place.settings
+    configure_logging(settings, log_format)
+    require_broker(settings)
+    stop = _stop_signal()
+    with place.cases() as cases:
+        runner = build_analytics(
+            cases,
+            place.profile,
+            mqtt_settings(settings, settings.analytics.client_id),
+            site=settings.site,
+            mode="stream" if event_time else "live",
+            tick_seconds=settings.analytics.tick_seconds,
+            # Event time (a replay) has no "ahead" of the wall clock to judge.
+            time_policy=replace(settings.time.policy(), max_ahead_ms=None)
+            if event_time
+            else settings.time.policy(),
+        )
+        try:
+            runner.start()
+        except MqttError as exc:
+            runner.stop()
+            unreachable_broker(settings, exc)
+        port = metrics_port or settings.observability.analytics_port
+        endpoints = (
+            analytics_observability(runner).serve(settings.observability.host, port)
+            if port
+            else None
+        )
+        console().print(
+            f"analytics running for {len(runner.engine.clocks)} frontage(s) on {settings.site}"
+        )
+        stop.wait()
+        if endpoints is not None:
+            endpoints.stop()
+        runner.stop()
+
+
+def _stop_signal() -> threading.Event:
+    """Set by SIGINT or SIGTERM; taken before start-up, so a signal during it stops cleanly."""
+    import signal
+    import threading
+
+    stop = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    return stop

@@ -1,0 +1,53 @@
+"""The dashboard's JSON API, one router per area; the browser UI uses nothing else.
+
+Handlers read the case records and the time series and hand people's
+actions to the case records (``record_action`` for the clocks, which the
+analytics runner applies; the ledger methods for money). No rule is decided
+here. Owner names and mailing addresses go only to roles with
+``owner_details``. Every JSON route declares its response model, so the
+OpenAPI document (``/openapi.json``) describes what the browser receives.
+
+| module | routes under ``/api`` |
+|---|---|
+| ``accounts`` | ``session`` (log in, who, log out), ``users``, ``audit`` |
+| ``overview`` | ``overview``, ``map``, ``frontages`` |
+| ``clocks`` | ``clocks``, ``clocks/{clock_id}/history``, ``events`` (live) |
+| ``notices`` | ``notices``, ``notices/{number}``, its ``actions``, ``notices/print-batch`` |
+| ``money`` | ``abatements`` with ``expenses`` and ``bill``, ``bills`` with ``payments`` |
+| ``devices`` | ``devices``, ``dead-letters`` |
+| ``sites`` | ``sites/{device}/series``, ``frames/{sha256}`` |
+| ``defects`` | ``defects`` |
+| ``cold_weather`` | ``cold-weather`` |
+
+``deps`` holds the dependencies (stores, profile, clock, who may call) and
+``views`` the response models several areas share.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from sidewalk.dashboard.routes import (
+    accounts,
+    clocks,
+    cold_weather,
+    defects,
+    devices,
+    money,
+    notices,
+    overview,
+    sites,
+)
+from sidewalk.dashboard.routes.deps import DashboardContext, refuse_nul_bytes
+
+__all__ = ["AREAS", "DashboardContext", "api_router", "refuse_nul_bytes"]
+
+AREAS = (accounts, overview, clocks, notices, money, devices, sites, defects, cold_weather)
+
+
+def api_router() -> APIRouter:
+    """Every area's routes under ``/api``; they read ``app.state.dashboard``."""
+    api = APIRouter(prefix="/api")
+    for area in AREAS:
+        api.include_router(area.router)
+    return api

@@ -1,0 +1,158 @@
+"""Accounts: log in and out, who is logged in, the users (admin) and the audit log."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi import APIRouter, HTTPException, Query, Request, Response
+from pydantic import BaseModel, Field
+
+from sidewalk.dashboard.auth import COOKIE, PERMISSIONS, hash_password
+from sidewalk.dashboard.routes.deps import (
+    Cases,
+    MayManageUsers,
+    Reader,
+    Records,
+    RequestBody,
+    SessionManager,
+    Throttle,
+    iso,
+)
+from sidewalk.storage.cases import CaseStoreError
+
+router = APIRouter()
+
+
+class LoginBody(RequestBody):
+    username: str = Field(min_length=1, max_length=64)
+    password: str = Field(min_length=1, max_length=200)
+
+
+class UserBody(RequestBody):
+    username: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.@-]+$")
+    password: str = Field(min_length=8, max_length=200)
+    role: Literal["viewer", "inspector", "clerk", "admin"]
+
+
+class LoginResult(BaseModel):
+    username: str
+    role: str
+    csrf_token: str = Field(description="send it as X-CSRF-Token on every state change")
+
+
+class SessionView(LoginResult):
+    """Who is logged in, their role, what they may do, and the CSRF token."""
+
+    permissions: list[str]
+
+
+class LoggedOut(BaseModel):
+    status: Literal["logged out"]
+
+
+class UserView(BaseModel):
+    username: str
+    role: str
+    disabled: bool
+    created_at: str | None
+
+
+class CreatedUser(BaseModel):
+    username: str
+    role: str
+
+
+class AuditEntry(BaseModel):
+    """One row of the append-only audit log (hash-chained)."""
+
+    id: int
+    at: str | None
+    actor: str
+    action: str
+    subject: str
+    detail: dict[str, Any] | None = Field(description="for roles that may see owner details")
+    hash: str
+
+
+@router.get("/session", tags=["session"])
+def session(user: Reader) -> SessionView:
+    """Who is logged in, their role, what they may do, and the CSRF token."""
+    return SessionView(
+        username=user.username,
+        role=user.role,
+        csrf_token=user.csrf_token,
+        permissions=sorted(p for p, roles in PERMISSIONS.items() if user.role in roles),
+    )
+
+
+@router.post("/session", tags=["session"])
+def login(
+    *,
+    body: LoginBody,
+    request: Request,
+    response: Response,
+    cases: Cases,
+    sessions: SessionManager,
+    throttle: Throttle,
+) -> LoginResult:
+    """Log in; sets the session cookie. Repeated failures are throttled (429)."""
+    if request.headers.get("content-type", "").split(";")[0] != "application/json":
+        # A cross-site HTML form cannot send JSON: no login CSRF.
+        raise HTTPException(415, "send JSON")
+    client = request.client.host if request.client else "?"
+    wait = throttle.retry_after(body.username, client)
+    if wait:
+        raise HTTPException(429, "too many failed logins", {"Retry-After": str(wait)})
+    result = sessions.login(body.username, body.password)
+    if result is None:
+        throttle.failed(body.username, client)
+        cases.audit.append(
+            "anonymous", "session.login_failed", f"user:{body.username}", {"client": client}
+        )
+        raise HTTPException(401, "wrong user name or password")
+    throttle.succeeded(body.username)
+    cookie, user = result
+    response.set_cookie(
+        COOKIE, cookie, httponly=True, samesite="strict", secure=sessions.secure_cookies,
+        max_age=int(sessions.lifetime.total_seconds()), path="/",
+    )  # fmt: skip
+    return LoginResult(username=user.username, role=user.role, csrf_token=user.csrf_token)
+
+
+@router.delete("/session", tags=["session"])
+def logout(user: Reader, response: Response, sessions: SessionManager) -> LoggedOut:
+    """End the session."""
+    sessions.logout(user)
+    response.delete_cookie(COOKIE, path="/")
+    return LoggedOut(status="logged out")
+
+
+@router.get("/users", tags=["users"])
+def users(user: MayManageUsers, records: Records) -> list[UserView]:
+    return [
+        UserView(
+            username=u.username, role=u.role, disabled=u.disabled, created_at=iso(u.created_at)
+        )
+        for u in records.list_users()
+    ]
+
+
+@router.post("/users", tags=["users"], status_code=201)
+def create_user(body: UserBody, user: MayManageUsers, records: Records) -> CreatedUser:
+    try:
+        records.add_user(body.username, hash_password(body.password), body.role, user.username)
+    except CaseStoreError as exc:
+        raise HTTPException(409, str(exc)) from None
+    return CreatedUser(username=body.username, role=body.role)
+
+
+@router.get("/audit", tags=["records"])
+def audit(user: Reader, cases: Cases, limit: int = Query(100, ge=1, le=1000)) -> list[AuditEntry]:
+    """The newest audit rows; details only for roles that may see owner details."""
+    return [
+        AuditEntry(
+            id=a.id, at=iso(a.recorded_at), actor=a.actor, action=a.action, subject=a.subject,
+            detail=dict(a.detail) if user.may("owner_details") else None, hash=a.hash,
+        )
+        for a in cases.audit.recent(limit)
+    ]  # fmt: skip

@@ -1,0 +1,153 @@
+"""Money: work orders (abatements) with their cost ledgers, bills and payments.
+
+Money goes straight to the ledger, never through the runner; every entry is
+audited with the user's name.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from fastapi import APIRouter, HTTPException
+from pydantic import BaseModel, Field
+
+from sidewalk.dashboard.routes.deps import (
+    Cases,
+    MayHandleMoney,
+    Now,
+    Reader,
+    RequestBody,
+    iso,
+    money,
+)
+from sidewalk.dashboard.routes.views import BillView, bill_view
+from sidewalk.storage.cases import BillingError, CaseStoreError, NotFoundError
+
+router = APIRouter()
+
+
+class ExpenseBody(RequestBody):
+    amount: str = Field(description="dollars, e.g. '85.00'")
+    description: str = Field(min_length=1, max_length=400)
+    incurred_at: datetime | None = None
+
+
+class PaymentBody(RequestBody):
+    key: str = Field(min_length=8, max_length=100, description="client-made id: no double entry")
+    amount: str
+    method: str = Field(min_length=1, max_length=32)
+    reference: str | None = Field(default=None, max_length=100)
+    paid_at: datetime | None = None
+
+
+class ExpenseView(BaseModel):
+    id: int
+    amount: str
+    description: str
+    incurred_at: str | None
+
+
+class AbatementView(BaseModel):
+    """A work order with its expense ledger and its bill, if billed."""
+
+    id: int
+    frontage: str
+    reason: str
+    ordered_at: str | None
+    completed_at: str | None
+    status: str
+    violation_id: int | None
+    expenses: list[ExpenseView]
+    bill: BillView | None
+
+
+class AddedExpense(BaseModel):
+    id: int
+    amount: str
+
+
+class PaymentResult(BaseModel):
+    id: int
+    bill: int
+    balance: str = Field(description="what is left to pay after this payment")
+
+
+@router.get("/abatements", tags=["money"], response_model_exclude_unset=True)
+def abatements(user: Reader, cases: Cases) -> list[AbatementView]:
+    """Work orders with their expense ledgers and bills."""
+    out = []
+    for a in cases.bills.list_abatements():
+        bill = cases.bills.for_abatement(a.id)
+        out.append(
+            AbatementView(
+                id=a.id, frontage=a.frontage_id, reason=a.reason,
+                ordered_at=iso(a.ordered_at), completed_at=iso(a.completed_at),
+                status=a.status, violation_id=a.violation_id,
+                expenses=[
+                    ExpenseView(id=e.id, amount=str(e.amount), description=e.description,
+                                incurred_at=iso(e.incurred_at))
+                    for e in cases.bills.list_expenses(a.id)
+                ],
+                bill=bill_view(bill, user) if bill else None,
+            )
+        )  # fmt: skip
+    return out
+
+
+@router.post("/abatements/{abatement_id}/expenses", tags=["money"])
+def add_expense(
+    abatement_id: int, body: ExpenseBody, user: MayHandleMoney, cases: Cases, now: Now
+) -> AddedExpense:
+    """Add a cost line to a work order's ledger (§ 370-10 G)."""
+    amount = money(body.amount)
+    try:
+        e = cases.bills.add_expense(abatement_id, amount, body.incurred_at or now, body.description)
+    except NotFoundError as exc:
+        raise HTTPException(404, str(exc)) from None
+    except BillingError as exc:
+        raise HTTPException(409, str(exc)) from None
+    cases.audit.append(
+        user.username, "expense.added", f"abatement:{abatement_id}",
+        {"expense": e.id, "amount": amount, "description": body.description},
+    )  # fmt: skip
+    return AddedExpense(id=e.id, amount=str(e.amount))
+
+
+@router.post("/abatements/{abatement_id}/bill", tags=["money"], response_model_exclude_unset=True)
+def bill(abatement_id: int, user: MayHandleMoney, cases: Cases) -> BillView:
+    """Bill a work order's expenses to the frontage's owner."""
+    try:
+        b = cases.bills.create(f"bill/abatement/{abatement_id}", abatement_id, datetime.now(UTC))
+    except NotFoundError as exc:
+        raise HTTPException(404, str(exc)) from None
+    except BillingError as exc:
+        raise HTTPException(409, str(exc)) from None
+    cases.audit.append(user.username, "bill.created", f"bill:{b.id}", {})
+    return bill_view(b, user)
+
+
+@router.get("/bills", tags=["money"], response_model_exclude_unset=True)
+def bills(user: Reader, cases: Cases) -> list[BillView]:
+    return [bill_view(b, user) for b in cases.bills.list()]
+
+
+@router.post("/bills/{bill_id}/payments", tags=["money"])
+def pay(
+    bill_id: int, body: PaymentBody, user: MayHandleMoney, cases: Cases, now: Now
+) -> PaymentResult:
+    """Record a payment (once per ``key``, so a double click pays once)."""
+    amount = money(body.amount)
+    try:
+        p = cases.bills.record_payment(
+            f"payment/{body.key}", bill_id, amount, body.paid_at or now,
+            method=body.method, reference=body.reference,
+        )  # fmt: skip
+    except NotFoundError as exc:
+        raise HTTPException(404, str(exc)) from None
+    except (BillingError, CaseStoreError) as exc:
+        raise HTTPException(409, str(exc)) from None
+    cases.audit.append(
+        user.username, "payment.entered", f"bill:{bill_id}",
+        {"payment": p.id, "amount": amount, "method": body.method},
+    )  # fmt: skip
+    return PaymentResult(id=p.id, bill=bill_id, balance=str(cases.bills.balance(bill_id)))

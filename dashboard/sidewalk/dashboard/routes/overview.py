@@ -1,0 +1,155 @@
+"""The overview page: every frontage and its state, the running clocks, alerts, the map."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi import APIRouter
+from pydantic import BaseModel, Field
+
+from sidewalk.dashboard.geometry import frontage_features, generated_streets
+from sidewalk.dashboard.routes.deps import (
+    Cases,
+    GeometryFile,
+    Now,
+    Reader,
+    VillageProfile,
+    iso,
+)
+from sidewalk.dashboard.routes.views import (
+    ClockView,
+    FrontageView,
+    clock_view,
+    frontage_states,
+    frontage_view,
+    owners_for,
+)
+from sidewalk.dashboard.states import ALERT_ACTIONS, CATEGORIES, category
+
+router = APIRouter()
+
+
+class CategoryStyle(BaseModel):
+    label: str
+    color: str = Field(description="CSS colour of the map and the badges")
+
+
+class AlertView(BaseModel):
+    """An audit row people should see (ALERT_ACTIONS)."""
+
+    id: int
+    action: str
+    subject: str
+    actor: str
+    at: str | None
+
+
+class Overview(BaseModel):
+    """Every frontage with its state, the running clocks (soonest first), new alerts."""
+
+    village: str
+    zone: str = Field(description="the village's IANA time zone")
+    now: str = Field(description="the dashboard's clock: countdowns keep only the offset")
+    categories: dict[str, CategoryStyle]
+    counts: dict[str, int] = Field(description="frontages per category")
+    frontages: list[FrontageView]
+    clocks: list[ClockView]
+    alerts: list[AlertView]
+
+
+class FrontageProperties(BaseModel):
+    frontage: str
+    address: str
+    geometry_source: Literal["file", "records", "generated"]
+    state: str | None
+    category: str
+
+
+class FrontageFeature(BaseModel):
+    """A frontage as a GeoJSON feature (WGS 84)."""
+
+    type: Literal["Feature"]
+    id: str
+    geometry: dict[str, Any] = Field(description="a GeoJSON geometry")
+    properties: FrontageProperties
+
+
+class StreetProperties(BaseModel):
+    street: str
+
+
+class StreetFeature(BaseModel):
+    """A generated street's carriageway, curb to curb (GeoJSON)."""
+
+    type: Literal["Feature"]
+    id: str
+    geometry: dict[str, Any] = Field(description="a GeoJSON geometry")
+    properties: StreetProperties
+
+
+class FrontageMap(BaseModel):
+    """A GeoJSON FeatureCollection of the frontages, plus the generated streets."""
+
+    type: Literal["FeatureCollection"]
+    features: list[FrontageFeature]
+    streets: list[StreetFeature]
+
+
+@router.get("/overview", tags=["pages"], response_model_exclude_unset=True)
+def overview(user: Reader, cases: Cases, profile: VillageProfile, now: Now) -> Overview:
+    """Every frontage with its state, the running clocks, and the newest alerts."""
+    frontages = cases.registry.list_frontages()
+    addresses = {f.id: f.street_address for f in frontages}
+    states = frontage_states(cases)
+    # Soonest deadline first; clocks without one (snowing) after them.
+    active = sorted(
+        cases.clocks.list(active_only=True),
+        key=lambda c: (c.deadline is None, c.deadline or c.started_at),
+    )
+    counts: dict[str, int] = {}
+    views = []
+    owners = owners_for(cases, user)
+    for f in frontages:
+        view = frontage_view(f, states.get(f.id), owners)
+        counts[view.category] = counts.get(view.category, 0) + 1
+        views.append(view)
+    alerts = [a for a in cases.audit.recent(400) if a.action in ALERT_ACTIONS][:20]
+    return Overview(
+        village=profile.village.name,
+        zone=profile.village.timezone,
+        now=now.isoformat(),
+        categories={k: CategoryStyle(label=v[0], color=v[1]) for k, v in CATEGORIES.items()},
+        counts=counts,
+        frontages=views,
+        clocks=[clock_view(c, addresses) for c in active],
+        alerts=[
+            AlertView(
+                id=a.id, action=a.action, subject=a.subject, actor=a.actor, at=iso(a.recorded_at)
+            )
+            for a in alerts
+        ],
+    )
+
+
+@router.get("/map", tags=["pages"])
+def frontage_map(user: Reader, cases: Cases, geometry_file: GeometryFile) -> FrontageMap:
+    """Every frontage with its state (GeoJSON), and the generated streets' centre lines."""
+    frontages = cases.registry.list_frontages()
+    states = frontage_states(cases)
+    features = frontage_features(frontages, cases.registry.frontage_geometries(), geometry_file)
+    features_by_id = {f["id"]: f["properties"]["geometry_source"] for f in features}
+    for feature in features:
+        clock = states.get(feature["id"])
+        feature["properties"]["state"] = clock.state if clock else None
+        feature["properties"]["category"] = category(clock.state) if clock else "none"
+    generated = [f for f in frontages if features_by_id[f.id] == "generated"]
+    streets = generated_streets(generated) if generated else []
+    return FrontageMap.model_validate(
+        {"type": "FeatureCollection", "features": features, "streets": streets}
+    )
+
+
+@router.get("/frontages", tags=["records"], response_model_exclude_unset=True)
+def frontages(user: Reader, cases: Cases) -> list[FrontageView]:
+    states, owners = frontage_states(cases), owners_for(cases, user)
+    return [frontage_view(f, states.get(f.id), owners) for f in cases.registry.list_frontages()]

@@ -1,0 +1,256 @@
+"""What ingest exposes: its counters and backlog, the store's dead letters, gaps and devices.
+
+Collectors read existing state at scrape time (``IngestStats``, the consumer's
+queue, the SQLite time series), so no hot path carries metric calls. The one
+timing, the store commit, is a histogram observed by ``TimedStore`` around
+``write_batch``, outside the consumer. Names follow Prometheus conventions:
+base units in the name, ``_total`` on counters. ``docs/observability.md``
+lists every metric.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from prometheus_client import CollectorRegistry, Histogram
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from sidewalk.core.contract import AnyReading, TimePolicy
+from sidewalk.core.health import flag, sqlite_writable, threads_alive
+from sidewalk.core.observability import Observability
+from sidewalk.ingest.consumer import IngestConsumer
+from sidewalk.storage.timeseries import BatchResult, DeadLetter, StatusUpdate, TimeSeriesStore
+
+# The documented default port (docs/observability.md); off unless configured.
+INGEST_PORT: Final = 9464
+# A fsync'd SQLite commit takes milliseconds; a stalled disk takes seconds.
+COMMIT_BUCKETS: Final = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+
+
+class IngestCollector(Collector):
+    """``IngestStats`` and the consumer's uncommitted backlog."""
+
+    def __init__(self, consumer: IngestConsumer) -> None:
+        self._consumer = consumer
+
+    def collect(self) -> Iterable[Metric]:
+        s = self._consumer.stats
+        counters = (
+            ("sidewalk_ingest_received_messages", "Messages received and committed", s.received),
+            ("sidewalk_readings_stored", "Readings stored (new, not duplicates)", s.stored),
+            (
+                "sidewalk_readings_duplicate",
+                "Readings dropped as (device, seq) dupes",
+                s.duplicates,
+            ),
+            (
+                "sidewalk_ingest_dead_letters",
+                "Dead letters written by this process",
+                s.dead_letters,
+            ),
+            ("sidewalk_ingest_statuses", "Device status messages recorded", s.statuses),
+            ("sidewalk_seq_gaps_opened", "Seq gaps opened by this process", s.gaps_opened),
+            ("sidewalk_ingest_batches", "Batches committed", s.batches),
+            (
+                "sidewalk_readings_quarantined",
+                "Readings held as implausible_time dead letters (ts implausible)",
+                s.quarantined,
+            ),
+            (
+                "sidewalk_seq_epochs_started",
+                "Seq spaces begun (new or re-imaged poles)",
+                s.epochs_started,
+            ),
+        )
+        for name, doc, value in counters:
+            yield CounterMetricFamily(name, doc, value=value)
+        yield GaugeMetricFamily(
+            "sidewalk_ingest_consumer_lag_messages",
+            "Messages received from the broker but not yet committed and acknowledged",
+            value=self._consumer.pending,
+        )
+        age = getattr(self._consumer, "oldest_pending_age_s", None)
+        if isinstance(age, int | float):
+            yield GaugeMetricFamily(
+                "sidewalk_ingest_oldest_pending_age_seconds",
+                "Age of the oldest received but uncommitted message",
+                value=float(age),
+            )
+
+
+class StoreCollector(Collector):
+    """Dead letters, seq gaps and device bookkeeping, read from the SQLite time series.
+
+    Its own read-only connection: a scrape never waits on ingest's writer lock
+    (WAL lets readers run beside the writer).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+
+    def _query(self, sql: str) -> list[tuple[Any, ...]]:
+        with self._lock:
+            if self._db is None:
+                self._db = sqlite3.connect(
+                    f"file:{self.path}?mode=ro", uri=True, check_same_thread=False, timeout=5
+                )
+            return self._db.execute(sql).fetchall()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    def collect(self) -> Iterable[Metric]:
+        dead = CounterMetricFamily(
+            "sidewalk_dead_letters", "Dead letters in the store, by reason", labels=["reason"]
+        )
+        for reason, count in self._query(
+            "SELECT reason, COUNT(*) FROM dead_letters GROUP BY reason ORDER BY reason"
+        ):
+            dead.add_metric([reason], count)
+        yield dead
+        gaps = GaugeMetricFamily(
+            "sidewalk_seq_gaps",
+            "Seq gaps by device; state open (still awaited) or lost (the pole no longer holds it)",
+            labels=["device", "state"],
+        )
+        missing = GaugeMetricFamily(
+            "sidewalk_seq_gap_readings",
+            "Readings inside seq gaps, by device and state",
+            labels=["device", "state"],
+        )
+        for device, state, count, readings in self._query(
+            "SELECT device, CASE WHEN lost_at IS NULL THEN 'open' ELSE 'lost' END AS state,"
+            " COUNT(*), SUM(to_seq - from_seq + 1) FROM seq_gaps GROUP BY device, state"
+        ):
+            gaps.add_metric([device, state], count)
+            missing.add_metric([device, state], readings)
+        yield gaps
+        yield missing
+        seen = GaugeMetricFamily(
+            "sidewalk_device_last_seen_timestamp_seconds",
+            "When ingest last heard from the device (Unix time)",
+            labels=["device"],
+        )
+        online = GaugeMetricFamily(
+            "sidewalk_device_online",
+            "1 when the device's last status was online",
+            labels=["device"],
+        )
+        max_seq = GaugeMetricFamily(
+            "sidewalk_device_max_seq", "Highest seq stored from the device", labels=["device"]
+        )
+        clock_faults = CounterMetricFamily(
+            "sidewalk_device_clock_faults",
+            "Readings of the device quarantined for an implausible time (its clock jumped)",
+            labels=["device"],
+        )
+        for device, top, status, last_seen, faults in self._query(
+            "SELECT device, max_seq, status, last_seen_at, clock_faults FROM devices"
+            " ORDER BY device"
+        ):
+            if last_seen is not None:
+                seen.add_metric([device], last_seen / 1000)
+            online.add_metric([device], 1.0 if status == "online" else 0.0)
+            max_seq.add_metric([device], top)
+            clock_faults.add_metric([device], faults)
+        yield seen
+        yield online
+        yield max_seq
+        yield clock_faults
+
+
+class TimedStore:
+    """A ``TimeSeriesStore`` that times each durable ``write_batch`` into a histogram."""
+
+    def __init__(self, store: TimeSeriesStore, registry: CollectorRegistry) -> None:
+        self.inner = store
+        self.commit_seconds = Histogram(
+            "sidewalk_ingest_commit_seconds",
+            "Time to write one batch durably (readings, statuses, dead letters)",
+            buckets=COMMIT_BUCKETS,
+            registry=registry,
+        )
+
+    def write_batch(
+        self,
+        readings: Sequence[AnyReading],
+        *,
+        sites: Mapping[str, str] | None = None,
+        statuses: Sequence[StatusUpdate] = (),
+        dead_letters: Sequence[DeadLetter] = (),
+        received_at_ms: int | None = None,
+        time_policy: TimePolicy | None = None,
+    ) -> BatchResult:
+        started = time.perf_counter()
+        try:
+            return self.inner.write_batch(
+                readings,
+                sites=sites,
+                statuses=statuses,
+                dead_letters=dead_letters,
+                received_at_ms=received_at_ms,
+                time_policy=time_policy,
+            )
+        finally:
+            self.commit_seconds.observe(time.perf_counter() - started)
+
+    def stored_up_to(self, device: str) -> int:
+        return self.inner.stored_up_to(device)
+
+    def readings(
+        self,
+        *,
+        device: str | None = None,
+        stream: str | None = None,
+        frontage: str | None = None,
+        start_ms: int | None = None,
+        end_ms: int | None = None,
+        limit: int | None = None,
+    ) -> list[AnyReading]:
+        return self.inner.readings(
+            device=device,
+            stream=stream,
+            frontage=frontage,
+            start_ms=start_ms,
+            end_ms=end_ms,
+            limit=limit,
+        )
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _consumer_connected(consumer: IngestConsumer) -> bool:
+    connected = getattr(consumer, "connected", None)
+    if isinstance(connected, bool):
+        return connected
+    # Until the consumer exposes ``connected``: its client's own flag.
+    return bool(consumer._client.is_connected)
+
+
+def ingest_observability(
+    consumer: IngestConsumer, store_path: Path, registry: CollectorRegistry | None = None
+) -> Observability:
+    """Ingest: counters, lag, dead letters, gaps and devices; writer alive; broker and store."""
+    registry = registry or CollectorRegistry()
+    registry.register(IngestCollector(consumer))
+    registry.register(StoreCollector(store_path))
+    return Observability(
+        registry,
+        live={"writer": threads_alive(["ingest-writer"])},
+        ready={
+            "broker": flag(lambda: _consumer_connected(consumer), "not connected to the broker"),
+            "store": sqlite_writable(store_path),
+        },
+    )

@@ -1,0 +1,148 @@
+"""Cessation error against an independent, minute-resolution truth (docs/cessation.md).
+
+Truth: the snow storms of an airport's METAR remarks (``metar.snow_storms``),
+each ending at the minute the observer or the ASOS present-weather sensor
+said snow ended. Input: the same station's *hourly* record (one routine report
+per hour: its present weather and one-hour precipitation, ``metar.hourly_weather``)
+turned into pole readings by the sensor simulator. The input never reads the
+remarks' begin/end times, and the simulator snows over its labelled hours, not
+over the truth's minutes, so the detector is scored on what it could not have
+been tuned to reproduce.
+
+Errors are detected end minus true end (+ = late, the owner's side). A true
+end known only to an interval between two reports (no remark) counts as 0
+when the detected end falls inside it and otherwise as the distance to the
+nearer bound; ``minute_share`` says how many scored ends were to the minute.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+
+import numpy as np
+
+from sidewalk.analytics.clocks.cessation import DetectionParams
+from sidewalk.scenarios.accuracy import (
+    Storm,
+    detect_episodes,
+    score,
+    storms_from_hours,
+    with_new_snow,
+)
+from sidewalk.scenarios.metar import Report, SnowStorm, hourly_weather, snow_periods, snow_storms
+from sidewalk.scenarios.sensors import SensorModel, simulate_pole
+
+# Storms that laid down less than this in the simulated pack start no clock
+# (the same rule as the hourly figure, so the two are comparable).
+MIN_NEW_SNOW_MM = 10.0
+
+
+@dataclass
+class IndependentScore:
+    """One station-winter, one or more simulated poles: resolved errors and counts."""
+
+    label: str
+    errors: list[float] = field(default_factory=list)  # minutes, + = late
+    minute_ends: int = 0
+    truth_storms: int = 0  # all storms in the remarks, light or not, per pole
+    scored: int = 0
+    missed: int = 0
+    false_alarms: int = 0
+    poles: int = 0
+
+    def add(self, other: IndependentScore) -> None:
+        self.errors += other.errors
+        self.minute_ends += other.minute_ends
+        self.truth_storms += other.truth_storms
+        self.scored += other.scored
+        self.missed += other.missed
+        self.false_alarms += other.false_alarms
+        self.poles += other.poles
+
+    def abs_percentile(self, q: float) -> float:
+        return float(np.percentile(np.abs(self.errors), q)) if self.errors else float("nan")
+
+    def signed_median(self) -> float:
+        return float(np.median(self.errors)) if self.errors else float("nan")
+
+    @property
+    def early(self) -> int:
+        """Storms whose cessation was declared before the snow truly stopped."""
+        return sum(1 for e in self.errors if e < 0)
+
+    @property
+    def minute_share(self) -> float:
+        return self.minute_ends / len(self.errors) if self.errors else float("nan")
+
+
+def resolved_error(detected: datetime, end_lo: datetime, end: datetime) -> float:
+    """Minutes from the true end, 0 inside an interval-valued end; + = late."""
+    if detected > end:
+        return (detected - end).total_seconds() / 60
+    if detected < end_lo:
+        return (detected - end_lo).total_seconds() / 60
+    return 0.0
+
+
+def in_window(reports: Sequence[Report], start: date, end: date) -> list[Report]:
+    return [r for r in reports if start <= r.at.date() < end]
+
+
+def score_station(
+    reports: Sequence[Report],
+    label: str,
+    seed: int,
+    params: DetectionParams | None = None,
+    model: SensorModel | None = None,
+) -> IndependentScore:
+    """Simulate one pole from the hourly record and score it against the remarks' storms."""
+    truth = snow_storms(snow_periods(reports))
+    hours = hourly_weather(reports)
+    sim = simulate_pole(hours, "pole-1", seed=seed, model=model)
+    storms = with_new_snow(
+        [Storm(s.onset, s.end, round(s.snowing_minutes / 60)) for s in truth], sim.truth
+    )
+    result = score(storms, detect_episodes(sim.readings, "pole-1", params), MIN_NEW_SNOW_MM)
+    by_end = {s.end: s for s in truth}
+    out = IndependentScore(label, truth_storms=len(truth), poles=1)
+    out.false_alarms = result.false_alarms
+    out.missed = result.missed
+    out.scored = len(result.storms)
+    for scored in result.storms:
+        if scored.detected_end is None:
+            continue
+        t: SnowStorm = by_end[scored.storm.end]
+        out.errors.append(resolved_error(scored.detected_end, t.end_lo, t.end))
+        out.minute_ends += t.end_resolution <= timedelta(minutes=1)
+    return out
+
+
+def score_station_hourly_truth(
+    reports: Sequence[Report], label: str, seed: int, params: DetectionParams | None = None
+) -> IndependentScore:
+    """The same pole scored the old way: truth = last labelled hour + 30 min (circular)."""
+    hours = hourly_weather(reports)
+    sim = simulate_pole(hours, "pole-1", seed=seed)
+    truth = storms_from_hours(hours)
+    result = score(
+        with_new_snow(truth, sim.truth),
+        detect_episodes(sim.readings, "pole-1", params),
+        MIN_NEW_SNOW_MM,
+    )
+    out = IndependentScore(label, truth_storms=len(truth), poles=1)
+    out.errors = result.errors_minutes
+    out.scored = len(result.storms)
+    out.missed = result.missed
+    out.false_alarms = result.false_alarms
+    return out
+
+
+def shifted(score_: IndependentScore, margin_minutes: float, label: str) -> IndependentScore:
+    """What-if: every declared cessation ``margin_minutes`` later (matching unchanged)."""
+    out = IndependentScore(label)
+    out.add(score_)
+    out.label = label
+    out.errors = [e + margin_minutes for e in score_.errors]
+    return out

@@ -1,0 +1,163 @@
+"""Dashboard accounts (issue 7): users, login sessions, login throttling, the feed's marks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import delete, func, select, update
+
+from sidewalk.storage import models as m
+from sidewalk.storage.cases.audit import AuditRepository
+from sidewalk.storage.cases.errors import CaseStoreError
+from sidewalk.storage.cases.records import (
+    DashboardRole,
+    DashboardSessionRecord,
+    DashboardUserRecord,
+    from_row,
+)
+from sidewalk.storage.cases.unit_of_work import UnitOfWork, aware, now
+
+
+class DashboardRecords:
+    """``cases.dashboard``: the dashboard's accounts, sessions and login failures."""
+
+    def __init__(self, uow: UnitOfWork, audit: AuditRepository) -> None:
+        self._uow = uow
+        self._audit = audit
+
+    # -- accounts and sessions
+
+    def add_user(
+        self, username: str, password_hash: str, role: DashboardRole, who: str
+    ) -> DashboardUserRecord:
+        """Create an account (refused if the name is taken); audited as ``who``."""
+        with self._uow.write() as session:
+            if session.get(m.DashboardUser, username) is not None:
+                raise CaseStoreError(f"user {username!r} exists")
+            row = m.DashboardUser(
+                username=username, password_hash=password_hash, role=role, disabled=False,
+                created_at=now(),
+            )  # fmt: skip
+            session.add(row)
+            session.flush()
+            self._audit.chain(session, who, "user.created", f"user:{username}", {"role": role})
+            return from_row(DashboardUserRecord, row)
+
+    def update_user(
+        self,
+        username: str,
+        who: str,
+        *,
+        role: DashboardRole | None = None,
+        password_hash: str | None = None,
+        disabled: bool | None = None,
+    ) -> DashboardUserRecord:
+        """Change an account's role, password or disabled flag; sessions end on any change."""
+        with self._uow.write() as session:
+            row = self._uow.get(session, m.DashboardUser, username)
+            changed: dict[str, Any] = {}
+            if role is not None and role != row.role:
+                changed["role"] = role
+                row.role = role
+            if password_hash is not None:
+                changed["password"] = "changed"
+                row.password_hash = password_hash
+            if disabled is not None and disabled != row.disabled:
+                changed["disabled"] = disabled
+                row.disabled = disabled
+            if changed:
+                session.execute(
+                    update(m.DashboardSession)
+                    .where(
+                        m.DashboardSession.username == username,
+                        m.DashboardSession.revoked_at.is_(None),
+                    )
+                    .values(revoked_at=now())
+                )
+                self._audit.chain(session, who, "user.changed", f"user:{username}", changed)
+            session.flush()
+            return from_row(DashboardUserRecord, row)
+
+    def get_user(self, username: str) -> DashboardUserRecord | None:
+        with self._uow.read() as session:
+            row = session.get(m.DashboardUser, username)
+            return None if row is None else from_row(DashboardUserRecord, row)
+
+    def list_users(self) -> list[DashboardUserRecord]:
+        query = select(m.DashboardUser).order_by(m.DashboardUser.username)
+        with self._uow.read() as session:
+            return [from_row(DashboardUserRecord, r) for r in session.scalars(query)]
+
+    def create_session(
+        self, token_hash: str, username: str, csrf_token: str, expires_at: datetime
+    ) -> DashboardSessionRecord:
+        """Store a new login session (the audit row names the person who logged in)."""
+        with self._uow.write() as session:
+            row = m.DashboardSession(
+                token_hash=token_hash, username=username, csrf_token=csrf_token,
+                created_at=now(), expires_at=aware("expires_at", expires_at), revoked_at=None,
+            )  # fmt: skip
+            session.add(row)
+            session.flush()
+            self._audit.chain(session, username, "session.login", f"user:{username}", {})
+            return from_row(DashboardSessionRecord, row)
+
+    def get_session(self, token_hash: str) -> DashboardSessionRecord | None:
+        with self._uow.read() as session:
+            row = session.get(m.DashboardSession, token_hash)
+            return None if row is None else from_row(DashboardSessionRecord, row)
+
+    def revoke_session(self, token_hash: str) -> None:
+        """End a session (logout); audited as its user."""
+        with self._uow.write() as session:
+            row = session.get(m.DashboardSession, token_hash)
+            if row is not None and row.revoked_at is None:
+                row.revoked_at = now()
+                self._audit.chain(
+                    session, row.username, "session.logout", f"user:{row.username}", {}
+                )
+
+    # -- login throttling (shared by every dashboard worker)
+
+    def add_login_failure(
+        self, keys: Sequence[tuple[str, str]], at: datetime, keep_s: float
+    ) -> None:
+        """Record one failed login under each ``(kind, key)``; forget failures older than
+        ``keep_s`` seconds (they no longer count)."""
+        at = aware("at", at)
+        with self._uow.write() as session:
+            session.execute(
+                delete(m.LoginFailure).where(m.LoginFailure.at < at - timedelta(seconds=keep_s))
+            )
+            session.add_all(m.LoginFailure(kind=kind, key=key, at=at) for kind, key in keys)
+
+    def login_failures_since(self, kind: str, key: str, since: datetime) -> list[datetime]:
+        """When ``key`` failed to log in at or after ``since``, oldest first."""
+        query = (
+            select(m.LoginFailure.at)
+            .where(
+                m.LoginFailure.kind == kind,
+                m.LoginFailure.key == key,
+                m.LoginFailure.at >= aware("since", since),
+            )
+            .order_by(m.LoginFailure.at)
+        )
+        with self._uow.read() as session:
+            return list(session.scalars(query))
+
+    def clear_login_failures(self, kind: str, key: str) -> None:
+        with self._uow.write() as session:
+            session.execute(
+                delete(m.LoginFailure).where(m.LoginFailure.kind == kind, m.LoginFailure.key == key)
+            )
+
+    # -- the live feed
+
+    def marks(self) -> tuple[int, int]:
+        """The newest clock-transition id and audit-row id (0 when empty)."""
+        with self._uow.read() as session:
+            transition = session.scalar(select(func.max(m.ClockTransition.id))) or 0
+            audit = session.scalar(select(func.max(m.AuditEntry.id))) or 0
+            return int(transition), int(audit)

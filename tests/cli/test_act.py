@@ -1,0 +1,138 @@
+"""``sidewalk act``: notice numbers and addresses in, the runner's own keys recorded.
+
+A first-storm replay through a stream-mode runner leaves two clearing-violation
+notices (103 and 105 Main St) in SQLite case records; the command is run through
+the root application, as ``sidewalk act …`` runs it, and the runner then applies
+what was recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from sidewalk.analytics.runner import AnalyticsRunner
+from sidewalk.cli import app
+from sidewalk.scenarios import expand, load_scenario, to_readings
+from sidewalk.storage.cases import CaseStore
+from tests.clocks.live import seeded
+
+
+@dataclass
+class Storm:
+    cases: CaseStore
+    runner: AnalyticsRunner
+    config: Path
+
+    def act(self, *args: str) -> tuple[int, str]:
+        result = CliRunner().invoke(
+            app, ["act", *args, "--config", str(self.config)], env={"COLUMNS": "200"}
+        )
+        return result.exit_code, result.output
+
+    def case_state(self, frontage: str) -> str | None:
+        clocks = self.cases.clocks.list(frontage_id=frontage, kind="enforcement")
+        return clocks[-1].state if clocks else None
+
+
+@pytest.fixture
+def storm(tmp_path: Path) -> Iterator[Storm]:
+    system = seeded(tmp_path)
+    runner = system.runner("act-cli-test")
+    story = load_scenario("first-storm")
+    for reading in to_readings(story, expand(story)):
+        runner.handle(reading)
+    assert [n.number for n in system.cases.notices.list()] == [
+        "CLY-2026-000001",  # 103 Main St
+        "CLY-2026-000002",  # 105 Main St
+    ]
+    yield Storm(system.cases, runner, system.config)
+    system.cases.close()
+
+
+def test_a_notice_number_is_resolved_to_its_case_and_the_runner_applies_it(storm: Storm) -> None:
+    status, out = storm.act(
+        "record_delivery", "CLY-2026-000002", "--who", "Pat Clerk", "--at", "2026-12-11T09:30"
+    )
+    assert status == 0, out
+    assert out.strip() == (
+        "recorded: notice delivered — notice CLY-2026-000002, 105 Main St,"
+        " Friday, December 11, 2026 at 9:30 AM CST, by Pat Clerk; the analytics runner applies it"
+    )
+    assert "main-st-105:clearing" not in out  # no internal key
+    [action] = storm.cases.actions.pending()
+    violation = storm.cases.clocks.violation_by_key(action.target)
+    assert violation is not None
+    assert violation.frontage_id == "main-st-105"
+    assert action.at == datetime(2026, 12, 11, 15, 30, tzinfo=UTC)  # local time, CST
+    assert storm.cases.notices.get_by_number("CLY-2026-000002").delivered_at is not None
+
+    storm.runner.tick()
+    [applied] = storm.cases.actions.list()
+    assert (applied.applied_at is not None, applied.error) == (True, None)
+    assert storm.case_state("main-st-105") == "notice_period"
+
+    status, out = storm.act("confirm_hazard", "CLY-2026-000002", "--who", "Officer Lee")
+    assert status == 0, out
+    storm.runner.tick()
+    assert storm.case_state("main-st-105") == "hazard_notice_issued"
+    assert all(a.error is None for a in storm.cases.actions.list())
+
+
+def test_a_step_the_case_cannot_take_is_refused_at_once(storm: Storm) -> None:
+    status, out = storm.act("abatement_done", "CLY-2026-000001", "--who", "Crew Chief")
+    assert status == 2
+    assert out.strip() == "refused: CLY-2026-000001: no abatement was ordered (state notice_issued)"
+    status, out = storm.act("bill_received", "CLY-2026-000001", "--who", "Pat Clerk")
+    assert status == 2
+    assert "no bill outstanding" in out
+    assert storm.cases.actions.list() == []
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["record_delivery", "CLY-1999-000009"], "no notice 'CLY-1999-000009'"),
+        (["record_delivery", "main-st-105:clearing:2026-12-10T23:00:00+00:00"], "no notice"),
+        (["record_delivery", "'; DROP TABLE notices; --"], "no notice"),
+        (["record_pour", "CLY-2026-000001"], "unknown step 'record_pour'"),
+        (["launch_rocket", "CLY-2026-000001"], "unknown step 'launch_rocket'"),
+        (["record_treated", "999 Nowhere Rd"], "no frontage, address or notice '999 Nowhere Rd'"),
+        (["confirm_hazard", "CLY-2026-000001", "--at", "yesterday"], "--at 'yesterday'"),
+        (["confirm_hazard", "CLY-2026-000001", "--at", "2026-03-08T02:30"], "a DST change"),
+    ],
+)
+def test_an_unknown_or_invalid_target_is_one_line_and_exit_2(
+    storm: Storm, args: list[str], said: str
+) -> None:
+    status, out = storm.act(*args, "--who", "Pat Clerk")
+    assert status == 2, out
+    assert said in out
+    assert len(out.strip().splitlines()) == 1
+    assert "Traceback" not in out
+    assert storm.cases.actions.list() == []
+
+
+def test_treatment_takes_the_street_address(storm: Storm) -> None:
+    status, out = storm.act("record_treated", "  103 main st ", "--who", "Pat Clerk")
+    assert status == 0, out
+    assert "walk sanded or salted — 103 Main St" in out
+    [action] = storm.cases.actions.pending()
+    assert (action.kind, action.target) == ("record_treated", "main-st-103")
+    storm.runner.tick()
+    assert storm.cases.actions.list()[0].error is None
+
+
+def test_the_steps_are_the_case_steps_and_treatment() -> None:
+    from typing import get_args
+
+    from sidewalk.analytics.clocks.actions import EnforcementAction
+    from sidewalk.cli.act import STEPS
+
+    case_steps = {t.model_fields["kind"].default for t in get_args(EnforcementAction)}
+    assert set(STEPS) == case_steps | {"record_treated"}

@@ -1,0 +1,140 @@
+"""A service the command cannot reach, or a database it cannot open: one line naming
+the setting and what to do, exit status 2, no traceback.
+
+The broker cases run the real ``python -m sidewalk.cli`` process; the database cases
+run the root application in-process. Nothing listens on the ports used.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from sidewalk.cli import app
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _config(tmp_path: Path, database_url: str, mqtt_url: str | None = None) -> Path:
+    config = tmp_path / "sidewalk.toml"
+    broker = "" if mqtt_url is None else f'[mqtt]\nurl = "{mqtt_url}"\n'
+    config.write_text(
+        f'data_dir = "{tmp_path / "var"}"\n{broker}[cases]\ndatabase_url = "{database_url}"\n',
+        encoding="utf-8",
+    )
+    return config
+
+
+def _one_line(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    assert len(lines) == 1, text
+    assert "Traceback" not in text
+    return lines[0]
+
+
+def _sqlite(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'cases.sqlite3'}"
+
+
+@pytest.mark.parametrize("command", ["ingest", "analytics"])
+def test_an_unreachable_broker(tmp_path: Path, command: str) -> None:
+    port = _closed_port()
+    config = _config(tmp_path, _sqlite(tmp_path), f"mqtt://127.0.0.1:{port}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIDEWALK_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "sidewalk.cli", command, "--config", str(config)],
+        capture_output=True, text=True, timeout=120, env=env, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    # The service's own log lines (migrations, the scheduler) may come first.
+    line = _one_line("\n".join(x for x in done.stderr.splitlines() if not x.startswith("INFO ")))
+    assert line.startswith(f"cannot reach the MQTT broker at 127.0.0.1:{port}")
+    assert line.endswith("start it, or fix mqtt.url (SIDEWALK_MQTT__URL)")
+
+
+def test_no_broker_configured(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["ingest", "--config", str(_config(tmp_path, "x"))])
+    assert result.exit_code == 2
+    assert _one_line(result.output).startswith("mqtt.url (SIDEWALK_MQTT__URL) is not set")
+
+
+@pytest.mark.parametrize(
+    ("database_url", "said"),
+    [
+        (
+            "postgresql+psycopg://sidewalk@127.0.0.1:{port}/cases",
+            "cannot open the case database at 127.0.0.1:{port} (",
+        ),
+        (
+            "sqlite:////nonexistent/folder/cases.sqlite3",
+            "cannot open the SQLite case database '/nonexistent/folder/cases.sqlite3' (",
+        ),
+        ("not a database url", "cases.database_url (SIDEWALK_CASES__DATABASE_URL) = 'not a"),
+        ("nosuchdb://host/cases", "is not a database URL"),
+    ],
+    ids=["postgresql-down", "sqlite-bad-path", "junk", "unknown-dialect"],
+)
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["notices", "register"],
+        ["cold", "status"],
+        ["act", "record_delivery", "CLY-2026-000001", "--who", "Pat Clerk"],
+        ["analytics"],
+    ],
+    ids=["notices", "cold", "act", "analytics"],
+)
+def test_a_database_that_cannot_be_opened(
+    tmp_path: Path, database_url: str, said: str, command: list[str]
+) -> None:
+    port = _closed_port()
+    url = database_url.format(port=port)
+    config = _config(tmp_path, url, "mqtt://127.0.0.1:1")
+    result = CliRunner().invoke(app, [*command, "--config", str(config)], env={"COLUMNS": "300"})
+    assert result.exit_code == 2, result.output
+    line = _one_line(result.output)
+    assert said.format(port=port) in line
+    assert "cases.database_url (SIDEWALK_CASES__DATABASE_URL)" in line
+
+
+def test_add_user_refuses_a_bad_role_before_asking_for_the_password(tmp_path: Path) -> None:
+    config = _config(tmp_path, _sqlite(tmp_path))
+    result = CliRunner().invoke(
+        app, ["dashboard", "add-user", "pat", "--role", "mayor", "--config", str(config)]
+    )
+    assert result.exit_code == 2
+    line = _one_line(result.output)  # no password prompt came first
+    assert line == "--role: unknown role 'mayor'; one of viewer, inspector, clerk, admin"
+    assert not (tmp_path / "cases.sqlite3").exists()
+
+
+def test_add_user_on_an_unreachable_database(tmp_path: Path) -> None:
+    url = f"postgresql+psycopg://sidewalk@127.0.0.1:{_closed_port()}/cases"
+    result = CliRunner().invoke(
+        app,
+        [
+            "dashboard",
+            "add-user",
+            "pat",
+            "--role",
+            "clerk",
+            "--config",
+            str(_config(tmp_path, url)),
+        ],
+        input="long enough pw\nlong enough pw\n",
+        env={"COLUMNS": "300"},
+    )
+    assert result.exit_code == 2
+    assert "cannot open the case database" in result.output
+    assert "Traceback" not in result.output
