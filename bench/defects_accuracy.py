@@ -529,7 +529,7 @@ def marker_sweep(n: int, base: int = 310_000) -> list[str]:
     the marker's side in pixels (the same photos, the marker scaled)."""
     lines = ["| marker side (px) | photos | found | span error p50 (mm) | p95 | max |",
              "|---|---|---|---|---|---|"]  # fmt: skip
-    for side_px in (16, 20, 24, 32, 40, 60, 90):
+    for side_px in (24, 32, 40, 48, 56, 64, 90):
         errs: list[float] = []
         found = 0
         for seed in range(base, base + n):

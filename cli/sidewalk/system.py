@@ -10,17 +10,19 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
+from sidewalk.alerts.confirm import confirm_value, unconfirmed_report
 from sidewalk.alerts.issue import NoticeIssuer
+from sidewalk.alerts.letterhead import Letterhead
 from sidewalk.analytics.clocks.engine import ClockEngine, FrontageSpec
 from sidewalk.analytics.recorder import CaseRecorder
 from sidewalk.analytics.runner import AnalyticsRunner, Mode
-from sidewalk.core.config import MqttConfig, Settings, mqtt_settings
+from sidewalk.core.config import MqttConfig, Settings, VillageConfig, mqtt_settings
 from sidewalk.core.contract import TimePolicy, WeatherReading
 from sidewalk.core.mqtt import MqttSettings
 from sidewalk.core.profile import Profile, load_profile
@@ -40,6 +42,8 @@ __all__ = [
     "DemoResult",
     "ReplayedStorm",
     "build_analytics",
+    "confirm_for_demo",
+    "demo_letterhead",
     "frontage_specs",
     "mqtt_settings",  # lives in core: the pole's tools connect with it too
     "notice_summary",
@@ -57,8 +61,74 @@ def profile_for(settings: Settings) -> Profile:
     return load_profile(settings.profile)
 
 
-def seed_scenario(cases: CaseStore, scenario: Scenario) -> None:
-    """Register the scenario's pole, owners and frontages (idempotent)."""
+# Who confirms the profile's open values in a demo or test village (never the Village).
+DEMO_CONFIRMER = "Sidewalk Watch demo setup"
+
+
+def confirm_for_demo(
+    cases: CaseStore,
+    profile: Profile,
+    scenario: str,
+    *,
+    echo: Callable[[str], None] | None = None,
+) -> None:
+    """Confirm, in the open, the values the profile leaves unconfirmed, for a demo village.
+
+    A real village's values are confirmed by the Village (``sidewalk profile
+    confirm``); a scenario's stand-in village confirms them here, each one
+    recorded and audited under ``DEMO_CONFIRMER`` with a reference that says
+    it is not a board action, and printed through ``echo``. Idempotent.
+    """
+    for item in unconfirmed_report(cases, profile):
+        if item.confirmed:
+            continue
+        confirm_value(
+            cases, profile, item.name, by=DEMO_CONFIRMER,
+            reference=f"demo scenario {scenario}: placeholder value, not a Village Board action",
+            at=datetime.now(UTC), who="demo",
+        )  # fmt: skip
+        if echo is not None:
+            echo(f"demo setup confirms {item.name} = {item.value} (profile note: {item.note})")
+
+
+def demo_letterhead(workdir: Path, profile: Profile) -> Letterhead:
+    """A letterhead for a demo run, plainly marked as one, with a drawn signature."""
+    signature = workdir / "demo-signature.png"
+    if not signature.exists():
+        _draw_signature(signature)
+    village = VillageConfig(
+        office="Village Hall (demonstration letterhead)",
+        address_lines=["set [village] in the settings file", f"{profile.village.name}, WI"],
+        telephone="(920) 555-0100",
+        email="clerk@village.example",
+        office_hours="Monday to Friday, 8:00 AM to 4:00 PM",
+        officer_name="Dana Krüger",
+        officer_title="Clerk-Treasurer",
+        signature_image=signature,
+    )
+    return Letterhead.from_settings(village, profile)
+
+
+def _draw_signature(path: Path) -> None:
+    from PIL import Image, ImageDraw  # fpdf2's own dependency
+
+    image = Image.new("RGB", (600, 150), "white")
+    pen = ImageDraw.Draw(image)
+    points = [(20 + x * 5, 90 + int(35 * ((x % 14) - 7) * ((x // 14) % 2 * 2 - 1) / 7))
+              for x in range(112)]  # fmt: skip
+    pen.line(points, fill=(20, 30, 120), width=4)
+    image.save(path, format="PNG", optimize=False)
+
+
+def seed_scenario(
+    cases: CaseStore,
+    scenario: Scenario,
+    *,
+    profile: Profile | None = None,
+    echo: Callable[[str], None] | None = None,
+) -> None:
+    """Register the scenario's pole, owners and frontages, and confirm, in the open, the
+    profile values its notices need (``confirm_for_demo``; idempotent)."""
     head = scenario.scenario
     cases.registry.upsert_device(head.device, head.site)
     for f in scenario.frontage:
@@ -74,12 +144,15 @@ def seed_scenario(cases: CaseStore, scenario: Scenario) -> None:
             owner_id=owner_id,
             device_id=head.device,
         )
+    confirm_for_demo(cases, profile or load_profile(), head.name, echo=echo)
 
 
 def frontage_specs(cases: CaseStore, site: str | None = None) -> list[FrontageSpec]:
     """Every watched frontage and the pole whose weather tells its snowfall."""
     return [
-        FrontageSpec(f.id, f.device_id)
+        FrontageSpec(
+            f.id, f.device_id, zone=f.zone, may_deposit_on_street=f.may_deposit_on_street
+        )
         for f in cases.registry.list_frontages(site=site)
         if f.device_id is not None
     ]
@@ -95,10 +168,11 @@ def build_analytics(
     persist_jobs: bool = True,
     tick_seconds: float = 30.0,
     time_policy: TimePolicy | None = None,
+    letterhead: Letterhead | None = None,
 ) -> AnalyticsRunner:
     """Engine + recorder + notice issuer + runner, for the frontages in the case records."""
     engine = ClockEngine(profile, frontage_specs(cases, site))
-    issuer = NoticeIssuer(cases, profile)
+    issuer = NoticeIssuer(cases, profile, letterhead=letterhead)
     recorder = CaseRecorder(
         cases, profile, on_violation=issuer.clearing_violation, on_notice=issuer.required_notice
     )
@@ -137,6 +211,8 @@ def run_through_broker(
     profile: Profile | None = None,
     run_id: str = "demo",
     timeout_s: float = 120.0,
+    letterhead: Letterhead | None = None,
+    echo: Callable[[str], None] | None = None,
 ) -> DemoResult:
     """Play a scenario through a real broker, ingest, analytics and alerts.
 
@@ -167,7 +243,7 @@ def run_through_broker(
     analytics: AnalyticsRunner | None = None
     publisher: Publisher | None = None
     try:
-        seed_scenario(cases, scenario)
+        seed_scenario(cases, scenario, profile=profile, echo=echo)
         ingest = IngestConsumer(
             store,
             mqtt_settings(settings, f"{run_id}-ingest", protocol=protocol),
@@ -182,6 +258,7 @@ def run_through_broker(
             mqtt_settings(settings, f"{run_id}-analytics", protocol=protocol),
             site=site,
             mode="stream",
+            letterhead=letterhead or demo_letterhead(workdir, profile),
         )
         analytics.start()
         buffer = ReadingBuffer(
@@ -228,7 +305,7 @@ def replay_in_process(
     scenario: Scenario, cases: CaseStore, profile: Profile
 ) -> tuple[int, list[NoticeRecord]]:
     """The same scenario straight into the engine (no broker): what the live run must match."""
-    seed_scenario(cases, scenario)
+    seed_scenario(cases, scenario, profile=profile)
     engine = ClockEngine(profile, frontage_specs(cases, scenario.scenario.site))
     issuer = NoticeIssuer(cases, profile)
     recorder = CaseRecorder(
@@ -270,8 +347,9 @@ def serve_demo(
     timeseries = SqliteTimeSeriesStore(workdir / "timeseries.sqlite3")
     offline = MqttSettings(host="127.0.0.1", port=1, client_id=f"{run_id}-analytics")
     runner = build_analytics(
-        cases, profile, offline, site=scenario.scenario.site, mode="stream", persist_jobs=False
-    )
+        cases, profile, offline, site=scenario.scenario.site, mode="stream", persist_jobs=False,
+        letterhead=demo_letterhead(workdir, profile),
+    )  # fmt: skip
     saved = cases.clocks.load_engine_snapshot(offline.client_id)
     if saved is not None:
         runner.engine.restore(saved.encode())
@@ -321,13 +399,14 @@ def replay_storm(scenario: Scenario, workdir: Path, profile: Profile) -> Replaye
     workdir.mkdir(parents=True, exist_ok=True)
     cases = open_cases(f"sqlite:///{workdir / 'cases.sqlite3'}", profile)
     timeseries = SqliteTimeSeriesStore(workdir / "timeseries.sqlite3")
-    seed_scenario(cases, scenario)
+    seed_scenario(cases, scenario, profile=profile)
     head = scenario.scenario
     # Never connected: the demo feeds it directly and ticks it for actions.
     offline = MqttSettings(host="127.0.0.1", port=1, client_id=f"dashboard-demo-{head.site}")
     runner = build_analytics(
-        cases, profile, offline, site=head.site, mode="stream", persist_jobs=False
-    )
+        cases, profile, offline, site=head.site, mode="stream", persist_jobs=False,
+        letterhead=demo_letterhead(workdir, profile),
+    )  # fmt: skip
     readings = to_readings(scenario, expand(scenario))
     timeseries.write_batch(readings, sites={head.device: head.site})
     for reading in readings:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from sidewalk.alerts.documents import notice_register, register_csv, register_pdf
 from sidewalk.alerts.issue import NoticeIssuer
+from sidewalk.alerts.pdf import notice_pdf
 from sidewalk.storage.cases import CaseStore
 from tests.alerts.conftest import T0, flat, pdf_text
 
@@ -33,7 +34,10 @@ def test_missing_owner_address_keeps_the_notice_pending_until_it_is_fixed(
     cases.registry.upsert_owner("owner-smith", "Jane Smith", ["PO Box 7", "Clyman, WI 53016"], None)
     [again] = issuer.render_pending()
     assert (again.number, again.status) == (notice.number, "rendered")
-    assert "PO Box 7" in (again.body_text or "")
+    # The address prints once, in the envelope's window (not repeated in the text).
+    assert again.owner_address_lines == ("PO Box 7", "Clyman, WI 53016")
+    assert "PO Box 7" in pdf_text(notice_pdf(again, issuer.profile))
+    assert "PO Box 7" not in (again.body_text or "")
     assert [a.action for a in cases.audit.list(f"notice:{notice.number}")] == [
         "notice.issued", "notice.render_failed", "notice.readdressed", "notice.rendered",
     ]  # fmt: skip

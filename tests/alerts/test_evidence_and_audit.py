@@ -36,7 +36,9 @@ def test_package_of_a_violation_notice_verifies_and_rebuilds_identically(
     _runner, cases = stormed
     issuer = NoticeIssuer(cases, profile)
     [notice] = cases.notices.list(frontage_id="main-st-103")
-    record_notice_delivery(cases, notice.id, notice.issued_at, "Officer Quinn", "hand")
+    record_notice_delivery(
+        cases, notice.id, notice.issued_at, "Officer Quinn", "hand", profile=profile
+    )
     first = evidence_package(issuer, notice.id, tmp_path / "a.zip")
     second = evidence_package(issuer, notice.id, tmp_path / "b.zip")
     assert first.read_bytes() == second.read_bytes()

@@ -18,7 +18,13 @@ from sidewalk.alerts.accounts import (
     record_payment,
 )
 from sidewalk.alerts.billing import AbatementWork
-from sidewalk.alerts.delivery import Deliverer, SmtpChannel, SmtpSettings, queue_notice
+from sidewalk.alerts.delivery import (
+    Deliverer,
+    SmtpChannel,
+    SmtpSettings,
+    queue_notice,
+    record_notice_delivery,
+)
 from sidewalk.alerts.documents import tax_roll_csv, tax_roll_lines, tax_roll_pdf
 from sidewalk.alerts.issue import NoticeIssuer
 from sidewalk.analytics.runner import AnalyticsRunner
@@ -31,7 +37,7 @@ def enforcement_state(runner: AnalyticsRunner, key: str) -> str:
     return runner.engine.enforcement.cases[key].state
 
 
-def test_emailed_hazard_notice_starts_the_two_hours_and_payment_closes_the_case(
+def test_posted_hazard_notice_starts_the_two_hours_and_payment_closes_the_case(
     stormed: tuple[AnalyticsRunner, CaseStore], profile: Profile,
     smtp_server: tuple[Mailbox, int],
 ) -> None:  # fmt: skip
@@ -56,11 +62,19 @@ def test_emailed_hazard_notice_starts_the_two_hours_and_payment_closes_the_case(
     Deliverer(cases, profile, {"email": channel}, clock=lambda: sent_at).run_once()
     assert len(mailbox.messages) == 1
     runner.tick()
+    # The mail server's acceptance is no delivery: the two hours have not begun.
+    assert enforcement_state(runner, key) == "hazard_notice_issued"
+    # The officer posts it on the premises and enters the time: the 2 h run from it.
+    posted_at = sent_at + timedelta(minutes=25)
+    record_notice_delivery(
+        cases, hazard.id, posted_at, "Officer Quinn", "posted", profile=profile
+    )
+    runner.tick()
     assert enforcement_state(runner, key) == "hazard_period"
-    runner.advance(sent_at + timedelta(hours=2))
+    runner.advance(posted_at + timedelta(hours=2))
     abatement = cases.bills.abatement_by_key(f"{key}/abatement")
     assert abatement is not None
-    assert abatement.ordered_at == sent_at + timedelta(hours=2)
+    assert abatement.ordered_at == posted_at + timedelta(hours=2)
 
     done = sent_at + timedelta(hours=4)
     cases.actions.record("abatement_done", key, done, "Crew chief Ortiz")
@@ -117,6 +131,8 @@ def test_unpaid_costs_reach_the_tax_roll_certification(
     work = AbatementWork(crew_hours=Decimal("1.5"), equipment_hours=Decimal("0.5"))
     billed = bill_abatement(issuer, abatement.id, work, done, who="Clerk Lee")
     record_payment(cases, "p1", billed.bill.id, Decimal("20.00"), done, who="Lee", method="cash")
+    record_bill_receipt(issuer, billed.bill.id, done + timedelta(days=3), "Clerk Lee")
+    runner.tick()
     runner.advance(done + timedelta(days=61))
     assert enforcement_state(runner, key) == "tax_roll"
     year = (done + timedelta(days=61)).astimezone(profile.zone).year

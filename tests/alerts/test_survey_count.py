@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from sidewalk.alerts.letterhead import plain_citation
 from sidewalk.alerts.issue import NoticeIssuer
 from sidewalk.alerts.notices import BlockDefect
 from sidewalk.alerts.pdf import notice_pdf
@@ -34,10 +35,10 @@ def test_a_high_share_of_an_incomplete_survey_is_not_a_replacement(
     assert "8 of 8 measured sidewalk blocks" in text
     assert "Blocks measured: 8 of an unknown number of blocks" in text
     assert "(survey incomplete)" in text
-    assert "frontage main-101: 10 blocks (recorded block count)" in text
-    assert "frontage main-103: not known" in text
-    assert "The owner's block total is not known yet" in text
-    assert "defective blocks reach 80 percent" in text
+    assert "property record main-101: 10 blocks (recorded block count)" in text
+    assert "property record main-103: not known" in text
+    assert "The number of blocks along all of your sidewalk is not yet known" in text
+    assert "defective blocks reach 80% of them" in text
     assert "entire sidewalk is not required" not in text
 
 
@@ -56,7 +57,7 @@ def test_replacement_on_a_known_total_says_how_it_was_counted(issuer: NoticeIssu
     assert "Blocks not yet measured are counted as sound." in text
     # The ordinance's words come from the profile, quoted with the citation.
     rule = issuer.profile.sidewalk_condition.replacement_share
-    assert flat(f'{rule.citation}: "{rule.words}"') in text
+    assert flat(f'{plain_citation(rule.citation)}: "{rule.words}"') in text
 
 
 def test_the_aggregation_decides_not_the_share(issuer: NoticeIssuer) -> None:

@@ -135,4 +135,4 @@ def test_the_steps_are_the_case_steps_and_treatment() -> None:
     from sidewalk.cli.act import STEPS
 
     case_steps = {t.model_fields["kind"].default for t in get_args(EnforcementAction)}
-    assert set(STEPS) == case_steps | {"record_treated"}
+    assert set(STEPS) == case_steps | {"record_treated", "record_ice"}

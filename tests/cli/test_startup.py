@@ -18,7 +18,7 @@ HEAVY = (
     "sidewalk.analytics", "sidewalk.dashboard", "sidewalk.ingest", "sidewalk.scenarios",
 )  # fmt: skip
 GROUPS = ["demo", "replay", "ingest", "analytics", "act", "notices", "cold", "street",
-          "inspect", "dashboard"]  # fmt: skip
+          "inspect", "dashboard", "profile"]  # fmt: skip
 
 PROBE = """
 import json, sys

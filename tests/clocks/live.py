@@ -56,3 +56,15 @@ def findings(cases: CaseStore, subject: str) -> list[dict[str, Any]]:
         for a in cases.audit.list(subject)
         if a.action.startswith("finding.")
     ]
+
+
+def set_frontage(cases: CaseStore, frontage_id: str, **changes: Any) -> None:
+    """Change a seeded frontage's registry record (``zone``, ``may_deposit_on_street``, …)."""
+    f = cases.registry.get_frontage(frontage_id)
+    fields: dict[str, Any] = {
+        "site": f.site, "parcel_number": f.parcel_number, "street_address": f.street_address,
+        "length_ft": f.length_ft, "zone": f.zone, "owner_id": f.owner_id,
+        "device_id": f.device_id, "may_deposit_on_street": f.may_deposit_on_street,
+    }  # fmt: skip
+    fields.update(changes)
+    cases.registry.upsert_frontage(frontage_id, **fields)

@@ -29,7 +29,14 @@ class Pole:
         )
 
     def camera(
-        self, at: datetime, frontage: str, width_mm: float, *, ice: bool = False
+        self,
+        at: datetime,
+        frontage: str,
+        width_mm: float,
+        *,
+        ice: bool = False,
+        surface: str | None = None,
+        surface_temp_c: float | None = None,
     ) -> SnowMeasurement:
         self.seq += 1
         return SnowMeasurement(
@@ -40,6 +47,15 @@ class Pole:
             cleared_width_mm=width_mm,
             snow_cover_fraction=0.5,
             ice_suspected=ice,
+            surface_state=surface,  # type: ignore[arg-type]
+            surface_temp_c=surface_temp_c,
+        )
+
+    def pavement(self, at: datetime, surface_temp_c: float) -> WeatherReading:
+        """The pole's infrared pavement temperature, alone in a weather reading."""
+        self.seq += 1
+        return WeatherReading(
+            device=DEVICE, seq=self.seq, ts=to_ms(at), surface_temp_c=surface_temp_c
         )
 
 

@@ -50,11 +50,12 @@ STORED: list[tuple[str, dict[str, Any]]] = [
                        "approved_at": "2026-11-19T08:00:00-06:00", "emergency": False,
                        "renewals": 1}),
     ("record_obstruction", {"frontage": "main-st-101", "description": "sandwich board",
-                            "area": "sidewalk", "clear_width_mm": 800.0}),
+                            "kind": "fixture", "area": "sidewalk", "clear_width_mm": 800.0}),
     ("record_obstruction", {"frontage": "main-st-101", "description": "", "area": "sidewalk",
-                            "clear_width_ft": 2, "clear_width_in": 6.0, "location": "Main"}),
+                            "kind": "fixture", "clear_width_ft": 2, "clear_width_in": 6.0,
+                            "location": "Main"}),
     ("record_obstruction", {"frontage": "main-st-101", "description": "dumpster",
-                            "area": "street"}),
+                            "kind": "other", "area": "street"}),
     ("obstruction_notice_delivered", {}),
     ("obstruction_removed", {}),
     ("record_sweeping_incident", {"frontage": "main-st-101", "description": "mud",
@@ -66,6 +67,34 @@ STORED: list[tuple[str, dict[str, Any]]] = [
                                  "street_width_mm": 9000.0, "street_occupied_mm": 2500.0}),
     ("street_privilege_inspected", {"present": True, "temporary_walk_width_mm": 1000.0}),
     ("street_privilege_inspected", {"present": False}),
+    # § 370-8 B: the references an inspector writes down, checked against the records.
+    ("record_obstruction", {"frontage": "main-st-101", "kind": "building_materials",
+                            "area": "sidewalk", "materials_authorization": "BI-7",
+                            "sidewalk_width_mm": 1219.2, "clear_width_mm": 700.0,
+                            "gutters_clear": True}),
+    ("record_obstruction", {"frontage": "main-st-101", "kind": "excavation", "area": "street",
+                            "opening_permit": "SO-1"}),
+    ("record_obstruction", {"frontage": "main-st-101", "kind": "other", "area": "sidewalk",
+                            "privilege_permit": "SP-1"}),
+    ("record_materials_authorization", {"frontage": "main-st-101",
+                                        "authorized_from": "2026-11-20",
+                                        "authorized_until": "2026-12-20", "by": "B. Inspector"}),
+    # § 370-10 A: an inspector saw untreated ice on the walk (target: the frontage).
+    ("record_ice", {"note": "glaze ice across the walk"}),
+    # Rules no sensor sees (issue 14, item 6).
+    ("record_inspection_finding", {"frontage": "main-st-101", "rule": "snow_on_street",
+                                   "onto": "street", "from_own_walk": True}),
+    ("record_inspection_finding", {"frontage": "main-st-101", "rule": "excavation_fence",
+                                   "fence_height_ft": 3, "fence_height_in": 6.0}),
+    ("record_demolition_completed", {"frontage": "main-st-101",
+                                     "at": "2026-11-20T15:30:00+00:00"}),
+    ("record_excavation_opened", {"frontage": "main-st-101", "at": "2026-11-20T15:30:00+00:00",
+                                  "description": "foundation"}),
+    ("inspection_notice_delivered", {}),
+    ("inspection_corrected", {}),
+    ("record_sweeping_incident", {"frontage": "main-st-101", "contractor": "Acme Builders",
+                                  "contractor_address": ["400 Industrial Dr",
+                                                         "Watertown, WI 53094"]}),
 ]  # fmt: skip
 
 
@@ -88,7 +117,9 @@ def test_a_stored_action_parses_and_its_detail_stores_the_same(
     assert (action.cause.kind, action.cause.who) == ("person", WHO)
     stored = action_detail(action)
     assert parse_action(kind, "T-1", stored, at=AT, who=WHO) == action
-    if kind not in {"record_pour", "record_permit"}:  # instants come back in UTC
+    instants = {"record_pour", "record_permit", "record_demolition_completed",
+                "record_excavation_opened"}  # fmt: skip
+    if kind not in instants:  # instants come back in UTC
         assert stored == detail
 
 
@@ -140,12 +171,25 @@ def test_details_are_typed() -> None:
                            "renewals": -1}, "renewals", "whole number"),
         ("record_permit", {"street": "Main", "opened_at": "2026-11-20T09:30-06:00",
                            "emergency": "yes"}, "emergency", "true or false"),
-        ("record_obstruction", {"frontage": "main-st-101"}, "", "clear width is required"),
-        ("record_obstruction", {"frontage": "main-st-101", "clear_width_mm": "wide"},
+        ("record_obstruction", {"frontage": "main-st-101", "kind": "fixture"}, "",
+         "clear width is required"),
+        ("record_obstruction", {"frontage": "main-st-101", "clear_width_mm": 500}, "kind",
+         "kind is required"),
+        ("record_obstruction", {"frontage": "main-st-101", "kind": "sign"}, "kind",
+         "kind must be fixture or building_materials or excavation or other"),
+        ("record_obstruction", {"frontage": "main-st-101", "kind": "building_materials",
+                                "materials_authorization": "BI-7", "gutters_clear": True},
+         "", "sidewalk_width_mm and the clear width are required"),
+        ("record_obstruction", {"frontage": "main-st-101", "kind": "fixture",
+                                "clear_width_mm": "wide"},
          "clear_width_mm", "must be a number"),
-        ("record_obstruction", {"frontage": "main-st-101", "area": "alley"}, "area",
+        ("record_obstruction", {"frontage": "main-st-101", "kind": "other", "area": "alley"},
+         "area",
          "area must be sidewalk or street"),
         ("record_sweeping_incident", {}, "frontage", "frontage is required"),
+        ("record_inspection_finding", {"frontage": "f", "rule": "snow_on_street",
+                                       "onto": "lake"}, "onto", "onto must be street"),
+        ("record_demolition_completed", {"frontage": "f"}, "at", "at is required"),
         ("record_street_privilege", {"frontage": "f", "issued_on": "30/11/2026"}, "issued_on",
          "not an ISO date"),
         ("street_privilege_inspected", {}, "present", "present is required"),

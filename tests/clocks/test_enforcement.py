@@ -157,9 +157,8 @@ def test_bill_due_ten_calendar_days_after_receipt_and_tax_roll_sixty_days_after_
     [billed] = of_type(events, Transition)
     due_at = datetime.fromisoformat(billed.detail["due"])
     assert due_at == datetime(2026, 12, 29, 0, 0, tzinfo=CHICAGO)
-    tax_roll_at = datetime(
-        2027, 2, 13, 0, 0, tzinfo=CHICAGO
-    )  # Dec 14 + 60 days = Feb 12, through its end
+    # Dec 14 + 60 days = Feb 12: the entry is due as day 60 begins (§ 370-10 G "within").
+    tax_roll_at = datetime(2027, 2, 12, 0, 0, tzinfo=CHICAGO)
     assert of_type(engine.advance(tax_roll_at - timedelta(seconds=1)), TaxRollDue) == []
     [due] = of_type(engine.advance(tax_roll_at), TaxRollDue)
     assert due.costs_incurred_at == abated

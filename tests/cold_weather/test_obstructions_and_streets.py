@@ -8,10 +8,12 @@ from zoneinfo import ZoneInfo
 
 from sidewalk.analytics.clocks.obstructions import (
     Obstruction,
+    OnRecord,
     StreetPrivilegePermit,
     SweepingIncident,
     building_materials_check,
     clear_width_finding,
+    obstruction_finding,
     obstruction_state,
     removal_deadline,
     street_privilege_check,
@@ -36,15 +38,101 @@ def sidewalk(width_mm: float | None, **changes: object) -> Obstruction:
         "area": "sidewalk",
         "observed_at": SEEN,
         "clear_width_mm": width_mm,
+        "kind": "fixture",
     }
     fields.update(changes)
     return Obstruction(**fields)  # type: ignore[arg-type]
 
 
-# -- § 370-8 C and D/E ----------------------------------------------------------------
+COMMERCIAL = OnRecord(commercial=True)
+FIVE_FT_MM = 5 * 304.8
 
 
-def test_exactly_three_feet_clear_is_allowed_and_less_is_not() -> None:
+# -- § 370-8 A, B and C: what is prohibited, and the exceptions on record ---------------
+
+
+def test_370_8_A_obstruction_leaving_3ft_is_a_violation() -> None:
+    # Not a fixture: § 370-8 A prohibits it whatever width remains, 3 ft or 5 ft.
+    for width in (THREE_FT_MM, FIVE_FT_MM):
+        for on_record in (OnRecord(), COMMERCIAL):
+            other = sidewalk(width, kind="other")
+            finding = obstruction_finding(other, CLYMAN, on_record)
+            assert finding is not None
+            assert (finding.rule, finding.severity) == (
+                "obstructions.sidewalk_removal_after_notice", "violation",
+            )  # fmt: skip
+            assert finding.citation == "§ 370-8 D (inferred)"
+            assert "whatever width remains" in finding.message
+            assert obstruction_state(other, CLYMAN, SEEN, on_record) == "obstructed"
+
+
+def test_370_8_C_commercial_fixture_leaving_3ft_is_allowed_and_less_is_not() -> None:
+    assert obstruction_finding(sidewalk(THREE_FT_MM), CLYMAN, COMMERCIAL) is None
+    assert obstruction_state(sidewalk(THREE_FT_MM), CLYMAN, SEEN, COMMERCIAL) == "compliant"
+    narrow = obstruction_finding(sidewalk(THREE_FT_MM - 1), CLYMAN, COMMERCIAL)
+    assert narrow is not None
+    assert (narrow.rule, narrow.citation) == (
+        "obstructions.fixture_min_clear_width", "§ 370-8 C(3) (inferred)",
+    )  # fmt: skip
+
+
+def test_370_8_C_fixture_outside_a_commercial_area_is_a_violation_whatever_width() -> None:
+    finding = obstruction_finding(sidewalk(FIVE_FT_MM), CLYMAN, OnRecord(commercial=False))
+    assert finding is not None
+    assert finding.rule == "obstructions.sidewalk_removal_after_notice"
+    assert "commercial" in finding.message
+    # On a street § 370-8 C gives no exception at all.
+    street = sidewalk(None, area="street")
+    assert obstruction_finding(street, CLYMAN, COMMERCIAL) is not None
+
+
+def test_370_8_B1_a_street_privilege_permit_on_record_is_an_exception() -> None:
+    other = sidewalk(100.0, kind="other", privilege_permit="SP-1")
+    assert obstruction_finding(other, CLYMAN, OnRecord(privilege_permit=True)) is None
+    problem = OnRecord(problems=("street privilege permit SP-1 is not on record",))
+    finding = obstruction_finding(other, CLYMAN, problem)
+    assert finding is not None
+    assert "SP-1 is not on record" in finding.message
+
+
+def test_370_8_B2_authorized_building_materials_take_at_most_half_the_walk() -> None:
+    def materials(clear_mm: float, **changes: object) -> Obstruction:
+        fields: dict[str, object] = {
+            "kind": "building_materials", "sidewalk_width_mm": 1200.0, "gutters_clear": True,
+            "materials_authorization": "BI-7",
+        }  # fmt: skip
+        fields.update(changes)
+        return sidewalk(clear_mm, **fields)
+
+    authorized = OnRecord(materials_authorization=True)
+    assert obstruction_finding(materials(600.0), CLYMAN, authorized) is None  # exactly half
+    over = obstruction_finding(materials(590.0), CLYMAN, authorized)
+    assert over is not None
+    assert (over.rule, over.severity, over.citation) == (
+        "obstructions.building_materials_max_sidewalk", "violation", "§ 370-8 B(2) (inferred)",
+    )  # fmt: skip
+    blocked = obstruction_finding(materials(900.0, gutters_clear=False), CLYMAN, authorized)
+    assert blocked is not None
+    assert "gutters" in blocked.message
+    # Without the Building Inspector's authorization on record: prohibited, whatever width.
+    assert obstruction_finding(materials(1100.0), CLYMAN, OnRecord()) is not None
+    # The example village allows only a third of the walk.
+    assert obstruction_finding(materials(600.0), EXAMPLE, authorized) is not None
+    street = materials(0.0, area="street", street_width_mm=9000.0, street_occupied_mm=3000.0)
+    assert obstruction_finding(street, CLYMAN, authorized) is None
+    wide = materials(0.0, area="street", street_width_mm=9000.0, street_occupied_mm=3100.0)
+    assert obstruction_finding(wide, CLYMAN, authorized) is not None
+
+
+def test_370_8_B3_an_excavation_needs_its_opening_permit_on_record() -> None:
+    dug = sidewalk(None, kind="excavation", opening_permit="SO-1")
+    assert obstruction_finding(dug, CLYMAN, OnRecord(opening_permit=True)) is None
+    finding = obstruction_finding(dug, CLYMAN, OnRecord())
+    assert finding is not None
+    assert "street-opening permit" in finding.message
+
+
+def test_370_8_C3_exactly_three_feet_clear_is_allowed_and_less_is_not() -> None:
     assert clear_width_finding(sidewalk(THREE_FT_MM), CLYMAN) is None
     finding = clear_width_finding(sidewalk(THREE_FT_MM - 1), CLYMAN)
     assert finding is not None
@@ -86,7 +174,8 @@ def test_street_and_example_removal_periods_differ() -> None:
 def test_the_obstruction_sequence_from_sighting_to_overdue_or_removed() -> None:
     delivered = SEEN + timedelta(hours=2)
     noticed = sidewalk(500.0, notice_delivered_at=delivered)
-    assert obstruction_state(sidewalk(THREE_FT_MM), CLYMAN, SEEN) == "compliant"
+    assert obstruction_state(sidewalk(THREE_FT_MM), CLYMAN, SEEN, COMMERCIAL) == "compliant"
+    assert obstruction_state(sidewalk(THREE_FT_MM), CLYMAN, SEEN) == "obstructed"
     assert obstruction_state(noticed, CLYMAN, SEEN) == "obstructed"
     assert obstruction_state(noticed, CLYMAN, delivered) == "removal_period"
     due = delivered.astimezone(UTC) + timedelta(hours=24)

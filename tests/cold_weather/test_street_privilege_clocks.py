@@ -131,7 +131,7 @@ def test_a_street_obstruction_needs_no_width_and_runs_the_street_removal_period(
         e = engine(profile)
         seen = datetime(2026, 12, 2, 15, tzinfo=UTC)
         events = act(e, "record_obstruction", "OB-9", seen, frontage=FRONTAGE, area="street",
-                     location="Main St at Elm", description="pallets in the lane")  # fmt: skip
+                     kind="other", location="Main St at Elm", description="pallets in the lane")  # fmt: skip
         [finding] = [f for f in events if isinstance(f, RuleFinding)]
         assert finding.rule == "obstructions.street_removal_after_notice"
         assert finding.citation == profile.obstructions.street_removal_after_notice.citation

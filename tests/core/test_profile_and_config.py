@@ -31,6 +31,14 @@ def test_gaps_in_the_text_are_unconfirmed_and_uncited() -> None:
     assert set(profile.unconfirmed_rules()) == {
         "snow_and_ice.nonhazard_notice_period",
         "billing.penalty_per_offense",
+        # Periods and bill terms the code does not set (issue 14, items 4 and 6).
+        "snow_and_ice.deposit_removal_after_notice",
+        "billing.other_bill_payable",
+        "billing.other_tax_roll_after",
+        "permits.repair_bill_payable",
+        "streets.dumping_removal_after_notice",
+        "terraces.mailbox_clearing_after_notice",
+        "construction.abandoned_order_compliance",
         "cold_weather.frozen_subgrade_at_or_below",
         "cold_weather.frozen_subgrade_deadband",
         "cold_weather.frozen_subgrade_min_dwell",
@@ -38,6 +46,9 @@ def test_gaps_in_the_text_are_unconfirmed_and_uncited() -> None:
         "abatement_rates.crew_hourly_rate",
         "abatement_rates.equipment_hourly_rate",
         "abatement_rates.administration_share",
+        # What delivery starts a § 370-10 B period: the code does not say.
+        "notice_delivery.starts_period",
+        "notice_delivery.hazard_notice",
         "calendar",
     }
     gap = profile.snow_and_ice.nonhazard_notice_period

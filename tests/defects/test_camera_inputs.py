@@ -148,9 +148,11 @@ def test_gravity_from_imu_or_level() -> None:
     assert ref.gravity[1] > 0.99
     assert ref.toward_curb == (-1.0, 0.0, 0.0)
     g = level_reference(gravity=[0, 0, 2])
-    assert g is not None and g.gravity == (0.0, 0.0, 1.0)
+    assert g is not None
+    assert g.gravity == (0.0, 0.0, 1.0)
     lv = level_reference(level="nadir")
-    assert lv is not None and lv.gravity == (0.0, 0.0, 1.0)
+    assert lv is not None
+    assert lv.gravity == (0.0, 0.0, 1.0)
     assert level_reference() is None
     with pytest.raises(DefectInputError, match="--accel"):
         level_reference(accel="0 0 0.1")

@@ -7,6 +7,7 @@ readings published between them must all be stored.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from pathlib import Path
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 
 from sidewalk.core.mqtt import MqttClient, MqttMessage
 from sidewalk.ingest.validate import Rejected, classify
-from sidewalk.storage.timeseries import SqliteTimeSeriesStore
+from sidewalk.storage.timeseries import DEAD_LETTER_PREFIX, SqliteTimeSeriesStore
 from tests.fuzz.payloads import DEVICE, REASONS, T0, bad_topics, broken_payloads, valid_readings
 from tests.harness.mosquitto import MosquittoServer
 from tests.ingest.pipeline import running_ingest, slug
@@ -39,6 +40,7 @@ def test_malformed_messages_become_dead_letters_and_good_ones_are_stored(
 ) -> None:
     site = slug("fuzz")
     expected: list[tuple[str, bytes, str, str | None]] = []
+    sizes: list[tuple[int, str]] = []
     raw = MqttClient(mqtt_settings(broker.host, broker.port, slug("raw"), clean_start=True))
 
     @settings(
@@ -60,7 +62,9 @@ def test_malformed_messages_become_dead_letters_and_good_ones_are_stored(
         verdict = classify(MqttMessage(topic, payload, 1, False, 0), 0)
         assert isinstance(verdict, Rejected), (topic, payload[:200], verdict)
         letter = verdict.dead_letter
-        expected.append((topic, payload, letter.reason, letter.device))
+        # The store keeps a bounded prefix, with the whole payload's length and hash.
+        expected.append((topic, payload[:DEAD_LETTER_PREFIX], letter.reason, letter.device))
+        sizes.append((len(payload), hashlib.sha256(payload).hexdigest()))
         raw.publish(topic, payload, 1)
         # A valid reading after each malformed one: the stream must go on.
         raw.publish(f"sidewalk/v1/{site}/{GOOD_DEVICE}/weather", _good(len(expected)), 1)
@@ -83,6 +87,7 @@ def test_malformed_messages_become_dead_letters_and_good_ones_are_stored(
         assert ingest.stats.stored == n
         got = Counter((d.topic, d.payload, d.reason, d.device) for d in letters)
         assert got == Counter(expected)
+        assert Counter((d.payload_len, d.payload_sha256) for d in letters) == Counter(sizes)
         assert all(d.reason in REASONS and d.detail for d in letters)
         assert store.seqs(GOOD_DEVICE) == list(range(1, len(expected) + 1))
         assert store.count(DEVICE) == 0

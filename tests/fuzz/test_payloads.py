@@ -27,6 +27,7 @@ from sidewalk.ingest.validate import (
     Evidence,
     Ignored,
     Rejected,
+    SizeLimits,
     Verdict,
     classify,
 )
@@ -185,23 +186,28 @@ def test_jpeg_and_watermark_topics(body: bytes, device: str, stored: bool) -> No
             assert isinstance(verdict, Rejected)
 
 
-def test_an_oversized_jpeg_is_out_of_range() -> None:
+def test_an_oversized_jpeg_is_too_large() -> None:
+    # Over ingest's JPEG limit (4 MiB by default, at most the contract's 20 MB):
+    # refused by size before anything looks inside (docs/storage.md).
     body = b"\xff\xd8\xff" + bytes(20_000_000) + b"\xff\xd9"
     verdict = classify_and_check(_topic("jpeg"), body)
     assert isinstance(verdict, Rejected)
-    assert verdict.dead_letter.reason == "out_of_range"
+    assert verdict.dead_letter.reason == "too_large"
 
 
 def test_detail_of_an_oversized_value_is_clipped() -> None:
-    body = {"schema": 1, "device": DEVICE, "seq": 1, "ts": T0, "air_temp_c": "x" * 100_000}
+    body = {"schema": 1, "device": DEVICE, "seq": 1, "ts": T0, "air_temp_c": "x" * 10_000}
     verdict = classify_and_check(_topic("weather"), json.dumps(body).encode())
     assert isinstance(verdict, Rejected)
     assert len(verdict.dead_letter.detail) <= MAX_DETAIL_CHARS
-    stream = {**body, "air_temp_c": 1.0, "stream": "s" * 100_000}
+    stream = {**body, "air_temp_c": 1.0, "stream": "s" * 10_000}
     verdict = classify_and_check(_topic("weather"), json.dumps(stream).encode())
     assert isinstance(verdict, Rejected)
     assert verdict.dead_letter.reason == "topic_mismatch"
     assert len(verdict.dead_letter.detail) <= MAX_DETAIL_CHARS
+
+
+ROOMY = SizeLimits(message_bytes=1_000_000)
 
 
 def test_the_verdict_on_deep_nesting_does_not_depend_on_the_callers_stack() -> None:
@@ -212,7 +218,8 @@ def test_the_verdict_on_deep_nesting_does_not_depend_on_the_callers_stack() -> N
         if depth:
             return verdict_at(depth - 1, nesting)
         body = b'{"schema": 1, "x": ' + b"[" * nesting + b"]" * nesting + b"}"
-        result = classify(MqttMessage(topic, body, 1, False, 0), 0)
+        # The parser's verdict, not the size limit's (10 x the recursion limit is 20 KB).
+        result = classify(MqttMessage(topic, body, 1, False, 0), 0, ROOMY)
         assert isinstance(result, Rejected)
         return result.dead_letter.reason
 

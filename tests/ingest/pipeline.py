@@ -29,11 +29,11 @@ def settings(host: str, port: int, client_id: str, **kw: Any) -> MqttSettings:
     return MqttSettings(host=host, port=port, client_id=client_id, reconnect_max_s=1, **kw)
 
 
-def storm(n: int, frontage: str = "main-st-101") -> list[ScenarioReading]:
-    """n readings alternating weather and per-frontage snow, one per minute."""
+def storm(n: int, frontage: str = "main-st-101", t0: int = T0) -> list[ScenarioReading]:
+    """n readings alternating weather and per-frontage snow, one per minute from ``t0``."""
     out: list[ScenarioReading] = []
     for i in range(n):
-        ts = T0 + i * 60_000
+        ts = t0 + i * 60_000
         if i % 2 == 0:
             weather = {"air_temp_c": -5.0 + i % 7, "precip_mm": 0.2}
             out.append(ScenarioReading(ts, "weather", weather))

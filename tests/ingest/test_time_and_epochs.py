@@ -17,6 +17,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+from sidewalk.analytics.clocks.engine import ClockEngine
 from sidewalk.analytics.clocks.gate import MAX_RUNS, ReadingGate, SeqSpaceSeen
 from sidewalk.core.contract import (
     Status,
@@ -25,7 +26,9 @@ from sidewalk.core.contract import (
     WeatherReading,
     parse_payload,
 )
+from sidewalk.core.profile import load_profile
 from sidewalk.edge.buffer import ReadingBuffer
+from sidewalk.ingest.metrics import StoreCollector
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore, StatusUpdate
 
 T0 = 1_764_460_800_000  # 2025-11-30T00:00:00Z
@@ -66,6 +69,10 @@ def test_a_reading_a_day_ahead_is_quarantined_and_judges_nothing_after_it(tmp_pa
     state = store.device_state("pole-1")
     assert state is not None
     assert (state.clock_faults, state.clock_fault_at_ms) == (1, received)
+    [faults] = [
+        m for m in StoreCollector(store.path).collect() if m.name == "sidewalk_device_clock_faults"
+    ]
+    assert [(x.labels["device"], x.value) for x in faults.samples] == [("pole-1", 1)]
     # A re-send of it is a duplicate, not a second dead letter (nor, later, a reading).
     again = store.write_batch([readings[4]], received_at_ms=received + DAY, time_policy=POLICY)
     assert again.duplicates == [("pole-1", 5)]
@@ -265,3 +272,15 @@ def test_old_and_new_epochs_in_one_batch_never_share_a_stored_seq(tmp_path: Path
     assert result.duplicates == []
     assert [d.reason for d in store.dead_letters()] == ["seq_conflict", "seq_conflict"]
     assert store.seqs("pole-1") == [1, 2, 3, 4, 5, 6, 7, 8]
+
+
+def test_the_gate_is_saved_with_the_engine() -> None:
+    engine = ClockEngine(load_profile(), [])
+    engine.gate.policy = POLICY
+    for r in [*minutely(1, 5, E1), weather(6, T0 + 6 * MIN + DAY, E1)]:
+        engine.gate.admit(r, T0 + 10 * MIN)
+    again = ClockEngine(load_profile(), [])
+    again.restore(engine.snapshot())
+    assert again.gate.state == engine.gate.state
+    assert again.gate.admit(weather(3, T0 + 3 * MIN, E1), T0 + 10 * MIN) == "duplicate"
+    assert again.gate.state.skipped == {"implausible_time": 1, "duplicate": 1}

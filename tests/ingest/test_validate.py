@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from sidewalk.core.contract import Status, WeatherReading
 from sidewalk.core.mqtt import MqttMessage
-from sidewalk.ingest.validate import Accepted, Availability, Ignored, Rejected, classify
+from sidewalk.ingest.validate import (
+    Accepted,
+    Availability,
+    Ignored,
+    Rejected,
+    SizeLimits,
+    classify,
+)
 
 T0 = 1_764_460_800_000
 
@@ -36,8 +43,32 @@ def test_a_bad_topic_has_no_device() -> None:
 
 def test_deeply_nested_json_is_malformed_not_a_crash() -> None:
     payload = b"[" * 100_000 + b"]" * 100_000
-    verdict = classify(_msg("sidewalk/v1/clyman/pole-1/weather", payload), T0)
+    # Limits raised: the default 16 KiB would refuse it as too_large before parsing.
+    roomy = SizeLimits(message_bytes=1_000_000)
+    verdict = classify(_msg("sidewalk/v1/clyman/pole-1/weather", payload), T0, roomy)
     assert isinstance(verdict, Rejected)
     assert verdict.dead_letter.reason == "malformed_json"
     assert verdict.dead_letter.device == "pole-1"
     assert verdict.dead_letter.payload == payload
+
+
+def test_an_oversize_message_is_too_large_before_any_parsing() -> None:
+    limits = SizeLimits(message_bytes=2048, jpeg_bytes=8192)
+    big = b"{" + b" " * 4000 + b"}"
+    verdict = classify(_msg("sidewalk/v1/clyman/pole-1/weather", big), T0, limits)
+    assert isinstance(verdict, Rejected)
+    assert (verdict.dead_letter.reason, verdict.dead_letter.device) == ("too_large", "pole-1")
+    assert "4002 bytes" in verdict.dead_letter.detail
+    # The jpeg stream has its own, larger limit.
+    jpeg = b"\xff\xd8\xff" + b"\0" * 5000 + b"\xff\xd9"
+    assert not isinstance(
+        classify(_msg("sidewalk/v1/clyman/pole-1/jpeg", jpeg), T0, limits), Rejected
+    )
+    huge = b"\xff\xd8\xff" + b"\0" * 9000 + b"\xff\xd9"
+    refused = classify(_msg("sidewalk/v1/clyman/pole-1/jpeg", huge), T0, limits)
+    assert isinstance(refused, Rejected)
+    assert refused.dead_letter.reason == "too_large"
+    # A topic that is not ours gets the small limit, and no device.
+    stray = classify(_msg("elsewhere/x", big), T0, limits)
+    assert isinstance(stray, Rejected)
+    assert (stray.dead_letter.reason, stray.dead_letter.device) == ("too_large", None)

@@ -15,7 +15,7 @@ import pytest
 from sidewalk.edge.simulated import ScenarioReading, SimulatedPole
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore
 from tests.harness.mosquitto import MosquittoServer
-from tests.ingest.pipeline import running_ingest, running_publisher, slug, storm
+from tests.ingest.pipeline import T0, running_ingest, running_publisher, slug, storm
 
 pytestmark = pytest.mark.services
 
@@ -80,7 +80,9 @@ def test_publisher_restart_continues_the_seq(broker: MosquittoServer, tmp_path: 
             with running_publisher(
                 broker.host, broker.port, tmp_path / "buf.db", site, device
             ) as pub:
-                played = SimulatedPole(pub, storm(40)).run()
+                # The second run records after the first (a pole whose clock went
+                # back 40 minutes would have its readings quarantined).
+                played = SimulatedPole(pub, storm(40, t0=T0 + run * 40 * 60_000)).run()
                 assert [r.seq for r in played] == list(range(run * 40 + 1, run * 40 + 41))
                 assert pub.wait_stored(timeout_s=10)
         assert store.seqs(device) == list(range(1, 81))

@@ -15,6 +15,7 @@ from sidewalk.storage.cases import (
     BillRecord,
     CaseStore,
     ClockRecord,
+    ConfirmationRecord,
     DashboardSessionRecord,
     DashboardUserRecord,
     DeliveryJobRecord,
@@ -52,6 +53,7 @@ RECORD_MODELS: list[tuple[type, type[m.Base]]] = [
     (InspectionRecord, m.Inspection),
     (DashboardUserRecord, m.DashboardUser),
     (DashboardSessionRecord, m.DashboardSession),
+    (ConfirmationRecord, m.ProfileConfirmation),
 ]
 
 
@@ -70,3 +72,12 @@ def test_records_stay_frozen(case_store: CaseStore) -> None:
     with pytest.raises(FrozenInstanceError):
         owner.name = "changed"  # type: ignore[misc]
     assert owner.address_lines == ("101 Main St", "Clyman, WI 53016")
+
+
+def test_every_exported_row_record_is_checked() -> None:
+    from sidewalk.storage import cases
+
+    exported = {getattr(cases, name) for name in cases.__all__ if name.endswith("Record")} - {
+        cases.BlockConditionRecord
+    }  # derived from inspections, not a row of its own
+    assert exported == {record for record, _model in RECORD_MODELS}

@@ -16,7 +16,8 @@ def test_an_obstruction_entered_on_the_command_line_runs_its_clock(tmp_path: Pat
     cli = CliRunner()
     common = ["--who", "Pat Inspector", "--config", str(config)]
     for args in (
-        ["obstruction", "--id", "OB-1", "--frontage", "main-st-105", "--width-ft", "2",
+        ["obstruction", "--id", "OB-1", "--frontage", "main-st-105", "--kind", "fixture",
+         "--width-ft", "2",
          "--width-in", "6", "--description", "planter", "--at", "2026-12-02T09:00-06:00"],
         ["delivered", "--id", "OB-1", "--at", "2026-12-02T10:00-06:00"],
         ["sweeping", "--id", "SW-1", "--frontage", "main-st-101", "--location", "Main St",
@@ -42,3 +43,28 @@ def test_an_obstruction_entered_on_the_command_line_runs_its_clock(tmp_path: Pat
     both = cli.invoke(street_app, ["obstruction", "--id", "OB-2", "--frontage", "main-st-105",
                                    "--at", "2026-12-02T09:00-06:00", *common])  # fmt: skip
     assert both.exit_code == 2
+
+
+def test_370_8_B2_an_authorization_entered_on_the_command_line_covers_the_materials(
+    tmp_path: Path,
+) -> None:
+    system = seeded(tmp_path)
+    cli = CliRunner()
+    common = ["--who", "Pat Inspector", "--config", str(system.config)]
+    for args in (
+        ["authorize", "--id", "BI-7", "--frontage", "main-st-105", "--from", "2026-12-01",
+         "--until", "2026-12-04", "--by", "Lee Building-Inspector"],
+        ["obstruction", "--id", "OB-1", "--frontage", "main-st-105", "--kind",
+         "building_materials", "--authorization", "BI-7", "--sidewalk-width-mm", "1219.2",
+         "--width-mm", "700", "--gutters-clear", "--at", "2026-12-02T09:00-06:00"],
+        ["obstruction", "--id", "OB-2", "--frontage", "main-st-105", "--kind",
+         "building_materials", "--width-mm", "1000", "--at", "2026-12-02T09:00-06:00"],
+    ):  # fmt: skip
+        result = cli.invoke(street_app, [*args, *common])
+        assert result.exit_code == 0, result.output
+    system.runner("street-cli-authorize").tick()
+    states = {c.key: c.state for c in system.cases.clocks.list(kind="obstruction")}
+    assert states == {
+        "main-st-105/obstruction/OB-1": "compliant",  # authorized, under half the walk
+        "main-st-105/obstruction/OB-2": "obstructed",  # no authorization: § 370-8 A
+    }

@@ -17,7 +17,7 @@ from sidewalk.analytics.runner import AnalyticsRunner
 from sidewalk.core.profile import Profile, load_profile
 from sidewalk.storage.cases import CaseStore
 from sidewalk.system import frontage_specs
-from tests.clocks.live import findings, seeded
+from tests.clocks.live import findings, seeded, set_frontage
 
 FRONTAGE = "main-st-103"
 T0 = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)
@@ -32,13 +32,13 @@ class Live:
     cases: CaseStore
     profile: Profile
 
-    def act(self, kind: str, target: str, at: datetime, **detail: Any) -> None:
+    def act(self, kind: str, target: str, at: datetime, /, **detail: Any) -> None:
         self.cases.actions.record(kind, target, at, WHO, detail)
         self.runner.tick()
 
-    def observe(self, obstruction: str, at: datetime, **width: float) -> None:
-        detail = {"frontage": FRONTAGE, "description": "sandwich board", **width}
-        self.act("record_obstruction", obstruction, at, **detail)
+    def observe(self, obstruction: str, at: datetime, **width: Any) -> None:
+        detail = {"frontage": FRONTAGE, "description": "sandwich board", "kind": "fixture"}
+        self.act("record_obstruction", obstruction, at, **{**detail, **width})
 
     def findings(self, subject: str) -> list[dict[str, Any]]:
         return findings(self.cases, subject)
@@ -47,10 +47,12 @@ class Live:
 @pytest.fixture
 def live(tmp_path: Path) -> Live:
     system = seeded(tmp_path)
+    # § 370-8 C: a sandwich board may stand only in front of a commercial property.
+    set_frontage(system.cases, FRONTAGE, zone="commercial")
     return Live(system.runner("street-live-test"), system.cases, system.profile)
 
 
-def test_a_walk_narrowed_to_2_ft_6_in_is_a_finding_and_a_case(live: Live) -> None:
+def test_370_8_C3_a_fixture_narrowing_the_walk_to_2_ft_6_in_is_a_case(live: Live) -> None:
     live.observe("OB-1", T0, clear_width_ft=2, clear_width_in=6)
     rule = live.profile.obstructions.fixture_min_clear_width
     [finding] = live.findings("obstruction:OB-1")
@@ -66,7 +68,7 @@ def test_a_walk_narrowed_to_2_ft_6_in_is_a_finding_and_a_case(live: Live) -> Non
                                                          "obstructed", None)  # fmt: skip
 
 
-def test_a_walk_left_3_ft_wide_is_no_case(live: Live) -> None:
+def test_370_8_C_a_commercial_fixture_leaving_3_ft_is_no_case(live: Live) -> None:
     live.observe(
         "OB-2", T0, clear_width_mm=live.profile.obstructions.fixture_min_clear_width.length_mm
     )
@@ -74,6 +76,69 @@ def test_a_walk_left_3_ft_wide_is_no_case(live: Live) -> None:
     assert live.cases.clocks.violation_by_key("obstruction:OB-2") is None
     [clock] = live.cases.clocks.list(kind="obstruction")
     assert clock.state == "compliant"
+
+
+def test_370_8_A_obstruction_leaving_3ft_is_a_violation(live: Live) -> None:
+    # A bicycle rack chained to the walk is no temporary fixture: 3 ft, even 4 ft left
+    # change nothing (§ 370-8 A), and a residential frontage has no fixture exception.
+    three_ft = live.profile.obstructions.fixture_min_clear_width.length_mm
+    live.observe("OB-20", T0, kind="other", clear_width_mm=three_ft + 300)
+    set_frontage(live.cases, "main-st-101", zone="residential")
+    live.act(
+        "record_obstruction", "OB-21", T0, frontage="main-st-101", kind="fixture",
+        description="sandwich board", clear_width_mm=three_ft + 300,
+    )  # fmt: skip
+    for key in ("obstruction:OB-20", "obstruction:OB-21"):
+        case = live.cases.clocks.violation_by_key(key)
+        assert case is not None
+        assert case.rule == "obstructions.sidewalk_removal_after_notice"
+        [finding] = live.findings(key)
+        assert finding["action"] == "finding.violation"
+    assert "commercial" in live.findings("obstruction:OB-21")[0]["message"]
+    states = {c.key: c.state for c in live.cases.clocks.list(kind="obstruction")}
+    assert states == {
+        f"{FRONTAGE}/obstruction/OB-20": "obstructed",
+        "main-st-101/obstruction/OB-21": "obstructed",
+    }
+
+
+def test_370_8_B_permits_and_authorizations_are_checked_against_the_records(
+    live: Live,
+) -> None:
+    day = T0.astimezone(ZoneInfo("America/Chicago")).date()
+    live.act(
+        "record_street_privilege", "SP-1", T0 - timedelta(days=1), frontage=FRONTAGE,
+        issued_on=day.isoformat(), placed="scaffold", area="sidewalk",
+    )  # fmt: skip
+    live.act(
+        "record_materials_authorization", "BI-7", T0 - timedelta(days=1), frontage=FRONTAGE,
+        authorized_from=day.isoformat(), authorized_until=(day + timedelta(days=3)).isoformat(),
+    )  # fmt: skip
+    live.act(
+        "record_permit", "SO-1", T0 - timedelta(days=1), street="Main St 100 block",
+        opened_at=(T0 - timedelta(days=1)).isoformat(), emergency=True, frontage=FRONTAGE,
+    )  # fmt: skip
+    walk = 1219.2
+    materials = {"kind": "building_materials", "sidewalk_width_mm": walk, "gutters_clear": True}
+    live.observe("OB-30", T0, kind="other", privilege_permit="SP-1", clear_width_mm=0)
+    live.observe("OB-31", T0, **materials, materials_authorization="BI-7", clear_width_mm=700)
+    live.observe("OB-32", T0, kind="excavation", opening_permit="SO-1")
+    # Over half the walk; an authorization past its last day; a permit nobody recorded.
+    live.observe("OB-33", T0, **materials, materials_authorization="BI-7", clear_width_mm=500)
+    live.observe(
+        "OB-34", T0 + timedelta(days=5), **materials, materials_authorization="BI-7",
+        clear_width_mm=700,
+    )  # fmt: skip
+    live.observe("OB-35", T0, kind="other", privilege_permit="SP-404", clear_width_mm=0)
+    states = {c.key.rpartition("/")[2]: c.state for c in live.cases.clocks.list(kind="obstruction")}
+    assert states == {
+        "OB-30": "compliant", "OB-31": "compliant", "OB-32": "compliant",
+        "OB-33": "obstructed", "OB-34": "obstructed", "OB-35": "obstructed",
+    }  # fmt: skip
+    [over] = live.findings("obstruction:OB-33")
+    assert over["rule"] == "obstructions.building_materials_max_sidewalk"
+    assert "does not cover" in live.findings("obstruction:OB-34")[0]["message"]
+    assert "SP-404 is not on record" in live.findings("obstruction:OB-35")[0]["message"]
 
 
 def test_removal_is_due_24_hours_after_delivery_across_the_dst_change(live: Live) -> None:
@@ -183,9 +248,14 @@ def test_a_snapshot_from_before_the_street_clocks_restores_with_them_empty(live:
 
 
 def test_bad_details_are_kept_with_their_error(live: Live) -> None:
-    live.act("record_obstruction", "OB-8", T0, frontage=FRONTAGE)
-    live.act("record_obstruction", "OB-9", T0, frontage="nowhere", clear_width_mm=500)
-    live.act("record_obstruction", "OB-10", T0, frontage=FRONTAGE, clear_width_mm="wide")
+    live.act("record_obstruction", "OB-8", T0, frontage=FRONTAGE, kind="fixture")
+    live.act(
+        "record_obstruction", "OB-9", T0, frontage="nowhere", kind="fixture", clear_width_mm=500
+    )
+    live.act(
+        "record_obstruction", "OB-10", T0, frontage=FRONTAGE, kind="fixture",
+        clear_width_mm="wide",
+    )  # fmt: skip
     live.act("obstruction_notice_delivered", "OB-11", T0)
     live.act("record_sweeping_incident", "SW-4", T0)
     errors = {a.target: a.error for a in live.cases.actions.list()}

@@ -82,10 +82,10 @@ def test_a_restart_that_applies_every_action_again_stores_no_finding_twice(
     common = [*WHO, "--config", str(system.config)]
     for args in (
         ["obstruction", "--id", "OB-7", "--frontage", "main-st-101", "--area", "street",
-         "--location", "Main St at Elm", "--description", "pallets", "--at",
+         "--kind", "other", "--location", "Main St at Elm", "--description", "pallets", "--at",
          "2026-12-02T09:00-06:00"],
         ["obstruction", "--id", "OB-8", "--frontage", "main-st-103", "--width-mm", "600",
-         "--at", "2026-12-02T09:30-06:00"],
+         "--kind", "fixture", "--at", "2026-12-02T09:30-06:00"],
         ["permit", "--id", "SP-2", "--frontage", "main-st-103", "--issued-on", "2026-12-01",
          "--walk-width-mm", "900"],
     ):  # fmt: skip

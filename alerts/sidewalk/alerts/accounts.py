@@ -7,10 +7,12 @@ run from it) and a payment that clears the balance (``paid_in_full``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
 
+from sidewalk.alerts.bill_terms import BillTerms, bill_terms, kind_of
 from sidewalk.alerts.billing import (
     AbatementWork,
     BillingInputError,
@@ -21,6 +23,8 @@ from sidewalk.alerts.billing import (
     total,
 )
 from sidewalk.alerts.issue import NoticeIssuer
+from sidewalk.core.calendar import local_date
+from sidewalk.core.profile import Profile
 from sidewalk.storage import cases as records
 
 
@@ -38,15 +42,33 @@ def bill_abatement(
     at: datetime,
     *,
     who: str,
+    completed_at: datetime | None = None,
+    billed_to: tuple[str, Sequence[str]] | None = None,
 ) -> BilledAbatement:
     """Price the work, keep the expense account, create the bill and its notice.
+
+    ``at`` is when the bill is made. The costs are incurred when the crew
+    finished (§ 370-10 G): the abatement's recorded completion, which the
+    § 370-10 clock records from ``abatement_done``; the expenses, the bill and
+    its 60 days to the tax roll all count from it. ``completed_at`` records it
+    for an abatement no clock completes (§ 370-8, § 144-17); given for one already
+    completed, it must agree. No completion recorded: ``BillingInputError``.
+
+    The bill is under the abatement's own section (``bill_terms``): its words,
+    period to pay, consequence and any administrative share are that section's.
+    A § 144-17 sweeping bill goes to the primary contractor, not the frontage's
+    owner: ``billed_to`` (name, address lines), or the contractor recorded with
+    the incident; with neither, ``BillingInputError``.
 
     Safe to run again after a crash part-way: existing expenses must match the
     ledger (otherwise ``BillingInputError``), the bill and notice are keyed.
     """
     cases, profile = issuer.cases, issuer.profile
     abatement = cases.bills.get_abatement(abatement_id)
-    lines = ledger(work, rates_of(profile))
+    incurred = _costs_incurred_at(cases, abatement, completed_at, who)
+    terms = abatement_terms(cases, profile, abatement)
+    share = terms.administration[1] if terms.administration else None
+    lines = ledger(work, rates_of(profile), administration=share)
     existing = cases.bills.list_expenses(abatement_id)
     if existing:
         if [(e.description, e.amount) for e in existing] != [
@@ -58,7 +80,8 @@ def bill_abatement(
         expenses = existing
     else:
         expenses = [
-            cases.bills.add_expense(abatement_id, x.amount, at, x.description) for x in lines
+            cases.bills.add_expense(abatement_id, x.amount, incurred, x.description)
+            for x in lines
         ]
         cases.audit.append(
             who, "abatement.costed", f"abatement:{abatement_id}",
@@ -67,11 +90,93 @@ def bill_abatement(
             at=at,
         )  # fmt: skip
     bill = cases.bills.create(f"bill/{abatement.key}", abatement_id, at)
-    citation = str(abatement.detail.get("citation") or profile.billing.bill_payable.citation)
+    citation = str(abatement.detail.get("citation") or terms.citation)
+    addressee = _addressee(cases, abatement, terms, billed_to)
     notice = issuer.abatement_bill(
-        bill, lines, at, work=abatement.reason.replace("_", " "), abatement_citation=citation
-    )
+        bill, lines, at, work=abatement.reason.replace("_", " "), abatement_citation=citation,
+        terms=terms, billed_to=addressee,
+    )  # fmt: skip
     return BilledAbatement(expenses, bill, notice)
+
+
+def abatement_terms(
+    cases: records.CaseStore, profile: Profile, abatement: records.AbatementRecord
+) -> BillTerms:
+    """The section an abatement is billed under and its terms (``bill_terms``)."""
+    rule = None
+    if abatement.violation_id is not None:
+        rule = cases.clocks.get_violation(abatement.violation_id).rule
+    return bill_terms(profile, kind_of(abatement.key, rule))
+
+
+def _addressee(
+    cases: records.CaseStore,
+    abatement: records.AbatementRecord,
+    terms: BillTerms,
+    billed_to: tuple[str, Sequence[str]] | None,
+) -> tuple[str, tuple[str, ...]] | None:
+    """Whom a bill is mailed to when it is not the frontage's owner (§ 144-17's contractor)."""
+    if billed_to is not None:
+        return billed_to[0], tuple(billed_to[1])
+    if terms.billed != "contractor":
+        return None
+    evidence = (
+        {}
+        if abatement.violation_id is None
+        else cases.clocks.get_violation(abatement.violation_id).evidence
+    )
+    name, address = evidence.get("contractor"), evidence.get("contractor_address")
+    if not name or not address:
+        raise BillingInputError(
+            f"abatement {abatement.id}: the bill goes to the primary contractor "
+            f"({terms.citation}); record the contractor's name and address with the "
+            "incident, or give them with the bill"
+        )
+    return str(name), tuple(str(line) for line in address)
+
+
+def _costs_incurred_at(
+    cases: records.CaseStore,
+    abatement: records.AbatementRecord,
+    completed_at: datetime | None,
+    who: str,
+) -> datetime:
+    """The crew's recorded completion of ``abatement``: the date its costs were incurred."""
+    if abatement.completed_at is not None:
+        if completed_at is not None and completed_at != abatement.completed_at:
+            raise BillingInputError(
+                f"abatement {abatement.id} was completed {abatement.completed_at.isoformat()}"
+                f" as recorded, not {completed_at.isoformat()}"
+            )
+        return abatement.completed_at
+    clocked = abatement.violation_id is not None and ":clearing:" in (
+        cases.clocks.get_violation(abatement.violation_id).key
+    )
+    if completed_at is None or clocked:
+        step = "sidewalk act abatement_done" if clocked else "its completion time"
+        raise BillingInputError(
+            f"abatement {abatement.id}: the crew's completion is not recorded ({step});"
+            " the costs are incurred when the work was done, so the bill waits for it"
+        )
+    done = cases.bills.complete_abatement(abatement.id, completed_at)
+    assert done.completed_at is not None
+    cases.audit.append(
+        who, "abatement.completion_entered", f"abatement:{abatement.id}",
+        {"completed_at": completed_at.isoformat()}, at=completed_at,
+    )  # fmt: skip
+    return done.completed_at
+
+
+def _due_date(
+    cases: records.CaseStore, bill_id: int, received_at: datetime, profile: Profile
+) -> date:
+    """The last day to pay under the bill's section; a section with no period to pay
+    (§ 144-12 C: the cost goes on the next tax roll) gives the day of receipt."""
+    abatement = cases.bills.get_abatement(cases.bills.get(bill_id).abatement_id)
+    terms = abatement_terms(cases, profile, abatement)
+    if terms.payable is None:
+        return local_date(received_at, profile.zone)
+    return bill_due_date(received_at, profile, terms.payable[1])
 
 
 def _violation_key(cases: records.CaseStore, bill: records.BillRecord) -> str | None:
@@ -95,7 +200,9 @@ def record_bill_receipt(
     cases = issuer.cases
     before = cases.bills.get(bill_id)
     bill = cases.bills.set_received(
-        bill_id, received_at, bill_due_date(received_at, issuer.profile)
+        bill_id,
+        received_at,
+        _due_date(cases, bill_id, received_at, issuer.profile),
     )
     if before.received_at is not None:
         return bill

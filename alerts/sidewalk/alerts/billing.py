@@ -16,7 +16,7 @@ from typing import Final
 
 from sidewalk.alerts.notices import LedgerLine
 from sidewalk.core.calendar import add_calendar_days, local_date
-from sidewalk.core.profile import AbatementRates, Profile
+from sidewalk.core.profile import AbatementRates, Profile, Rule
 
 CENT: Final = Decimal("0.01")
 
@@ -63,18 +63,18 @@ def rates_of(profile: Profile) -> AbatementRates:
     return profile.abatement_rates
 
 
-def ledger(work: AbatementWork, rates: AbatementRates) -> list[LedgerLine]:
-    """The expense account: labor, equipment, materials, then the administrative share.
+def ledger(
+    work: AbatementWork, rates: AbatementRates, *, administration: Rule | None = None
+) -> list[LedgerLine]:
+    """The expense account: labor, equipment, materials, then any administrative share.
 
-    Each line is rounded to the cent once; the administrative share is taken on
-    the sum of the rounded lines, so the lines always add up to the total.
+    ``administration`` is the share the bill's section adds (§ 370-6: "plus 20% for
+    administration"; ``bill_terms``); a section that provides none gets no such
+    line. Each line is rounded to the cent once; the share is taken on the sum of
+    the rounded lines, so the lines always add up to the total.
     """
     lines: list[LedgerLine] = []
-    crew, machine, admin = (
-        rates.crew_hourly_rate,
-        rates.equipment_hourly_rate,
-        rates.administration_share,
-    )
+    crew, machine = rates.crew_hourly_rate, rates.equipment_hourly_rate
     if work.crew_hours > 0:
         lines.append(
             LedgerLine(
@@ -96,11 +96,13 @@ def ledger(work: AbatementWork, rates: AbatementRates) -> list[LedgerLine]:
     if not lines:
         raise BillingInputError("an abatement with no labor, equipment or materials has no bill")
     subtotal = sum((line.amount for line in lines), Decimal("0.00"))
-    if admin.value > 0:
+    admin = administration
+    if admin is not None and admin.value > 0:
+        percent = admin.value if admin.unit == "percent" else admin.value * 100
         lines.append(
             LedgerLine(
-                "Administration", admin.value, "%", admin.value,
-                cents(subtotal * admin.value / 100), admin.unconfirmed,
+                "Administration", percent, "%", percent,
+                cents(subtotal * percent / 100), admin.unconfirmed,
             )
         )  # fmt: skip
     return lines
@@ -111,11 +113,11 @@ def total(lines: Sequence[LedgerLine]) -> Decimal:
     return sum((line.amount for line in lines), Decimal("0.00"))
 
 
-def bill_due_date(received_at: datetime, profile: Profile) -> date:
-    """The last local day to pay: receipt date + 10 calendar days (§ 370-10 G)."""
-    return add_calendar_days(
-        local_date(received_at, profile.zone), profile.billing.bill_payable.days
-    )
+def bill_due_date(received_at: datetime, profile: Profile, payable: Rule | None = None) -> date:
+    """The last local day to pay: receipt date + the bill's period (§ 370-10 G's 10 calendar
+    days unless its section sets its own: ``bill_terms``)."""
+    rule = profile.billing.bill_payable if payable is None else payable
+    return add_calendar_days(local_date(received_at, profile.zone), rule.days)
 
 
 def tax_roll_date(costs_incurred_at: datetime, profile: Profile) -> date:

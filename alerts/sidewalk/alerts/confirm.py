@@ -19,7 +19,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from sidewalk.core.profile import Calendar, Profile, Rule
+from sidewalk.core.profile import Calendar, DeliveryMethodsRule, Profile, Rule
 from sidewalk.storage.cases import CaseStore, ConfirmationRecord, NoticeRecord, RuleUse
 
 if TYPE_CHECKING:
@@ -31,7 +31,9 @@ class ConfirmationError(ValueError):
 
 
 def value_text(value: Decimal, unit: str) -> str:
-    """``24 hours``, ``45 usd``: a value as a confirmation records it."""
+    """``24 hours``, ``$45.00``: a value as a confirmation records it."""
+    if unit == "usd":
+        return f"${value.quantize(Decimal('0.01')):,}"
     return f"{value.normalize():f} {unit.replace('_', ' ')}"
 
 
@@ -39,6 +41,8 @@ def profile_value_text(rule: object) -> str:
     """The confirmable text of any profile value (a rule, a date window, the calendar)."""
     if isinstance(rule, Rule):
         return value_text(rule.value, rule.unit)
+    if isinstance(rule, DeliveryMethodsRule):  # what delivery starts a period
+        return ", ".join(rule.value)
     if isinstance(rule, Calendar):
         days = ", ".join(rule.business_weekdays)
         return f"business days {days}; {len(rule.holidays)} holidays listed"

@@ -10,6 +10,13 @@ notice twice, and a failed notice stays visible with its reason.
 The clocks learn of a delivery through a person action: the notice's first
 delivery to the owner records ``record_delivery`` for the violation when the
 notice's period runs from delivery (§ 370-10 B(1), B(2)).
+
+What counts as that delivery is the profile's ``notice_delivery`` setting, which
+the Village confirms: by default personal service (``hand``), posting on the
+premises (``posted``) or mail (``mail``, dated by its receipt) start a period,
+and the 2-hour hazard notice only by personal service or posting. An e-mail
+server accepting a message is recorded as sent, never as that delivery unless
+the setting lists ``email``.
 """
 
 from __future__ import annotations
@@ -57,11 +64,21 @@ class NotReadyError(ValueError):
     """The notice cannot be queued yet (not rendered, no e-mail address, …)."""
 
 
+class NotDeliveryError(ValueError):
+    """The method given does not deliver this notice (the profile's ``notice_delivery``)."""
+
+
+def delivery_counts(profile: Profile, kind: str, method: str) -> bool:
+    """Whether delivering a ``kind`` notice by ``method`` starts its period."""
+    return profile.notice_delivery.counts(kind, method)
+
+
 class Channel(Protocol):
     """Sends one notice; returns details for the record (e.g. the Message-ID)."""
 
     name: str
-    # Whether success means the owner has the notice (and the clocks may start).
+    # Whether success reaches the owner at all; whether that starts a period is the
+    # profile's ``notice_delivery`` (``delivery_counts``).
     counts_as_delivery: bool
 
     def send(
@@ -123,7 +140,8 @@ def notice_email(
     # Stable per job: a receiving system can drop a duplicate by it.
     msg["Message-ID"] = message_id
     msg["X-Sidewalk-Notice"] = notice.number
-    msg.set_content(notice.body_text or "")
+    # The letter, then its evidence record (a page of its own on paper).
+    msg.set_content((notice.body_text or "").replace("\f", "\n" + "-" * 40 + "\n"))
     msg.add_attachment(pdf, maintype="application", subtype="pdf", filename=f"{notice.number}.pdf")
     return msg
 
@@ -279,17 +297,30 @@ def record_notice_delivery(
     at: datetime,
     who: str,
     method: str,
+    *,
+    profile: Profile,
 ) -> records.NoticeRecord:
-    """The notice reached the owner at ``at`` (hand, mail, posted, e-mail).
+    """The notice was delivered at ``at`` by ``method`` (hand, posted, mail, email),
+    as the officer who delivered it enters it: for mail, ``at`` is its receipt.
 
-    The first delivery wins. When the notice's period runs from delivery, the
-    violation's clock hears of it through the ``record_delivery`` action.
+    Only a method the profile's ``notice_delivery`` counts for the notice's kind is
+    a delivery (``NotDeliveryError`` otherwise: an e-mail accepted by a server, by
+    default; mail for the 2-hour hazard notice). The first delivery wins. When the
+    notice's period runs from delivery, the violation's clock hears of it through
+    the ``record_delivery`` action, with the method.
     """
     if method not in DELIVERY_METHODS:
         raise ValueError(f"delivery method {method!r}: one of {', '.join(DELIVERY_METHODS)}")
     before = cases.notices.get(notice_id)
     if before.body_text is None:
         raise NotReadyError(f"notice {before.number} was never rendered; it cannot be delivered")
+    if not delivery_counts(profile, before.kind, method):
+        name, rule = profile.notice_delivery.rule_for(before.kind)
+        raise NotDeliveryError(
+            f"notice {before.number}: delivery by {method} does not start its period"
+            f" ({name}: {', '.join(rule.value)}"
+            f"{', unconfirmed' if rule.unconfirmed else ''})"
+        )
     after = cases.notices.set_delivered(notice_id, at)
     if before.delivered_at is not None:
         return after
@@ -357,8 +388,22 @@ class Deliverer:
         now = self.clock()
         self.cases.notices.finish_delivery(job.id, now, sent=True, detail=detail)
         report.sent.append(job.id)
-        if channel.counts_as_delivery:
-            record_notice_delivery(self.cases, notice.id, now, f"delivery:{job.channel}", EMAIL)
+        if not channel.counts_as_delivery:
+            return
+        if delivery_counts(self.profile, notice.kind, job.channel):
+            record_notice_delivery(
+                self.cases, notice.id, now, f"delivery:{job.channel}", job.channel,
+                profile=self.profile,
+            )  # fmt: skip
+            return
+        # Accepted by the mail server: sent, not delivered; no period starts from it.
+        name, rule = self.profile.notice_delivery.rule_for(notice.kind)
+        self.cases.audit.append(
+            "alerts", "delivery.not_counted", f"notice:{notice.number}",
+            {"channel": job.channel, "job": job.id, "setting": name,
+             "counts": list(rule.value), "unconfirmed": rule.unconfirmed},
+            at=now,
+        )  # fmt: skip
 
     def recover(self, stale_after: timedelta = timedelta(minutes=10)) -> list[int]:
         """After a restart: jobs left ``sending`` become ``uncertain`` (never re-sent)."""

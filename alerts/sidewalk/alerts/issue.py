@@ -6,6 +6,13 @@ notice is rendered from its stored record alone (``render``), so a notice kept
 ``pending`` (no mailing address, a template error) is rendered again, once the
 cause is fixed, by ``render_pending``; it is never lost, and the reason it is
 pending is in the audit log.
+
+Confirmation before use (issue 14, item 11): a notice whose rules include a
+profile value marked ``unconfirmed`` that the Village has not confirmed
+(``sidewalk.alerts.confirm``) is ``held``, not rendered, with the values it
+waits for in the audit log; ``release_held`` renders it once they are
+confirmed. The issuer's ``letterhead`` (the settings' ``[village]``) is stored
+with each notice, so the letter keeps the officer who issued it.
 """
 
 from __future__ import annotations
@@ -18,6 +25,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from sidewalk.alerts.bill_terms import BillTerms, bill_terms
+from sidewalk.alerts.confirm import value_text, waiting_for
+from sidewalk.alerts.letterhead import Letterhead, letterhead_of, plain_citation
 from sidewalk.alerts.notices import (
     NO_EVIDENCE,
     Addressee,
@@ -26,10 +36,14 @@ from sidewalk.alerts.notices import (
     Evidence,
     FrontageInfo,
     LedgerLine,
+    LetterContext,
     NoticeError,
     RenderedNotice,
     evidence_from_detail,
     history_rows,
+    local_day,
+    usd,
+    words,
     render_abatement_bill,
     render_advisory,
     render_clearing_violation,
@@ -60,6 +74,14 @@ class NoticeIssuer:
     cases: records.CaseStore
     profile: Profile
     template_dir: Path | None = None
+    # The settings' [village] letterhead and officer; None: the unconfigured one.
+    letterhead: Letterhead | None = None
+
+    def _detail(self, detail: Mapping[str, Any]) -> dict[str, Any]:
+        """A notice's detail with the letterhead it is issued under."""
+        if self.letterhead is None:
+            return dict(detail)
+        return {**detail, "letterhead": self.letterhead.to_json()}
 
     # -- § 370-10: what the clocks decide (the recorder calls these) ---------------
 
@@ -87,7 +109,7 @@ class NoticeIssuer:
                     "snow_and_ice.nonhazard_notice_period", rules.nonhazard_notice_period
                 ),
             ],
-            detail=dict(record.evidence),
+            detail=self._detail(record.evidence),
         )
         return self.render(notice)
 
@@ -104,7 +126,7 @@ class NoticeIssuer:
             violation_id=record.id,
             citation=required.citation,
             rules=[records.RuleUse.from_rule("snow_and_ice.hazard_notice_period", rule)],
-            detail={"violation": required.violation_key, **required.detail},
+            detail=self._detail({"violation": required.violation_key, **required.detail}),
         )
         return self.render(notice)
 
@@ -118,22 +140,43 @@ class NoticeIssuer:
         *,
         work: str,
         abatement_citation: str,
+        terms: BillTerms | None = None,
+        billed_to: tuple[str, Sequence[str]] | None = None,
     ) -> records.NoticeRecord:
-        """The notice of the bill (§ 370-10 G, § 370-8 F) for a recorded bill."""
+        """The notice of the bill for a recorded bill, under its section's ``terms``
+        (§ 370-10 G by default; § 370-8 F, § 144-17, § 370-6, …: ``bill_terms``).
+        ``billed_to`` addresses it to someone other than the frontage's owner
+        (§ 144-17: the primary contractor)."""
         abatement = self.cases.bills.get_abatement(bill.abatement_id)
-        billing = self.profile.billing
+        terms = terms or bill_terms(self.profile, "snow_and_ice")
+        # The administration share is a rate only where the bill's lines carry one.
+        priced = ["crew_hourly_rate", "equipment_hourly_rate"]
         notice = self.cases.notices.create(
             f"notice/bill/{bill.key}",
             "abatement_bill",
             bill.frontage_id,
             at,
             violation_id=abatement.violation_id,
-            citation=billing.bill_payable.citation,
+            citation=terms.citation or None,
             rules=[
-                records.RuleUse.from_rule("billing.bill_payable", billing.bill_payable),
-                records.RuleUse.from_rule("billing.tax_roll_after", billing.tax_roll_after),
+                *(records.RuleUse.from_rule(name, rule) for name, rule in terms.rules),
+                # The rates priced the lines: a bill waits for the Village's fee schedule.
+                *(
+                    records.RuleUse.from_rule(
+                        f"abatement_rates.{n}", getattr(self.profile.abatement_rates, n)
+                    )
+                    for n in priced
+                    if self.profile.abatement_rates is not None
+                ),
             ],
-            detail={
+            addressee=None if billed_to is None else (billed_to[0], tuple(billed_to[1])),
+            detail=self._detail({
+                "terms": terms.kind,
+                **(
+                    {}
+                    if billed_to is None
+                    else {"billed_to": {"name": billed_to[0], "address": list(billed_to[1])}}
+                ),
                 "bill_id": bill.id,
                 "total": str(bill.amount),
                 "costs_incurred_at": bill.costs_incurred_at.isoformat(),
@@ -150,7 +193,7 @@ class NoticeIssuer:
                     }
                     for x in lines
                 ],
-            },
+            }),
         )
         return self.render(notice)
 
@@ -203,13 +246,13 @@ class NoticeIssuer:
                     "replacement_share",
                 )
             ],
-            detail={
+            detail=self._detail({
                 "surveyed_at": surveyed_at.isoformat(),
                 "total_blocks": total,
                 "survey": survey.to_json(),
                 "defects": [asdict(d) for d in defects],
                 **_evidence_json(evidence),
-            },
+            }),
         )
         return self.render(notice)
 
@@ -241,13 +284,13 @@ class NoticeIssuer:
             at,
             citation=removal.citation,
             rules=[records.RuleUse.from_rule(f"obstructions.{area}_removal_after_notice", removal)],
-            detail={
+            detail=self._detail({
                 "area": area,
                 "observed_at": observed_at.isoformat(),
                 "description": description,
                 "clear_width_mm": clear_width_mm,
                 **_evidence_json(evidence),
-            },
+            }),
         )
         return self.render(notice)
 
@@ -269,22 +312,32 @@ class NoticeIssuer:
             frontage_id,
             at,
             citation="; ".join(dict.fromkeys(f.citation for f in findings if f.citation)) or None,
-            detail={
+            detail=self._detail({
                 "subject": subject,
                 "findings": [
                     {**asdict(f), "at": f.at.isoformat(), "notes": list(f.notes)} for f in findings
                 ],
                 "deadlines": [[label, due.isoformat()] for label, due in deadlines],
-            },
+            }),
         )
         return self.render(notice)
 
     # -- rendering from the record -------------------------------------------------
 
     def render(self, notice: records.NoticeRecord) -> records.NoticeRecord:
-        """Render a pending notice from its record; on failure keep it pending, with the reason."""
-        if notice.status != "pending":
+        """Render a pending notice from its record; on failure keep it pending, with the reason.
+
+        A notice relying on a profile value the Village has not confirmed is
+        ``held`` instead (audited, with the values it waits for).
+        """
+        if notice.status not in ("pending", "held"):
             return notice
+        waiting = waiting_for(self.cases, notice)
+        if waiting:
+            if notice.status == "pending":
+                log.warning("notice %s held: waits for %s", notice.number, ", ".join(waiting))
+                self.cases.confirmations.hold_notice(notice.id, waiting)
+            return self.cases.notices.get(notice.id)
         try:
             rendered = self.rendered(notice)
         except NoticeError as exc:
@@ -293,7 +346,39 @@ class NoticeIssuer:
                 "alerts", "notice.render_failed", f"notice:{notice.number}", {"reason": str(exc)}
             )
             return notice
+        if notice.status == "held":
+            self.cases.audit.append(
+                "system", "notice.released", f"notice:{notice.number}",
+                {"confirmed": [r.name for r in notice.rules if r.unconfirmed]},
+            )  # fmt: skip
         return self.cases.notices.set_rendered(notice.id, rendered.text, rendered.html)
+
+    def release_held(self) -> list[records.NoticeRecord]:
+        """Render every held notice whose values the Village has now confirmed."""
+        return [self.render(n) for n in self.cases.notices.list(status="held")]
+
+    def letter_context(self, notice: records.NoticeRecord) -> LetterContext:
+        """The letterhead stored with the notice, the confirmed penalty, and the
+        confirmations of the values the notice relies on (for its evidence record)."""
+        in_force = self.cases.confirmations.in_force()
+        zone = self.profile.zone
+        confirmed = []
+        for use in notice.rules:
+            done = in_force.get(use.name) if use.unconfirmed else None
+            if done is not None and done.value == value_text(use.value, use.unit):
+                confirmed.append(
+                    f"{words(use.name.rpartition('.')[2]).capitalize()}, {done.value}: confirmed "
+                    f"by {done.confirmed_by} on {local_day(done.confirmed_at.astimezone(zone).date())}"
+                    f" ({done.reference})"
+                )
+        penalty = None
+        rule = self.profile.billing.penalty_per_offense
+        done = in_force.get("billing.penalty_per_offense")
+        if rule.unconfirmed and done is not None and done.value == value_text(rule.value, rule.unit) and rule.value > 0:
+            penalty = f"{usd(rule.value)} for each offense ({done.reference})"
+        elif not rule.unconfirmed and rule.value > 0:
+            penalty = f"{usd(rule.value)} for each offense ({plain_citation(rule.citation)})"
+        return LetterContext(letterhead_of(notice.detail, self.profile), penalty, tuple(confirmed))
 
     def render_pending(self) -> list[records.NoticeRecord]:
         """Try every pending notice again (after an address or a template was fixed)."""
@@ -312,6 +397,7 @@ class NoticeIssuer:
             "profile": self.profile,
             "template_dir": self.template_dir,
             "evidence": evidence_from_detail(notice.detail),
+            "letter": self.letter_context(notice),
         }
         owner = Addressee(notice.owner_name, notice.owner_address_lines)
         d: Mapping[str, Any] = notice.detail
@@ -349,6 +435,8 @@ class NoticeIssuer:
                 costs_incurred_at=datetime.fromisoformat(d["costs_incurred_at"]),
                 work=str(d["work"]),
                 abatement_citation=str(d["abatement_citation"]),
+                # Bills stored before the terms were: § 370-10 G's, as they were issued.
+                terms=bill_terms(self.profile, d.get("terms", "snow_and_ice")),
                 **{k: v for k, v in common.items() if k != "evidence"},
             )
         if kind in ("repair_notice", "replacement_notice"):

@@ -23,8 +23,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+from zoneinfo import ZoneInfo
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateError, select_autoescape
 
@@ -32,6 +34,9 @@ from sidewalk.alerts.letterhead import Letterhead, plain_citation
 from sidewalk.core.clock import format_local
 from sidewalk.core.profile import Profile, Rule
 from sidewalk.core.units import mm_to_feet
+
+if TYPE_CHECKING:
+    from sidewalk.alerts.bill_terms import BillTerms
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -217,18 +222,22 @@ def quantity_words(name: str) -> str:
 
 
 def amount(rule: Rule) -> str:
-    """``24 hours``, ``10 calendar days``, ``4 feet``: a rule's value without marks."""
+    """``24 hours``, ``10 calendar days``, ``3/4 inch``: a rule's value without marks."""
     if rule.unit == "fraction":
-        from fractions import Fraction
-
         return str(Fraction(rule.value).limit_denominator(100))
-    number = f"{rule.value.normalize():f}"
-    unit = {"percent": "%", "in_per_ft": "inch per foot", "usd": "dollars"}.get(rule.unit)
     if rule.unit == "percent":
-        return f"{number}%"
-    if rule.value == 1 and rule.unit.endswith("s"):
-        return f"{number} {rule.unit[:-1].replace('_', ' ')}"
-    return f"{number} {unit or rule.unit.replace('_', ' ')}"
+        return f"{rule.value.normalize():f}%"
+    if rule.unit == "inches":
+        whole, part = divmod(Fraction(rule.value).limit_denominator(64), 1)
+        number = " ".join(x for x in (str(whole) if whole else "", str(part) if part else "") if x)
+        return f"{number or '0'} {'inch' if rule.value <= 1 else 'inches'}"
+    number = f"{rule.value.normalize():f}"
+    unit = {"in_per_ft": "inch per foot", "usd": "dollars"}.get(rule.unit)
+    if unit is None:
+        unit = rule.unit.replace("_", " ")
+        if rule.value == 1 and unit.endswith("s"):
+            unit = unit[:-1]
+    return f"{number} {unit}"
 
 
 LETTER_FILTERS: Final = {"plain": plain_citation, "words": words, "amount": amount}
@@ -255,6 +264,16 @@ def feet_and_inches(mm: float) -> str:
     """``2 ft 0 in (609.6 mm)``: the units the ordinance speaks, with the measured value."""
     total_in = round(mm_to_feet(mm) * 12)
     return f"{total_in // 12} ft {total_in % 12} in ({mm:.1f} mm)"
+
+
+def feet_short(mm: float) -> str:
+    """``2 feet``, ``2 feet 4 inches``: a measured length as a letter says it."""
+    total_in = round(mm_to_feet(mm) * 12)
+    ft, inch = divmod(total_in, 12)
+    parts = [f"{ft} foot" if ft == 1 else f"{ft} feet"] if ft else []
+    if inch or not parts:
+        parts.append(f"{inch} inch" if inch == 1 else f"{inch} inches")
+    return " ".join(parts)
 
 
 def inches(mm: float) -> str:
@@ -340,6 +359,7 @@ def _base(
         "issued_date": local_day(issued_at.astimezone(profile.zone).date()),
         "evidence": {"photos": [], "readings": [], "facts": []},
         "history": [],
+        "page_break": "\f",
         "letterhead": letterhead,
         "penalty": letter.penalty,
         "confirmed": list(letter.confirmed),
@@ -394,6 +414,7 @@ def render_clearing_violation(
     profile: Profile,
     history: Sequence[Mapping[str, str]] = (),
     template_dir: Path | None = None,
+    letter: LetterContext = NO_LETTER,
     evidence: Evidence = Evidence(),
 ) -> RenderedNotice:
     """The § 370-10 A notice for one violation (its stored evidence), as text and HTML."""
@@ -412,7 +433,7 @@ def render_clearing_violation(
     rules = profile.snow_and_ice
     peak = violation.get("snow_depth_peak_mm")
     context = _base(
-        "clearing_violation", number, issued_at, owner=owner, frontage=frontage, profile=profile
+        "clearing_violation", number, issued_at, owner=owner, frontage=frontage, profile=profile, letter=letter
     )
     context.update(
         {
@@ -420,7 +441,8 @@ def render_clearing_violation(
             "deadline_local": format_local(deadline, zone),
             "deadline_rule": rules.clearing_deadline,
             "width_rule": rules.clearing_min_width,
-            "offense_rule": rules.offense_period,
+            "deadline_cited": _cited("snow_and_ice.clearing_deadline", rules.clearing_deadline),
+            "width_cited": _cited("snow_and_ice.clearing_min_width", rules.clearing_min_width),
             "notice_rule": _cited(
                 "snow_and_ice.nonhazard_notice_period", rules.nonhazard_notice_period
             ),
@@ -428,8 +450,13 @@ def render_clearing_violation(
                 "device": violation.get("measured_by") or "-",
                 "seq": violation.get("measured_seq", "-"),
                 "width": feet_and_inches(width),
+                "width_short": feet_short(width),
                 "at_local": format_local(measured_at, zone),
                 "required": feet_and_inches(required),
+                "required_short": feet_short(required),
+                "reference": _reference(
+                    "reading", violation.get("measured_by") or "-", violation.get("measured_seq")
+                ),
                 "snow_depth_peak": "-" if peak is None else f"{float(peak):.0f} mm",
             },
             "evidence": _evidence(evidence, profile),
@@ -443,9 +470,58 @@ def render_clearing_violation(
                 )
             ),
             "history": list(history),
+            "ice": _ice_words(violation.get("ice"), zone),
         }
     )
     return render_kind("clearing_violation", context, number=number, template_dir=template_dir)
+
+
+_SURFACE_WORDS = {"wet": "wet", "ice": "icy", "dry": "dry", "treated": "sanded or salted"}
+
+
+def _ice_words(ice: Any, zone: ZoneInfo) -> dict[str, str] | None:
+    """§ 370-10 A's ice at the deadline in plain words: ``found`` for the letter,
+    ``record`` (how it was known, with the readings) for the evidence page."""
+    if not isinstance(ice, Mapping):
+        return None
+    readings: Mapping[str, Any] = ice.get("readings") or {}
+    seen_at = format_local(datetime.fromisoformat(str(ice["seen_at"])), zone)
+    status = str(ice.get("status"))
+    if ice.get("known_by") == "inspector":
+        who = str(readings.get("inspector") or "a Village inspector")
+        if status == "treated":
+            return None
+        return {
+            "found": f"A Village inspector, {who}, also found ice on the sidewalk that had not"
+            f" been sanded or salted, on {seen_at}.",
+            "record": f"untreated ice seen by inspector {who} on {seen_at} (entered by the"
+            " inspector).",
+        }
+    camera = readings.get("camera") or {}
+    parts = [f"camera {_reference('reading', camera.get('device'), camera.get('seq'))}"]
+    surface = readings.get("surface_state")
+    if surface:
+        parts.append(f"surface seen {_SURFACE_WORDS.get(str(surface), str(surface))}")
+    temp = readings.get("surface_temp_c")
+    source = readings.get("surface_temp")
+    if temp is not None:
+        where = (
+            f" ({_reference('reading', source.get('device'), source.get('seq'))})"
+            if isinstance(source, Mapping)
+            else " (measured with the camera reading)"
+        )
+        parts.append(f"pavement temperature {float(temp):.1f} °C{where}")
+    measured = "; ".join(parts)
+    if status == "untreated":
+        found = (
+            "The Village's sensors also found ice on the sidewalk that had not been sanded or"
+            f" salted: the pavement was at or below freezing and its surface wet or icy ({seen_at})."
+        )
+        return {"found": found, "record": f"untreated ice, from the pole's sensors: {measured}."}
+    if status == "suspected":
+        found = f"The camera also saw what looked like ice on the sidewalk ({seen_at})."
+        return {"found": found, "record": f"ice suspected by the camera: {measured}."}
+    return None
 
 
 def _reference(kind: str, device: str | None, seq: int | None) -> str:
@@ -475,6 +551,7 @@ def render_hazard_notice(
     missed_deadline: datetime,
     confirmed_by: str,
     template_dir: Path | None = None,
+    letter: LetterContext = NO_LETTER,
     evidence: Evidence = Evidence(),
     history: Sequence[Mapping[str, str]] = (),
 ) -> RenderedNotice:
@@ -483,12 +560,14 @@ def render_hazard_notice(
         raise NoticeError(f"notice {number}: no hazard template for {kind!r}")
     _require_mailing(number, owner, frontage)
     rules = profile.snow_and_ice
-    context = _base(kind, number, issued_at, owner=owner, frontage=frontage, profile=profile)
+    context = _base(kind, number, issued_at, owner=owner, frontage=frontage, profile=profile, letter=letter)
     context.update(
         {
             "deadline_local": format_local(missed_deadline, profile.zone),
             "rule": rules.hazard_notice_period,
             "deadline_rule": rules.clearing_deadline,
+            "rule_cited": _cited("snow_and_ice.hazard_notice_period", rules.hazard_notice_period),
+            "deadline_cited": _cited("snow_and_ice.clearing_deadline", rules.clearing_deadline),
             "expense_citation": profile.billing.bill_payable.citation,
             "confirmed_by": confirmed_by,
             "evidence": _evidence(evidence, profile),
@@ -518,14 +597,21 @@ def render_abatement_bill(
     work: str,
     abatement_citation: str,
     template_dir: Path | None = None,
+    letter: LetterContext = NO_LETTER,
+    terms: BillTerms | None = None,
 ) -> RenderedNotice:
-    """§ 370-10 G (and § 370-8 F): the bill for the Village's abatement."""
+    """The bill for the Village's abatement, under its section's ``terms`` (``bill_terms``:
+    § 370-10 G by default; § 370-8 F, § 144-17, § 370-6, § 144-12 C, …): its addressee,
+    period to pay and what follows non-payment, each from the profile with its citation."""
     _require_mailing(number, owner, frontage)
     if sum((line.amount for line in lines), Decimal("0.00")) != total:
         raise NoticeError(f"notice {number}: ledger lines do not add up to the bill total")
-    billing = profile.billing
+    from sidewalk.alerts.bill_terms import bill_terms
+
+    terms = terms or bill_terms(profile, "snow_and_ice")
+    said = terms.context()
     context = _base(
-        "abatement_bill", number, issued_at, owner=owner, frontage=frontage, profile=profile
+        "abatement_bill", number, issued_at, owner=owner, frontage=frontage, profile=profile, letter=letter
     )
     context.update(
         {
@@ -538,23 +624,27 @@ def render_abatement_bill(
                     "rate": usd(line.rate) if line.unit != "%" else f"{line.rate.normalize():f}%",
                     "amount": usd(line.amount),
                     "mark": " [unconfirmed]" if line.unconfirmed else "",
+                    "text": _ledger_text(line, lines),
                 }
                 for line in lines
             ],
             "costs_incurred_local": format_local(costs_incurred_at, profile.zone),
-            "payable": _cited("billing.bill_payable", billing.bill_payable),
-            "tax_roll": _cited("billing.tax_roll_after", billing.tax_roll_after),
+            "terms": said,
+            "payable": said["payable"],
+            "tax_roll": said["tax_roll"],
+            "expense": said["payable"] or said["basis"],
+            "code_rules": [
+                c
+                for c in (said["payable"], said["tax_roll"], said["basis"], said["administration"])
+                if c and c["words"]
+            ],
             "abatement_citation": abatement_citation,
             "unconfirmed": _unconfirmed(
-                [("billing.bill_payable", billing.bill_payable)]
+                list(terms.rules)
                 + (
                     [
                         (f"abatement_rates.{n}", getattr(profile.abatement_rates, n))
-                        for n in (
-                            "crew_hourly_rate",
-                            "equipment_hourly_rate",
-                            "administration_share",
-                        )
+                        for n in ("crew_hourly_rate", "equipment_hourly_rate")
                     ]
                     if profile.abatement_rates is not None
                     else []
@@ -563,6 +653,18 @@ def render_abatement_bill(
         }
     )
     return render_kind("abatement_bill", context, number=number, template_dir=template_dir)
+
+
+def _ledger_text(line: LedgerLine, lines: Sequence[LedgerLine]) -> str:
+    """``Crew labor: 2.5 hours at $45.00 an hour = $112.50``: one bill line in words."""
+    if line.unit == "%":
+        base = sum((x.amount for x in lines if x.unit != "%"), Decimal("0.00"))
+        return f"{line.description}: {line.rate.normalize():f}% of {usd(base)} = {usd(line.amount)}"
+    if line.unit == "lot" and line.quantity == 1:
+        return f"{line.description} = {usd(line.amount)}"
+    unit = {"h": "hour"}.get(line.unit, line.unit)
+    many = f"{line.quantity.normalize():f} {unit}{'' if line.quantity == 1 else 's'}"
+    return f"{line.description}: {many} at {usd(line.rate)} an {unit} = {usd(line.amount)}"
 
 
 _DEFECT_RULES: Final = {
@@ -583,6 +685,7 @@ def render_repair_notice(
     total_blocks: int,
     defects: Sequence[BlockDefect],
     template_dir: Path | None = None,
+    letter: LetterContext = NO_LETTER,
     evidence: Evidence = Evidence(),
     survey: Mapping[str, Any] | None = None,
 ) -> RenderedNotice:
@@ -624,10 +727,12 @@ def render_repair_notice(
                 "edge": d.edge or "-",
                 "measured": f"{inches(d.measured_mm)} ± {d.uncertainty_mm:.1f} mm",
                 "limit": f"{rule.describe()}",
+                "limit_plain": f"{amount(rule)}, {plain_citation(rule.citation)}",
+                "letter": _defect_words(d, rule),
             }
         )
     rules_used["sidewalk_condition.replacement_share"] = cond.replacement_share
-    context = _base(kind, number, issued_at, owner=owner, frontage=frontage, profile=profile)
+    context = _base(kind, number, issued_at, owner=owner, frontage=frontage, profile=profile, letter=letter)
     context.update(
         {
             "surveyed_local": format_local(surveyed_at, profile.zone),
@@ -637,14 +742,37 @@ def render_repair_notice(
                 "defective": len(defective),
                 "total": total_blocks,
                 "share": f"{(share * 100).quantize(Decimal('0.1'))}%",
-                "threshold": cond.replacement_share.describe(),
+                "threshold": amount(cond.replacement_share),
             },
             "evidence": _evidence(evidence, profile),
             "unconfirmed": _unconfirmed(rules_used.items()),
             "survey": survey,
+            "letter_defects": [r["letter"] for r in rows[:_LETTER_DEFECTS]],
+            "more_defects": max(0, len(rows) - _LETTER_DEFECTS),
+            "code_sections": "; ".join(
+                dict.fromkeys(plain_citation(r.citation) for r in rules_used.values())
+            ),
+            "share_citation": plain_citation(cond.replacement_share.citation),
         }
     )
     return render_kind(kind, context, number=number, template_dir=template_dir)
+
+
+_LETTER_DEFECTS: Final = 6
+_DEFECT_WORDS: Final = {
+    "vertical_differential": "one edge higher than the next by",
+    "horizontal_gap": "a gap between blocks of",
+    "surface_deterioration": "the surface worn away to a depth of",
+}
+
+
+def _defect_words(d: BlockDefect, rule: Rule) -> str:
+    """``Block 3: one edge higher than the next by 0.91 inch at a crack (limit 3/4 inches).``"""
+    where = f" at a {d.edge}" if d.edge else ""
+    return (
+        f"Block {d.block}: {_DEFECT_WORDS[d.rule]} {d.measured_mm / 25.4:.2f} inch{where} "
+        f"(the limit is {amount(rule)})."
+    )
 
 
 def render_obstruction_notice(
@@ -659,6 +787,7 @@ def render_obstruction_notice(
     description: str,
     clear_width_mm: float | None,
     template_dir: Path | None = None,
+    letter: LetterContext = NO_LETTER,
     evidence: Evidence = Evidence(),
 ) -> RenderedNotice:
     """§ 370-8 D/E: remove the obstruction within 24 hours of this notice."""
@@ -671,7 +800,7 @@ def render_obstruction_notice(
     if area == "sidewalk":
         rules_used["obstructions.fixture_min_clear_width"] = obs.fixture_min_clear_width
     context = _base(
-        "obstruction_notice", number, issued_at, owner=owner, frontage=frontage, profile=profile
+        "obstruction_notice", number, issued_at, owner=owner, frontage=frontage, profile=profile, letter=letter
     )
     context.update(
         {
@@ -679,6 +808,7 @@ def render_obstruction_notice(
             "observed_local": format_local(observed_at, profile.zone),
             "description": description,
             "clear_width": "-" if clear_width_mm is None else feet_and_inches(clear_width_mm),
+            "clear_width_short": None if clear_width_mm is None else feet_short(clear_width_mm),
             "required_width": feet_and_inches(obs.fixture_min_clear_width.length_mm),
             "removal": _cited(f"obstructions.{area}_removal_after_notice", removal),
             "citations": [_cited(n, r) for n, r in rules_used.items()],
@@ -701,6 +831,7 @@ def render_advisory(
     findings: Sequence[AdvisoryFinding],
     deadlines: Sequence[tuple[str, datetime]] = (),
     template_dir: Path | None = None,
+    letter: LetterContext = NO_LETTER,
     evidence: Evidence = Evidence(),
 ) -> RenderedNotice:
     """Internal advisory to the Director of Public Works (frozen ground, permits, pours)."""
@@ -716,6 +847,7 @@ def render_advisory(
         owner=Addressee("Director of Public Works", (profile.village.name, "internal advisory")),
         frontage=frontage,
         profile=profile,
+        letter=letter,
     )
     context.update(
         {
@@ -723,11 +855,14 @@ def render_advisory(
             "findings": [
                 {
                     "rule": f.rule,
+                    "rule_words": words(f.rule.rpartition(".")[2]),
                     "citation": f.citation or "no citation: a gap in the code text",
+                    "plain": plain_citation(f.citation) or "no section of the Code",
                     "severity": f.severity,
                     "message": f.message,
                     "at_local": format_local(f.at, zone),
                     "mark": " [unconfirmed]" if f.unconfirmed else "",
+                    "pending": f.unconfirmed,
                     "notes": list(f.notes),
                 }
                 for f in findings

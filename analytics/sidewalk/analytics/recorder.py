@@ -40,13 +40,16 @@ from sidewalk.analytics.clocks.events import (
     RuleFinding,
     StreetCase,
     TaxRollDue,
+    TaxRollHeld,
     Transition,
 )
+from sidewalk.analytics.clocks.inspections import INSPECTION, NOTICE_PERIOD, rule_value
 from sidewalk.analytics.clocks.obstructions import OBSTRUCTION, PRIVILEGE, SWEEPING
 from sidewalk.analytics.clocks.states import (
     CaseState,
     ClearingState,
     ClockState,
+    InspectionState,
     KeepOffState,
     ObstructionState,
     PermitState,
@@ -72,9 +75,12 @@ CLOSING: dict[str, frozenset[ClockState]] = {
         {ObstructionState.COMPLIANT, ObstructionState.REMOVED, ObstructionState.OVERDUE}
     ),
     SWEEPING: frozenset({SweepingState.SWEPT, SweepingState.OVERDUE}),
+    INSPECTION: frozenset(
+        {InspectionState.COMPLIANT, InspectionState.CORRECTED, InspectionState.OVERDUE}
+    ),
 }
 # Clocks about a site, pour, permit, obstruction or incident, carried by the frontages named.
-COLD = {FROZEN_SUBGRADE, KEEP_OFF, OPENING_PERMIT, OBSTRUCTION, SWEEPING, PRIVILEGE}
+COLD = {FROZEN_SUBGRADE, KEEP_OFF, OPENING_PERMIT, OBSTRUCTION, SWEEPING, PRIVILEGE, INSPECTION}
 
 
 def record_cause(cause: Cause) -> records.Cause:
@@ -118,6 +124,15 @@ class CaseRecorder:
                 self.cases.clocks.set_violation_offenses(violation.id, event.count)
             elif isinstance(event, TaxRollDue):
                 self._tax_roll(event)
+            elif isinstance(event, TaxRollHeld):
+                # G: not entered by itself; the Clerk-Treasurer decides (once per case).
+                self.cases.audit.append_once(
+                    "analytics", "tax_roll.held", f"violation:{event.violation_key}",
+                    {"reason": event.reason, "citation": event.citation,
+                     "costs_incurred_at": event.costs_incurred_at.isoformat(),
+                     "bill_due": event.bill_due.isoformat() if event.bill_due else None},
+                    key=f"tax_roll.held/{event.violation_key}", at=event.at,
+                )  # fmt: skip
             elif isinstance(event, HazardCandidate):
                 self.cases.audit.append(
                     "analytics", "hazard.candidate", f"violation:{event.violation_key}",
@@ -133,7 +148,8 @@ class CaseRecorder:
             elif isinstance(event, ClearingUnverified):
                 self.cases.audit.append(
                     "analytics", "clearing.unverified", f"frontage:{event.frontage}",
-                    {"key": event.key, "deadline": event.deadline.isoformat()}, at=event.deadline,
+                    {"key": event.key, "deadline": event.deadline.isoformat(),
+                     "reason": event.reason}, at=event.deadline,
                 )  # fmt: skip
         return found
 
@@ -164,8 +180,14 @@ class CaseRecorder:
             ),
         ]
 
-    def _cold_rules(self, kind: str) -> list[records.RuleUse]:
+    def _cold_rules(self, kind: str) -> list[records.RuleUse]:  # noqa: PLR0911 (one per clock)
         cold = self.profile.cold_weather
+        if kind == INSPECTION:
+            # Every period an inspector-entered rule may run on (its record names which).
+            names = sorted(set(NOTICE_PERIOD.values()))
+            names += ["construction.demolition_fill_within"]
+            names += ["construction.abandoned_excavation_after"]
+            return [records.RuleUse.from_rule(n, rule_value(self.profile, n)) for n in names]
         if kind == OBSTRUCTION:
             rules = self.profile.obstructions
             return [
@@ -288,6 +310,12 @@ class CaseRecorder:
             self.cases.clocks.set_violation_status(
                 violation.id, "cured" if t.to_state == CaseState.CURED else "abated"
             )
+            if t.to_state == CaseState.ABATED:
+                # G: the crew's recorded completion is the date the costs were incurred,
+                # the one the bill prints and the tax-roll clock counts from.
+                abatement = self.cases.bills.abatement_by_key(f"{violation.key}/abatement")
+                if abatement is not None:
+                    self.cases.bills.complete_abatement(abatement.id, t.at)
 
     # -- decisions -------------------------------------------------------------------
 
@@ -306,6 +334,9 @@ class CaseRecorder:
             "measured_seq": v.measured_seq,
             "snow_depth_peak_mm": v.snow_depth_peak_mm,
         }
+        if v.ice is not None:
+            # § 370-10 A: the ice at the deadline, and how it was known (sensor or inspector).
+            evidence["ice"] = v.ice
         violation = self.cases.clocks.record_violation(
             v.key, v.frontage, v.rule, v.decided_at,
             clock_id=clock_id, citation=v.citation, evidence=evidence,

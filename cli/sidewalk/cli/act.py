@@ -40,6 +40,7 @@ STEPS = {
     "record_delivery": "notice delivered",
     "owner_unavailable": "owner unavailable to receive the hazard notice",
     "record_treated": "walk sanded or salted",
+    "record_ice": "untreated ice seen on the walk",
     "inspected_clear": "walk inspected and found clear",
     "abatement_done": "village abatement done",
     "bill_received": "bill received by the owner",
@@ -52,13 +53,21 @@ def act(
     target: Annotated[
         str,
         typer.Argument(
-            help="notice number, e.g. CLY-2026-000002 (record_treated: the address or frontage)"
+            help="notice number, e.g. CLY-2026-000002 (record_treated, record_ice:"
+            " the address or frontage)"
         ),
     ],
     who: WhoOption,
     at: Annotated[
         str | None, typer.Option(help="when it happened, ISO 8601 or local time (default: now)")
     ] = None,
+    method: Annotated[
+        str,
+        typer.Option(
+            help="record_delivery: hand (personal service), posted (on the premises) or mail"
+            " (--at is its receipt); what starts a period is the profile's notice_delivery"
+        ),
+    ] = "hand",
     config: ConfigOption = None,
 ) -> None:
     """Record what a person did (hazard confirmed, notice delivered, …) for the clocks."""
@@ -74,15 +83,17 @@ def act(
     place = village(config)
     when = place.instant("--at", at)
     with place.cases() as cases, refusals(ValueError, NotReadyError):
-        if kind == "record_treated":
+        if kind in ("record_treated", "record_ice"):
             frontage = _frontage(cases, target)
             _try(kind, frontage.id, when, who)
             cases.actions.record(kind, frontage.id, when, who)
             what = frontage.street_address
         else:
             notice = _notice(cases, target)
-            _try(kind, notice.number, when, who, _case(cases, place.profile, notice, when))
-            _record(cases, notice, kind, when, who)
+            detail = {"method": method} if kind == "record_delivery" else {}
+            case = _case(cases, place.profile, notice, when)
+            _try(kind, notice.number, when, who, case, detail)
+            _record(cases, notice, kind, when, who, method=method, profile=place.profile)
             address = cases.registry.get_frontage(notice.frontage_id).street_address
             what = f"notice {notice.number}, {address}"
     console().print(
@@ -135,13 +146,20 @@ def _case(cases: CaseStore, profile: Profile, notice: NoticeRecord, at: datetime
     return copy
 
 
-def _try(kind: str, target: str, at: datetime, who: str, case: Enforcement | None = None) -> None:
+def _try(
+    kind: str,
+    target: str,
+    at: datetime,
+    who: str,
+    case: Enforcement | None = None,
+    detail: dict[str, str] | None = None,
+) -> None:
     """The step typed by the clocks' own models and, on a case, tried with the engine's
     rules; a refusal exits 2 naming the notice, not an internal key."""
     from sidewalk.analytics.clocks.actions import ActionError, EnforcementAction, parse_action
 
     try:
-        action = parse_action(kind, target, at=at, who=who)
+        action = parse_action(kind, target, detail, at=at, who=who)
         if case is not None:
             assert isinstance(action, EnforcementAction)
             case.act(action)
@@ -149,7 +167,16 @@ def _try(kind: str, target: str, at: datetime, who: str, case: Enforcement | Non
         fail(f"refused: {exc}")
 
 
-def _record(cases: CaseStore, notice: NoticeRecord, kind: str, at: datetime, who: str) -> None:
+def _record(
+    cases: CaseStore,
+    notice: NoticeRecord,
+    kind: str,
+    at: datetime,
+    who: str,
+    *,
+    method: str,
+    profile: Profile,
+) -> None:
     """The step on the notice's case; a delivery is recorded the way ``notices delivered``
     records it (the delivery, then the step for the clock)."""
     from sidewalk.alerts import delivery
@@ -160,7 +187,7 @@ def _record(cases: CaseStore, notice: NoticeRecord, kind: str, at: datetime, who
             fail(f"refused: notice {notice.number} was delivered on {notice.delivered_at:%Y-%m-%d}")
         if notice.kind not in CLOCK_FROM_DELIVERY:
             fail(f"refused: no period runs from the delivery of a {notice.kind} notice")
-        delivery.record_notice_delivery(cases, notice.id, at, who, "hand")
+        delivery.record_notice_delivery(cases, notice.id, at, who, method, profile=profile)
         return
     assert notice.violation_id is not None
     violation = cases.clocks.get_violation(notice.violation_id)

@@ -66,23 +66,50 @@ def serve(place: Village, secret: str, *, host: str, port: int, geojson: Path | 
     from sidewalk.dashboard.app import create_app
     from sidewalk.dashboard.app import serve as run
     from sidewalk.storage.evidence import EvidenceStore
+    from sidewalk.storage.space import FreeSpaceFloor
     from sidewalk.storage.timeseries import SqliteTimeSeriesStore
 
     settings = place.settings
+    tls = _tls(settings.dashboard.tls_certfile)
     with place.cases() as cases:
         path = settings.timeseries.sqlite_path
         timeseries = SqliteTimeSeriesStore(path) if path.exists() else None
         # Where ingest keeps evidence JPEGs (the CLI's ingest uses the same directory).
         frames = settings.data_dir / "evidence"
+        space = FreeSpaceFloor(
+            [path.parent, frames],
+            min_free_bytes=settings.ingest.min_free_bytes,
+            min_free_percent=settings.ingest.min_free_percent,
+        )
         app = create_app(
             cases, timeseries, place.profile, secret_key=secret, geojson_path=geojson,
             evidence=EvidenceStore(frames) if frames.exists() else None,
+            space=space, trusted_proxies=settings.dashboard.trusted_proxies,
+            secure_cookies=tls is not None,
         )  # fmt: skip
         try:
-            run(app, host, port)
+            run(app, host, port, ssl_certfile=tls and tls[0], ssl_keyfile=tls and tls[1])
         finally:
             if timeseries is not None:
                 timeseries.close()
+
+
+TLS_KEY_ENV = "SIDEWALK_DASHBOARD_TLS_KEYFILE"
+
+
+def _tls(certfile: Path | None) -> tuple[str, str] | None:
+    """(certificate, key) paths for HTTPS, or None; the key's path only from the environment."""
+    import os
+
+    if certfile is None:
+        return None
+    key = os.environ.get(TLS_KEY_ENV, "")
+    if not key:
+        fail(f"dashboard.tls_certfile is set: set {TLS_KEY_ENV} to its private key's path")
+    for what, path in (("dashboard.tls_certfile", str(certfile)), (TLS_KEY_ENV, key)):
+        if not Path(path).is_file():
+            fail(f"{what}: no such file {path!r}")
+    return str(certfile), key
 
 
 @dashboard_app.command("add-user")

@@ -14,6 +14,8 @@ import typer
 from sidewalk.cli.common import ConfigOption, console, fail, load_profile, load_settings
 
 if TYPE_CHECKING:
+    from sidewalk.alerts.letterhead import Letterhead
+    from sidewalk.core.config import Settings
     from sidewalk.core.profile import Profile
     from sidewalk.scenarios import Scenario
     from sidewalk.system import DemoResult
@@ -62,6 +64,8 @@ def demo(
             mqtt_url=settings.mqtt.url,
             database_url=None if database_url.startswith("sqlite") else database_url,
             profile=profile,
+            letterhead=_letterhead(settings, profile),
+            echo=lambda line: console().print(line, markup=False, highlight=False),
         )
     _print(result, profile)
     expected = {(e.frontage, e.notice, e.deadline) for e in story.expect}
@@ -73,6 +77,13 @@ def demo(
             raise typer.Exit(1)
     if serve:
         serve_demo(story, where, profile, port=port)
+
+
+def _letterhead(settings: Settings, profile: Profile) -> Letterhead | None:
+    """The settings' [village] letterhead; None: the demo's own, marked as a demonstration."""
+    from sidewalk.alerts.letterhead import Letterhead
+
+    return Letterhead.from_settings(settings.village, profile) if settings.village else None
 
 
 def load_story(scenario: str) -> Scenario:

@@ -1,12 +1,12 @@
 """``sidewalk inspect …``: measure a frontage's sidewalk against § 370-5.
 
-Each file becomes one stored inspection (ok, or failed with the reason); the annotated evidence
-image goes to ``<data_dir>/evidence``; the repair or full-replacement notice
-record is issued when due (``sidewalk notices …`` delivers it).
-
-OpenCV and the records load when a command runs (``common``: a fast --help).
+Each file becomes one stored inspection (ok, or failed with the reason); the
+annotated evidence image goes to ``<data_dir>/evidence``; the repair or
+full-replacement notice record is issued when due (``sidewalk notices …``
+delivers it).
 """
 
+# OpenCV and the records load when a command runs (common.py: a fast --help).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         DepthIntrinsics,
         FiducialSpec,
         LaserRig,
+        LevelReference,
     )
     from sidewalk.analytics.inspect import Kind
     from sidewalk.storage.cases import CaseStore
@@ -87,6 +88,7 @@ def _run(
     fiducial: FiducialSpec | None = None,
     intrinsics: DepthIntrinsics | None = None,
     rig: LaserRig | None = None,
+    level: LevelReference | None = None,
 ) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
@@ -114,6 +116,7 @@ def _run(
             fiducial=fiducial,
             intrinsics=intrinsics,
             rig=rig,
+            level=level,
             stations_mm=[m * 1000.0 for m in station] if station else None,
             frontage_blocks=frontage_blocks,
             surveyed_at=when,
@@ -198,9 +201,30 @@ def photos(  # noqa: PLR0917 (Typer maps parameters to options)
     files: Annotated[list[Path], typer.Argument(help="survey photos (JPEG/PNG)")],
     frontage: FrontageOption,
     calibration: Annotated[
-        Path, typer.Option(help='camera calibration JSON {"matrix": …, "distortion": …}')
+        Path,
+        typer.Option(
+            help='camera calibration: JSON {"matrix": …, "distortion": …} or {"fx", "fy", "cx",'
+            ' "cy"}, RealSense JSON, ROS camera_info YAML or OpenCV FileStorage (YAML/XML)'
+        ),
     ],
     marker_mm: Annotated[float, typer.Option(help="printed side of the ground marker")] = 150.0,
+    marker_dictionary: Annotated[
+        str, typer.Option(help="ArUco dictionary of the marker (4X4_50, 5X5_100, 6X6_250, …)")
+    ] = "4X4_50",
+    marker_id: Annotated[
+        int | None, typer.Option(help="the ground marker's id (default: the largest found)")
+    ] = None,
+    board: Annotated[
+        str | None,
+        typer.Option(
+            help="a ChArUco board on the walk instead of one marker:"
+            " SQUARES_XxSQUARES_Y:SQUARE_MM:MARKER_MM, e.g. 7x5:30:22"
+        ),
+    ] = None,
+    min_marker_px: Annotated[
+        float | None,
+        typer.Option(help="smallest marker side in pixels measured (default: the measured floor)"),
+    ] = None,
     surveyed_at: SurveyedOption = None,
     first_block: FirstBlockOption = 0,
     station: StationOption = None,
@@ -208,10 +232,29 @@ def photos(  # noqa: PLR0917 (Typer maps parameters to options)
     no_notice: NoNoticeOption = False,
     config: ConfigOption = None,
 ) -> None:
-    """Measure survey photos (crack and joint gap widths) and store the inspections."""
+    """Measure survey photos (crack and joint gap widths) and store the inspections.
+
+    A photo in which no joint or crack is found, or whose marker is too small
+    for the accuracy claimed, is recorded as not measured, never as a pass."""
     from sidewalk.analytics.defects import FiducialSpec
+    from sidewalk.analytics.defects.camera_inputs import (
+        DefectInputError,
+        aruco_dictionary,
+        charuco_board,
+    )
     from sidewalk.analytics.inspect import load_calibration
 
+    try:
+        calib = load_calibration(calibration)
+        spec = FiducialSpec(
+            side_mm=marker_mm,
+            dictionary=aruco_dictionary(marker_dictionary),
+            marker_id=marker_id,
+            board=None if board is None else charuco_board(board),
+            min_side_px=min_marker_px,
+        )
+    except DefectInputError as exc:
+        fail(str(exc))
     _run(
         files,
         "photo",
@@ -222,22 +265,44 @@ def photos(  # noqa: PLR0917 (Typer maps parameters to options)
         no_notice=no_notice,
         station=station,
         frontage_blocks=frontage_blocks,
-        calibration=load_calibration(calibration),
-        fiducial=FiducialSpec(side_mm=marker_mm),
+        calibration=calib,
+        fiducial=spec,
     )
 
 
 @inspect_app.command("depth")
 def depth(  # noqa: PLR0917 (Typer maps parameters to options)
-    files: Annotated[list[Path], typer.Argument(help="16-bit depth PNGs (millimetres)")],
+    files: Annotated[list[Path], typer.Argument(help="16-bit depth PNGs")],
     frontage: FrontageOption,
     intrinsics: Annotated[
-        Path | None, typer.Option(help='intrinsics JSON {"fx", "fy", "cx", "cy"}')
+        Path | None,
+        typer.Option(
+            help='intrinsics: JSON {"fx", "fy", "cx", "cy"} (flat or nested), RealSense JSON'
+            " (with depth_units), ROS camera_info YAML or OpenCV FileStorage (YAML/XML)"
+        ),
     ] = None,
     fx: Annotated[float | None, typer.Option(help="focal length x, pixels")] = None,
     fy: Annotated[float | None, typer.Option(help="focal length y, pixels")] = None,
     cx: Annotated[float | None, typer.Option(help="principal point x, pixels")] = None,
     cy: Annotated[float | None, typer.Option(help="principal point y, pixels")] = None,
+    depth_scale: Annotated[
+        float | None,
+        typer.Option(help="depth units per count, in --depth-unit (e.g. 0.25 for 0.25 mm)"),
+    ] = None,
+    depth_unit: Annotated[str, typer.Option(help="unit of --depth-scale: mm, m, cm, um")] = "mm",
+    gravity: Annotated[
+        str | None, typer.Option(help="gravity (down) in the camera frame 'x,y,z', for cross-slope")
+    ] = None,
+    accel: Annotated[
+        str | None,
+        typer.Option(help="IMU accelerometer at rest 'x,y,z' in the camera frame (reads up)"),
+    ] = None,
+    level: Annotated[
+        str | None, typer.Option(help="camera levelled: nadir (looking straight down) or horizon")
+    ] = None,
+    toward_curb: Annotated[
+        str, typer.Option(help="image direction toward the curb: left, right, up, down, or x,y,z")
+    ] = "down",
     surveyed_at: SurveyedOption = None,
     first_block: FirstBlockOption = 0,
     station: StationOption = None,
@@ -245,16 +310,32 @@ def depth(  # noqa: PLR0917 (Typer maps parameters to options)
     no_notice: NoNoticeOption = False,
     config: ConfigOption = None,
 ) -> None:
-    """Measure depth maps (faults, gaps, deterioration) and store the inspections."""
+    """Measure depth maps (faults, gaps, deterioration) and store the inspections.
+
+    A map with no joint found (the camera is centred over one) or in other
+    depth units than given is recorded as not measured, never as a pass.
+    Cross-slope needs --gravity, --accel or --level."""
     from sidewalk.analytics.defects import DepthIntrinsics
+    from sidewalk.analytics.defects.camera_inputs import (
+        DefectInputError,
+        depth_scale_mm,
+        level_reference,
+    )
     from sidewalk.analytics.inspect import load_intrinsics
 
-    if intrinsics is not None:
-        intr = load_intrinsics(intrinsics)
-    elif fx is not None and fy is not None and cx is not None and cy is not None:
-        intr = DepthIntrinsics(fx, fy, cx, cy)
-    else:
-        fail("give --intrinsics JSON, or all of --fx --fy --cx --cy")
+    try:
+        scale = None if depth_scale is None else depth_scale_mm(depth_scale, depth_unit)
+        if depth_scale is None and depth_unit != "mm":
+            scale = depth_scale_mm(None, depth_unit)
+        ref = level_reference(gravity=gravity, accel=accel, level=level, toward_curb=toward_curb)
+        if intrinsics is not None:
+            intr = load_intrinsics(intrinsics, depth_scale_mm=scale)
+        elif fx is not None and fy is not None and cx is not None and cy is not None:
+            intr = DepthIntrinsics(fx, fy, cx, cy, depth_scale_mm=scale or 1.0)
+        else:
+            fail("give --intrinsics FILE, or all of --fx --fy --cx --cy")
+    except DefectInputError as exc:
+        fail(str(exc))
     _run(
         files,
         "depth",
@@ -266,6 +347,7 @@ def depth(  # noqa: PLR0917 (Typer maps parameters to options)
         station=station,
         frontage_blocks=frontage_blocks,
         intrinsics=intr,
+        level=ref,
     )
 
 

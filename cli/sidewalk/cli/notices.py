@@ -2,9 +2,9 @@
 
 Secrets come from the environment only: ``SIDEWALK_SMTP_PASSWORD``,
 ``SIDEWALK_WEBHOOK_SECRET`` (and ``SIDEWALK_DB_PASSWORD`` for the case records).
-The alerts package (Jinja2, fpdf2) loads when a command runs (``common``: a fast --help).
 """
 
+# The alerts package (Jinja2, fpdf2) loads when a command runs (common.py: a fast --help).
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
     from sidewalk.alerts.billing import Material
     from sidewalk.alerts.issue import NoticeIssuer
+    from sidewalk.alerts.letterhead import Letterhead
+    from sidewalk.cli.common import Village
 
 notices_app = command_group(__doc__)
 
@@ -53,7 +55,17 @@ def _issuer(config: Path | None) -> Iterator[NoticeIssuer]:
 
     place = village(config)
     with place.cases() as cases, refusals(BillingInputError, NotReadyError, ValueError):
-        yield NoticeIssuer(cases, place.profile)
+        yield NoticeIssuer(cases, place.profile, letterhead=letterhead(place))
+
+
+def letterhead(place: Village) -> Letterhead | None:
+    """The settings' [village] letterhead, stored with each notice issued here."""
+    from sidewalk.alerts.letterhead import Letterhead
+
+    village_settings = place.settings.village
+    if village_settings is None:
+        return None
+    return Letterhead.from_settings(village_settings, place.profile)
 
 
 def _at(issuer: NoticeIssuer, text: str | None) -> datetime:
@@ -170,12 +182,19 @@ def delivered(
     at: AtOption = None,
     config: ConfigOption = None,
 ) -> None:
-    """Record that a notice reached the owner (the B(1)/(2) periods run from here)."""
+    """Record how and when a notice was delivered (the B(1)/(2) periods run from here).
+
+    For mail, --at is the date it was received. Only the methods the profile's
+    notice_delivery lists start a period (by default hand, posted, mail; the
+    hazard notice hand or posted); any other is refused.
+    """
     from sidewalk.alerts import delivery
 
     with _issuer(config) as issuer:
         notice = issuer.cases.notices.get_by_number(number)
-        n = delivery.record_notice_delivery(issuer.cases, notice.id, _at(issuer, at), who, method)
+        n = delivery.record_notice_delivery(
+            issuer.cases, notice.id, _at(issuer, at), who, method, profile=issuer.profile
+        )
     console().print(f"{n.number} delivered {n.delivered_at}")
 
 
@@ -202,6 +221,13 @@ def bill(  # noqa: PLR0917 (Typer maps parameters to options)
     equipment_hours: Annotated[str, typer.Option()] = "0",
     material: Annotated[list[str] | None, typer.Option(help="'salt=21.90' (repeatable)")] = None,
     at: AtOption = None,
+    completed_at: Annotated[
+        str | None,
+        typer.Option(
+            help="when the crew finished (the costs' date), for an abatement no clock"
+            " completes; a § 370-10 abatement takes its recorded abatement_done"
+        ),
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Price an abatement, keep its expense account and issue the bill notice."""
@@ -212,7 +238,11 @@ def bill(  # noqa: PLR0917 (Typer maps parameters to options)
 
     work = AbatementWork(Decimal(crew_hours), Decimal(equipment_hours), _materials(material or []))
     with _issuer(config) as issuer:
-        billed = accounts.bill_abatement(issuer, abatement_id, work, _at(issuer, at), who=who)
+        done = None if completed_at is None else instant("--completed-at", completed_at,
+                                                          issuer.profile.zone)
+        billed = accounts.bill_abatement(
+            issuer, abatement_id, work, _at(issuer, at), who=who, completed_at=done
+        )
     console().print(f"bill {billed.bill.id}: {billed.bill.amount} (notice {billed.notice.number})")
 
 

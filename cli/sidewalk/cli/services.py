@@ -27,8 +27,10 @@ from sidewalk.cli.common import (
 
 if TYPE_CHECKING:
     import threading
+    from datetime import datetime
 
     from sidewalk.core.config import Settings
+    from sidewalk.storage.evidence import EvidenceStore
     from sidewalk.storage.influx import InfluxForwarder
     from sidewalk.storage.timeseries import SqliteTimeSeriesStore
 
@@ -45,17 +47,28 @@ def ingest(
     from sidewalk.core.mqtt import MqttError
     from sidewalk.ingest.consumer import IngestConsumer
     from sidewalk.ingest.metrics import TimedStore, ingest_observability
+    from sidewalk.ingest.validate import SizeLimits
     from sidewalk.storage.evidence import EvidenceStore
+    from sidewalk.storage.space import FreeSpaceFloor
 
     settings = village(config).settings
     configure_logging(settings, log_format)
     require_broker(settings)
     stop = _stop_signal()
+    limits = settings.ingest
     with ExitStack() as running:
         store = _timeseries(settings)
         running.callback(store.close)
         influx = _influx(settings, running)
         registry = CollectorRegistry()
+        evidence = EvidenceStore(settings.data_dir / "evidence")
+        running.callback(evidence.close)
+        # Below the floor ingest neither writes nor acknowledges (docs/storage.md).
+        space = FreeSpaceFloor(
+            [settings.timeseries.sqlite_path.parent, evidence.root],
+            min_free_bytes=limits.min_free_bytes,
+            min_free_percent=limits.min_free_percent,
+        )
         consumer = IngestConsumer(
             TimedStore(store, registry),
             mqtt_settings(settings, settings.mqtt.client_id),
@@ -63,8 +76,11 @@ def ingest(
             shared_group=settings.mqtt.shared_group,
             batch_size=settings.mqtt.ack_batch,
             influx=influx,
-            evidence=EvidenceStore(settings.data_dir / "evidence"),
+            evidence=evidence,
             time_policy=settings.time.policy(),
+            limits=SizeLimits(limits.max_message_bytes, limits.max_jpeg_bytes),
+            evidence_quota_bytes=limits.evidence_quota_bytes_per_day,
+            space=space,
         )
         try:
             consumer.start()
@@ -73,10 +89,50 @@ def ingest(
         running.callback(consumer.stop)
         port = metrics_port or settings.observability.ingest_port
         if port:
-            obs = ingest_observability(consumer, store.path, registry)
+            obs = ingest_observability(consumer, store.path, registry, space=space)
             running.callback(obs.serve(settings.observability.host, port).stop)
+        _start_pruner(settings, store, evidence, running)
         console().print(f"ingest consuming {settings.site} into {settings.timeseries.sqlite_path}")
         stop.wait()
+
+
+def _start_pruner(
+    settings: Settings,
+    store: SqliteTimeSeriesStore,
+    evidence: EvidenceStore,
+    running: ExitStack,
+) -> None:
+    """The retention prune on a timer (``[retention]``); evidence a notice cites stays."""
+    from sidewalk.storage.retention import Pruner, RetentionPolicy
+
+    cfg = settings.retention
+    if cfg.prune_interval_s is None:
+        return
+    policy = RetentionPolicy(
+        readings_days=cfg.readings_days,
+        dead_letters_days=cfg.dead_letters_days,
+        evidence_days=cfg.evidence_days,
+        records_retention_days=cfg.records_retention_days,
+        unreferenced_grace_s=cfg.unreferenced_evidence_grace_s,
+    )
+    url = settings.cases.database_url
+
+    def cited(since: datetime) -> set[str]:
+        # Opened per prune: an unreachable case database skips the evidence
+        # prune (nothing cited may go) and never stops ingest.
+        from sidewalk.core.config import Secrets
+        from sidewalk.storage.cases import CaseStore
+
+        secret = Secrets.from_env().db_password
+        cases = CaseStore(url, password=secret.get_secret_value() if secret else None)
+        try:
+            return cases.notices.cited_evidence(since)
+        finally:
+            cases.close()
+
+    pruner = Pruner(store, evidence, policy, cited=cited, interval_s=cfg.prune_interval_s)
+    pruner.start()
+    running.callback(pruner.stop)
 
 
 def _timeseries(settings: Settings) -> SqliteTimeSeriesStore:

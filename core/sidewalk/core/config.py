@@ -152,6 +152,75 @@ class ObservabilityConfig(_Section):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
 
+class IngestConfig(_Section):
+    """What ingest takes and when it refuses (docs/storage.md, "Quotas and retention")."""
+
+    max_message_bytes: Annotated[int, Field(ge=1024, le=1_048_576)] = Field(
+        default=16 * 1024,
+        description="largest weather/snow/frame/status payload; larger is a too_large dead letter",
+    )
+    max_jpeg_bytes: Annotated[int, Field(ge=1024, le=20_000_000)] = Field(
+        default=4 * 1024 * 1024,
+        description="largest evidence JPEG (…/jpeg); keep mosquitto's max_packet_size above it",
+    )
+    evidence_quota_bytes_per_day: Annotated[int, Field(ge=0)] | None = Field(
+        default=200 * 1024 * 1024,
+        description="evidence bytes one device may add in 24 h (evidence_quota); unset: none",
+    )
+    min_free_bytes: Annotated[int, Field(ge=0)] = Field(
+        default=1024**3, description="below this many free bytes ingest takes no new messages"
+    )
+    min_free_percent: Annotated[float, Field(ge=0, lt=100)] = Field(
+        default=5.0, description="... or below this share of the disk, whichever is larger"
+    )
+    dead_letter_prefix_bytes: Annotated[int, Field(ge=0, le=1_048_576)] = Field(
+        default=4096, description="bytes of a dead letter's payload kept (plus length and sha256)"
+    )
+
+
+class RetentionConfig(_Section):
+    """How long the time-series and evidence stores keep data; unset = forever."""
+
+    readings_days: Annotated[float, Field(gt=0)] | None = 730
+    dead_letters_days: Annotated[float, Field(gt=0)] | None = 90
+    evidence_days: Annotated[float, Field(gt=0)] | None = 90
+    records_retention_days: Annotated[float, Field(gt=0)] = Field(
+        default=7 * 365,
+        description="the Village's records-retention period: evidence a notice cites is kept",
+    )
+    unreferenced_evidence_grace_s: Annotated[float, Field(ge=0)] = Field(
+        default=3600, description="a JPEG no frame message names is deleted after this"
+    )
+    prune_interval_s: Annotated[float, Field(gt=0)] | None = Field(
+        default=3600, description="how often ingest prunes; unset: never (prune by hand)"
+    )
+
+
+class DashboardConfig(_Section):
+    """The dashboard behind a reverse proxy, and its login throttle (docs/security.md)."""
+
+    trusted_proxies: list[str] = Field(
+        default_factory=list,
+        description="addresses/CIDRs of reverse proxies whose X-Forwarded-For/-Proto count",
+    )
+    tls_certfile: Path | None = Field(
+        default=None,
+        description="serve HTTPS with this certificate (key: SIDEWALK_DASHBOARD_TLS_KEYFILE)",
+    )
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _networks(cls, value: list[str]) -> list[str]:
+        import ipaddress
+
+        for item in value:
+            try:
+                ipaddress.ip_network(item, strict=False)
+            except ValueError:
+                raise ValueError(f"{item!r} is not an IP address or network") from None
+        return value
+
+
 class VillageConfig(_Section):
     """The letterhead and the issuing officer every letter to an owner carries.
 
@@ -236,6 +305,9 @@ class Settings(FileThenEnvSettings):
     analytics: AnalyticsConfig = AnalyticsConfig()
     time: TimeConfig = TimeConfig()
     observability: ObservabilityConfig = ObservabilityConfig()
+    ingest: IngestConfig = IngestConfig()
+    retention: RetentionConfig = RetentionConfig()
+    dashboard: DashboardConfig = DashboardConfig()
     # Unset: letters are signed by the office the code names, with no telephone (see check).
     village: VillageConfig | None = None
 

@@ -76,6 +76,11 @@ REJECTION_REASONS: dict[str, str] = {
     "not_jpeg": "bytes on …/jpeg that are not one whole JPEG",
     "internal_error": "the validator itself failed on this message (a bug)",
     "no_evidence_store": "a JPEG reached an ingest started without an evidence store",
+    "too_large": "a message over ingest's size limit for its stream (kept: a prefix, length, "
+    "sha256)",
+    "evidence_quota": "a JPEG over its device's daily evidence quota (bytes per day)",
+    "unreferenced_frame": "an evidence JPEG no frame message named within the grace period "
+    "(deleted by the retention prune)",
     "seq_conflict": "a re-sent (device, seq) whose content differs from the stored one",
     "implausible_time": "a reading whose ts is implausible against its receipt or its pole's "
     "previous reading (quarantined: kept here, never stored as a reading)",
@@ -158,11 +163,22 @@ class WeatherReading(Reading):
         return self
 
 
+SurfaceState = Literal["dry", "wet", "ice", "treated"]
+"""What the camera sees on a walk's surface: ``treated`` is sand or salt on it."""
+
+
 class SnowMeasurement(Reading):
     """The camera's measurement of one frontage.
 
     ``cleared_width_mm`` is the narrowest clear path along the whole frontage,
     which is what § 370-10 A's "minimum of four feet" is tested against.
+
+    § 370-10 A's ice ("cleared of … snow and/or ice", or "sprinkled with sand
+    and/or salt"): ``surface_state`` is what the camera sees on the cleared path,
+    ``surface_temp_c`` the pavement temperature of this frontage (an infrared
+    sensor aimed at it). Both optional within schema 1: absent, not measured (a
+    weather reading's ``surface_temp_c`` from the same pole stands in for the
+    temperature). A wet or icy surface at or below 0 °C is untreated ice.
     """
 
     stream: Literal["snow"] = "snow"
@@ -170,6 +186,8 @@ class SnowMeasurement(Reading):
     snow_cover_fraction: Annotated[float, Field(ge=0, le=1)]
     cleared_width_mm: Annotated[float, Field(ge=0, le=20_000)]
     ice_suspected: bool = False
+    surface_state: SurfaceState | None = None
+    surface_temp_c: Annotated[float, Field(ge=-60, le=80)] | None = None
     frame_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
 
 

@@ -184,6 +184,27 @@ class MqttUnreachable(MqttError):
     """No broker answered: the socket failed or no CONNACK came in time."""
 
 
+class MqttPacketTooLarge(MqttError):
+    """A PUBLISH larger than the broker's Maximum Packet Size (MQTT 5 CONNACK).
+
+    Refused here, before sending: Mosquitto 2 disconnects a client that sends
+    a larger packet ("Packet too large", 0x95), and paho re-sends the message
+    after reconnecting, so the connection would fail again and again while
+    the publisher heard nothing it could act on.
+    """
+
+    def __init__(self, topic: str, size: int, limit: int) -> None:
+        super().__init__(
+            f"publish to {topic!r}: a {size}-byte packet is over the broker's maximum of {limit}"
+        )
+        self.topic, self.size, self.limit = topic, size, limit
+
+
+# PUBLISH overhead beyond topic and payload: fixed header (<= 5), topic length (2),
+# packet id (2) and the MQTT 5 properties' length (<= 4).
+_PUBLISH_OVERHEAD = 13
+
+
 @dataclass(frozen=True, slots=True)
 class MqttMessage:
     """One received message, detached from paho.
@@ -284,6 +305,8 @@ class MqttClient:
         self._subacks: dict[int, threading.Event] = {}
         self._session_present = False
         self._sub_failed: set[int] = set()
+        # The broker's Maximum Packet Size from its MQTT 5 CONNACK (None: no limit said).
+        self.max_packet_size: int | None = None
 
     @property
     def protocol(self) -> MqttProtocol | None:
@@ -409,6 +432,8 @@ class MqttClient:
             else:
                 log.error("broker refused reconnection: %s", code)
             return
+        limit = getattr(properties, "MaximumPacketSize", None) if properties else None
+        self.max_packet_size = limit if isinstance(limit, int) else None
         with self._lock:
             self._connection += 1
             self._session_present = flags.session_present
@@ -528,10 +553,19 @@ class MqttClient:
         While disconnected paho queues QoS 1 messages and sends them after the
         reconnect; callers that need end-to-end delivery use the watermark.
         """
+        self._check_size(topic, payload)
         info = self._require().publish(topic, payload, qos=qos, retain=retain)
         if info.rc not in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_NO_CONN):
             raise MqttError(f"publish to {topic!r} failed: {paho.error_string(info.rc)}")
         return info.mid
+
+    def _check_size(self, topic: str, payload: bytes) -> None:
+        """Raise ``MqttPacketTooLarge`` for a packet the broker said it will not take."""
+        limit = self.max_packet_size
+        if limit is not None:
+            size = len(payload) + len(topic.encode()) + _PUBLISH_OVERHEAD
+            if size > limit:
+                raise MqttPacketTooLarge(topic, size, limit)
 
     def publish_and_wait(
         self, topic: str, payload: bytes, qos: int = 1, retain: bool = False, timeout_s: float = 5.0
@@ -540,7 +574,9 @@ class MqttClient:
 
         While disconnected the message stays queued and the wait covers the
         reconnect (paho's own ``wait_for_publish`` gives up at once then).
+        A packet over the broker's Maximum Packet Size raises ``MqttPacketTooLarge``.
         """
+        self._check_size(topic, payload)
         info = self._require().publish(topic, payload, qos=qos, retain=retain)
         if info.rc not in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_NO_CONN):
             return False

@@ -2,7 +2,11 @@
 
 It binds loopback by default: the endpoints carry no owner data, but nothing
 outside the machine needs them unless a Prometheus elsewhere is meant to
-scrape (then bind the address it reaches, behind the firewall).
+scrape (then bind the address it reaches, behind the firewall). Bound to
+anything but loopback, ``/metrics`` is never served unauthenticated: a client
+off the machine needs ``Authorization: Bearer <SIDEWALK_METRICS_TOKEN>``, and
+without a token configured it gets 403 (``/healthz``, ``/readyz`` stay open:
+they say only "ok" or which component is down).
 
 Generic: each role registers its own collectors and checks (``sidewalk.ingest.metrics``,
 ``sidewalk.analytics.metrics``, ``sidewalk.edge.metrics``; the dashboard serves the
@@ -12,8 +16,11 @@ because the pole runs it too; prometheus-client is small and pure Python.
 
 from __future__ import annotations
 
+import hmac
+import ipaddress
 import json
 import logging
+import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -28,6 +35,27 @@ from sidewalk.core.health import Check, run_checks
 log = logging.getLogger(__name__)
 
 DEFAULT_HOST: Final = "127.0.0.1"
+TOKEN_ENV: Final = "SIDEWALK_METRICS_TOKEN"
+
+
+def is_loopback(host: str | None) -> bool:
+    """Whether ``host`` is a loopback address (``localhost`` counts; names otherwise do not)."""
+    if host is None:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def bearer_ok(header: str | None, token: str | None) -> bool:
+    """``Authorization: Bearer <token>`` with the right token (compared in constant time)."""
+    if not token or not header:
+        return False
+    scheme, _, given = header.partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(given.encode(), token.encode())
 
 
 @dataclass
@@ -38,11 +66,14 @@ class Observability:
     live: dict[str, Check] = field(default_factory=dict)
     ready: dict[str, Check] = field(default_factory=dict)
 
-    def serve(self, host: str = DEFAULT_HOST, port: int = 0) -> ObservabilityServer:
+    def serve(
+        self, host: str = DEFAULT_HOST, port: int = 0, *, metrics_token: str | None = None
+    ) -> ObservabilityServer:
         """Start ``/metrics``, ``/healthz`` and ``/readyz`` on ``host:port`` (0 = any free)."""
         server = ObservabilityServer(
-            self.registry, live=self.live, ready=self.ready, host=host, port=port
-        )
+            self.registry, live=self.live, ready=self.ready, host=host, port=port,
+            metrics_token=metrics_token,
+        )  # fmt: skip
         server.start()
         return server
 
@@ -50,7 +81,9 @@ class Observability:
 class ObservabilityServer:
     """Serves one registry and two sets of checks until ``stop()``.
 
-    ``port=0`` takes a free port (read it back from ``port``).
+    ``port=0`` takes a free port (read it back from ``port``). Off loopback,
+    ``/metrics`` needs ``metrics_token`` (default: ``SIDEWALK_METRICS_TOKEN``)
+    from every client that is not on this machine.
     """
 
     def __init__(
@@ -61,8 +94,16 @@ class ObservabilityServer:
         ready: Mapping[str, Check],
         host: str = DEFAULT_HOST,
         port: int = 0,
+        metrics_token: str | None = None,
     ) -> None:
         self.registry = registry
+        self.metrics_token = metrics_token or os.environ.get(TOKEN_ENV) or None
+        self.open_metrics = is_loopback(host)
+        if not self.open_metrics and self.metrics_token is None:
+            log.warning(
+                "observability on %s: /metrics answers only this machine until %s is set",
+                host, TOKEN_ENV,
+            )  # fmt: skip
         self.live = dict(live)
         self.ready = dict(ready)
         handler = _handler(self)
@@ -97,6 +138,12 @@ def _handler(server: ObservabilityServer) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             path = self.path.split("?", 1)[0]
             if path == "/metrics":
+                if not self._may_scrape():
+                    body = (
+                        f"metrics: from this machine, or with Authorization: Bearer <{TOKEN_ENV}>\n"
+                    ).encode()
+                    self._send(403, "text/plain; charset=utf-8", body)
+                    return
                 encoder, content_type = choose_encoder(self.headers.get("Accept", ""))
                 try:
                     body = encoder(server.registry)
@@ -113,6 +160,13 @@ def _handler(server: ObservabilityServer) -> type[BaseHTTPRequestHandler]:
                 self._send(report.status_code, "application/json", body)
             else:
                 self._send(404, "text/plain; charset=utf-8", b"not found\n")
+
+        def _may_scrape(self) -> bool:
+            # Bound to loopback only this machine can connect; otherwise a
+            # client off the machine needs the token.
+            if server.open_metrics or is_loopback(self.client_address[0]):
+                return True
+            return bearer_ok(self.headers.get("Authorization"), server.metrics_token)
 
         def _send(self, code: int, content_type: str, body: bytes) -> None:
             self.send_response(code)

@@ -251,7 +251,72 @@ class DateWindowRule(_Cited):
         return self._mark(f"{first:%B} {first.day} – {last:%B} {last.day}")
 
 
-AnyRule = Rule | MonthDayRule | DateWindowRule
+
+DeliveryMethod = Literal["hand", "posted", "mail", "email"]
+"""How a written notice reaches a person: ``hand`` is personal service, ``posted``
+posting on the premises, ``mail`` mail (dated by its receipt), ``email`` e-mail."""
+
+
+class DeliveryMethodsRule(_Cited):
+    """The ways of delivering a notice that start a period running "from the delivery"."""
+
+    value: tuple[DeliveryMethod, ...] = Field(min_length=1)
+
+    @field_validator("value")
+    @classmethod
+    def _unique(cls, methods: tuple[str, ...]) -> tuple[str, ...]:
+        if len(set(methods)) != len(methods):
+            raise ValueError("a delivery method must not repeat")
+        return methods
+
+    def describe(self) -> str:
+        return self._mark(", ".join(self.value))
+
+
+class NoticeDelivery(BaseModel):
+    """What counts as the delivery a § 370-10 B period runs from (the code does not say).
+
+    By default, until the Village confirms otherwise: personal service, posting on
+    the premises, or mail from the date it was received; the 2-hour hazard notice
+    by personal service or posting only. An e-mail server accepting a message is
+    not delivery.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    starts_period: DeliveryMethodsRule = DeliveryMethodsRule(
+        value=("hand", "posted", "mail"),
+        unconfirmed=True,
+        note=(
+            "§ 370-10 B runs the notice periods from 'the delivery of the notice' and does not"
+            " say what delivery is; personal service, posting on the premises and mail (from"
+            " its receipt) are taken as delivery, e-mail is not, pending the Village's"
+            " confirmation"
+        ),
+    )
+    hazard_notice: DeliveryMethodsRule = DeliveryMethodsRule(
+        value=("hand", "posted"),
+        unconfirmed=True,
+        note=(
+            "§ 370-10 B(1)'s two hours run 'from the delivery of the notice' to the owner,"
+            " occupant or person in charge; only personal service and posting on the premises"
+            " are taken to deliver it, pending the Village's confirmation"
+        ),
+    )
+
+    def counts(self, kind: str, method: str) -> bool:
+        """Whether delivering a notice of ``kind`` by ``method`` starts its period."""
+        rule = self.hazard_notice if kind == "hazard_notice" else self.starts_period
+        return method in rule.value
+
+    def rule_for(self, kind: str) -> tuple[str, DeliveryMethodsRule]:
+        """The setting (dotted name, value) that says what delivers a notice of ``kind``."""
+        if kind == "hazard_notice":
+            return "notice_delivery.hazard_notice", self.hazard_notice
+        return "notice_delivery.starts_period", self.starts_period
+
+
+AnyRule = Rule | MonthDayRule | DateWindowRule | DeliveryMethodsRule
 
 
 def _require_unit(rule: Rule, allowed: set[str], name: str) -> Rule:
@@ -271,9 +336,15 @@ class SnowAndIce(BaseModel):
     nonhazard_notice_period: Rule
     offense_period: Rule
     deposit_building_setback: Rule
+    # C: snow or ice pushed onto a street or walk; the code sets no removal period.
+    deposit_removal_after_notice: Rule
 
     @field_validator(
-        "clearing_deadline", "hazard_notice_period", "nonhazard_notice_period", "offense_period"
+        "clearing_deadline",
+        "hazard_notice_period",
+        "nonhazard_notice_period",
+        "offense_period",
+        "deposit_removal_after_notice",
     )
     @classmethod
     def _durations(cls, rule: Rule) -> Rule:
@@ -286,13 +357,25 @@ class SnowAndIce(BaseModel):
 
 
 class Billing(BaseModel):
-    """§ 370-10 G / § 370-8 F: the abatement bill and the tax roll."""
+    """§ 370-10 G: the snow and ice abatement bill and the tax roll.
+
+    ``other_bill_payable`` and ``other_tax_roll_after`` are the terms of a bill
+    for an abatement under a section that sets none (§ 370-11 C, § 370-14,
+    § 144-11, § 144-12 B): values the Village must confirm.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     bill_payable: Rule
     tax_roll_after: Rule
     penalty_per_offense: Rule
+    other_bill_payable: Annotated[Rule, Field(description="calendar days from receipt")]
+    other_tax_roll_after: Annotated[Rule, Field(description="calendar days after the costs")]
+
+    @field_validator("other_bill_payable", "other_tax_roll_after")
+    @classmethod
+    def _other_days(cls, rule: Rule) -> Rule:
+        return _require_unit(rule, {"calendar_days"}, "this rule")
 
     @field_validator("bill_payable", "tax_roll_after")
     @classmethod
@@ -369,6 +452,10 @@ class Permits(BaseModel):
     opening_permit_renewal: CalendarDaysRule
     opening_permit_renewal_fee: MoneyRule
     street_privilege_term: MonthsRule
+    # § 370-6: the Village repairs a permittee's faulty work and bills "plus 20% for
+    # administration"; the code sets no period to pay that bill.
+    repair_administration_share: ShareRule
+    repair_bill_payable: CalendarDaysRule
 
 
 class ColdWeather(BaseModel):
@@ -411,15 +498,40 @@ class Obstructions(BaseModel):
     privilege_max_street: ShareRule
     temporary_walk_min_width: LengthRule
     privilege_removal_after_notice: ElapsedRule
+    # § 370-8 F: the bill for the Village's removal, and the tax roll.
+    bill_payable: CalendarDaysRule
+    tax_roll_after: CalendarDaysRule
 
 
 class Streets(BaseModel):
-    """§ 144-17: construction debris swept from streets; the village's bill."""
+    """§ 144-17: construction debris swept from streets; the village's bill. § 370-14 dumping."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     sweeping_deadline: ElapsedRule
     sweeping_costs_payable: CalendarDaysRule
+    dumping_removal_after_notice: ElapsedRule
+
+
+class Terraces(BaseModel):
+    """§ 370-11 C: mailboxes on a terrace kept free and clear of snow."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mailbox_clearing_after_notice: ElapsedRule
+
+
+class Construction(BaseModel):
+    """Chapter 144: excavations after demolition (§ 144-11), fencing and abandoned
+    excavations (§ 144-12 B, C), and the written notice of a violation (§ 144-21)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    demolition_fill_within: CalendarDaysRule
+    excavation_fence_min_height: LengthRule
+    abandoned_excavation_after: MonthsRule
+    abandoned_order_compliance: CalendarDaysRule
+    violation_correction_after_notice: CalendarDaysRule
 
 
 class SidewalkCondition(BaseModel):
@@ -485,10 +597,14 @@ class Profile(BaseModel):
     cold_weather: ColdWeather
     obstructions: Obstructions
     streets: Streets
+    terraces: Terraces
+    construction: Construction
     sidewalk_condition: SidewalkCondition
     calendar: Calendar
     # Optional: a profile without a fee schedule can run every clock but cannot price a bill.
     abatement_rates: AbatementRates | None = None
+    # What delivery starts a notice period; absent: the defaults, unconfirmed.
+    notice_delivery: NoticeDelivery = NoticeDelivery()
 
     @property
     def zone(self) -> ZoneInfo:
@@ -521,8 +637,11 @@ _RULE_SECTIONS = (
     "cold_weather",
     "obstructions",
     "streets",
+    "terraces",
+    "construction",
     "sidewalk_condition",
     "abatement_rates",
+    "notice_delivery",
 )
 
 

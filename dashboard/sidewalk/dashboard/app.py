@@ -8,18 +8,18 @@ modules and CSS in ``static/`` (no CDN, no build step); printable pages
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Final
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
-from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from fastapi.responses import FileResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
-from jinja2 import Environment, FileSystemLoader, select_autoescape
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from sidewalk.core.clock import format_local
+from sidewalk.alerts.pdf import batch_pdf as print_letters
 from sidewalk.core.profile import Profile
 from sidewalk.dashboard.auth import COOKIE, LoginThrottle, Sessions, User, require
 from sidewalk.dashboard.geometry import load_geojson
@@ -28,12 +28,14 @@ from sidewalk.dashboard.metrics import add_observability_routes
 from sidewalk.dashboard.routes import DashboardContext, api_router, refuse_nul_bytes
 from sidewalk.storage.cases import CaseStore, NotFoundError
 from sidewalk.storage.evidence import EvidenceStore
+from sidewalk.storage.space import FreeSpaceFloor
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore
 
 HERE: Final = Path(__file__).parent
 STATIC: Final = HERE / "static"
 
 # Only our own files; inline script and style are refused too (XSS hardening).
+HSTS: Final = "max-age=31536000"
 CSP: Final = (
     "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
     "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
@@ -53,6 +55,8 @@ def create_app(
     poll_s: float = 0.2,
     login_max_failures: int = 5,
     evidence: EvidenceStore | None = None,
+    space: FreeSpaceFloor | None = None,
+    trusted_proxies: Sequence[str] = (),
 ) -> FastAPI:
     """The dashboard app.
 
@@ -64,6 +68,10 @@ def create_app(
     ``secure_cookies`` marks the cookie HTTPS-only (set it behind TLS).
     ``poll_s`` is how often the live feed looks for new clock events.
     ``evidence`` is ingest's image store: the Site page shows the latest frame.
+    ``space``: the stores' disk against ingest's floor, for the overview.
+    ``trusted_proxies``: addresses/CIDRs of reverse proxies whose
+    ``X-Forwarded-For``/``-Proto`` are believed (the client address the login
+    throttle counts, and HTTPS for the cookie and HSTS); nobody else's are.
     """
     clock = now or (lambda: datetime.now(UTC))
     geometry_file = load_geojson(geojson_path) if geojson_path else {}
@@ -93,15 +101,13 @@ def create_app(
     app.state.throttle = LoginThrottle(cases, max_failures=login_max_failures)
     app.state.live = live
     app.state.dashboard = DashboardContext(
-        cases, timeseries, profile, now=clock, geometry_file=geometry_file, evidence=evidence
-    )
+        cases, timeseries, profile, now=clock, geometry_file=geometry_file, evidence=evidence,
+        space=space,
+    )  # fmt: skip
     app.include_router(api_router())  # every /api route: routes/ (one module per area)
     # /metrics (loopback or SIDEWALK_METRICS_TOKEN), /healthz, /readyz: docs/observability.md
     add_observability_routes(app, cases)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    templates = Environment(
-        loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"])
-    )
 
     @app.middleware("http")
     async def security_headers(request: Request, call_next: Callable[..., object]) -> Response:
@@ -109,7 +115,17 @@ def create_app(
         response.headers.setdefault("Content-Security-Policy", CSP)
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         response.headers.setdefault("Referrer-Policy", "same-origin")
+        if request.url.scheme == "https":
+            # Served over TLS (directly, or by a trusted proxy that says so):
+            # browsers must not come back over plain HTTP for a year.
+            response.headers.setdefault("Strict-Transport-Security", HSTS)
         return response
+
+    if trusted_proxies:
+        # Outermost (added last): only a listed proxy's X-Forwarded-For and
+        # X-Forwarded-Proto count, so the throttle sees the real client and the
+        # cookie learns that the browser speaks HTTPS. Anyone else's are ignored.
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=list(trusted_proxies))
 
     @app.get("/", include_in_schema=False)
     def index(request: Request) -> Response:
@@ -122,34 +138,37 @@ def create_app(
     def login_page() -> FileResponse:
         return FileResponse(STATIC / "login.html")
 
-    @app.get("/print/notices", include_in_schema=False, response_class=HTMLResponse)
+    @app.get("/print/notices", include_in_schema=False, response_class=Response)
     def print_notices(
         user: Annotated[User, Depends(require("print"))],
         n: Annotated[list[str], Query(max_length=40)],
-    ) -> str:
-        """A printable batch of notices, one per page."""
+    ) -> Response:
+        """The batch as one PDF: the letters ``sidewalk notices print-batch`` prints."""
         try:
             notices = [cases.notices.get_by_number(number) for number in n]
         except NotFoundError as exc:
             raise HTTPException(404, str(exc)) from None
-        return templates.get_template("print_notices.html").render(
-            notices=notices,
-            village=profile.village.name,
-            printed=format_local(clock(), profile.zone),
-            printed_by=user.username,
-            local=lambda value: format_local(value, profile.zone) if value else "-",
-        )
+        return Response(print_letters(notices, profile, clock()), media_type="application/pdf")
 
     return app
 
 
-def serve(app: FastAPI, host: str = "127.0.0.1", port: int = 8080) -> None:
-    """Run the dashboard with uvicorn until interrupted."""
+def serve(
+    app: FastAPI,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    *,
+    ssl_certfile: str | None = None,
+    ssl_keyfile: str | None = None,
+) -> None:
+    """Run the dashboard with uvicorn until interrupted (HTTPS with a certificate and key)."""
     # Deferred: only serving needs the server; the tests and the API build the app alone.
     import uvicorn
 
+    # proxy_headers off: the app's own ProxyHeadersMiddleware believes only the
+    # configured proxies (uvicorn's would trust 127.0.0.1 by default).
     # Open event streams end only when the browser leaves: do not wait for them long.
     uvicorn.run(
         app, host=host, port=port, log_level="warning", proxy_headers=False,
-        timeout_graceful_shutdown=2,
+        timeout_graceful_shutdown=2, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
     )  # fmt: skip

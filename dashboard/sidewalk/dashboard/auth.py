@@ -10,10 +10,11 @@
   ``Origin`` (or, failing that, ``Referer``) naming this host. A cross-site
   form cannot set the header; SameSite=Strict and the origin check are the
   second and third walls.
-* Login throttling: after ``max_failures`` failed logins for one user name
-  or one client address within ``window``, further attempts are refused
-  with 429 and ``Retry-After`` until the window passes. The failures are
-  rows in the case database, so all workers and restarts share them.
+* Login throttling (``LoginThrottle``): growing delays per (account, client
+  address), per address and per account (bounded), answered with 429 and
+  ``Retry-After``; the right password from an address with no failures
+  always gets in. The failures are rows in the case database, so all
+  workers and restarts share them.
 """
 
 from __future__ import annotations
@@ -101,54 +102,91 @@ class User:
 
 
 class LoginThrottle:
-    """Counts failed logins per user name and per client address in a sliding window.
+    """Growing delays after failed logins, never a lockout of a clean address.
 
-    The failures live in the case database (``login_failures``), so every
-    dashboard worker sees the same count and a restart does not reset it.
-    An address gets ``ip_factor`` times the user name's allowance, so one office
-    behind a single address is not locked out by one person's typos.
+    Three counts of recent failures (rows of ``login_failures`` in the case
+    database, so every worker and a restarted one share them), each with an
+    allowance after which every further failure doubles the wait (from
+    ``base``, measured from that key's latest failure):
+
+    * ``pair``, this account from this client address: ``max_failures`` free,
+      the wait capped at ``max_delay`` (15 min);
+    * ``ip``, this address whatever the account: ``ip_factor`` times as many
+      free (one office, many typos), capped at ``max_delay``;
+    * ``user``, this account from any address: ``ip_factor`` times as many
+      free, capped at ``max_account_delay`` (30 s), and only for addresses
+      that have failed before. An account attacked from many addresses is
+      slowed, with the delay bounded; the right password from an address
+      with no failures always gets in, so nobody can lock a user out.
+
+    Failures older than ``window`` (24 h) are forgotten, so an attacker held
+    at one guess per ``max_delay`` stays there. A success clears only its own
+    ``pair``: an attacker's failures keep counting. The client address must be
+    the real one: behind a reverse proxy, list it in ``trusted_proxies``.
     """
 
     def __init__(
         self,
         cases: CaseStore,
         max_failures: int = 5,
-        window: timedelta = timedelta(minutes=5),
+        window: timedelta = timedelta(hours=24),
         ip_factor: int = 4,
         *,
+        base: timedelta = timedelta(seconds=1),
+        max_delay: timedelta = timedelta(minutes=15),
+        max_account_delay: timedelta = timedelta(seconds=30),
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         if max_failures < 1 or ip_factor < 1:
             raise ValueError("max_failures and ip_factor must be at least 1")
         self.records = cases.dashboard
-        self.limits = {"user": max_failures, "ip": max_failures * ip_factor}
+        self.free = {"pair": max_failures, "ip": max_failures * ip_factor,
+                     "user": max_failures * ip_factor}  # fmt: skip
+        self.caps = {"pair": max_delay, "ip": max_delay, "user": max_account_delay}
+        self.base = base
         self.window = window
         self.now = now
 
     @staticmethod
-    def _keys(username: str, client: str) -> tuple[tuple[str, str], ...]:
-        return (("user", username), ("ip", client))
+    def _pair(username: str, client: str) -> str:
+        # Hashed: the key column is 100 characters, a name and an IPv6 address may not fit.
+        return hashlib.sha256(f"{username}\0{client}".encode()).hexdigest()[:40]
+
+    def _keys(self, username: str, client: str) -> tuple[tuple[str, str], ...]:
+        return (("pair", self._pair(username, client)), ("ip", client), ("user", username))
+
+    def delay_after(self, kind: str, failures: int) -> timedelta:
+        """The wait after ``failures`` recent failures of one key of ``kind``."""
+        excess = failures - self.free[kind]
+        if excess < 0:
+            return timedelta(0)
+        return min(self.caps[kind], self.base * 2 ** min(excess, 40))
 
     def retry_after(self, username: str, client: str) -> int:
-        """Whole seconds until a login may be tried again (0: now)."""
+        """Whole seconds until this account may be tried from this address (0: now)."""
         now = self.now()
-        waits = []
+        since = now - self.window
+        wait = 0.0
+        clean_address = True
         for kind, key in self._keys(username, client):
-            times = self.records.login_failures_since(kind, key, now - self.window)
-            limit = self.limits[kind]
-            if len(times) >= limit:
-                # Free again once all but limit-1 of the recent failures have aged out.
-                freed_at = times[len(times) - limit] + self.window
-                waits.append((freed_at - now).total_seconds())
-        return max(1, math.ceil(max(waits))) if waits else 0
+            if kind == "user" and clean_address:
+                continue  # the account's delay never holds back an address without failures
+            times = self.records.login_failures_since(kind, key, since)
+            if kind == "ip":
+                clean_address = not times
+            delay = self.delay_after(kind, len(times))
+            if times and delay:
+                wait = max(wait, (times[-1] + delay - now).total_seconds())
+        return max(1, math.ceil(wait)) if wait > 0 else 0
 
     def failed(self, username: str, client: str) -> None:
         self.records.add_login_failure(
             self._keys(username, client), self.now(), self.window.total_seconds()
         )
 
-    def succeeded(self, username: str) -> None:
-        self.records.clear_login_failures("user", username)
+    def succeeded(self, username: str, client: str) -> None:
+        """The right password: this account's failures from this address are forgiven."""
+        self.records.clear_login_failures("pair", self._pair(username, client))
 
 
 class Sessions:

@@ -15,6 +15,7 @@ from typing import Any, Final, Literal, NamedTuple
 from sidewalk.analytics.clocks.states import (
     CaseState,
     ClearingState,
+    InspectionState,
     KeepOffState,
     ObstructionState,
     PermitState,
@@ -97,7 +98,7 @@ PERMIT: Final[dict[PermitState, Shown]] = {
 }
 OBSTRUCTION: Final[dict[ObstructionState, Shown]] = {
     ObstructionState.NONE: Shown("none", "No obstruction record yet"),
-    ObstructionState.COMPLIANT: Shown("clear", "Enough clear width left"),
+    ObstructionState.COMPLIANT: Shown("clear", "Allowed: a permit, authorization or exception"),
     ObstructionState.OBSTRUCTED: Shown("violation", "Obstructed: written notice due"),
     ObstructionState.REMOVAL_PERIOD: Shown("violation", "Notice delivered: removal period running"),
     ObstructionState.REMOVED: Shown("clear", "Obstruction removed"),
@@ -109,6 +110,15 @@ SWEEPING: Final[dict[SweepingState, Shown]] = {
     SweepingState.SWEPT: Shown("clear", "Street swept"),
     SweepingState.OVERDUE: Shown("abatement", "Not swept in time: village sweeps and bills"),
 }
+INSPECTION: Final[dict[InspectionState, Shown]] = {
+    InspectionState.NONE: Shown("none", "No inspection record yet"),
+    InspectionState.PERIOD_RUNNING: Shown("work", "Period running (fill or close the excavation)"),
+    InspectionState.COMPLIANT: Shown("clear", "Inspected: within the Code"),
+    InspectionState.FOUND: Shown("violation", "Violation found: written notice due"),
+    InspectionState.NOTICE_PERIOD: Shown("violation", "Notice delivered: period to correct"),
+    InspectionState.CORRECTED: Shown("clear", "Corrected"),
+    InspectionState.OVERDUE: Shown("abatement", "Not corrected in time: Village acts"),
+}
 
 SHOWN: Final[dict[type[StrEnum], Mapping[Any, Shown]]] = {
     ClearingState: CLEARING,
@@ -118,6 +128,7 @@ SHOWN: Final[dict[type[StrEnum], Mapping[Any, Shown]]] = {
     PermitState: PERMIT,
     ObstructionState: OBSTRUCTION,
     SweepingState: SWEEPING,
+    InspectionState: INSPECTION,
 }
 """Each clock-state enum's table (every one in ``states.STATE_ENUMS``)."""
 

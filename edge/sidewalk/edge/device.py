@@ -66,7 +66,13 @@ from sidewalk.core.contract import (
     parse_json_model,
     topic_for,
 )
-from sidewalk.core.mqtt import MqttClient, MqttConnectRefused, MqttError, MqttMessage
+from sidewalk.core.mqtt import (
+    MqttClient,
+    MqttConnectRefused,
+    MqttError,
+    MqttMessage,
+    MqttPacketTooLarge,
+)
 from sidewalk.edge.buffer import ReadingBuffer
 from sidewalk.edge.commands import CommandFailed, Handler, answer
 from sidewalk.edge.config import (
@@ -772,7 +778,12 @@ class Device:
         sha = hashlib.sha256(jpeg).hexdigest()
         control = self._control
         if control is not None and control.is_connected:
-            control.publish(jpeg_topic(self.site, self.device), jpeg, 1)
+            try:
+                control.publish(jpeg_topic(self.site, self.device), jpeg, 1)
+            except MqttPacketTooLarge as exc:
+                # The broker would cut the connection over it (docs/storage.md):
+                # say so here; the FrameRef still records the frame existed.
+                log.error("%s: frame %s not sent: %s", self.device, sha[:12], exc)
         else:
             # Not queued in memory for a long outage: the FrameRef still records
             # that this frame existed; capture_now asks for a fresh one.

@@ -4,10 +4,15 @@ Delivery is end to end: the broker's PUBACK only paces sending; a reading
 leaves the disk buffer when ingest's retained ``…/<device>/stored`` watermark
 covers it. After every (re)connect the publisher announces itself ``online``
 (retained, with its buffer floor) and re-sends everything the watermark does
-not cover; ingest drops the duplicates by ``(device, seq)``. It re-sends the
-same way when the watermark stops short of what was sent for
+not cover; ingest drops the duplicates by ``(device, epoch, seq)``. It
+re-sends the same way when the watermark stops short of what was sent for
 ``resend_after_s`` (doubling up to ``resend_max_s``), which covers a message
 the broker accepted and then lost without the publisher ever disconnecting.
+
+Only a watermark of the buffer's own ``epoch`` frees anything: the retained
+watermark of this pole's earlier life (a re-imaged disk, seqs from 1 again)
+is ignored, so it can never free new readings unsent. ``status`` carries the
+epoch too, so ingest applies the buffer floor to the right seq space.
 """
 
 from __future__ import annotations

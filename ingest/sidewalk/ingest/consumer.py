@@ -10,6 +10,14 @@ device, the retained "stored up to" watermark that lets the device free its
 buffer. A crash before the commit loses nothing: the unacknowledged messages
 come again and the store drops duplicates by ``(device, epoch, seq)``.
 
+Limits: a payload over ``limits`` for its stream is a ``too_large`` dead letter
+(never parsed); an evidence JPEG over its device's ``evidence_quota_bytes``
+for the last 24 hours an ``evidence_quota`` one. Below the ``space`` floor
+(``sidewalk.storage.space``) nothing is written or acknowledged: messages wait
+at the broker, ``write_problem`` says why (``/readyz``), and the log says it in
+one line, repeated at most once a minute. A failing write is named the same
+way (disk full, database locked).
+
 Time: each batch is judged with ``time_policy`` against its receive time (the
 commit's clock): a reading stamped implausibly ahead of it, or older than its
 pole's last accepted reading while its seq is newer, is quarantined by the
@@ -19,8 +27,11 @@ store as an ``implausible_time`` dead letter and counted (``quarantined``).
 from __future__ import annotations
 
 import dataclasses
+import errno
+import hashlib
 import logging
 import queue
+import sqlite3
 import threading
 import time
 from collections import deque
@@ -31,6 +42,7 @@ from typing import Protocol
 from sidewalk.core.contract import (
     MAX_DETAIL_CHARS,
     AnyReading,
+    FrameRef,
     Reading,
     StoredWatermark,
     TimePolicy,
@@ -44,10 +56,12 @@ from sidewalk.ingest.validate import (
     Evidence,
     Ignored,
     Rejected,
+    SizeLimits,
     Verdict,
     classify,
 )
 from sidewalk.storage.evidence import EvidenceStore
+from sidewalk.storage.space import FreeSpaceFloor
 from sidewalk.storage.timeseries import (
     BatchResult,
     DeadLetter,
@@ -81,6 +95,9 @@ class IngestStats:
     quarantined: int = 0
     # Seq spaces begun (a new or re-imaged pole's epoch).
     epochs_started: int = 0
+    # Dead letters for size (too_large) and evidence quota (evidence_quota).
+    too_large: int = 0
+    over_quota: int = 0
 
 
 # Ten minutes either way (``TimePolicy``'s defaults); ``None`` judges no times.
@@ -88,6 +105,41 @@ DEFAULT_TIME_POLICY = TimePolicy()
 
 # With a backlog queued, a batch takes up to this many times ``batch_size``.
 BACKLOG_BATCH_FACTOR = 10
+# The same write problem is logged at most once per this many seconds.
+STALL_LOG_EVERY_S = 60.0
+DAY_MS = 86_400_000
+
+
+class _QuotaTally(dict[str, int]):
+    """Evidence bytes charged per device in one batch, and the images admitted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shas: set[str] = set()
+
+
+def write_failure_cause(exc: BaseException) -> str:
+    """One line naming why a write failed: disk full, database locked, or the error itself.
+
+    Looks through the exception's chain, where the real cause used to hide
+    behind "cannot rollback - no transaction is active".
+    """
+    seen: BaseException | None = exc
+    chain = []
+    while seen is not None and len(chain) < 10:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    for e in chain:
+        text = str(e).lower()
+        if isinstance(e, OSError) and e.errno in {errno.ENOSPC, errno.EDQUOT}:
+            return f"disk full ({e.strerror or e})"
+        if isinstance(e, sqlite3.Error) and ("disk is full" in text or "database or disk" in text):
+            return "disk full (SQLite: database or disk is full)"
+        if isinstance(e, sqlite3.Error) and "locked" in text:
+            return f"database locked (SQLite: {e})"
+        if isinstance(e, sqlite3.Error) and "readonly" in text.replace("-", ""):
+            return f"database read-only (SQLite: {e})"
+    return f"{type(exc).__name__}: {exc}"[:MAX_DETAIL_CHARS]
 
 
 def _now_ms() -> int:
@@ -116,6 +168,9 @@ class IngestConsumer:
         evidence: EvidenceStore | None = None,
         time_policy: TimePolicy | None = DEFAULT_TIME_POLICY,
         now_ms: Callable[[], int] | None = None,
+        limits: SizeLimits | None = None,
+        evidence_quota_bytes: int | None = None,
+        space: FreeSpaceFloor | None = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
@@ -139,6 +194,13 @@ class IngestConsumer:
         self._time_policy = time_policy
         # The receive time readings are judged against (injectable for tests).
         self._now_ms = now_ms or _now_ms
+        self._limits = limits or SizeLimits()
+        # Bytes of evidence per device per 24 hours (None: no quota).
+        self._evidence_quota = evidence_quota_bytes
+        self._space = space
+        # Why the writer is not committing right now (None: it is).
+        self.write_problem: str | None = None
+        self._stall_logged: tuple[str, float, int] | None = None
         # Each message with its verdict: paho's thread validates on receipt, so
         # validation runs while the writer waits on the fsync (the GIL is free then).
         self._queue: queue.SimpleQueue[tuple[MqttMessage, Verdict]] = queue.SimpleQueue()
@@ -182,7 +244,7 @@ class IngestConsumer:
     def _receive(self, msg: MqttMessage) -> None:
         # paho's thread. A dead letter's received_at is set at commit, as before.
         try:
-            verdict: Verdict = classify(msg, 0)
+            verdict: Verdict = classify(msg, 0, self._limits)
         except Exception as exc:
             # classify catches the validator's failures; this guards paho's thread.
             detail = f"{type(exc).__name__}: {exc}"[:MAX_DETAIL_CHARS]
@@ -294,7 +356,8 @@ class IngestConsumer:
         statuses: list[StatusUpdate] = []
         dead: list[DeadLetter] = []
         sites: dict[str, str] = {}
-        frames: list[bytes] = []
+        frames: list[tuple[str, bytes]] = []
+        charged = _QuotaTally()
         for msg, verdict in batch:
             if isinstance(verdict, Accepted):
                 readings.append(verdict.reading)
@@ -303,16 +366,15 @@ class IngestConsumer:
                 statuses.append(verdict.update)
                 sites[verdict.update.status.device] = verdict.update.site
             elif isinstance(verdict, Evidence):
-                if self._evidence is None:
-                    dead.append(
-                        DeadLetter(now, msg.topic, verdict.device, msg.payload, "no_evidence_store",
-                                   "this ingest keeps no evidence images")
-                    )  # fmt: skip
+                refused = self._admissible(msg, verdict, charged, now)
+                if refused is None:
+                    frames.append((verdict.device, verdict.body))
                 else:
-                    frames.append(verdict.body)
+                    dead.append(refused)
             elif isinstance(verdict, Rejected):
                 dead.append(dataclasses.replace(verdict.dead_letter, received_at_ms=now))
                 letter = verdict.dead_letter
+                self.stats.too_large += letter.reason == "too_large"
                 log.warning(
                     "dead letter %s on %s: %s",
                     letter.reason,
@@ -324,30 +386,119 @@ class IngestConsumer:
             else:
                 assert isinstance(verdict, Ignored)
         while True:
-            try:
-                # Images first: a FrameRef acknowledged without its bytes on disk
-                # would cite evidence that does not exist.
-                for body in frames:
-                    assert self._evidence is not None
-                    self._evidence.put(body)
-                result = self.store.write_batch(
-                    readings,
-                    sites=sites,
-                    statuses=statuses,
-                    dead_letters=dead,
-                    received_at_ms=now,
-                    time_policy=self._time_policy,
-                )
-                break
-            except Exception:
-                # Not acknowledged, so nothing is lost; the broker keeps it.
-                log.exception("store write failed; retrying in %.1fs", self._write_retry_s)
-                if self._stop.wait(self._write_retry_s):
-                    return False
+            problem = self._space.problem() if self._space is not None else None
+            error: BaseException | None = None
+            if problem is None:
+                try:
+                    result = self._write(readings, sites, statuses, dead, frames, now)
+                    break
+                except Exception as exc:
+                    # Not acknowledged, so nothing is lost; the broker keeps it.
+                    problem, error = write_failure_cause(exc), exc
+            self._stalled(problem, error, len(batch))
+            if self._stop.wait(self._write_retry_s):
+                return False
+        self._written(result)
         self._client.ack_many(msg for msg, _ in batch)
         self._sites.update(sites)
         self._after_commit(result, len(batch), len(statuses), len(dead))
         return True
+
+    def _written(self, result: BatchResult) -> None:
+        """After a durable write: end a stall, note which images a FrameRef names."""
+        if self.write_problem is not None:
+            log.warning("ingest commits again (was: %s)", self.write_problem)
+            self.write_problem, self._stall_logged = None, None
+        if self._evidence is None:
+            return
+        named = [r.sha256 for r in result.stored if isinstance(r, FrameRef)]
+        if named:
+            try:
+                self._evidence.mark_referenced(named)
+            except Exception as exc:
+                # The retention prune finds the FrameRef in the readings anyway.
+                log.warning("evidence index not updated: %s", write_failure_cause(exc))
+
+    def _write(  # noqa: PLR0917 (the parts of one batch)
+        self,
+        readings: list[AnyReading],
+        sites: dict[str, str],
+        statuses: list[StatusUpdate],
+        dead: list[DeadLetter],
+        frames: list[tuple[str, bytes]],
+        now: int,
+    ) -> BatchResult:
+        # Images first: a FrameRef acknowledged without its bytes on disk
+        # would cite evidence that does not exist.
+        for device, body in frames:
+            assert self._evidence is not None
+            self._evidence.admit(body, device, now_ms=now)
+        return self.store.write_batch(
+            readings,
+            sites=sites,
+            statuses=statuses,
+            dead_letters=dead,
+            received_at_ms=now,
+            time_policy=self._time_policy,
+        )
+
+    def _admissible(
+        self, msg: MqttMessage, verdict: Evidence, charged: _QuotaTally, now: int
+    ) -> DeadLetter | None:
+        """None if the image may be stored; else the dead letter saying why not."""
+        if self._evidence is None:
+            return DeadLetter(now, msg.topic, verdict.device, msg.payload, "no_evidence_store",
+                              "this ingest keeps no evidence images")  # fmt: skip
+        over = self._over_quota(verdict.device, verdict.body, charged, now)
+        if over is None:
+            return None
+        log.warning(
+            "dead letter evidence_quota on %s: %s", msg.topic, over,
+            extra={"reason": "evidence_quota", "topic": msg.topic, "device": verdict.device},
+        )  # fmt: skip
+        return DeadLetter(now, msg.topic, verdict.device, msg.payload, "evidence_quota", over)
+
+    def _over_quota(self, device: str, body: bytes, charged: _QuotaTally, now: int) -> str | None:
+        """Why this image exceeds its device's daily evidence quota (None: it fits)."""
+        quota, store = self._evidence_quota, self._evidence
+        if quota is None or store is None:
+            return None
+        sha = hashlib.sha256(body).hexdigest()
+        if sha in charged.shas or sha in store:
+            return None  # a re-send of a stored (or this batch's) image costs nothing
+        used = charged.get(device)
+        if used is None:
+            used = store.bytes_since(device, now - DAY_MS)
+        if used + len(body) > quota:
+            with self._committed:
+                self.stats.over_quota += 1
+            return (
+                f"{len(body)} bytes would bring {device}'s evidence in the last 24 h to"
+                f" {used + len(body)}, over its quota of {quota} bytes per day"
+            )
+        charged[device] = used + len(body)
+        charged.shas.add(sha)
+        return None
+
+    def _stalled(self, problem: str, error: BaseException | None, pending: int) -> None:
+        """Note and log (one line, at most once a minute per cause) why nothing commits."""
+        self.write_problem = problem
+        now = time.monotonic()
+        last = self._stall_logged
+        if last is not None and last[0] == problem and now - last[1] < STALL_LOG_EVERY_S:
+            self._stall_logged = (problem, last[1], last[2] + 1)
+            return
+        repeats = last[2] if last is not None and last[0] == problem else 0
+        log.error(
+            "ingest cannot commit: %s; %d messages wait unacknowledged at the broker"
+            " (retrying every %.1f s%s)",
+            problem, pending, self._write_retry_s,
+            f"; {repeats} more times since the last report" if repeats else "",
+            extra={"reason": problem},
+        )  # fmt: skip
+        if error is not None:
+            log.debug("the failed write", exc_info=error)
+        self._stall_logged = (problem, now, 0)
 
     def _after_commit(self, result: BatchResult, received: int, statuses: int, dead: int) -> None:
         now = _now_ms()
@@ -374,7 +525,9 @@ class IngestConsumer:
             s.epochs_started += len(result.epochs_started)
             self._committed.notify_all()
         for device, epoch, base in result.epochs_started:
-            log.warning(
+            # A device's first space is routine; a later one is a re-imaged pole.
+            log.log(
+                logging.WARNING if base else logging.INFO,
                 "%s: new seq space (epoch %s), stored after seq %d",
                 device,
                 epoch,

@@ -22,9 +22,10 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from sidewalk.core.contract import AnyReading, TimePolicy
-from sidewalk.core.health import flag, sqlite_writable, threads_alive
+from sidewalk.core.health import Check, flag, sqlite_writable, threads_alive
 from sidewalk.core.observability import Observability
 from sidewalk.ingest.consumer import IngestConsumer
+from sidewalk.storage.space import FreeSpaceFloor
 from sidewalk.storage.timeseries import BatchResult, DeadLetter, StatusUpdate, TimeSeriesStore
 
 # The documented default port (docs/observability.md); off unless configured.
@@ -67,6 +68,16 @@ class IngestCollector(Collector):
                 "Seq spaces begun (new or re-imaged poles)",
                 s.epochs_started,
             ),
+            (
+                "sidewalk_ingest_too_large_messages",
+                "Messages over the size limit for their stream (too_large dead letters)",
+                s.too_large,
+            ),
+            (
+                "sidewalk_ingest_evidence_over_quota",
+                "Evidence JPEGs refused by their device's daily quota (evidence_quota)",
+                s.over_quota,
+            ),
         )
         for name, doc, value in counters:
             yield CounterMetricFamily(name, doc, value=value)
@@ -74,6 +85,12 @@ class IngestCollector(Collector):
             "sidewalk_ingest_consumer_lag_messages",
             "Messages received from the broker but not yet committed and acknowledged",
             value=self._consumer.pending,
+        )
+        problem = getattr(self._consumer, "write_problem", None)
+        yield GaugeMetricFamily(
+            "sidewalk_ingest_refusing",
+            "1 while ingest writes and acknowledges nothing (disk below its floor, write failing)",
+            value=1.0 if problem else 0.0,
         )
         age = getattr(self._consumer, "oldest_pending_age_s", None)
         if isinstance(age, int | float):
@@ -170,6 +187,26 @@ class StoreCollector(Collector):
         yield clock_faults
 
 
+class SpaceCollector(Collector):
+    """Free space on the stores' file system and the floor ingest refuses below."""
+
+    def __init__(self, space: FreeSpaceFloor) -> None:
+        self._space = space
+
+    def collect(self) -> Iterable[Metric]:
+        report = self._space.report()
+        yield GaugeMetricFamily(
+            "sidewalk_storage_free_bytes",
+            "Free bytes on the stores' fullest file system (for an unprivileged writer)",
+            value=report.free_bytes,
+        )
+        yield GaugeMetricFamily(
+            "sidewalk_storage_free_floor_bytes",
+            "Below this many free bytes ingest refuses new messages (they wait at the broker)",
+            value=report.floor_bytes,
+        )
+
+
 class TimedStore:
     """A ``TimeSeriesStore`` that times each durable ``write_batch`` into a histogram."""
 
@@ -239,18 +276,35 @@ def _consumer_connected(consumer: IngestConsumer) -> bool:
     return bool(consumer._client.is_connected)
 
 
+def _store_ready(consumer: IngestConsumer, store_path: Path) -> Check:
+    """Readiness of the store: no failing commit, and a write transaction can begin."""
+    writable = sqlite_writable(store_path)
+
+    def check() -> str | None:
+        problem = getattr(consumer, "write_problem", None)
+        if isinstance(problem, str) and not problem.startswith("disk space low"):
+            return f"writes failing: {problem}"
+        return writable()
+
+    return check
+
+
 def ingest_observability(
-    consumer: IngestConsumer, store_path: Path, registry: CollectorRegistry | None = None
+    consumer: IngestConsumer,
+    store_path: Path,
+    registry: CollectorRegistry | None = None,
+    *,
+    space: FreeSpaceFloor | None = None,
 ) -> Observability:
-    """Ingest: counters, lag, dead letters, gaps and devices; writer alive; broker and store."""
+    """Ingest: counters, lag, dead letters, gaps and devices; writer alive; broker, store, disk."""
     registry = registry or CollectorRegistry()
     registry.register(IngestCollector(consumer))
     registry.register(StoreCollector(store_path))
-    return Observability(
-        registry,
-        live={"writer": threads_alive(["ingest-writer"])},
-        ready={
-            "broker": flag(lambda: _consumer_connected(consumer), "not connected to the broker"),
-            "store": sqlite_writable(store_path),
-        },
-    )
+    ready: dict[str, Check] = {
+        "broker": flag(lambda: _consumer_connected(consumer), "not connected to the broker"),
+        "store": _store_ready(consumer, store_path),
+    }
+    if space is not None:
+        registry.register(SpaceCollector(space))
+        ready["disk"] = space.problem
+    return Observability(registry, live={"writer": threads_alive(["ingest-writer"])}, ready=ready)

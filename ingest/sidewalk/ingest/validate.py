@@ -65,6 +65,28 @@ _SLUG_RE = re.compile(SLUG)
 MAX_JPEG_BYTES = 20_000_000
 
 
+@dataclass(frozen=True, slots=True)
+class SizeLimits:
+    """The largest payload ingest takes, per stream; larger is a ``too_large`` dead letter.
+
+    A reading, status or watermark is a few hundred bytes (16 KiB leaves room);
+    an evidence JPEG is a few hundred KB (4 MiB by default, at most the
+    contract's 20,000,000). Checked before anything parses the payload.
+    Keep the broker's ``max_packet_size`` (``deploy/mosquitto.conf``) just above
+    ``jpeg_bytes`` plus the topic, so the broker refuses larger packets first.
+    """
+
+    message_bytes: int = 16 * 1024
+    jpeg_bytes: int = 4 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        if self.message_bytes < 1024 or not 1024 <= self.jpeg_bytes <= MAX_JPEG_BYTES:
+            raise ValueError(f"message_bytes >= 1024 and 1024 <= jpeg_bytes <= {MAX_JPEG_BYTES}")
+
+
+DEFAULT_LIMITS = SizeLimits()
+
+
 def _jpeg_problem(body: bytes) -> tuple[str, str] | None:
     """Why ``body`` is not one whole JPEG (reason, detail), or None if it is."""
     if body[:3] != b"\xff\xd8\xff":
@@ -99,8 +121,36 @@ _TOPICS: dict[str, tuple[tuple[str, ...], bool]] = {}
 _TOPICS_MAX = 65_536
 
 
-def classify(msg: MqttMessage, received_at_ms: int) -> Verdict:
+def _too_large(
+    msg: MqttMessage,
+    levels: tuple[str, ...],
+    ours: bool,
+    received_at_ms: int,
+    limits: SizeLimits,
+) -> Rejected | None:
+    size = len(msg.payload)
+    jpeg = ours and levels[4] == JPEG_STREAM
+    limit = limits.jpeg_bytes if jpeg else limits.message_bytes
+    if size <= limit:
+        return None
+    kind = "an evidence JPEG" if jpeg else "a message on this stream"
+    device = levels[3] if ours else None
+    detail = f"{size} bytes; {kind} is at most {limit}"
+    return Rejected(DeadLetter(received_at_ms, msg.topic, device, msg.payload, "too_large", detail))
+
+
+def classify(msg: MqttMessage, received_at_ms: int, limits: SizeLimits = DEFAULT_LIMITS) -> Verdict:
     """Validate one message against the contract and say where it goes."""
+    if len(msg.payload) > limits.message_bytes:
+        # Before any parsing: an oversize payload is never decoded.
+        levels, ours = _split_topic(msg.topic)
+        oversize = _too_large(msg, levels, ours, received_at_ms, limits)
+        if oversize is not None:
+            return oversize
+    return _classify(msg, received_at_ms)
+
+
+def _classify(msg: MqttMessage, received_at_ms: int) -> Verdict:
     levels, ours = _split_topic(msg.topic)
     if ours and levels[4] == "stored":
         return Ignored(msg.topic)

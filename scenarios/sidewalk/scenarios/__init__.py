@@ -80,6 +80,19 @@ class Clearing(_Strict):
     cleared_width_ft: Annotated[float, Field(ge=0)]
 
 
+class Surface(_Strict):
+    """What the camera sees on a frontage's walk from ``at`` on (§ 370-10 A's ice).
+
+    Every camera measurement of ``frontage`` from ``at`` until the next entry for
+    it carries ``surface_state`` and, when given, the pavement's ``surface_temp_c``.
+    """
+
+    frontage: str
+    at: datetime
+    state: Literal["dry", "wet", "ice", "treated"]
+    surface_temp_c: Annotated[float, Field(ge=-60, le=80)] | None = None
+
+
 class Expectation(_Strict):
     frontage: str
     notice: Literal["clearing_violation"]
@@ -91,6 +104,7 @@ class Scenario(_Strict):
     frontage: list[ScenarioFrontage] = Field(min_length=1)
     snowfall: list[Snowfall] = []
     clearing: list[Clearing] = []
+    surface: list[Surface] = []
     expect: list[Expectation] = []
 
     @model_validator(mode="after")
@@ -105,6 +119,9 @@ class Scenario(_Strict):
         for c in self.clearing:
             if c.frontage not in ids:
                 raise ValueError(f"clearing names unknown frontage {c.frontage!r}")
+        for f in self.surface:
+            if f.frontage not in ids:
+                raise ValueError(f"surface names unknown frontage {f.frontage!r}")
         return self
 
 
@@ -158,6 +175,7 @@ def expand(scenario: Scenario) -> list[ScenarioReading]:
                     "frontage": frontage.id,
                     "cleared_width_mm": round(width_mm, 1),
                     "snow_cover_fraction": round(1 - min(width_mm, walk_mm) / walk_mm, 3),
+                    **_surface_at(scenario, frontage.id, t),
                 }
                 out.append(ScenarioReading(to_ms(t), "snow", snow))
             next_camera = t + camera_step
@@ -176,6 +194,20 @@ def to_readings(scenario: Scenario, rows: list[ScenarioReading]) -> list[AnyRead
         else:
             readings.append(SnowMeasurement(device=device, seq=seq, ts=row.ts_ms, **row.values))
     return readings
+
+
+def _surface_at(scenario: Scenario, frontage: str, t: datetime) -> dict[str, Any]:
+    """The camera's surface fields for ``frontage`` at ``t``: the latest entry at or before it."""
+    latest = None
+    for f in scenario.surface:
+        if f.frontage == frontage and f.at <= t and (latest is None or f.at >= latest.at):
+            latest = f
+    if latest is None:
+        return {}
+    values: dict[str, Any] = {"surface_state": latest.state}
+    if latest.surface_temp_c is not None:
+        values["surface_temp_c"] = latest.surface_temp_c
+    return values
 
 
 def _overlap_hours(a0: datetime, a1: datetime, b0: datetime, b1: datetime) -> float:

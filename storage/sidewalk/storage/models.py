@@ -482,7 +482,8 @@ class DashboardSession(Base):
 
 
 class LoginFailure(Base):
-    """One failed dashboard login, counted per user name and per client address.
+    """One failed dashboard login, counted per user name (``user``), per client
+    address (``ip``) and per both (``pair``: a hash of the two; migration 0008).
 
     In the database, not in a process, so every dashboard worker and a
     restarted one see the same count (``sidewalk.dashboard.auth.LoginThrottle``).
@@ -496,7 +497,7 @@ class LoginFailure(Base):
     at: Mapped[datetime] = mapped_column(index=True)
 
     __table_args__ = (
-        CheckConstraint("kind IN ('user', 'ip')", name="kind"),
+        CheckConstraint("kind IN ('user', 'ip', 'pair')", name="kind"),
         Index("ix_login_failures_kind_key_at", "kind", "key", "at"),
     )
 

@@ -42,6 +42,8 @@ every reading stored so far, so a view added later starts complete.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import sqlite3
 import threading
@@ -53,6 +55,7 @@ from pathlib import Path
 from typing import Protocol
 
 from sidewalk.core.contract import (
+    READING_STREAMS,
     AnyReading,
     FrameRef,
     SnowMeasurement,
@@ -150,7 +153,14 @@ CREATE TABLE IF NOT EXISTS export_cursors (
 
 @dataclass(frozen=True, slots=True)
 class DeadLetter:
-    """A message that broke the contract, kept byte for byte."""
+    """A message that broke the contract.
+
+    The store keeps the first ``dead_letter_prefix`` bytes of ``payload``
+    (4 KiB by default: every well-formed reading whole) with the whole
+    payload's length and sha256, so a flood of large payloads cannot fill the
+    disk. Read back, ``payload`` is that prefix and ``payload_len`` /
+    ``payload_sha256`` describe the original.
+    """
 
     received_at_ms: int
     topic: str
@@ -158,6 +168,13 @@ class DeadLetter:
     payload: bytes
     reason: str
     detail: str
+    payload_len: int | None = None
+    payload_sha256: str | None = None
+
+    @property
+    def truncated(self) -> bool:
+        """Whether ``payload`` is only a prefix of what was received."""
+        return self.payload_len is not None and self.payload_len > len(self.payload)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +192,10 @@ class SeqGap:
 
 
 # Columns added to ``devices`` after its first release (added to older files on open).
+# A dead letter keeps this many bytes of its payload (plus length and sha256).
+DEAD_LETTER_PREFIX = 4096
+_DEAD_LETTER_COLUMNS = {"payload_len": "INTEGER", "payload_sha256": "TEXT"}
+
 _DEVICE_COLUMNS = {
     "epoch": "TEXT",
     "clock_faults": "INTEGER NOT NULL DEFAULT 0",
@@ -317,8 +338,11 @@ class SqliteTimeSeriesStore:
     processes may open the same file.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, dead_letter_prefix: int = DEAD_LETTER_PREFIX) -> None:
+        if dead_letter_prefix < 0:
+            raise ValueError("dead_letter_prefix must be at least 0")
         self.path = Path(path)
+        self.dead_letter_prefix = dead_letter_prefix
         self._lock = threading.Lock()
         self._db = sqlite3.connect(
             self.path, isolation_level=None, check_same_thread=False, timeout=30
@@ -330,6 +354,10 @@ class SqliteTimeSeriesStore:
         for name, decl in _DEVICE_COLUMNS.items():
             if name not in have:
                 self._db.execute(f"ALTER TABLE devices ADD COLUMN {name} {decl}")
+        have = {row[1] for row in self._db.execute("PRAGMA table_info(dead_letters)")}
+        for name, decl in _DEAD_LETTER_COLUMNS.items():
+            if name not in have:
+                self._db.execute(f"ALTER TABLE dead_letters ADD COLUMN {name} {decl}")
 
     def close(self) -> None:
         """Close the connection."""
@@ -406,7 +434,7 @@ class SqliteTimeSeriesStore:
                     result.watermarks[dev], result.watermark_epochs[dev] = self._watermark(dev)
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                _rollback(db)
                 raise
         return result
 
@@ -680,11 +708,16 @@ class SqliteTimeSeriesStore:
             )
 
     def _insert_dead_letter(self, dl: DeadLetter) -> None:
+        # A bounded prefix, the whole payload's length and hash: a pole sending
+        # 15 MB of junk costs 4 KiB here, and the hash still identifies it.
+        length = dl.payload_len if dl.payload_len is not None else len(dl.payload)
+        sha = dl.payload_sha256 or hashlib.sha256(dl.payload).hexdigest()
         self._db.execute(
-            "INSERT INTO dead_letters (received_at, topic, device, payload, reason, detail)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (dl.received_at_ms, dl.topic, dl.device, dl.payload, dl.reason, dl.detail),
-        )
+            "INSERT INTO dead_letters (received_at, topic, device, payload, reason, detail,"
+            " payload_len, payload_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (dl.received_at_ms, dl.topic, dl.device, dl.payload[: self.dead_letter_prefix],
+             dl.reason, dl.detail, length, sha),
+        )  # fmt: skip
 
     def _fill(self, device: str, seqs: list[int]) -> None:
         """Late readings arrived: take them out of the gaps that contained them.
@@ -831,11 +864,64 @@ class SqliteTimeSeriesStore:
         )
         with self._lock:
             rows = self._db.execute(
-                "SELECT received_at, topic, device, payload, reason, detail"
-                f" FROM dead_letters{where} ORDER BY id",
+                "SELECT received_at, topic, device, payload, reason, detail, payload_len,"
+                f" payload_sha256 FROM dead_letters{where} ORDER BY id",
                 args,
             ).fetchall()
-        return [DeadLetter(r[0], r[1], r[2], bytes(r[3]), r[4], r[5]) for r in rows]
+        return [DeadLetter(r[0], r[1], r[2], bytes(r[3]), r[4], r[5], r[6], r[7]) for r in rows]
+
+    def frame_referenced(self, device: str | None, sha256: str, *, since_ms: int = 0) -> bool:
+        """Whether a stored ``FrameRef`` (of ``device``, if given) names this image."""
+        sql = "SELECT 1 FROM readings WHERE stream = 'frame' AND ts >= ?"
+        args: list[object] = [since_ms]
+        if device is not None:
+            sql += " AND device = ?"
+            args.append(device)
+        sql += " AND json_extract(payload, '$.sha256') = ? LIMIT 1"
+        args.append(sha256)
+        with self._lock:
+            return self._db.execute(sql, args).fetchone() is not None
+
+    def prune(
+        self, *, readings_before_ms: int | None, dead_letters_before_ms: int | None
+    ) -> dict[str, int]:
+        """Delete readings with ``ts`` and dead letters received before the cutoffs.
+
+        Seq bookkeeping (``devices``, ``seq_spaces``, gaps) stays, so the
+        watermark does not move back; a pole re-sends only above it. Returns
+        how many rows of each went. Small transactions: ingest's writer waits
+        for at most one of them.
+        """
+        counts = {"readings": 0, "dead_letters": 0}
+        jobs: list[tuple[str, str]] = []
+        if readings_before_ms is not None:
+            jobs.append(("readings",
+                         "DELETE FROM readings WHERE (device, seq) IN (SELECT device, seq"
+                         " FROM readings WHERE stream = ? AND ts < ? LIMIT 5000)"))  # fmt: skip
+        if dead_letters_before_ms is not None:
+            jobs.append(("dead_letters",
+                         "DELETE FROM dead_letters WHERE id IN (SELECT id FROM dead_letters"
+                         " WHERE received_at < ? LIMIT 5000)"))  # fmt: skip
+        for table, sql in jobs:
+            streams: tuple[str | None, ...] = READING_STREAMS if table == "readings" else (None,)
+            for stream in streams:
+                while True:
+                    with self._lock:
+                        db = self._db
+                        db.execute("BEGIN IMMEDIATE")
+                        try:
+                            if stream is None:
+                                cur = db.execute(sql, (dead_letters_before_ms,))
+                            else:
+                                cur = db.execute(sql, (stream, readings_before_ms))
+                            db.execute("COMMIT")
+                        except BaseException:
+                            _rollback(db)
+                            raise
+                    counts[table] += cur.rowcount
+                    if cur.rowcount < 5000:
+                        break
+        return counts
 
     def gaps(self, device: str | None = None, *, lost_only: bool = False) -> list[SeqGap]:
         """Every seq gap, open and lost (with ``lost_only``, only those given up as lost)."""
@@ -953,6 +1039,18 @@ class SqliteTimeSeriesStore:
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
+
+
+def _rollback(db: sqlite3.Connection) -> None:
+    """Roll back if a transaction is still open.
+
+    SQLite rolls back by itself on some errors (a full disk: SQLITE_FULL), and a
+    ROLLBACK then fails with "cannot rollback - no transaction is active",
+    which used to hide the real cause in a chained traceback.
+    """
+    if db.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
 
 
 def _has_sinks(db: sqlite3.Connection) -> bool:

@@ -35,7 +35,8 @@ from pydantic import (
 
 from sidewalk.analytics.clocks.cold_weather import PourKind
 from sidewalk.analytics.clocks.events import Cause, action_kind
-from sidewalk.analytics.clocks.obstructions import PublicArea
+from sidewalk.analytics.clocks.inspections import DepositOnto, FindingRule
+from sidewalk.analytics.clocks.obstructions import ObstructionKind, PublicArea
 from sidewalk.core.units import length_to_mm
 
 # -- field types -------------------------------------------------------------------
@@ -124,6 +125,7 @@ Length = Annotated[float, BeforeValidator(_length)]
 Flag = Annotated[bool, BeforeValidator(_flag)]
 Count = Annotated[int, BeforeValidator(_count)]
 Area = Annotated[PublicArea, _choice("area", get_args(PublicArea))]
+Kind = Annotated[ObstructionKind, _choice("kind", get_args(ObstructionKind))]
 
 
 # -- details -------------------------------------------------------------------------
@@ -186,9 +188,20 @@ class PermitDetail(_Detail):
 
 
 class ObstructionDetail(_Detail):
-    """An obstruction an inspector saw (§ 370-8); a sidewalk's clear width is required."""
+    """An obstruction an inspector saw (§ 370-8): what it is, where, and what it leaves.
+
+    ``kind`` is required: a temporary, unattached ``fixture`` (§ 370-8 C: a
+    commercial property's, leaving at least 3 ft, so its clear width is required
+    on a sidewalk), ``building_materials`` (§ 370-8 B(2)), an ``excavation``
+    (§ 370-8 B(3)) or ``other``. The references the inspector wrote down
+    (``privilege_permit``, ``opening_permit``, ``materials_authorization``) are
+    checked by the engine against its records; building materials under an
+    authorization need what the limits are checked on (the walk's width and
+    clear width, or the street's width and what they occupy; the gutters).
+    """
 
     frontage: str  # the frontage whose records carry the case
+    kind: Kind
     observed_at: Instant | None = None  # default: the action's time
     area: Area = "sidewalk"
     location: str | None = None  # default: the frontage
@@ -196,24 +209,57 @@ class ObstructionDetail(_Detail):
     clear_width_mm: Length | None = None
     clear_width_ft: Length | None = None
     clear_width_in: Length = 0.0  # with clear_width_ft
+    sidewalk_width_mm: Length | None = None  # the walk's whole width (building materials)
+    street_width_mm: Length | None = None
+    street_occupied_mm: Length | None = None
+    gutters_clear: Flag | None = None
+    privilege_permit: str | None = None  # a § 370-9 street privilege permit's number
+    opening_permit: str | None = None  # a §§ 370-6/370-7 street-opening permit's id
+    materials_authorization: str | None = None  # the Building Inspector's authorization
 
     @model_validator(mode="after")
     def _width_given(self) -> ObstructionDetail:
-        if self.area == "sidewalk" and self.clear_width_mm is None and self.clear_width_ft is None:
+        width = self.clear_width_mm is not None or self.clear_width_ft is not None
+        if self.kind == "fixture" and self.area == "sidewalk" and not width:
             raise ValueError(
-                "the clear width is required: clear_width_mm, or clear_width_ft (+ _in)"
+                "a fixture's clear width is required: clear_width_mm, or clear_width_ft (+ _in)"
             )
+        if self.kind == "building_materials" and self.materials_authorization is not None:
+            if self.gutters_clear is None:
+                raise ValueError("authorized building materials: say whether gutters_clear")
+            if self.area == "sidewalk" and (self.sidewalk_width_mm is None or not width):
+                raise ValueError(
+                    "authorized building materials on a sidewalk: sidewalk_width_mm and the "
+                    "clear width are required (at most half the walk)"
+                )
+            if self.area == "street" and (
+                self.street_width_mm is None or self.street_occupied_mm is None
+            ):
+                raise ValueError(
+                    "authorized building materials on a street: street_width_mm and "
+                    "street_occupied_mm are required"
+                )
         return self
 
     @property
     def clear_width(self) -> float | None:
-        """The observed clear width in mm, if one was given (a street needs none)."""
+        """The observed clear width in mm, if one was given."""
         if self.clear_width_mm is not None:
             return 0.0 + length_to_mm(self.clear_width_mm, "mm")
         if self.clear_width_ft is not None:
             feet = 0.0 + length_to_mm(self.clear_width_ft, "feet")
             return feet + length_to_mm(self.clear_width_in, "inches")
         return None
+
+
+class AuthorizationDetail(_Detail):
+    """The Building Inspector's authorization of building materials (§ 370-8 B(2))."""
+
+    frontage: str
+    authorized_from: Day
+    authorized_until: Day
+    by: str | None = None  # the Building Inspector who authorized it
+    location: str | None = None
 
 
 class SweepingDetail(_Detail):
@@ -223,6 +269,9 @@ class SweepingDetail(_Detail):
     occurred_at: Instant | None = None  # default: the action's time
     location: str | None = None  # the street, in words (default: the frontage)
     description: str | None = None
+    # § 144-17 bills the primary contractor, not the frontage's owner: who, and where.
+    contractor: str | None = None
+    contractor_address: tuple[str, ...] | None = None
 
 
 class _PrivilegeMeasures(_Detail):
@@ -241,6 +290,43 @@ class PrivilegeDetail(_PrivilegeMeasures):
     location: str | None = None  # default: the frontage
     placed: str | None = None  # what it lets stand there
     area: Area = "street"
+
+
+class FindingDetail(_Detail):
+    """What an inspector found under a rule no sensor sees (``inspections``): § 370-10 C
+    snow on a public way, § 370-11 C a mailbox not cleared, § 370-14 dumping, § 144-12 B
+    an excavation not fenced 4 ft high."""
+
+    frontage: str
+    rule: Annotated[FindingRule, _choice("rule", get_args(FindingRule))]
+    observed_at: Instant | None = None  # default: the action's time
+    location: str | None = None  # default: the frontage
+    description: str | None = None
+    # § 370-10 C: where the snow went, and whether it came from this parcel's own walk.
+    onto: Annotated[DepositOnto, _choice("onto", get_args(DepositOnto))] = "street"
+    from_own_walk: Flag = False
+    # § 144-12 B: the fence between the excavation and the right-of-way (none: no fence).
+    fence_height_mm: Length | None = None
+    fence_height_ft: Length | None = None
+    fence_height_in: Length = 0.0
+
+    @property
+    def fence_height(self) -> float | None:
+        if self.fence_height_mm is not None:
+            return 0.0 + self.fence_height_mm
+        if self.fence_height_ft is not None:
+            feet = 0.0 + length_to_mm(self.fence_height_ft, "feet")
+            return feet + length_to_mm(self.fence_height_in, "inches")
+        return None
+
+
+class WorkDetail(_Detail):
+    """A demolition completed (§ 144-11) or an excavation opened (§ 144-12 C): when."""
+
+    frontage: str
+    at: Instant  # the demolition's completion, or the opening of the excavation
+    location: str | None = None
+    description: str | None = None
 
 
 class InspectionDetail(_PrivilegeMeasures):
@@ -321,6 +407,17 @@ class RecordTreated(_Action):
     detail: CaseDetail = Field(default_factory=CaseDetail)
 
 
+class RecordIce(_Action):
+    """An inspector saw untreated ice on the walk (A); ``target`` is the frontage.
+
+    The inspector's entry stands beside the pole's sensing (a wet or icy surface at
+    or below freezing): the decision at the deadline says which one it rests on.
+    """
+
+    kind: Literal["record_ice"] = "record_ice"
+    detail: CaseDetail = Field(default_factory=CaseDetail)
+
+
 class RecordPour(_Action):
     """Concrete placed; ``target`` is the pour's id."""
 
@@ -340,6 +437,13 @@ class RecordObstruction(_Action):
 
     kind: Literal["record_obstruction"] = "record_obstruction"
     detail: ObstructionDetail
+
+
+class RecordMaterialsAuthorization(_Action):
+    """Building materials authorized by the Building Inspector; ``target`` is its reference."""
+
+    kind: Literal["record_materials_authorization"] = "record_materials_authorization"
+    detail: AuthorizationDetail
 
 
 class ObstructionNoticeDelivered(_Action):
@@ -384,6 +488,42 @@ class StreetPrivilegeInspected(_Action):
     detail: InspectionDetail
 
 
+class RecordInspectionFinding(_Action):
+    """An inspector's finding under § 370-10 C, § 370-11 C, § 370-14 or § 144-12 B;
+    ``target`` is the finding's id."""
+
+    kind: Literal["record_inspection_finding"] = "record_inspection_finding"
+    detail: FindingDetail
+
+
+class RecordDemolitionCompleted(_Action):
+    """A demolition completed: § 144-11's 30 days to fill run; ``target`` is its id."""
+
+    kind: Literal["record_demolition_completed"] = "record_demolition_completed"
+    detail: WorkDetail
+
+
+class RecordExcavationOpened(_Action):
+    """An excavation or foundation opened: § 144-12 C's 3 months run; ``target`` is its id."""
+
+    kind: Literal["record_excavation_opened"] = "record_excavation_opened"
+    detail: WorkDetail
+
+
+class InspectionNoticeDelivered(_Action):
+    """The written notice (or § 144-12 C order) reached the owner: the period runs."""
+
+    kind: Literal["inspection_notice_delivered"] = "inspection_notice_delivered"
+    detail: NoDetail = Field(default_factory=NoDetail)
+
+
+class InspectionCorrected(_Action):
+    """An inspector saw it corrected (cleared, removed, fenced, filled, building resumed)."""
+
+    kind: Literal["inspection_corrected"] = "inspection_corrected"
+    detail: NoDetail = Field(default_factory=NoDetail)
+
+
 EnforcementAction = (
     ConfirmHazard
     | RecordDelivery
@@ -400,16 +540,23 @@ ColdAction = RecordPour | RecordPermit
 
 StreetAction = (
     RecordObstruction
+    | RecordMaterialsAuthorization
     | ObstructionNoticeDelivered
     | ObstructionRemoved
     | RecordSweepingIncident
     | SweepingDone
     | RecordStreetPrivilege
     | StreetPrivilegeInspected
+    | RecordInspectionFinding
+    | RecordDemolitionCompleted
+    | RecordExcavationOpened
+    | InspectionNoticeDelivered
+    | InspectionCorrected
 )
-"""Obstructions (§ 370-8), street sweeping (§ 144-17), street privilege permits (§ 370-9)."""
+"""Obstructions (§ 370-8), street sweeping (§ 144-17), street privilege permits (§ 370-9),
+and the inspector-entered rules (§ 370-10 C, § 370-11 C, § 370-14, §§ 144-11, 144-12 B, C)."""
 
-AnyAction = EnforcementAction | RecordTreated | ColdAction | StreetAction
+AnyAction = EnforcementAction | RecordTreated | RecordIce | ColdAction | StreetAction
 
 Action = Annotated[AnyAction, Field(discriminator="kind")]
 """Any person's action, told apart by ``kind``."""

@@ -17,9 +17,15 @@ hazard_notice_issued ─delivery─▶ hazard_period ─2 h, not clear─▶ aba
   accumulations of snow and/or ice shall not nullify any pending notice" (E).
 * Each started 24-hour period of a continuing violation, from the missed
   clearing deadline until it is cured or abated, is a separate offense (E).
-* The bill is payable within 10 calendar days from receipt; costs still unpaid
-  60 calendar days after they were incurred go on the tax roll (G). Calendar
-  days end at midnight, village time.
+* The bill is payable within 10 calendar days from receipt (a bill received
+  Mar 1 is payable through Mar 11); costs still unpaid go on the tax roll
+  "within 60 days after such costs … are incurred" (G). The costs' date is
+  the crew's recorded completion (``abatement_done``), day 0; the entry is due
+  at the start of day 60 (local midnight), so it is made on or before day 60.
+  Calendar days end at midnight, village time.
+* No entry while a bill is inside its payment period: a bill whose receipt is
+  not recorded, or whose 10 days run past the start of day 60, is held for a
+  person (``TaxRollHeld``), never silently entered.
 """
 
 from __future__ import annotations
@@ -36,10 +42,17 @@ from sidewalk.analytics.clocks.events import (
     NoticeRequired,
     OffenseCounted,
     TaxRollDue,
+    TaxRollHeld,
     Transition,
 )
 from sidewalk.analytics.clocks.states import CaseState
-from sidewalk.core.calendar import add_calendar_days, end_of_day, local_date, plus_elapsed
+from sidewalk.core.calendar import (
+    add_calendar_days,
+    end_of_day,
+    local_date,
+    plus_elapsed,
+    start_of_day,
+)
 from sidewalk.core.profile import Profile
 
 ENFORCEMENT = "enforcement"
@@ -65,6 +78,16 @@ def end_of_calendar_day(at: datetime, days: int, zone: ZoneInfo) -> datetime:
     return end_of_day(add_calendar_days(local_date(at, zone), days), zone)
 
 
+def start_of_calendar_day(at: datetime, days: int, zone: ZoneInfo) -> datetime:
+    """Local midnight beginning the ``days``-th calendar day after ``at``'s local date.
+
+    § 370-10 G's tax-roll entry is due "within 60 days after such costs … are
+    incurred": costs incurred Jan 10 (day 0) make Mar 11 day 60, and the entry
+    falls due as day 60 begins, so it is made on or before day 60.
+    """
+    return start_of_day(add_calendar_days(local_date(at, zone), days), zone)
+
+
 @dataclass
 class EnforcementCase:
     """One violation's path through notice, abatement, bill and tax roll."""
@@ -81,6 +104,11 @@ class EnforcementCase:
     bill_due: datetime | None = None
     tax_roll_at: datetime | None = None
     history: list[Transition] = field(default_factory=list)
+    # The tax-roll entry came due while the bill was not yet past its payment period
+    # (or its receipt was not recorded): held for a person, told once.
+    tax_roll_held: bool = False
+    # The violation was untreated ice (§ 370-10 A): only a walk seen free of ice cures it.
+    ice: bool = False
 
     def move(self, to_state: CaseState, at: datetime, cause: Cause, **detail: object) -> Transition:
         t = Transition(
@@ -131,11 +159,16 @@ class Enforcement:
         missed_deadline: datetime,
         required_width_mm: float,
         at: datetime,
+        *,
+        ice: bool = False,
     ) -> list[Event]:
-        """A clearing violation was found: the B(2) written notice is due."""
+        """A clearing violation was found: the B(2) written notice is due.
+
+        ``ice``: the violation is untreated ice (A), which a width alone does not cure.
+        """
         if key in self.cases:
             return []
-        case = EnforcementCase(key, frontage, missed_deadline, required_width_mm)
+        case = EnforcementCase(key, frontage, missed_deadline, required_width_mm, ice=ice)
         self.cases[key] = case
         self._live.setdefault(frontage, set()).add(key)
         rules = self.profile.snow_and_ice
@@ -153,16 +186,38 @@ class Enforcement:
 
     # -- evidence ----------------------------------------------------------------
 
-    def measured(self, frontage: str, at: datetime, width_mm: float, cause: Cause) -> list[Event]:
-        """A camera measurement: a walk cleared to the width cures every open case."""
+    def measured(
+        self,
+        frontage: str,
+        at: datetime,
+        width_mm: float,
+        cause: Cause,
+        *,
+        icy: bool = False,
+        ice_free: bool = False,
+    ) -> list[Event]:
+        """A camera measurement: a walk cleared to the width, with no ice seen on it,
+        cures every open case; an ice case (A) only when the surface is seen free of
+        untreated ice (``ice_free``: dry, wet above freezing, or sanded/salted)."""
         events: list[Event] = []
+        if icy:
+            return events
         for case in self._open_for(frontage):
             if (
                 width_mm >= case.required_width_mm - WIDTH_TOLERANCE_MM
                 and at >= case.missed_deadline
+                and (ice_free or not case.ice)
             ):
                 events.append(case.move(CaseState.CURED, at, cause, measured_width_mm=width_mm))
         return events
+
+    def treated(self, frontage: str, at: datetime, cause: Cause) -> list[Event]:
+        """Ice sanded or salted after the missed deadline cures an open ice case (A)."""
+        return [
+            case.move(CaseState.CURED, at, cause, treated=True)
+            for case in self._open_for(frontage)
+            if case.ice and at >= case.missed_deadline
+        ]
 
     # -- people ------------------------------------------------------------------
 
@@ -216,6 +271,19 @@ class Enforcement:
             rule, to_state = rules.hazard_notice_period, CaseState.HAZARD_PERIOD
         else:
             raise ValueError(f"{case.key}: no notice awaits delivery in state {case.state}")
+        # What counts as delivery is the profile's (the Village confirms it): by default
+        # personal service, posting or mail by its receipt; the hazard notice hand or posted.
+        method = action.detail.method or action.detail.channel
+        how: dict[str, object] = {}
+        if method is not None:
+            kind = "hazard_notice" if case.hazard else "clearing_violation"
+            name, methods = self.profile.notice_delivery.rule_for(kind)
+            if not methods.value or method not in methods.value:
+                raise ValueError(
+                    f"{case.key}: delivery by {method} does not start the period"
+                    f" ({name}: {', '.join(methods.value)})"
+                )
+            how = {"method": method, "delivery_rule_unconfirmed": methods.unconfirmed}
         case.notice_deadline = plus_elapsed(action.at, rule.duration)
         return [
             case.move(
@@ -225,6 +293,7 @@ class Enforcement:
                 deadline=case.notice_deadline.isoformat(),
                 citation=rule.citation,
                 unconfirmed=rule.unconfirmed,
+                **how,
             )
         ]
 
@@ -269,8 +338,9 @@ class Enforcement:
         if case.state != CaseState.ABATEMENT_ORDERED:
             raise ValueError(f"{case.key}: no abatement was ordered (state {case.state})")
         billing = self.profile.billing
+        # G: the costs are incurred when the crew finished; day 0 of the 60.
         case.costs_incurred_at = action.at
-        case.tax_roll_at = end_of_calendar_day(
+        case.tax_roll_at = start_of_calendar_day(
             action.at, billing.tax_roll_after.days, self.profile.zone
         )
         return [
@@ -327,10 +397,21 @@ class Enforcement:
             if (
                 case.state in BILLING_STATES
                 and case.tax_roll_at is not None
+                and not case.tax_roll_held
                 and to >= case.tax_roll_at
             ):
                 assert case.costs_incurred_at is not None
                 citation = self.profile.billing.tax_roll_after.citation or ""
+                held = self._tax_roll_hold(case)
+                if held is not None:
+                    case.tax_roll_held = True
+                    events.append(
+                        TaxRollHeld(
+                            case.key, case.frontage, case.tax_roll_at,
+                            case.costs_incurred_at, case.bill_due, held, citation,
+                        )
+                    )  # fmt: skip
+                    continue
                 events.append(
                     case.move(
                         CaseState.TAX_ROLL,
@@ -345,6 +426,19 @@ class Enforcement:
                 )
         self._drop_done()
         return events
+
+    @staticmethod
+    def _tax_roll_hold(case: EnforcementCase) -> str | None:
+        """Why the entry due now must wait for a person, or None to enter it (G)."""
+        assert case.tax_roll_at is not None
+        if case.state == CaseState.ABATED:
+            return "the bill's receipt is not recorded: its 10 days to pay have not begun"
+        if case.bill_due is not None and case.bill_due > case.tax_roll_at:
+            return (
+                "the bill is still inside its payment period (payable until "
+                f"{case.bill_due.isoformat()}) when the 60 days after the costs end"
+            )
+        return None
 
     def _live_cases(self) -> list[EnforcementCase]:
         return [self.cases[k] for keys in self._live.values() for k in keys]
@@ -363,7 +457,11 @@ class Enforcement:
                 due.append(case.next_offense_at(period))
             if case.state in PERIOD_STATES and case.notice_deadline is not None:
                 due.append(case.notice_deadline)
-            if case.state in BILLING_STATES and case.tax_roll_at is not None:
+            if (
+                case.state in BILLING_STATES
+                and case.tax_roll_at is not None
+                and not case.tax_roll_held
+            ):
                 due.append(case.tax_roll_at)
         return min(due, default=None)
 

@@ -36,6 +36,13 @@ from pydantic import TypeAdapter
 from sidewalk.analytics.clocks.actions import (
     Action,
     EnforcementAction,
+    InspectionCorrected,
+    InspectionNoticeDelivered,
+    RecordDemolitionCompleted,
+    RecordExcavationOpened,
+    RecordIce,
+    RecordInspectionFinding,
+    RecordMaterialsAuthorization,
     RecordObstruction,
     RecordPermit,
     RecordPour,
@@ -70,7 +77,21 @@ from sidewalk.analytics.clocks.events import (
     Transition,
 )
 from sidewalk.analytics.clocks.gate import GateState, ReadingGate
+from sidewalk.analytics.clocks.ice import (
+    SurfaceSeen,
+    SurfaceTemp,
+    camera_surface,
+    ice_at,
+    person_surface,
+    pole_temp_at,
+)
+from sidewalk.analytics.clocks.inspections import (
+    Inspection,
+    InspectionClocks,
+    InspectionStateSnapshot,
+)
 from sidewalk.analytics.clocks.obstructions import (
+    MaterialsAuthorization,
     Obstruction,
     StreetClocks,
     StreetPrivilegePermit,
@@ -108,6 +129,10 @@ class FrontageSpec:
     id: str
     weather_device: str
     site: str | None = None
+    # From the registry: the zone (§ 370-8 C: fixtures only in commercial areas) and
+    # whether snow from this walk may go onto the street (§ 370-10 C's exception).
+    zone: str | None = None
+    may_deposit_on_street: bool = False
 
     @property
     def cold_site(self) -> str:
@@ -123,6 +148,9 @@ class _Measurement:
     cleared_width_mm: float
     snow_cover_fraction: float
     ice_suspected: bool = False
+    # § 370-10 A's ice (``SnowMeasurement``): absent in snapshots of older engines.
+    surface_state: str | None = None
+    surface_temp_c: float | None = None
 
 
 @dataclass
@@ -139,6 +167,8 @@ class ClearingClock:
     measurements: list[_Measurement] = field(default_factory=list)
     # When a person (or a sensor) recorded ice as sanded/salted: A's alternative to removal.
     treated: list[tuple[datetime, Cause]] = field(default_factory=list)
+    # When an inspector recorded untreated ice on the walk (``record_ice``).
+    iced: list[tuple[datetime, Cause]] = field(default_factory=list)
 
     def move(
         self, to_state: ClearingState, at: datetime, cause: Cause, **detail: object
@@ -170,6 +200,10 @@ class EngineState:
     street: StreetState | None = None
     # The live runner's (device, epoch, seq) and time verdicts (``gate.ReadingGate``).
     gate: GateState | None = None
+    # Absent from snapshots written before the inspector-entered rules: starts empty.
+    inspections: InspectionStateSnapshot | None = None
+    # Each weather pole's recent pavement temperatures (§ 370-10 A's ice); older: none.
+    surface_temps: dict[str, list[SurfaceTemp]] | None = None
 
 
 @cache
@@ -195,6 +229,7 @@ class ClockEngine:
         self.clocks = {f.id: ClearingClock(f.id) for f in sorted(frontages, key=lambda f: f.id)}
         self._by_device: dict[str, list[str]] = {}
         self._weather_device = {f.id: f.weather_device for f in frontages}
+        self._spec = {f.id: f for f in frontages}
         for f in frontages:
             self._by_device.setdefault(f.weather_device, []).append(f.id)
         self.detectors = {d: SnowfallDetector(d, self.params) for d in sorted(self._by_device)}
@@ -210,8 +245,11 @@ class ClockEngine:
             self._site_frontages.setdefault(f.cold_site, []).append(f.id)
         self.cold = ColdWeatherClocks(profile, dict(probes))
         self.street = StreetClocks(profile)
+        self.inspections = InspectionClocks(profile)
         # Applied by the live runner before ``observe`` (saved with the state).
         self.gate = ReadingGate()
+        # Pavement temperatures per weather pole, kept as long as a decision may need them.
+        self.surface_temps: dict[str, list[SurfaceTemp]] = {}
 
     # -- input -------------------------------------------------------------
 
@@ -219,6 +257,8 @@ class ClockEngine:
         """Take one validated reading; returns the transitions it caused."""
         if isinstance(reading, WeatherReading):
             events = self._cold(self.cold.observe(reading))
+            if reading.surface_temp_c is not None and reading.device in self._by_device:
+                self._keep_surface_temp(reading)
             detector = self.detectors.get(reading.device)
             if detector is None:
                 return events
@@ -233,13 +273,20 @@ class ClockEngine:
                     reading.cleared_width_mm,
                     reading.snow_cover_fraction,
                     reading.ice_suspected,
+                    reading.surface_state,
+                    reading.surface_temp_c,
                 )
                 bisect.insort(clock.measurements, m, key=lambda x: x.at)
                 if clock.state not in PENDING:
                     # Only a pending decision needs history; keep a few for late arrivals.
                     del clock.measurements[:-8]
                 cause = Cause(kind="reading", at=m.at, device=m.device, seq=m.seq)
-                events = self.enforcement.measured(clock.frontage, m.at, m.cleared_width_mm, cause)
+                seen = self._surface(clock.frontage, m)
+                events = self.enforcement.measured(
+                    clock.frontage, m.at, m.cleared_width_mm, cause,
+                    icy=seen is not None and seen.seen in ("untreated", "ice", "suspected"),
+                    ice_free=seen is not None and seen.seen in ("clear", "treated"),
+                )  # fmt: skip
                 device = self._weather_device[clock.frontage]
                 events += self._apply(device, self.detectors[device].observe_camera(reading))
                 if self.now is not None and self._decidable(clock, self.now):
@@ -259,6 +306,18 @@ class ClockEngine:
             if clock is None:
                 raise KeyError(f"no frontage {action.target!r}")
             clock.treated.append((action.at, action.cause))
+            # A: ice sanded or salted after a missed deadline remedies an ice violation.
+            return self.enforcement.treated(action.target, action.at, action.cause)
+        if isinstance(action, RecordIce):
+            clock = self.clocks.get(action.target)
+            if clock is None:
+                raise KeyError(f"no frontage {action.target!r}")
+            if clock.state not in PENDING:
+                raise ValueError(
+                    f"{action.target}: no clearing period is running ({clock.state}); untreated"
+                    " ice is recorded against the 24 hours after a snowfall"
+                )
+            clock.iced.append((action.at, action.cause))
             return []
         if isinstance(action, RecordPour):
             return self._record_pour(action)
@@ -284,6 +343,7 @@ class ClockEngine:
         events += self.enforcement.advance(to)
         events += self._cold(self.cold.advance(to))
         events += self.street.advance(to)
+        events += self.inspections.advance(to)
         return events
 
     def _camera_caught_up(self, clock: ClearingClock) -> bool:
@@ -327,6 +387,9 @@ class ClockEngine:
         street_due = self.street.next_due()
         if street_due is not None:
             due.append(street_due)
+        inspection_due = self.inspections.next_due()
+        if inspection_due is not None:
+            due.append(inspection_due)
         return min(due, default=None)
 
     # -- restart ---------------------------------------------------------------
@@ -343,6 +406,8 @@ class ClockEngine:
             self.applied_action_id,
             self.street.state(),
             self.gate.state,
+            surface_temps=self.surface_temps,
+            inspections=self.inspections.state(),
         )
         return _state_codec().dump_json(state)
 
@@ -368,6 +433,11 @@ class ClockEngine:
         if state.street is not None:
             self.street.load(state.street)
         self.gate.state = state.gate or GateState()
+        if state.inspections is not None:
+            self.inspections.load(state.inspections)
+        self.surface_temps = {
+            d: temps for d, temps in (state.surface_temps or {}).items() if d in self._by_device
+        }
 
     # -- cold weather: pours and permits staff record ----------------------------
 
@@ -443,13 +513,27 @@ class ClockEngine:
 
     # -- obstructions (§ 370-8) and street sweeping (§ 144-17) ------------------------
 
-    def _street_action(self, action: StreetAction) -> list[Event]:
+    def _street_action(self, action: StreetAction) -> list[Event]:  # noqa: PLR0911
+        inspected = self._inspection_action(action)
+        if inspected is not None:
+            return inspected
         if isinstance(action, RecordObstruction):
             return self._record_obstruction(action)
         if isinstance(action, RecordSweepingIncident):
             return self._record_sweeping(action)
         if isinstance(action, RecordStreetPrivilege):
             return self._record_privilege(action)
+        if isinstance(action, RecordMaterialsAuthorization):
+            auth = action.detail
+            frontage = self._required_frontage(auth.frontage)
+            return list(
+                self.street.record_authorization(
+                    MaterialsAuthorization(
+                        action.target, frontage, auth.authorized_from, auth.authorized_until,
+                        by=auth.by or action.who, location=auth.location or frontage,
+                    )
+                )
+            )  # fmt: skip
         if isinstance(action, StreetPrivilegeInspected):
             seen = action.detail
             return list(
@@ -467,27 +551,79 @@ class ClockEngine:
         }[action.kind]
         return list(step(action.target, action.at, action.cause))
 
+    def _inspection_action(self, action: StreetAction) -> list[Event] | None:
+        """§ 370-10 C, § 370-11 C, § 370-14, §§ 144-11, 144-12 B, C (``inspections``)."""
+        if isinstance(action, RecordInspectionFinding):
+            found = action.detail
+            frontage = self._required_frontage(found.frontage)
+            inspection = Inspection(
+                action.target, found.rule, found.location or frontage,
+                found.observed_at or action.at, found.description or "",
+                onto=found.onto, from_own_walk=found.from_own_walk,
+                may_deposit=self._spec[frontage].may_deposit_on_street,
+                fence_height_mm=found.fence_height,
+            )  # fmt: skip
+            return list(self.inspections.record(inspection, frontage, action.cause))
+        if isinstance(action, RecordDemolitionCompleted | RecordExcavationOpened):
+            work = action.detail
+            frontage = self._required_frontage(work.frontage)
+            rule = (
+                "demolition_fill"
+                if isinstance(action, RecordDemolitionCompleted)
+                else "abandoned_excavation"
+            )
+            inspection = Inspection(
+                action.target, rule, work.location or frontage, work.at,
+                work.description or "", started_at=work.at,
+            )  # fmt: skip
+            return list(self.inspections.record(inspection, frontage, action.cause))
+        if isinstance(action, InspectionNoticeDelivered):
+            return list(self.inspections.notice_delivered(action.target, action.at, action.cause))
+        if isinstance(action, InspectionCorrected):
+            return list(self.inspections.corrected(action.target, action.at, action.cause))
+        return None
+
     def _record_obstruction(self, action: RecordObstruction) -> list[Event]:
         detail = action.detail
         frontage = self._required_frontage(detail.frontage)
+        observed = detail.observed_at or action.at
         obstruction = Obstruction(
             action.target,
             detail.location or frontage,
             detail.area,
-            detail.observed_at or action.at,
+            observed,
             clear_width_mm=detail.clear_width,
+            kind=detail.kind,
+            sidewalk_width_mm=detail.sidewalk_width_mm,
+            street_width_mm=detail.street_width_mm,
+            street_occupied_mm=detail.street_occupied_mm,
+            gutters_clear=detail.gutters_clear,
+            privilege_permit=detail.privilege_permit,
+            opening_permit=detail.opening_permit,
+            materials_authorization=detail.materials_authorization,
         )
+        opening_valid: bool | None = None
+        if detail.opening_permit is not None:
+            held = self.cold.permits.get(detail.opening_permit)
+            if held is not None:
+                # §§ 370-6/370-7: approved before the sighting and not yet expired.
+                opening_valid = held.expiry.start <= observed < held.expiry.due
         description = detail.description or ""
         return list(
-            self.street.observe_obstruction(obstruction, frontage, description, action.cause)
-        )
+            self.street.observe_obstruction(
+                obstruction, frontage, description, action.cause,
+                commercial=self._spec[frontage].zone == "commercial",
+                opening_permit_valid=opening_valid,
+            )
+        )  # fmt: skip
 
     def _record_sweeping(self, action: RecordSweepingIncident) -> list[Event]:
         detail = action.detail
         frontage = self._required_frontage(detail.frontage)
         incident = SweepingIncident(
-            action.target, detail.location or frontage, detail.occurred_at or action.at
-        )
+            action.target, detail.location or frontage, detail.occurred_at or action.at,
+            contractor=detail.contractor, contractor_address=detail.contractor_address,
+        )  # fmt: skip
         description = detail.description or ""
         return list(self.street.record_sweeping(incident, frontage, description, action.cause))
 
@@ -562,32 +698,38 @@ class ClockEngine:
             move = clock.move(
                 ClearingState.UNVERIFIED, deadline, cause, reason="no fresh camera measurement"
             )
-            clock.measurements = [m for m in clock.measurements if m.at > deadline]
+            self._forget_until(clock, deadline)
             return [move, ClearingUnverified(key, clock.frontage, deadline, last)]
-        detail = {
+        # A: "kept clear of snow and ice … four feet in width"; ice that cannot be
+        # removed kept "sprinkled with sand and/or salt". Width alone never decides.
+        ice, ice_seen = ice_at(self._surface_seen(clock, clock.cessation_at, deadline))
+        detail: dict[str, object] = {
             "measured_width_mm": evidence.cleared_width_mm,
             "required_width_mm": required,
             "measured_at": evidence.at.isoformat(),
             "device": evidence.device,
             "seq": evidence.seq,
         }
-        clock.measurements = [m for m in clock.measurements if m.at > deadline]
-        if evidence.cleared_width_mm >= required - WIDTH_TOLERANCE_MM:
+        if ice is not None:
+            detail["ice"] = ice.as_dict()
+        self._forget_until(clock, deadline)
+        wide = evidence.cleared_width_mm >= required - WIDTH_TOLERANCE_MM
+        if ice is not None and ice.status == "treated" and (wide or ice_seen):
+            # A: ice that cannot be removed complies when kept sanded or salted.
+            return [clock.move(ClearingState.COMPLIED, deadline, ice.cause, treated=True, **detail)]
+        if wide and ice is None:
             return [clock.move(ClearingState.COMPLIED, deadline, cause, **detail)]
-        if evidence.ice_suspected:
-            treated = [c for at, c in clock.treated if clock.cessation_at <= at <= deadline]
-            if treated:
-                # A: ice that cannot be removed complies when kept sanded or salted.
-                return [
-                    clock.move(
-                        ClearingState.COMPLIED, deadline, treated[-1], treated=True, **detail
-                    )
-                ]
+        if wide and ice is not None and ice.status == "suspected":
+            # Cleared to width, ice suspected, no freezing surface measured: a person looks.
+            reason = "ice suspected by the camera, surface temperature not measured below freezing"
+            move = clock.move(ClearingState.UNVERIFIED, deadline, cause, reason=reason, **detail)
+            return [move, ClearingUnverified(key, clock.frontage, deadline, evidence.at, reason)]
+        untreated = ice is not None and ice.status == "untreated"
         move = clock.move(
             ClearingState.VIOLATION,
             deadline,
             cause,
-            ice_suspected=evidence.ice_suspected,
+            ice_suspected=ice is not None,
             **detail,
         )
         deadline_rule = self.profile.snow_and_ice.clearing_deadline
@@ -607,14 +749,15 @@ class ClockEngine:
             snow_depth_peak_mm=clock.peak_depth_mm,
             unconfirmed=deadline_rule.unconfirmed or width_rule.unconfirmed,
             history=tuple(clock.history),
+            ice=None if ice is None else ice.as_dict(),
         )
         events: list[Event] = [move, violation]
         events += self.enforcement.open(
-            key, clock.frontage, deadline, required, violation.decided_at
+            key, clock.frontage, deadline, required, violation.decided_at, ice=untreated
         )
         reasons = []
-        if evidence.ice_suspected:
-            reasons.append("ice suspected on the walk")
+        if ice is not None:
+            reasons.append(ice.reason())
         if evidence.cleared_width_mm < 0.01 * required:
             reasons.append("no path cleared at all")
         if reasons:
@@ -622,6 +765,54 @@ class ClockEngine:
                 HazardCandidate(key, clock.frontage, violation.decided_at, tuple(reasons))
             )
         return events
+
+    def _forget_until(self, clock: ClearingClock, deadline: datetime) -> None:
+        """A decided cycle's evidence is in its record: keep only what came after it."""
+        clock.measurements = [m for m in clock.measurements if m.at > deadline]
+        clock.treated = [(at, c) for at, c in clock.treated if at > deadline]
+        clock.iced = [(at, c) for at, c in clock.iced if at > deadline]
+
+    # -- § 370-10 A's ice ----------------------------------------------------------
+
+    def _keep_surface_temp(self, reading: WeatherReading) -> None:
+        assert reading.surface_temp_c is not None
+        temps = self.surface_temps.setdefault(reading.device, [])
+        t = SurfaceTemp(reading.event_time, reading.device, reading.seq, reading.surface_temp_c)
+        bisect.insort(temps, t, key=lambda x: x.at)
+        # A decision looks back from its deadline to the cessation: keep that long.
+        horizon = (
+            self.profile.snow_and_ice.clearing_deadline.duration
+            + self.params.evidence_wait
+            + 2 * self.params.evidence_max_age
+        )
+        newest = temps[-1].at
+        if temps[0].at < newest - horizon:
+            temps[:] = [x for x in temps if x.at >= newest - horizon]
+
+    def _surface(self, frontage: str, m: _Measurement) -> SurfaceSeen | None:
+        """What one camera measurement says of the walk's surface (with its temperature)."""
+        pole = self.surface_temps.get(self._weather_device[frontage], [])
+        return camera_surface(
+            m.at, m.device, m.seq,
+            surface_state=m.surface_state, surface_temp_c=m.surface_temp_c,
+            ice_suspected=m.ice_suspected,
+            pole_temp=pole_temp_at(pole, m.at, self.params.evidence_max_age),
+        )  # fmt: skip
+
+    def _surface_seen(
+        self, clock: ClearingClock, since: datetime, until: datetime
+    ) -> list[SurfaceSeen]:
+        """Every observation of the surface in [since, until]: camera, sensors, inspectors."""
+        seen = [
+            o
+            for m in clock.measurements
+            if since <= m.at <= until and (o := self._surface(clock.frontage, m)) is not None
+        ]
+        seen += [person_surface(at, c, treated=True) for at, c in clock.treated
+                 if since <= at <= until]  # fmt: skip
+        seen += [person_surface(at, c, treated=False) for at, c in clock.iced
+                 if since <= at <= until]  # fmt: skip
+        return seen
 
     def _evidence(
         self, clock: ClearingClock, since: datetime, until: datetime

@@ -67,16 +67,22 @@ class ClearingViolation:
     snow_depth_peak_mm: float | None
     unconfirmed: bool
     history: tuple[Transition, ...]
+    # § 370-10 A's ice at the deadline and how it was known (sensor or inspector,
+    # with the readings): ``IceFinding.as_dict``; None when no ice was seen.
+    ice: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
 class ClearingUnverified:
-    """The deadline passed with no fresh camera measurement: an inspector must look."""
+    """The deadline passed with no fresh camera measurement, or with evidence a sensor
+    cannot settle (ice the camera suspects on a walk cleared to width, with no
+    surface temperature): an inspector must look."""
 
     key: str
     frontage: str
     deadline: datetime
     last_measured_at: datetime | None
+    reason: str = "no fresh camera measurement"
 
 
 # -- § 370-10 B–G: what follows a violation ------------------------------------
@@ -86,6 +92,7 @@ ActionKind = Literal[
     "record_delivery",  # a written notice reached the owner: B(1)/(2) periods run from here
     "owner_unavailable",  # no one to receive a hazard notice: the village removes at once (B(1))
     "record_treated",  # ice that cannot be removed was sanded/salted (A)
+    "record_ice",  # an inspector saw untreated ice on the walk (A)
     "inspected_clear",  # an inspector saw the walk cleared to the width (cure)
     "abatement_done",  # the village's crew finished; the costs are incurred (F, G)
     "bill_received",  # the owner received the bill: 10 calendar days run from here (G)
@@ -95,7 +102,8 @@ ActionKind = Literal[
     "record_permit",  # a street-opening permit: detail street, opened_at (approved_at, …)
     # Obstructions (§ 370-8) and street sweeping (§ 144-17): ``target`` is the obstruction's
     # or incident's id.
-    "record_obstruction",  # seen by an inspector: detail frontage, clear width, description
+    "record_obstruction",  # seen by an inspector: detail frontage, kind, clear width, references
+    "record_materials_authorization",  # the Building Inspector authorized building materials
     "obstruction_notice_delivered",  # the written notice reached the owner: 24 h run from here
     "obstruction_removed",  # an inspector saw it gone
     "record_sweeping_incident",  # construction debris on the street: detail frontage, location
@@ -103,6 +111,13 @@ ActionKind = Literal[
     # § 370-9 street privilege permits: ``target`` is the permit number.
     "record_street_privilege",  # issued: detail issued_on, frontage, holder, location, placed
     "street_privilege_inspected",  # an inspector looked: detail present (+ measurements)
+    # Rules no sensor sees (§ 370-10 C, § 370-11 C, § 370-14, §§ 144-11, 144-12 B, C):
+    # ``target`` is the finding's, demolition's or excavation's id.
+    "record_inspection_finding",  # detail frontage, rule (+ onto, from_own_walk, fence height)
+    "record_demolition_completed",  # § 144-11: detail frontage, at (completion)
+    "record_excavation_opened",  # § 144-12 C: detail frontage, at (opening)
+    "inspection_notice_delivered",  # the written notice reached the owner: the period runs
+    "inspection_corrected",  # an inspector saw it corrected
 ]
 
 
@@ -178,6 +193,23 @@ class TaxRollDue:
 
 
 @dataclass(frozen=True)
+class TaxRollHeld:
+    """The tax-roll entry came due (G) but may not be made by itself: a person decides.
+
+    ``reason`` says why: the bill's receipt is not recorded, or its 10 days to pay
+    (``bill_due``) run past the start of day 60 after the costs were incurred.
+    """
+
+    violation_key: str
+    frontage: str
+    at: datetime
+    costs_incurred_at: datetime
+    bill_due: datetime | None
+    reason: str
+    citation: str
+
+
+@dataclass(frozen=True)
 class RuleFinding:
     """A rule checked against a staff-entered record found it wrong or uncertain.
 
@@ -217,7 +249,9 @@ class StreetCase:
     evidence: dict[str, Any]
 
 
-EnforcementEvent = NoticeRequired | HazardCandidate | AbatementOrdered | OffenseCounted | TaxRollDue
+EnforcementEvent = (
+    NoticeRequired | HazardCandidate | AbatementOrdered | OffenseCounted | TaxRollDue | TaxRollHeld
+)
 
 
 Event = (

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
-from typing import Literal
+from typing import Final, Literal
 
 from sidewalk.analytics.clocks.events import (
     AbatementOrdered,
@@ -33,16 +33,26 @@ from sidewalk.core.calendar import (
     start_of_day,
 )
 from sidewalk.core.clock import require_aware
-from sidewalk.core.profile import Profile
+from sidewalk.core.profile import Profile, Rule
 
 PublicArea = Literal["sidewalk", "street"]
+ObstructionKind = Literal["fixture", "building_materials", "excavation", "other"]
+"""What the inspector saw: a temporary, unattached fixture (§ 370-8 C), building
+materials (§ 370-8 B(2)), an excavation or opening (§ 370-8 B(3)), or anything else."""
 
 
 @dataclass(frozen=True)
 class Obstruction:
-    """Something narrowing a sidewalk or encumbering a street, as observed and noticed.
+    """Something obstructing a sidewalk or encumbering a street, as observed and noticed.
 
-    ``clear_width_mm`` is the narrowest unobstructed width measured (sidewalks);
+    ``kind`` is what the inspector saw; ``clear_width_mm`` is the narrowest
+    unobstructed width measured (sidewalks); ``sidewalk_width_mm`` the walk's
+    whole width (building materials: at most half of it); ``street_width_mm`` and
+    ``street_occupied_mm`` the traveled street and what the materials take of it;
+    ``gutters_clear`` whether the gutters still flow. ``privilege_permit``,
+    ``opening_permit`` and ``materials_authorization`` are the references the
+    inspector wrote down (a § 370-9 permit, a §§ 370-6/370-7 opening permit, the
+    Building Inspector's authorization); the engine checks them against its records.
     ``notice_delivered_at`` is when the written notice reached the owner or
     occupant; ``removed_at`` is when the obstruction was seen gone.
     """
@@ -54,10 +64,53 @@ class Obstruction:
     clear_width_mm: float | None = None
     notice_delivered_at: datetime | None = None
     removed_at: datetime | None = None
+    kind: ObstructionKind = "other"
+    sidewalk_width_mm: float | None = None
+    street_width_mm: float | None = None
+    street_occupied_mm: float | None = None
+    gutters_clear: bool | None = None
+    privilege_permit: str | None = None
+    opening_permit: str | None = None
+    materials_authorization: str | None = None
+
+
+@dataclass(frozen=True)
+class OnRecord:
+    """What the engine's records say about an obstruction's references and frontage.
+
+    Each ``*_permit``/``authorization`` is true only when the reference names a
+    record the engine holds that covers the obstruction's place and time;
+    ``commercial`` when the frontage is recorded in a commercial zone (§ 370-8 C(1)).
+    ``problems`` says, in words, why a reference given did not hold.
+    """
+
+    privilege_permit: bool = False
+    opening_permit: bool = False
+    materials_authorization: bool = False
+    commercial: bool = False
+    problems: tuple[str, ...] = ()
+
+
+NOTHING_ON_RECORD: Final = OnRecord()
+
+
+def _removal_rule(obstruction: Obstruction, profile: Profile) -> tuple[str, Rule]:
+    area = obstruction.area
+    rules = profile.obstructions
+    rule = (
+        rules.sidewalk_removal_after_notice
+        if area == "sidewalk"
+        else rules.street_removal_after_notice
+    )
+    return f"obstructions.{area}_removal_after_notice", rule
 
 
 def clear_width_finding(obstruction: Obstruction, profile: Profile) -> Finding | None:
-    """§ 370-8 C: a sidewalk left narrower than 3 ft (3 ft itself is allowed: "less than")."""
+    """§ 370-8 C(3): a fixture leaving the walk narrower than 3 ft ("less than": 3 ft is allowed).
+
+    Only the floor for a commercial property's temporary fixtures: whether the
+    exception applies at all is ``obstruction_finding``'s question.
+    """
     rule = profile.obstructions.fixture_min_clear_width
     width = obstruction.clear_width_mm
     if obstruction.area != "sidewalk" or width is None or width >= rule.length_mm:
@@ -72,7 +125,7 @@ def clear_width_finding(obstruction: Obstruction, profile: Profile) -> Finding |
 
 
 def street_obstruction_finding(obstruction: Obstruction, profile: Profile) -> Finding | None:
-    """§ 370-8 A/E: anything encumbering a street is prohibited (a permit is recorded apart).
+    """§ 370-8 A/E: anything encumbering a street without an exception is prohibited.
 
     There is no width to meet: seen on the street, it gets the written notice
     that directs removal within 24 hours.
@@ -90,11 +143,118 @@ def street_obstruction_finding(obstruction: Obstruction, profile: Profile) -> Fi
     )
 
 
-def obstruction_finding(obstruction: Obstruction, profile: Profile) -> Finding | None:
-    """The § 370-8 finding an observation makes: a narrowed sidewalk or an encumbered street."""
-    if obstruction.area == "street":
-        return street_obstruction_finding(obstruction, profile)
-    return clear_width_finding(obstruction, profile)
+_KIND_WORDS: Final = {
+    "fixture": "a temporary fixture",
+    "building_materials": "building materials",
+    "excavation": "an excavation or opening",
+    "other": "not a fixture, building materials or a permitted excavation",
+}
+
+
+def _prohibited(obstruction: Obstruction, profile: Profile, why: str) -> Finding:
+    """§ 370-8 A: prohibited whatever width remains; the notice's removal period is cited."""
+    name, rule = _removal_rule(obstruction, profile)
+    return Finding.of(
+        name,
+        "violation",
+        f"the {obstruction.area} at {obstruction.location} is obstructed "
+        f"({_KIND_WORDS[obstruction.kind]}): {why}; "
+        f"a written notice directs removal within {rule.describe()}",
+        obstruction.observed_at,
+        rule,
+    )
+
+
+def _materials_finding(obstruction: Obstruction, profile: Profile) -> Finding | None:
+    """§ 370-8 B(2): authorized materials take at most 1/2 of the walk, 1/3 of the street,
+    and leave the gutters flowing; anything measured over that, or not measured, is a violation."""
+    rules = profile.obstructions
+    at = obstruction.observed_at
+    if obstruction.gutters_clear is not True:
+        return Finding.of(
+            "obstructions.building_materials_max_street",
+            "violation",
+            "building materials interfere with the flow in the gutters (or it was not recorded "
+            "that they do not)",
+            at,
+            rules.building_materials_max_street,
+        )
+    if obstruction.area == "sidewalk":
+        walk, clear = obstruction.sidewalk_width_mm, obstruction.clear_width_mm
+        rule, name = rules.building_materials_max_sidewalk, "building_materials_max_sidewalk"
+        occupied = None if walk is None or clear is None else max(walk - clear, 0.0)
+        width = walk
+    else:
+        width, occupied = obstruction.street_width_mm, obstruction.street_occupied_mm
+        rule, name = rules.building_materials_max_street, "building_materials_max_street"
+    if width is None or occupied is None or width <= 0:
+        return Finding.of(
+            f"obstructions.{name}",
+            "violation",
+            f"building materials on the {obstruction.area}: the share they take was not "
+            f"measured, so the limit of {rule.describe()} cannot be shown to be met",
+            at,
+            rule,
+        )
+    if occupied / width > rule.fraction:
+        return Finding.of(
+            f"obstructions.{name}",
+            "violation",
+            f"building materials cover {occupied / width:.0%} of the {obstruction.area}, "
+            f"more than {rule.describe()}",
+            at,
+            rule,
+        )
+    return None
+
+
+def obstruction_finding(  # noqa: PLR0911 (one return per exception of § 370-8 B and C)
+    obstruction: Obstruction, profile: Profile, on_record: OnRecord = NOTHING_ON_RECORD
+) -> Finding | None:
+    """The § 370-8 finding an observation makes, or None when an exception of B or C holds.
+
+    § 370-8 A prohibits every obstruction "except as provided in Subsections B
+    and C": a § 370-9 permit on record and running (B(1)); building materials
+    the Building Inspector authorized, within 1/2 of the walk or 1/3 of the
+    street with the gutters free (B(2)); an excavation under a §§ 370-6/370-7
+    permit on record and valid (B(3)); a temporary, unattached fixture of a
+    property in a commercial area leaving at least 3 ft (C). Anything else is a
+    violation whatever width remains.
+    """
+    problems = "; ".join(on_record.problems)
+    if on_record.privilege_permit:
+        return None
+    kind = obstruction.kind
+    if kind == "excavation":
+        if on_record.opening_permit:
+            return None
+        return _prohibited(
+            obstruction, profile, problems or "no street-opening permit on record covers it"
+        )
+    if kind == "building_materials":
+        if not on_record.materials_authorization:
+            return _prohibited(
+                obstruction,
+                profile,
+                problems
+                or "no Building Inspector's authorization or street privilege permit "
+                "on record covers it",
+            )
+        return _materials_finding(obstruction, profile)
+    if kind == "fixture" and obstruction.area == "sidewalk":
+        if not on_record.commercial:
+            return _prohibited(
+                obstruction,
+                profile,
+                "fixtures may stand on a sidewalk only where the property is in an area used "
+                "for commercial uses, and this frontage is not recorded as commercial",
+            )
+        return clear_width_finding(obstruction, profile)
+    return _prohibited(
+        obstruction,
+        profile,
+        problems or "no permit, authorization or exception covers it, whatever width remains",
+    )
 
 
 def removal_deadline(obstruction: Obstruction, profile: Profile) -> Deadline | None:
@@ -102,16 +262,16 @@ def removal_deadline(obstruction: Obstruction, profile: Profile) -> Deadline | N
     delivered = obstruction.notice_delivered_at
     if delivered is None:
         return None
-    name = f"obstructions.{obstruction.area}_removal_after_notice"
-    rule = (
-        profile.obstructions.sidewalk_removal_after_notice
-        if obstruction.area == "sidewalk"
-        else profile.obstructions.street_removal_after_notice
-    )
+    name, rule = _removal_rule(obstruction, profile)
     return Deadline.of(name, delivered, plus_elapsed(delivered, rule.duration), rule)
 
 
-def obstruction_state(obstruction: Obstruction, profile: Profile, at: datetime) -> ObstructionState:
+def obstruction_state(
+    obstruction: Obstruction,
+    profile: Profile,
+    at: datetime,
+    on_record: OnRecord = NOTHING_ON_RECORD,
+) -> ObstructionState:
     """Where the § 370-8 sequence stands at event time ``at``.
 
     ``overdue`` means the removal deadline passed with the obstruction still
@@ -123,7 +283,7 @@ def obstruction_state(obstruction: Obstruction, profile: Profile, at: datetime) 
     deadline = removal_deadline(obstruction, profile)
     if deadline is not None and deadline.start <= at:
         return ObstructionState.OVERDUE if deadline.passed(at) else ObstructionState.REMOVAL_PERIOD
-    if obstruction_finding(obstruction, profile) is None:
+    if obstruction_finding(obstruction, profile, on_record) is None:
         return ObstructionState.COMPLIANT
     return ObstructionState.OBSTRUCTED
 
@@ -256,6 +416,9 @@ class SweepingIncident:
     swept_at: datetime | None = None
     bill_received_on: date | None = None
     paid_on: date | None = None
+    # The primary contractor the Village's bill goes to (§ 144-17), as recorded.
+    contractor: str | None = None
+    contractor_address: tuple[str, ...] | None = None
 
 
 def sweeping_deadline(incident: SweepingIncident, profile: Profile) -> Deadline:
@@ -338,6 +501,25 @@ class _PrivilegeClock:
     inspected: str | None = None
 
 
+@dataclass(frozen=True)
+class MaterialsAuthorization:
+    """The Building Inspector's authorization of building materials on a public way
+    (§ 370-8 B(2)) "for the period authorized": from its first to its last day."""
+
+    id: str
+    frontage: str
+    authorized_from: date
+    authorized_until: date
+    by: str = ""
+    location: str = ""
+
+    def covers(self, frontage: str, at: datetime, profile: Profile) -> bool:
+        """Whether it was in force for ``frontage`` at ``at`` (its days whole, village time)."""
+        return frontage == self.frontage and start_of_day(
+            self.authorized_from, profile.zone
+        ) <= at < end_of_day(self.authorized_until, profile.zone)
+
+
 @dataclass
 class StreetState:
     """What ``StreetClocks`` must remember across a restart."""
@@ -347,6 +529,8 @@ class StreetState:
     sweeping: dict[str, _SweepingClock]
     # Absent from snapshots written before § 370-9 permits ran live: starts empty.
     privileges: dict[str, _PrivilegeClock] = field(default_factory=dict)
+    # Absent from snapshots written before § 370-8 B(2) authorizations were recorded.
+    authorizations: dict[str, MaterialsAuthorization] = field(default_factory=dict)
 
 
 StreetEvent = Transition | RuleFinding | StreetCase | AbatementOrdered
@@ -366,14 +550,88 @@ class StreetClocks:
     obstructions: dict[str, _ObstructionClock] = field(default_factory=dict)
     sweeping: dict[str, _SweepingClock] = field(default_factory=dict)
     privileges: dict[str, _PrivilegeClock] = field(default_factory=dict)
+    authorizations: dict[str, MaterialsAuthorization] = field(default_factory=dict)
 
     def observe_obstruction(
-        self, obstruction: Obstruction, frontage: str, description: str, cause: Cause
+        self,
+        obstruction: Obstruction,
+        frontage: str,
+        description: str,
+        cause: Cause,
+        *,
+        commercial: bool = False,
+        opening_permit_valid: bool | None = None,
     ) -> list[StreetEvent]:
-        """An inspector saw something narrowing the walk (a case if under the clear width)
-        or encumbering the street (always a case: § 370-8 A)."""
-        finding = obstruction_finding(obstruction, self.profile)
-        return self._open_case(obstruction, frontage, description, cause, finding)
+        """An inspector saw an obstruction: a case unless an exception of § 370-8 B or C holds.
+
+        The references the inspector gave are checked here against the permits and
+        authorizations on record (a § 370-9 permit running at the time, for the same
+        frontage; a Building Inspector's authorization in force); an opening permit's
+        validity is the engine's (``opening_permit_valid``: None when none is on record).
+        """
+        on_record = self.on_record(
+            obstruction, frontage, commercial=commercial, opening_permit_valid=opening_permit_valid
+        )
+        finding = obstruction_finding(obstruction, self.profile, on_record)
+        return self._open_case(
+            obstruction, frontage, description, cause, finding, on_record=on_record
+        )
+
+    def on_record(  # noqa: PLR0912 (one branch per reference and outcome)
+        self,
+        obstruction: Obstruction,
+        frontage: str,
+        *,
+        commercial: bool = False,
+        opening_permit_valid: bool | None = None,
+    ) -> OnRecord:
+        """What the records say about the obstruction's references (see ``OnRecord``)."""
+        at = obstruction.observed_at
+        problems: list[str] = []
+        privilege = False
+        if (ref := obstruction.privilege_permit) is not None:
+            held = self.privileges.get(ref)
+            if held is None:
+                problems.append(f"street privilege permit {ref} is not on record")
+            elif held.frontage != frontage:
+                problems.append(f"street privilege permit {ref} is for {held.frontage}")
+            elif not held.expiry.start <= at < held.expiry.due:
+                problems.append(
+                    f"street privilege permit {ref} was not in force then "
+                    f"(it ran until {held.expiry.due.isoformat()})"
+                )
+            else:
+                privilege = True
+        opening = False
+        if (ref := obstruction.opening_permit) is not None:
+            if opening_permit_valid is None:
+                problems.append(f"street-opening permit {ref} is not on record")
+            elif not opening_permit_valid:
+                problems.append(f"street-opening permit {ref} was not valid then")
+            else:
+                opening = True
+        authorized = False
+        if (ref := obstruction.materials_authorization) is not None:
+            auth = self.authorizations.get(ref)
+            if auth is None:
+                problems.append(f"building materials authorization {ref} is not on record")
+            elif not auth.covers(frontage, at, self.profile):
+                problems.append(
+                    f"building materials authorization {ref} does not cover {frontage} then "
+                    f"({auth.frontage}, {auth.authorized_from} to {auth.authorized_until})"
+                )
+            else:
+                authorized = True
+        return OnRecord(privilege, opening, authorized, commercial, tuple(problems))
+
+    def record_authorization(self, authorization: MaterialsAuthorization) -> list[StreetEvent]:
+        """The Building Inspector authorized building materials on a public way (§ 370-8 B(2))."""
+        if authorization.id in self.authorizations:
+            raise ValueError(f"authorization {authorization.id!r} is already recorded")
+        if authorization.authorized_until < authorization.authorized_from:
+            raise ValueError(f"authorization {authorization.id!r} ends before it begins")
+        self.authorizations[authorization.id] = authorization
+        return []
 
     def _open_case(
         self,
@@ -382,22 +640,47 @@ class StreetClocks:
         description: str,
         cause: Cause,
         finding: Finding | None,
+        *,
+        on_record: OnRecord = NOTHING_ON_RECORD,
     ) -> list[StreetEvent]:
         if obstruction.id in self.obstructions:
             raise ValueError(f"obstruction {obstruction.id!r} is already recorded")
         state = ObstructionState.OBSTRUCTED if finding else ObstructionState.COMPLIANT
         clock = _ObstructionClock(obstruction, frontage, ObstructionState.NONE)
         self.obstructions[obstruction.id] = clock
-        detail: dict[str, object] = {"area": obstruction.area, "description": description}
-        if obstruction.area == "sidewalk" and obstruction.clear_width_mm is not None:
-            rule = self.profile.obstructions.fixture_min_clear_width
-            detail |= {
-                "clear_width_mm": obstruction.clear_width_mm,
-                "required_width_mm": rule.length_mm,
-                "citation": rule.citation,
-            }
-        else:
-            detail["citation"] = finding.citation if finding else None
+        detail: dict[str, object] = {
+            "area": obstruction.area,
+            "description": description,
+            "kind": obstruction.kind,
+        }
+        exempt = [
+            name
+            for name, held in (
+                ("privilege_permit", on_record.privilege_permit),
+                ("opening_permit", on_record.opening_permit),
+                ("materials_authorization", on_record.materials_authorization),
+            )
+            if held
+        ]
+        for name in ("privilege_permit", "opening_permit", "materials_authorization"):
+            if (ref := getattr(obstruction, name)) is not None:
+                detail[name] = ref
+        if exempt:
+            detail["on_record"] = exempt
+        if on_record.problems:
+            detail["problems"] = list(on_record.problems)
+        if finding is not None:
+            detail["finding"] = finding.message
+        if obstruction.clear_width_mm is not None:
+            detail["clear_width_mm"] = obstruction.clear_width_mm
+        fixture_rule = self.profile.obstructions.fixture_min_clear_width
+        if obstruction.kind == "fixture" and on_record.commercial:
+            detail["required_width_mm"] = fixture_rule.length_mm
+        detail["citation"] = (
+            finding.citation
+            if finding
+            else (fixture_rule.citation if obstruction.kind == "fixture" else None)
+        )
         out: list[StreetEvent] = [self._move(clock, state, obstruction.observed_at, cause, detail)]
         if finding is not None:
             subject = f"{OBSTRUCTION}:{obstruction.id}"
@@ -606,7 +889,9 @@ class StreetClocks:
 
     def state(self) -> StreetState:
         """The clocks' state for a snapshot."""
-        return StreetState(self.now, self.obstructions, self.sweeping, self.privileges)
+        return StreetState(
+            self.now, self.obstructions, self.sweeping, self.privileges, self.authorizations
+        )
 
     def load(self, state: StreetState) -> None:
         """Resume from ``state()``."""
@@ -614,6 +899,7 @@ class StreetClocks:
         self.obstructions = dict(state.obstructions)
         self.sweeping = dict(state.sweeping)
         self.privileges = dict(state.privileges)
+        self.authorizations = dict(state.authorizations)
 
     # -- internals -----------------------------------------------------------
 
@@ -647,6 +933,9 @@ class StreetClocks:
             "occurred_at": clock.incident.occurred_at.isoformat(),
             "deadline": due.isoformat(),
         }
+        if clock.incident.contractor:
+            evidence["contractor"] = clock.incident.contractor
+            evidence["contractor_address"] = list(clock.incident.contractor_address or ())
         citation = clock.deadline.citation or ""
         return [
             move,

@@ -94,6 +94,20 @@ class SweepingState(StrEnum):
     OVERDUE = "overdue"
 
 
+@unique
+class InspectionState(StrEnum):
+    """An inspector-entered rule (``inspections``): § 370-10 C, § 370-11 C, § 370-14,
+    § 144-11, § 144-12 B and C, per finding or per demolition/excavation."""
+
+    NONE = "none"
+    PERIOD_RUNNING = "period_running"  # § 144-11's 30 days, § 144-12 C's 3 months
+    COMPLIANT = "compliant"
+    FOUND = "found"  # a violation: the written notice is due
+    NOTICE_PERIOD = "notice_period"
+    CORRECTED = "corrected"
+    OVERDUE = "overdue"
+
+
 ClockState = (
     ClearingState
     | CaseState
@@ -102,6 +116,7 @@ ClockState = (
     | PermitState
     | ObstructionState
     | SweepingState
+    | InspectionState
 )
 """A state of any clock: what ``Transition.from_state``/``to_state`` hold."""
 
@@ -113,5 +128,6 @@ STATE_ENUMS: Final[tuple[type[StrEnum], ...]] = (
     PermitState,
     ObstructionState,
     SweepingState,
+    InspectionState,
 )
 """Every clock-state enum (for checks that each state is shown, e.g. the dashboard's)."""

@@ -31,7 +31,7 @@ import cv2
 import numpy as np
 
 from .depth import DepthIntrinsics, LevelReference
-from .fiducial import CameraCalibration
+from .fiducial import CameraCalibration, CharucoBoardSpec
 
 # Millimetres per unit of the depth units a user may name.
 DEPTH_UNITS_MM = {"mm": 1.0, "m": 1000.0, "cm": 10.0, "um": 0.001, "0.1mm": 0.1}
@@ -116,7 +116,7 @@ def _read_document(path: Path) -> tuple[Any, str]:
         except json.JSONDecodeError as e:
             raise DefectInputError(source, f"not valid JSON ({e.msg}, line {e.lineno})") from None
     try:
-        import yaml
+        import yaml  # type: ignore[import-untyped,unused-ignore]
     except ImportError:  # pragma: no cover - PyYAML ships with the toolchain
         return _read_filestorage(path), "OpenCV FileStorage"
     try:
@@ -140,9 +140,9 @@ def _read_filestorage(path: Path) -> dict[str, Any]:
         raise DefectInputError(source, "not a readable OpenCV FileStorage file")
     out: dict[str, Any] = {}
     root = fs.root()
-    for key in root.keys():
+    for key in root.keys():  # noqa: SIM118 - a FileNode, not a dict
         node = root.getNode(key)
-        if node.isMap() and not node.mat() is None:
+        if node.isMap() and node.mat() is not None:
             out[key] = np.asarray(node.mat()).tolist()
         elif node.isReal() or node.isInt():
             out[key] = node.real()
@@ -158,7 +158,9 @@ def _read_filestorage(path: Path) -> dict[str, Any]:
     return out
 
 
-def _find_intrinsics(source: str, data: Any) -> tuple[np.ndarray, np.ndarray, float | None]:
+def _find_intrinsics(  # noqa: PLR0912 - one pass over the formats' spellings
+    source: str, data: Any
+) -> tuple[np.ndarray, np.ndarray, float | None]:
     """(3x3 matrix, distortion, depth mm per unit or None) from any of the formats."""
     scale: float | None = None
     for m in _walk(data):
@@ -179,9 +181,9 @@ def _find_intrinsics(source: str, data: Any) -> tuple[np.ndarray, np.ndarray, fl
                     raise DefectInputError(source, f"{key} is not a list of numbers") from None
                 break
         if "fx" in m or "ppx" in m:
-            missing = [
-                k for k in ("fx", "fy") if k not in m
-            ] + [k for k, alt in (("cx", "ppx"), ("cy", "ppy")) if k not in m and alt not in m]
+            missing = [k for k in ("fx", "fy") if k not in m] + [
+                k for k, alt in (("cx", "ppx"), ("cy", "ppy")) if k not in m and alt not in m
+            ]
             if missing:
                 raise DefectInputError(
                     source, f"intrinsics without {', '.join(missing)} (have {', '.join(m)})"
@@ -194,9 +196,9 @@ def _find_intrinsics(source: str, data: Any) -> tuple[np.ndarray, np.ndarray, fl
             return k, dist, scale
         for key in _MATRIX_KEYS:
             if key in m and isinstance(m[key], Mapping | list):
-                k = _matrix_from(source, key, m[key])
-                if k is not None:
-                    return k, dist, scale
+                km = _matrix_from(source, key, m[key])
+                if km is not None:
+                    return km, dist, scale
     raise DefectInputError(
         source,
         "no intrinsics found: need fx/fy/cx/cy (or ppx/ppy), a camera_matrix, or K",
@@ -258,10 +260,9 @@ def depth_scale_mm(scale: float | None = None, unit: str = "mm") -> float:
 
 
 def _vector(source: str, text: str | Sequence[float]) -> np.ndarray:
-    if isinstance(text, str):
-        parts = [t for t in text.replace(",", " ").split() if t]
-    else:
-        parts = list(text)
+    parts: list[str | float] = (
+        [t for t in text.replace(",", " ").split() if t] if isinstance(text, str) else list(text)
+    )
     if len(parts) != 3:
         raise DefectInputError(source, f"need 3 numbers x,y,z, got {len(parts)}")
     v = np.array([_number(source, "component", t) for t in parts], np.float64)
@@ -337,7 +338,9 @@ def level_reference(
     g = g / np.linalg.norm(g)
     curb = np.asarray(image_direction("--toward-curb", toward_curb), float)
     if abs(float(curb @ g)) > 0.95 * float(np.linalg.norm(curb)):
-        raise DefectInputError("--toward-curb", "is along gravity; give a direction across the walk")
+        raise DefectInputError(
+            "--toward-curb", "is along gravity; give a direction across the walk"
+        )
     unc = default_unc if uncertainty_deg is None else uncertainty_deg
     return LevelReference(
         (float(g[0]), float(g[1]), float(g[2])),
@@ -358,3 +361,18 @@ def aruco_dictionary(name: str | int) -> int:
         known = ", ".join(sorted(k for k in ARUCO_DICTIONARIES if k[0].isdigit())[:8])
         raise DefectInputError("--marker-dictionary", f"unknown dictionary {name!r} (e.g. {known})")
     return ARUCO_DICTIONARIES[key]
+
+
+def charuco_board(text: str) -> CharucoBoardSpec:
+    """A ChArUco board from ``SQUARES_XxSQUARES_Y:SQUARE_MM:MARKER_MM`` (``7x5:30:22``)."""
+    try:
+        squares, square, marker = text.lower().split(":")
+        sx, sy = (int(v) for v in squares.split("x"))
+        sq, mk = float(square), float(marker)
+    except ValueError:
+        raise DefectInputError(
+            "--board", f"{text!r}: need SQUARES_XxSQUARES_Y:SQUARE_MM:MARKER_MM, e.g. 7x5:30:22"
+        ) from None
+    if sx < 2 or sy < 2 or not 0 < mk < sq:
+        raise DefectInputError("--board", f"{text!r}: at least 2x2 squares, marker inside square")
+    return CharucoBoardSpec(sx, sy, sq, mk)

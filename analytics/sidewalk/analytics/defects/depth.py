@@ -46,9 +46,10 @@ class LevelReference:
     gravity_uncertainty_deg: float = 0.1
 
 
-# Depth along the optical axis a walk survey can be taken from (mm): a map
+# Median depth along the optical axis of a walk survey (mm; the camera is
+# 0.9-1.3 m up, pitched to 30 degrees, so about 0.9-2 m): a map
 # whose median falls outside, in the units given, is in other units.
-PLAUSIBLE_RANGE_MM = (200.0, 5000.0)
+PLAUSIBLE_RANGE_MM = (300.0, 3000.0)
 
 
 def measure_depth_map(
@@ -66,8 +67,9 @@ def measure_depth_map(
     map on it (cells the size of the ground sample), then blocks, joints and
     spalls are measured there. ``depth_scale_mm`` is the millimetres per
     depth unit (default the intrinsics' ``depth_scale_mm``, 1.0 for
-    millimetre maps; a RealSense ``depth_units`` of 0.00025 m is 0.25); a map whose median depth is not a plausible survey
-    range in those units is "not measured". Blocks are ordered, and the
+    millimetre maps; a RealSense ``depth_units`` of 0.00025 m is 0.25); a
+    map whose median depth is not a plausible survey range in those units is
+    "not measured". Blocks are ordered, and the
     differential signed, along the walk in ``survey_direction`` (a vector in
     the camera frame); by default the camera's +x (image left to right), or,
     when the walk runs along the image's y axis, image up (the camera's -y:

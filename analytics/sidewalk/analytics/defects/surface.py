@@ -39,7 +39,7 @@ class SurfaceParams:
     spall_edge_margin_mm: float = 25.0
     # RMS about a line of the gap's centre, smoothed over ``straightness_window_mm``
     # along the joint (a meander's wavelength is 250 mm or more; station noise is not).
-    crack_straightness_mm: float = 1.0
+    crack_straightness_mm: float = 1.7
     straightness_window_mm: float = 70.0
     noise_mm: float = 1.0  # sensor noise, only for uncertainties
     # Depth sensors return the nearer surface for a pixel straddling an edge
@@ -47,11 +47,11 @@ class SurfaceParams:
     gap_fattening_mm: float = 0.0
     # The same in pixels: a fraction of the pixel footprint across the joint
     # (set on the tuning seeds, bench/defects_accuracy.py --tune).
-    gap_fattening_px: float = 0.0
+    gap_fattening_px: float = 0.39
     # Gap sigma beyond the stations' scatter: per cell and per footprint
     # across the joint (set on the tuning seeds).
     gap_sigma_cells: float = 0.1
-    gap_sigma_px: float = 0.0
+    gap_sigma_px: float = 1.0
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -247,7 +247,7 @@ def _joints(
     return tuple(out)
 
 
-def _measure_joint(  # noqa: PLR0915 - one profile pass; splitting it hides the flow
+def _measure_joint(  # noqa: PLR0912, PLR0915 - one profile pass; splitting it hides the flow
     hm: HeightMap,
     blocks: list[_Block],
     i: int,
@@ -356,13 +356,13 @@ def _measure_joint(  # noqa: PLR0915 - one profile pass; splitting it hides the 
         sv = np.array(svals)
         cv = np.array(centers)
         fit = np.polyfit(sv, cv, 1)
-        res = cv - np.polyval(fit, sv)
+        resid: F64 = np.asarray(cv - np.polyval(fit, sv), np.float64)
         # Station noise (cells of 1-2.5 mm) averages out over a window; a
         # meander (wavelength 250 mm or more) does not.
         win = max(1, round(params.straightness_window_mm / params.station_step_mm))
-        if len(res) > win:
-            res = np.convolve(res, np.ones(win) / win, mode="valid")
-        straight = float(np.sqrt(np.mean(res**2)))
+        if len(resid) > win:
+            resid = np.convolve(resid, np.full(win, 1.0 / win), mode="valid")
+        straight = float(np.sqrt(np.mean(resid**2)))
         edge = EdgeType.CRACK if straight > params.crack_straightness_mm else EdgeType.TOOLED_JOINT
     else:
         straight = float("nan")

@@ -110,10 +110,13 @@ def login(
             "anonymous", "session.login_failed", f"user:{body.username}", {"client": client}
         )
         raise HTTPException(401, "wrong user name or password")
-    throttle.succeeded(body.username)
+    throttle.succeeded(body.username, client)
     cookie, user = result
+    # Secure whenever the browser speaks HTTPS to us: TLS here, or a trusted
+    # proxy's X-Forwarded-Proto (create_app's trusted_proxies).
+    secure = sessions.secure_cookies or request.url.scheme == "https"
     response.set_cookie(
-        COOKIE, cookie, httponly=True, samesite="strict", secure=sessions.secure_cookies,
+        COOKIE, cookie, httponly=True, samesite="strict", secure=secure,
         max_age=int(sessions.lifetime.total_seconds()), path="/",
     )  # fmt: skip
     return LoginResult(username=user.username, role=user.role, csrf_token=user.csrf_token)

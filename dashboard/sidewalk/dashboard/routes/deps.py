@@ -35,6 +35,7 @@ from sidewalk.dashboard.auth import (
 from sidewalk.dashboard.live import LiveFeed
 from sidewalk.storage.cases import CaseStore, DashboardRecords
 from sidewalk.storage.evidence import EvidenceStore
+from sidewalk.storage.space import FreeSpaceFloor
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore
 
 
@@ -48,6 +49,8 @@ class DashboardContext:
     now: Callable[[], datetime]
     geometry_file: dict[str, dict[str, Any]] = field(default_factory=dict)
     evidence: EvidenceStore | None = None
+    # Free space of the stores' disk against ingest's floor (the overview shows it).
+    space: FreeSpaceFloor | None = None
 
 
 def dashboard_context(request: Request) -> DashboardContext:

@@ -96,7 +96,7 @@ def dead_letters(
     return [
         DeadLetterView(
             received_at_ms=d.received_at_ms, topic=d.topic, device=d.device, reason=d.reason,
-            detail=d.detail, bytes=len(d.payload),
+            detail=d.detail, bytes=d.payload_len if d.payload_len is not None else len(d.payload),
         )
         for d in reversed(rows)
     ]  # fmt: skip

@@ -10,6 +10,8 @@ from pydantic import BaseModel, Field
 from sidewalk.dashboard.geometry import frontage_features, generated_streets
 from sidewalk.dashboard.routes.deps import (
     Cases,
+    Context,
+    DashboardContext,
     GeometryFile,
     Now,
     Reader,
@@ -44,6 +46,15 @@ class AlertView(BaseModel):
     at: str | None
 
 
+class StorageView(BaseModel):
+    """The stores' disk against ingest's free-space floor (below it ingest takes nothing)."""
+
+    free_bytes: int
+    floor_bytes: int
+    ok: bool
+    reason: str | None = Field(description="why ingest refuses new messages, when it does")
+
+
 class Overview(BaseModel):
     """Every frontage with its state, the running clocks (soonest first), new alerts."""
 
@@ -55,6 +66,9 @@ class Overview(BaseModel):
     frontages: list[FrontageView]
     clocks: list[ClockView]
     alerts: list[AlertView]
+    storage: StorageView | None = Field(
+        default=None, description="free disk space against ingest's floor (when known)"
+    )
 
 
 class FrontageProperties(BaseModel):
@@ -96,7 +110,9 @@ class FrontageMap(BaseModel):
 
 
 @router.get("/overview", tags=["pages"], response_model_exclude_unset=True)
-def overview(user: Reader, cases: Cases, profile: VillageProfile, now: Now) -> Overview:
+def overview(
+    user: Reader, cases: Cases, profile: VillageProfile, now: Now, context: Context
+) -> Overview:
     """Every frontage with its state, the running clocks, and the newest alerts."""
     frontages = cases.registry.list_frontages()
     addresses = {f.id: f.street_address for f in frontages}
@@ -128,6 +144,20 @@ def overview(user: Reader, cases: Cases, profile: VillageProfile, now: Now) -> O
             )
             for a in alerts
         ],
+        storage=storage_view(context),
+    )
+
+
+def storage_view(context: DashboardContext) -> StorageView | None:
+    """Free space against the floor, when the dashboard knows where the stores are."""
+    if context.space is None:
+        return None
+    report = context.space.report()
+    return StorageView(
+        free_bytes=report.free_bytes,
+        floor_bytes=report.floor_bytes,
+        ok=report.ok,
+        reason=report.reason,
     )
 
 

@@ -18,6 +18,7 @@ from sqlalchemy import select
 from sidewalk.storage import models as m
 from sidewalk.storage.cases.audit import AuditRepository
 from sidewalk.storage.cases.errors import CaseStoreError
+from sidewalk.storage.cases.records import from_row
 from sidewalk.storage.cases.unit_of_work import UnitOfWork, aware, now
 
 
@@ -34,10 +35,7 @@ class ConfirmationRecord:
 
 
 def _record(row: m.ProfileConfirmation) -> ConfirmationRecord:
-    return ConfirmationRecord(
-        row.id, row.name, row.value, row.confirmed_by, row.reference,
-        row.confirmed_at, row.recorded_by, row.recorded_at,
-    )  # fmt: skip
+    return from_row(ConfirmationRecord, row)
 
 
 class ConfirmationRepository:

@@ -75,12 +75,15 @@ class NoticeRepository:
         citation: str | None = None,
         rules: Sequence[RuleUse] = (),
         detail: Mapping[str, Any] | None = None,
+        addressee: tuple[str, Sequence[str]] | None = None,
     ) -> NoticeRecord:
         """Issue a notice, or return the one already issued under ``idempotency_key``.
 
         The owner's name and address are copied from the frontage's current
-        owner: a notice keeps the address it was mailed to. Status starts
-        ``pending``.
+        owner: a notice keeps the address it was mailed to. ``addressee`` (name,
+        address lines) mails it to someone else instead (a § 144-17 bill goes to
+        the primary contractor); the owner of record stays on the row. Status
+        starts ``pending``.
         """
         issued_at = aware("issued_at", issued_at)
         deadline = None if deadline is None else aware("deadline", deadline)
@@ -95,8 +98,10 @@ class NoticeRepository:
                 violation_id=violation_id,
                 frontage_id=frontage_id,
                 owner_id=owner.id,
-                owner_name=owner.name,
-                owner_address_lines=list(owner.address_lines),
+                owner_name=owner.name if addressee is None else addressee[0],
+                owner_address_lines=(
+                    list(owner.address_lines) if addressee is None else list(addressee[1])
+                ),
                 issued_at=issued_at,
                 deadline=deadline,
                 citation=citation,
@@ -153,6 +158,23 @@ class NoticeRepository:
         )
         with self._uow.read() as session:
             return {(kind, status): int(n) for kind, status, n in session.execute(query)}
+
+    def cited_evidence(self, issued_since: datetime) -> set[str]:
+        """sha256s of the photos cited by notices issued at or after ``issued_since``.
+
+        A notice cites its frames in ``detail["photos"][i]["sha256"]``; the
+        retention prune keeps those images for the Village's records-retention
+        period (``sidewalk.storage.retention``). Reads only ``detail``.
+        """
+        query = select(m.Notice.detail).where(m.Notice.issued_at >= aware("since", issued_since))
+        cited: set[str] = set()
+        with self._uow.read() as session:
+            for detail in session.scalars(query):
+                for photo in (detail or {}).get("photos", ()) or ():
+                    sha = photo.get("sha256") if isinstance(photo, dict) else None
+                    if isinstance(sha, str):
+                        cited.add(sha)
+        return cited
 
     def set_rendered(
         self, notice_id: int, body_text: str, body_html: str | None = None
@@ -212,6 +234,8 @@ class NoticeRepository:
             row = self._uow.get(session, m.Notice, notice_id)
             if row.status != "pending":
                 raise CaseStoreError(f"notice {row.number} is {row.status}; its addressee is final")
+            if (row.detail or {}).get("billed_to"):
+                return from_row(NoticeRecord, row)  # not the owner's: a contractor's bill
             frontage = self._uow.get(session, m.Frontage, row.frontage_id)
             owner = self._uow.get(session, m.Owner, frontage.owner_id)
             if (row.owner_id, row.owner_name, row.owner_address_lines) != (
