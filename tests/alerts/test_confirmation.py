@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from sidewalk.alerts.accounts import bill_abatement
 from sidewalk.alerts.billing import AbatementWork
 from sidewalk.alerts.confirm import ConfirmationError, confirm_value, unconfirmed_report
+from sidewalk.alerts.documents import notice_register
 from sidewalk.alerts.issue import NoticeIssuer
 from sidewalk.alerts.letterhead import Letterhead
 from sidewalk.core.profile import Profile, load_profile, parse_profile
@@ -61,12 +62,20 @@ def test_a_notice_relying_on_an_unconfirmed_value_is_held_then_released(
     assert billed.notice.status == "held"
     assert billed.notice.body_text is None
     assert fresh.notices.counts()[("abatement_bill", "held")] == 1
-    [row] = [a for a in fresh.audit.list(f"notice:{billed.notice.number}") if a.action == "notice.held"]
+    [row] = [
+        a for a in fresh.audit.list(f"notice:{billed.notice.number}") if a.action == "notice.held"
+    ]
     waiting = row.detail["waiting_for"]
-    assert RATES[0] in waiting and set(waiting) <= set(RATES)
+    assert RATES[0] in waiting
+    assert set(waiting) <= set(RATES)
     report = {item.name: item for item in unconfirmed_report(fresh, profile)}
     assert set(report) == set(profile.unconfirmed_rules()) | set(RATES)
-    assert report[RATES[0]].held_notices == 1 and not report[RATES[0]].confirmed
+    assert report[RATES[0]].held_notices == 1
+    assert not report[RATES[0]].confirmed
+    # Visible in the register, with what it waits for.
+    [line] = [r for r in notice_register(fresh, profile) if r.number == billed.notice.number]
+    assert line.status == "held"
+    assert "crew_hourly_rate" in line.problem
     # Rendering again does not issue it: still waiting.
     assert issuer.render(billed.notice).status == "held"
     *first, last = waiting
@@ -84,7 +93,8 @@ def test_a_notice_relying_on_an_unconfirmed_value_is_held_then_released(
     assert released[0].status == "rendered"
     assert "Board minutes 2027-01-12, item 7" in (released[0].body_text or "")
     actions = [a.action for a in fresh.audit.list()]
-    assert actions.count("profile.confirmed") == len(waiting) and "notice.released" in actions
+    assert actions.count("profile.confirmed") == len(waiting)
+    assert "notice.released" in actions
     [confirmed] = [a for a in fresh.audit.list("profile:" + last)]
     assert confirmed.actor == "clerk"
     assert confirmed.detail["reference"] == "Board minutes 2027-01-12, item 7"
@@ -92,11 +102,13 @@ def test_a_notice_relying_on_an_unconfirmed_value_is_held_then_released(
 
 
 def test_a_changed_profile_value_is_unconfirmed_again(fresh: CaseStore, profile: Profile) -> None:
-    confirm_value(fresh, profile, B2, by="Village Board", reference="Ord. 2027-1", at=T0, who="clerk")
+    confirm_value(
+        fresh, profile, B2, by="Village Board", reference="Ord. 2027-1", at=T0, who="clerk"
+    )
     assert next(i for i in unconfirmed_report(fresh, profile) if i.name == B2).confirmed
     text = (Path(__file__).parents[2] / "core/sidewalk/core/profiles/clyman.toml").read_text()
-    changed = parse_profile(text.replace('value = 24\nunit = "hours"\nunconfirmed = true',
-                                         'value = 48\nunit = "hours"\nunconfirmed = true'))  # fmt: skip
+    before = 'value = 24\nunit = "hours"\nunconfirmed = true'
+    changed = parse_profile(text.replace(before, before.replace("24", "48"), 1))
     item = next(i for i in unconfirmed_report(fresh, changed) if i.name == B2)
     assert (item.value, item.confirmed) == ("48 hours", False)
 
@@ -117,7 +129,9 @@ def test_the_command_confirms_and_lists(tmp_path: Path) -> None:
     config = tmp_path / "sidewalk.toml"
     config.write_text(f'[cases]\ndatabase_url = "sqlite:///{db}"\n', encoding="utf-8")
     runner = CliRunner()
-    listed = runner.invoke(app, ["profile", "unconfirmed", "--config", str(config)])
+    listed = runner.invoke(
+        app, ["profile", "unconfirmed", "--config", str(config)], env={"COLUMNS": "300"}
+    )
     assert listed.exit_code == 1, listed.output  # values wait for the Village
     assert B2 in listed.output
     done = runner.invoke(app, [

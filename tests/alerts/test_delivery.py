@@ -201,17 +201,17 @@ def test_print_batch_is_one_pdf_laid_out_for_window_envelopes(
     data = batch.path.read_bytes()
     assert hashlib.sha256(data).hexdigest() == batch.sha256
     reader = PdfReader(batch.path)
-    assert len(reader.pages) == 6  # one page each, padded to a sheet for duplex
+    assert len(reader.pages) == 6  # the letter and its evidence record: one sheet each, duplex
     for i, n in enumerate(notices):
         page = reader.pages[2 * i]
         found = window_positions(page, "Jane Smith")
-        x, y = found[0]  # the window copy comes first: above the body's "To:" line
+        [(x, y)] = found  # the address prints once, in the window
         height = float(page.mediabox.height)
         # 1 in from the left, 2 in from the top (72 pt to the inch).
         assert 70 <= x <= 76
         assert 140 <= height - y <= 156
         assert n.number in page.extract_text()
-        assert reader.pages[2 * i + 1].extract_text().strip() == ""
+        assert reader.pages[2 * i + 1].extract_text().lstrip().startswith("EVIDENCE RECORD")
     # Printing is not delivery: the owner has it once it is mailed or handed over.
     assert all(cases.notices.get(n.id).delivered_at is None for n in notices)
 
@@ -225,4 +225,6 @@ def test_a_pending_notice_cannot_be_queued_or_delivered(
     with pytest.raises(NotReadyError, match="render it before delivery"):
         queue_notice(cases, notice.id, ["print"], T0)
     with pytest.raises(NotReadyError, match="never rendered"):
-        record_notice_delivery(cases, notice.id, T0, "Officer Quinn", "hand", profile=issuer.profile)
+        record_notice_delivery(
+            cases, notice.id, T0, "Officer Quinn", "hand", profile=issuer.profile
+        )

@@ -90,7 +90,9 @@ def all_kinds(
     runner.tick()
     storm_notices = storm.notices.list()
     abatement = issuer.cases.bills.order_abatement("v1/abatement", "main-101", "notice_expired", T0)
-    work = AbatementWork(Decimal("2.5"), Decimal("0.75"), (Material("salt, 3 bags", Decimal("21.90")),))
+    work = AbatementWork(
+        Decimal("2.5"), Decimal("0.75"), (Material("salt, 3 bags", Decimal("21.90")),)
+    )
     billed = bill_abatement(
         issuer, abatement.id, work, T0 + timedelta(hours=3), who="Clerk Lee",
         completed_at=T0 + timedelta(hours=2),
@@ -159,9 +161,11 @@ def test_every_notice_kind_reads_as_a_letter_not_a_log(
         assert internal_words(record) == [], where
         # The letter is one page: letterhead, officer, signature line, whom to call.
         assert "VILLAGE OF CLYMAN" in letter, where
-        assert "Sincerely," in letter and "Dana Krüger" in letter, where
+        assert "Sincerely," in letter, where
+        assert "Dana Krüger" in letter, where
         assert "Clerk-Treasurer, Village of Clyman" in letter, where
-        assert "(920) 555-0142" in letter and "clerk@clyman.example" in letter, where
+        assert "(920) 555-0142" in letter, where
+        assert "clerk@clyman.example" in letter, where
         assert "Office hours: Monday to Friday, 8:00 AM to 4:00 PM" in letter, where
         assert f"Notice No. {notice.number}" in letter, where
         # The evidence is on a page of its own.
@@ -202,13 +206,17 @@ def test_the_letter_says_what_was_found_what_to_do_by_when_and_what_happens(
     assert "Village Code § 370-10 A requires" in letter
     assert "charge the cost to the owner (Village Code § 370-10 G)" in letter
     assert "payable within 10 calendar days after you receive it" in letter
-    assert "tax roll as a special tax" in letter and "§ 66.0907(5), Wis. Stats." in letter
+    assert "tax roll as a special tax" in letter
+    assert "§ 66.0907(5), Wis. Stats." in letter
     assert "separate offense (Village Code § 370-10 E)" in letter
     assert "penalty the Village Code provides (§ 1-3, applied by Village Code § 370-10 H)" in letter
     # The evidence record: measurement, reading reference in words, the clock's steps.
-    assert "2 ft 0 in (609.6 mm)" in record and "4 ft 0 in (1219.2 mm)" in record
+    assert "2 ft 0 in (609.6 mm)" in record
+    assert "4 ft 0 in (1219.2 mm)" in record
     assert "reading no. 891" in record
-    assert "clearing period running, then not cleared by the deadline (the deadline passed)" in record
+    assert (
+        "clearing period running, then not cleared by the deadline (the deadline passed)" in record
+    )
     assert "confirmed by Sidewalk Watch demo setup" in record
     assert (
         'Village Code § 370-10 A: "Sidewalks are to be kept clear of snow and ice to a minimum '
@@ -243,6 +251,7 @@ def test_a_long_survey_letter_still_fits_one_page(issuer: NoticeIssuer, defects:
         defects=[BlockDefect(b, "horizontal_gap", 40.0, 1.0) for b in range(1, defects + 1)],
     )  # fmt: skip
     text = pages(notice_pdf(notice, issuer.profile))
-    assert "Sincerely," in text[0] and "Dana Krüger" in text[0]
+    assert "Sincerely," in text[0]
+    assert "Dana Krüger" in text[0]
     assert text[1].lstrip().startswith("EVIDENCE RECORD")
     assert f"block {defects}:" in flat(" ".join(text[1:]))

@@ -37,7 +37,7 @@ def enforcement_state(runner: AnalyticsRunner, key: str) -> str:
     return runner.engine.enforcement.cases[key].state
 
 
-def test_posted_hazard_notice_starts_the_two_hours_and_payment_closes_the_case(
+def test_posted_hazard_notice_starts_the_two_hours_and_payment_closes_the_case(  # noqa: PLR0915 (one case, end to end)
     stormed: tuple[AnalyticsRunner, CaseStore], profile: Profile,
     smtp_server: tuple[Mailbox, int],
 ) -> None:  # fmt: skip

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from sidewalk.alerts.letterhead import plain_citation
 from sidewalk.alerts.issue import NoticeIssuer
+from sidewalk.alerts.letterhead import plain_citation
 from sidewalk.alerts.notices import BlockDefect
 from sidewalk.alerts.pdf import notice_pdf
 from sidewalk.analytics.survey import BlockSurvey, FrontageCount

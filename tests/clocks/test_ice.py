@@ -54,13 +54,13 @@ def act(engine: ClockEngine, kind: str, target: str, at: datetime, **detail: obj
 
 
 def decision(events: list[Event]) -> Transition:
-    [final] = [
-        e for e in events if isinstance(e, Transition) and e.from_state == "clearing_period"
-    ]
+    [final] = [e for e in events if isinstance(e, Transition) and e.from_state == "clearing_period"]
     return final
 
 
-def test_370_10_A_untreated_ice_is_a_violation_on_a_walk_cleared_to_4_ft_sensed_by_the_pole() -> None:
+def test_370_10_A_untreated_ice_is_a_violation_on_a_walk_cleared_to_4_ft_sensed_by_the_pole() -> (
+    None
+):
     engine, pole = engine_after_storm()
     pavement = pole.pavement(DEADLINE - timedelta(minutes=20), -3.0)
     camera = pole.camera(DEADLINE - timedelta(minutes=15), "a", WIDE, surface="ice")
@@ -106,7 +106,9 @@ def test_370_10_A_a_wet_or_icy_surface_at_or_below_freezing_is_ice(
         assert "surface_temp" not in final.detail["ice"]["readings"]  # the camera's own
 
 
-def test_370_10_A_untreated_ice_an_inspector_recorded_is_a_violation_said_so_in_the_record() -> None:
+def test_370_10_A_untreated_ice_an_inspector_recorded_is_a_violation_said_so_in_the_record() -> (
+    None
+):
     engine, pole = engine_after_storm()
     act(engine, "record_ice", "a", DEADLINE - timedelta(hours=1), note="glaze by the drive")
     events = decide(engine, pole, pole.camera(DEADLINE - timedelta(minutes=15), "a", WIDE))
@@ -121,9 +123,7 @@ def test_370_10_A_untreated_ice_an_inspector_recorded_is_a_violation_said_so_in_
 
 def test_370_10_A_ice_sanded_or_salted_before_the_deadline_complies() -> None:
     engine, pole = engine_after_storm()
-    icy = pole.camera(
-        DEADLINE - timedelta(hours=2), "a", WIDE, surface="ice", surface_temp_c=-4.0
-    )
+    icy = pole.camera(DEADLINE - timedelta(hours=2), "a", WIDE, surface="ice", surface_temp_c=-4.0)
     engine.feed([icy])
     act(engine, "record_treated", "a", DEADLINE - timedelta(hours=1))
     final = decision(decide(engine, pole))
@@ -234,9 +234,12 @@ def test_370_10_A_the_simulated_pole_reports_ice_and_the_notice_says_how_it_was_
         surface_temp_c=-2.5,
     )  # fmt: skip
     story = story.model_copy(update={"surface": [icy]})
-    rows = [r for r in expand(story) if r.stream == "snow" and r.values["frontage"] == "main-st-101"]
+    rows = [
+        r for r in expand(story) if r.stream == "snow" and r.values["frontage"] == "main-st-101"
+    ]
     late = [r for r in rows if r.ts_ms >= icy.at.timestamp() * 1000]
-    assert late and all(r.values["surface_state"] == "ice" for r in late)
+    assert late
+    assert all(r.values["surface_state"] == "ice" for r in late)
     assert all("surface_state" not in r.values for r in rows if r not in late)
     profile = load_profile()
     cases = open_cases(f"sqlite:///{tmp_path / 'cases.sqlite3'}", profile)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import time
 import uuid
 from decimal import Decimal
@@ -207,8 +208,13 @@ def test_print_batch_for_clerk_only(dashboard: Dashboard) -> None:
     batch = clerk.post("/api/notices/print-batch", json={"numbers": numbers}).json()
     page = clerk.get(batch["url"])
     assert page.status_code == 200
-    assert all(number in page.text for number in numbers)
-    assert "Bert Brandt" in page.text
+    # The same letters as `sidewalk notices print-batch`: one renderer (alerts.pdf.batch_pdf).
+    assert page.headers["content-type"] == "application/pdf"
+    from pypdf import PdfReader
+
+    text = " ".join(p.extract_text() for p in PdfReader(io.BytesIO(page.content)).pages)
+    assert all(number in text for number in numbers)
+    assert "Bert Brandt" in text
     assert dashboard.login("viewer").get(batch["url"]).status_code == 403
 
 

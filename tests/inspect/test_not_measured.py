@@ -20,9 +20,9 @@ from .conftest import T0
 
 
 def _run(files: list[Path], intr: DepthIntrinsics, cases: CaseStore, ev: EvidenceStore,
-         profile: Profile):  # type: ignore[no-untyped-def]  # fmt: skip
+         profile: Profile, frontage: str = "main-101"):  # type: ignore[no-untyped-def]  # fmt: skip
     return inspect_files(
-        files, frontage="main-101", kind="depth", cases=cases, evidence=ev, profile=profile,
+        files, frontage=frontage, kind="depth", cases=cases, evidence=ev, profile=profile,
         intrinsics=intr, surveyed_at=T0, at=T0, frontage_blocks=2,
     )  # fmt: skip
 
@@ -61,7 +61,9 @@ def test_a_map_in_quarter_millimetres_read_as_millimetres_is_not_measured(
     assert rec.failure is not None
     assert rec.failure.startswith("not_measured:")
     assert "other units" in rec.failure
-    # With its scale it is measured: the 1 in fault, both blocks defective.
+    # With its scale it is measured: the 1 in fault, both blocks defective
+    # (another frontage: a file is stored once per frontage and sha256).
     scaled = DepthIntrinsics(intr.fx, intr.fy, intr.cx, intr.cy, depth_scale_mm=0.25)
-    again = _run([quarter], scaled, cases, evidence, profile)
+    again = _run([quarter], scaled, cases, evidence, profile, frontage="main-103")
     assert again.files[-1].inspection.status == "ok"
+    assert [b["defective"] for b in again.files[-1].inspection.blocks] == [True, True]

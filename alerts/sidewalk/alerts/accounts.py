@@ -80,8 +80,7 @@ def bill_abatement(
         expenses = existing
     else:
         expenses = [
-            cases.bills.add_expense(abatement_id, x.amount, incurred, x.description)
-            for x in lines
+            cases.bills.add_expense(abatement_id, x.amount, incurred, x.description) for x in lines
         ]
         cases.audit.append(
             who, "abatement.costed", f"abatement:{abatement_id}",

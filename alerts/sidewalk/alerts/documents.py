@@ -61,6 +61,10 @@ def notice_register(cases: records.CaseStore, profile: Profile) -> list[Register
                 if a.action == "notice.render_failed"
             ]
             problem = str(failures[-1].detail.get("reason", "")) if failures else "not rendered"
+        elif n.status == "held":
+            problem = "held for the Village's confirmation of " + ", ".join(
+                r.name for r in n.rules if r.unconfirmed
+            )
         rows.append(
             RegisterRow(
                 number=n.number,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -42,14 +42,14 @@ from sidewalk.alerts.notices import (
     evidence_from_detail,
     history_rows,
     local_day,
-    usd,
-    words,
     render_abatement_bill,
     render_advisory,
     render_clearing_violation,
     render_hazard_notice,
     render_obstruction_notice,
     render_repair_notice,
+    usd,
+    words,
 )
 from sidewalk.analytics.clocks.events import ClearingViolation, NoticeRequired
 from sidewalk.analytics.survey import BlockSurvey
@@ -368,13 +368,15 @@ class NoticeIssuer:
             if done is not None and done.value == value_text(use.value, use.unit):
                 confirmed.append(
                     f"{words(use.name.rpartition('.')[2]).capitalize()}, {done.value}: confirmed "
-                    f"by {done.confirmed_by} on {local_day(done.confirmed_at.astimezone(zone).date())}"
+                    f"by {done.confirmed_by} on "
+                    f"{local_day(done.confirmed_at.astimezone(zone).date())}"
                     f" ({done.reference})"
                 )
         penalty = None
         rule = self.profile.billing.penalty_per_offense
         done = in_force.get("billing.penalty_per_offense")
-        if rule.unconfirmed and done is not None and done.value == value_text(rule.value, rule.unit) and rule.value > 0:
+        agreed = done is not None and done.value == value_text(rule.value, rule.unit)
+        if rule.unconfirmed and agreed and done is not None and rule.value > 0:
             penalty = f"{usd(rule.value)} for each offense ({done.reference})"
         elif not rule.unconfirmed and rule.value > 0:
             penalty = f"{usd(rule.value)} for each offense ({plain_citation(rule.citation)})"
@@ -471,6 +473,37 @@ class NoticeIssuer:
                 **common,
             )
         raise NoticeError(f"notice {notice.number}: no template for kind {kind!r}")
+
+    def owner_copy(self, notice: records.NoticeRecord) -> records.NoticeRecord:
+        """The owner's copy of a delivered hazard notice (§ 370-10 B(1)): the same
+        letter, rendered by the same renderer, stating when the officer recorded its
+        delivery and so when the two hours end. Not stored: the delivered notice's
+        record is unchanged; print it (``pdf.notice_pdf``) or mail it to the owner."""
+        if notice.kind != "hazard_notice" or notice.delivered_at is None:
+            raise NoticeError(
+                f"notice {notice.number}: an owner's copy is of a delivered hazard notice"
+            )
+        delivered = [d for d in self.cases.notices.list_deliveries(notice_id=notice.id)
+                     if d.status == "delivered"]  # fmt: skip
+        method = delivered[0].channel if delivered else "hand"
+        frontage = self.cases.registry.get_frontage(notice.frontage_id)
+        violation = self._violation(notice)
+        rendered = render_hazard_notice(
+            notice.kind,
+            number=notice.number,
+            issued_at=notice.issued_at,
+            frontage=FrontageInfo(frontage.id, frontage.street_address, frontage.parcel_number),
+            profile=self.profile,
+            template_dir=self.template_dir,
+            evidence=evidence_from_detail(notice.detail),
+            letter=self.letter_context(notice),
+            owner=Addressee(notice.owner_name, notice.owner_address_lines),
+            missed_deadline=datetime.fromisoformat(str(violation.evidence["deadline"])),
+            confirmed_by=str(notice.detail.get("confirmed_by", "a Village officer")),
+            history=self._history(notice),
+            delivery=(notice.delivered_at, method),
+        )
+        return replace(notice, body_text=rendered.text, body_html=rendered.html)
 
     def _violation(self, notice: records.NoticeRecord) -> records.ViolationRecord:
         if notice.violation_id is None:

@@ -52,7 +52,7 @@ class Letterhead:
 
     @classmethod
     def from_settings(cls, village: VillageConfig, profile: Profile) -> Letterhead:
-        """The configured letterhead; reads the signature image now (it is stored with each notice)."""
+        """The configured letterhead; reads the signature image now (stored with each notice)."""
         signature = village.signature_image.read_bytes() if village.signature_image else None
         return cls(
             village=profile.village.name,
@@ -92,8 +92,10 @@ class Letterhead:
     @property
     def signed_by(self) -> str:
         """``Dana Krüger, Clerk-Treasurer``."""
-        return f"{self.officer_name}, {self.officer_title}" if self.officer_name else (
-            f"{self.officer_title}, {self.village}"
+        return (
+            f"{self.officer_name}, {self.officer_title}"
+            if self.officer_name
+            else (f"{self.officer_title}, {self.village}")
         )
 
     @property

@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
@@ -433,7 +433,8 @@ def render_clearing_violation(
     rules = profile.snow_and_ice
     peak = violation.get("snow_depth_peak_mm")
     context = _base(
-        "clearing_violation", number, issued_at, owner=owner, frontage=frontage, profile=profile, letter=letter
+        "clearing_violation", number, issued_at, owner=owner, frontage=frontage, profile=profile,
+        letter=letter,
     )
     context.update(
         {
@@ -476,6 +477,12 @@ def render_clearing_violation(
     return render_kind("clearing_violation", context, number=number, template_dir=template_dir)
 
 
+DELIVERY_WORDS: Final = {
+    "hand": "handed to the owner, occupant or person in charge",
+    "posted": "posted on the premises",
+    "mail": "received by mail",
+    "email": "received by e-mail",
+}
 _SURFACE_WORDS = {"wet": "wet", "ice": "icy", "dry": "dry", "treated": "sanded or salted"}
 
 
@@ -515,7 +522,8 @@ def _ice_words(ice: Any, zone: ZoneInfo) -> dict[str, str] | None:
     if status == "untreated":
         found = (
             "The Village's sensors also found ice on the sidewalk that had not been sanded or"
-            f" salted: the pavement was at or below freezing and its surface wet or icy ({seen_at})."
+            " salted: the pavement was at or below freezing and its surface wet or icy"
+            f" ({seen_at})."
         )
         return {"found": found, "record": f"untreated ice, from the pole's sensors: {measured}."}
     if status == "suspected":
@@ -554,13 +562,20 @@ def render_hazard_notice(
     letter: LetterContext = NO_LETTER,
     evidence: Evidence = Evidence(),
     history: Sequence[Mapping[str, str]] = (),
+    delivery: tuple[datetime, str] | None = None,
 ) -> RenderedNotice:
-    """§ 370-10 B(1): the 2-hour hazard notice, or the after-the-fact abatement notice."""
+    """§ 370-10 B(1): the 2-hour hazard notice, or the after-the-fact abatement notice.
+
+    ``delivery`` (when and how it was delivered, as the officer recorded it) makes
+    the owner's copy: it states when the two hours began and when they end.
+    """
     if kind not in {"hazard_notice", "hazard_abatement_notice"}:
         raise NoticeError(f"notice {number}: no hazard template for {kind!r}")
     _require_mailing(number, owner, frontage)
     rules = profile.snow_and_ice
-    context = _base(kind, number, issued_at, owner=owner, frontage=frontage, profile=profile, letter=letter)
+    context = _base(
+        kind, number, issued_at, owner=owner, frontage=frontage, profile=profile, letter=letter
+    )
     context.update(
         {
             "deadline_local": format_local(missed_deadline, profile.zone),
@@ -572,6 +587,16 @@ def render_hazard_notice(
             "confirmed_by": confirmed_by,
             "evidence": _evidence(evidence, profile),
             "history": list(history),
+            "delivered": None
+            if delivery is None
+            else {
+                "at_local": format_local(delivery[0], profile.zone),
+                "how": DELIVERY_WORDS.get(delivery[1], delivery[1]),
+                "remove_by_local": format_local(
+                    delivery[0].astimezone(UTC) + rules.hazard_notice_period.duration,
+                    profile.zone,
+                ),
+            },
             "unconfirmed": _unconfirmed(
                 [
                     ("hazard_notice_period", rules.hazard_notice_period),
@@ -611,7 +636,8 @@ def render_abatement_bill(
     terms = terms or bill_terms(profile, "snow_and_ice")
     said = terms.context()
     context = _base(
-        "abatement_bill", number, issued_at, owner=owner, frontage=frontage, profile=profile, letter=letter
+        "abatement_bill", number, issued_at, owner=owner, frontage=frontage, profile=profile,
+        letter=letter,
     )
     context.update(
         {
@@ -732,7 +758,9 @@ def render_repair_notice(
             }
         )
     rules_used["sidewalk_condition.replacement_share"] = cond.replacement_share
-    context = _base(kind, number, issued_at, owner=owner, frontage=frontage, profile=profile, letter=letter)
+    context = _base(
+        kind, number, issued_at, owner=owner, frontage=frontage, profile=profile, letter=letter
+    )
     context.update(
         {
             "surveyed_local": format_local(surveyed_at, profile.zone),
@@ -800,7 +828,8 @@ def render_obstruction_notice(
     if area == "sidewalk":
         rules_used["obstructions.fixture_min_clear_width"] = obs.fixture_min_clear_width
     context = _base(
-        "obstruction_notice", number, issued_at, owner=owner, frontage=frontage, profile=profile, letter=letter
+        "obstruction_notice", number, issued_at, owner=owner, frontage=frontage, profile=profile,
+        letter=letter,
     )
     context.update(
         {

@@ -12,8 +12,7 @@ bytes (the evidence package depends on it).
 
 Letters are set in DejaVu Sans, a proportional TrueType font with full
 Unicode coverage (an owner named Zoë Łukasiewicz-Ørsted prints as named),
-from Debian's ``fonts-dejavu-core`` (``scripts/services`` installs it) or,
-failing that, the copy matplotlib ships. ``notice_pdf`` is the one renderer:
+from Debian's ``fonts-dejavu-core`` (``scripts/services`` installs it). ``notice_pdf`` is the one renderer:
 the command line, e-mail delivery, the evidence package and the dashboard's
 print page all call it (or ``batch_pdf``, the same letters in one file).
 """
@@ -55,9 +54,14 @@ LETTER_SIZES: Final = (10.0, 9.5, 9.0, 8.5, 8.0, 7.5)
 PHOTO_H: Final = 38.0
 SIGNATURE_H: Final = 12.0
 FAMILY: Final = "DejaVu"
-_FONT_FILES: Final = {"": "DejaVuSans.ttf", "B": "DejaVuSans-Bold.ttf", "I": "DejaVuSans-Oblique.ttf"}
+_FONT_FILES: Final = {
+    "": "DejaVuSans.ttf",
+    "B": "DejaVuSans-Bold.ttf",
+    "I": "DejaVuSans-Oblique.ttf",
+}
 _LEADS: Final = re.compile(
-    r"^(What we found\.|What to do\.|What happens if you do not\.|What happens now\.|Questions\?)\s"
+    r"^(What we found\.|What to do\.|What happens if you do not\.|What happens (?:now|next)\."
+    r"|Questions\?)\s"
 )
 
 
@@ -66,14 +70,7 @@ class FontMissingError(RuntimeError):
 
 
 def _font_dirs() -> list[Path]:
-    dirs = [Path("/usr/share/fonts/truetype/dejavu")]
-    try:  # matplotlib ships DejaVu Sans (regular, bold, oblique) in its data folder
-        import matplotlib
-
-        dirs.append(Path(matplotlib.get_data_path()) / "fonts" / "ttf")
-    except ImportError:
-        pass
-    return dirs
+    return [Path("/usr/share/fonts/truetype/dejavu")]
 
 
 @cache
@@ -92,7 +89,6 @@ def font_files() -> dict[str, Path]:
 def _add_fonts(pdf: FPDF) -> None:
     for style, path in font_files().items():
         pdf.add_font(FAMILY, style=style, fname=str(path))
-
 
 
 @dataclass(frozen=True)
@@ -199,25 +195,31 @@ def _letter_body(
                 pdf.set_font(FAMILY, style="B" if i == 0 else "", size=size)
                 pdf.multi_cell(0, height, line, new_x=XPos.LMARGIN, new_y=YPos.NEXT)
             continue
-        running: list[str] = []
-        for line in block:
-            if line.startswith(("  ", "- ", "Photograph:", "Delivered on")):
-                if running:
-                    _paragraph(pdf, " ".join(running), size)
-                    running.clear()
-                if not line.startswith("Photograph:"):
-                    _paragraph(pdf, line.strip(), size, indent=6.0 if line[0] in " -" else 0.0)
-                elif photo is None:
-                    _paragraph(pdf, f"{line} It is kept with the Village's record of this notice.", size)
-                else:
-                    _paragraph(pdf, line, size)
-                    pdf.ln(1)
-                    _image(pdf, photo.jpeg, PHOTO_H, x=MARGIN + 6.0)
-            else:
-                running.append(line.strip())
+        _block(pdf, block, size, photo)
+        pdf.ln(gap)
+
+
+def _block(pdf: FPDF, block: list[str], size: float, photo: PhotoBytes | None) -> None:
+    """A paragraph block: running lines joined; list lines, the photograph and the
+    officer's delivery line each on their own."""
+    running: list[str] = []
+    for line in block:
+        if not line.startswith(("  ", "- ", "Photograph:", "Delivered on")):
+            running.append(line.strip())
+            continue
         if running:
             _paragraph(pdf, " ".join(running), size)
-        pdf.ln(gap)
+            running.clear()
+        if not line.startswith("Photograph:"):
+            _paragraph(pdf, line.strip(), size, indent=6.0 if line[0] in " -" else 0.0)
+        elif photo is None:
+            _paragraph(pdf, f"{line} It is kept with the Village's record of this notice.", size)
+        else:
+            _paragraph(pdf, line, size)
+            pdf.ln(1)
+            _image(pdf, photo.jpeg, PHOTO_H, x=MARGIN + 6.0)
+    if running:
+        _paragraph(pdf, " ".join(running), size)
 
 
 def _letterhead(pdf: FPDF, letterhead: Letterhead, notice: NoticeRecord, profile: Profile) -> None:

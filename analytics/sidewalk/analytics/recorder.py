@@ -122,17 +122,8 @@ class CaseRecorder:
             elif isinstance(event, OffenseCounted):
                 violation = self._known_violation(event.violation_key)
                 self.cases.clocks.set_violation_offenses(violation.id, event.count)
-            elif isinstance(event, TaxRollDue):
+            elif isinstance(event, TaxRollDue | TaxRollHeld):
                 self._tax_roll(event)
-            elif isinstance(event, TaxRollHeld):
-                # G: not entered by itself; the Clerk-Treasurer decides (once per case).
-                self.cases.audit.append_once(
-                    "analytics", "tax_roll.held", f"violation:{event.violation_key}",
-                    {"reason": event.reason, "citation": event.citation,
-                     "costs_incurred_at": event.costs_incurred_at.isoformat(),
-                     "bill_due": event.bill_due.isoformat() if event.bill_due else None},
-                    key=f"tax_roll.held/{event.violation_key}", at=event.at,
-                )  # fmt: skip
             elif isinstance(event, HazardCandidate):
                 self.cases.audit.append(
                     "analytics", "hazard.candidate", f"violation:{event.violation_key}",
@@ -358,7 +349,17 @@ class CaseRecorder:
             violation_id=violation.id, detail={"citation": a.citation},
         )  # fmt: skip
 
-    def _tax_roll(self, due: TaxRollDue) -> None:
+    def _tax_roll(self, due: TaxRollDue | TaxRollHeld) -> None:
+        if isinstance(due, TaxRollHeld):
+            # G: not entered by itself; the Clerk-Treasurer decides (told once per case).
+            self.cases.audit.append_once(
+                "analytics", "tax_roll.held", f"violation:{due.violation_key}",
+                {"reason": due.reason, "citation": due.citation,
+                 "costs_incurred_at": due.costs_incurred_at.isoformat(),
+                 "bill_due": due.bill_due.isoformat() if due.bill_due else None},
+                key=f"tax_roll.held/{due.violation_key}", at=due.at,
+            )  # fmt: skip
+            return
         abatement = self.cases.bills.abatement_by_key(f"{due.violation_key}/abatement")
         bill = None if abatement is None else self.cases.bills.for_abatement(abatement.id)
         if bill is None or bill.balance <= 0:

@@ -121,6 +121,10 @@ class AnalyticsRunner:
         _RUNNERS[self.id] = self
         if self.mode == "live":
             self._start_scheduler()
+            # What came due while analytics was down is taken now, before any queued
+            # reading arrives (as the persisted deadline job would, racing the queue):
+            # the engine must then wait for the evidence, not decide without it.
+            self.tick()
         self._client = MqttClient(self._mqtt_settings, on_message=self._queue.put, manual_ack=True)
         self._client.connect()
         # Only now: a persistent session's queued messages may arrive during

@@ -48,7 +48,7 @@ STEPS = {
 }
 
 
-def act(
+def act(  # noqa: PLR0917 (Typer maps parameters to options)
     kind: Annotated[str, typer.Argument(help=" | ".join(STEPS))],
     target: Annotated[
         str,
@@ -92,7 +92,7 @@ def act(
             notice = _notice(cases, target)
             detail = {"method": method} if kind == "record_delivery" else {}
             case = _case(cases, place.profile, notice, when)
-            _try(kind, notice.number, when, who, case, detail)
+            _try(kind, notice.number, when, who, case=case, detail=detail)
             _record(cases, notice, kind, when, who, method=method, profile=place.profile)
             address = cases.registry.get_frontage(notice.frontage_id).street_address
             what = f"notice {notice.number}, {address}"
@@ -151,6 +151,7 @@ def _try(
     target: str,
     at: datetime,
     who: str,
+    *,
     case: Enforcement | None = None,
     detail: dict[str, str] | None = None,
 ) -> None:

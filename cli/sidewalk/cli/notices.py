@@ -238,8 +238,11 @@ def bill(  # noqa: PLR0917 (Typer maps parameters to options)
 
     work = AbatementWork(Decimal(crew_hours), Decimal(equipment_hours), _materials(material or []))
     with _issuer(config) as issuer:
-        done = None if completed_at is None else instant("--completed-at", completed_at,
-                                                          issuer.profile.zone)
+        done = (
+            None
+            if completed_at is None
+            else instant("--completed-at", completed_at, issuer.profile.zone)
+        )
         billed = accounts.bill_abatement(
             issuer, abatement_id, work, _at(issuer, at), who=who, completed_at=done
         )

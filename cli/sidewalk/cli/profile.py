@@ -29,20 +29,22 @@ profile_app = command_group(__doc__)
 
 
 @profile_app.command("confirm")
-def confirm(
-    name: Annotated[str, typer.Argument(help="the value's dotted name, as `profile unconfirmed` lists it")],
+def confirm(  # noqa: PLR0917 (a confirmation is these things)
+    name: Annotated[
+        str, typer.Argument(help="the value's dotted name, as `profile unconfirmed` lists it")
+    ],
     by: Annotated[
-        str, typer.Option("--by", help='who confirmed it, e.g. "Village Board" or a name and office')
+        str,
+        typer.Option("--by", help='who confirmed it, e.g. "Village Board" or a name and office'),
     ],
     reference: Annotated[
         str,
         typer.Option(
-            "--reference", help='the board action or ordinance, e.g. "Board minutes 2027-01-12, item 7"'
+            "--reference",
+            help='the board action or ordinance, e.g. "Board minutes 2027-01-12, item 7"',
         ),
     ],
-    at: Annotated[
-        str | None, typer.Option(help="when it was confirmed (default: now)")
-    ] = None,
+    at: Annotated[str | None, typer.Option(help="when it was confirmed (default: now)")] = None,
     who: WhoOption = "clerk",
     config: ConfigOption = None,
 ) -> None:
@@ -96,14 +98,18 @@ def unconfirmed(config: ConfigOption = None) -> None:
         table.add_row(
             item.name,
             item.value,
-            f"{done.confirmed_by}, {done.confirmed_at:%Y-%m-%d} ({done.reference})" if done else "NO",
+            f"{done.confirmed_by}, {done.confirmed_at:%Y-%m-%d} ({done.reference})"
+            if done
+            else "NO",
             str(item.held_notices),
             item.note,
         )
     console().print(table)
     waiting = [i for i in report if not i.confirmed]
     if waiting:
-        console().print(f"{len(waiting)} value(s) wait for the Village's confirmation", markup=False)
+        console().print(
+            f"{len(waiting)} value(s) wait for the Village's confirmation", markup=False
+        )
         raise typer.Exit(1)
 
 

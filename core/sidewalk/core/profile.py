@@ -251,7 +251,6 @@ class DateWindowRule(_Cited):
         return self._mark(f"{first:%B} {first.day} – {last:%B} {last.day}")
 
 
-
 DeliveryMethod = Literal["hand", "posted", "mail", "email"]
 """How a written notice reaches a person: ``hand`` is personal service, ``posted``
 posting on the premises, ``mail`` mail (dated by its receipt), ``email`` e-mail."""

@@ -94,7 +94,7 @@ class IceFinding:
         return "ice sanded or salted"
 
 
-def camera_surface(
+def camera_surface(  # noqa: PLR0911 (one return per thing the camera can say)
     at: datetime,
     device: str,
     seq: int,
@@ -136,7 +136,9 @@ def camera_surface(
     return None  # wet, temperature unknown: says nothing of ice
 
 
-def pole_temp_at(temps: Sequence[SurfaceTemp], at: datetime, max_age: timedelta) -> SurfaceTemp | None:
+def pole_temp_at(
+    temps: Sequence[SurfaceTemp], at: datetime, max_age: timedelta
+) -> SurfaceTemp | None:
     """The pole's latest pavement temperature at or before ``at``, if recent enough."""
     best = None
     for t in temps:
