@@ -12,13 +12,14 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
 from sidewalk.alerts.confirm import confirm_value, unconfirmed_report
 from sidewalk.alerts.issue import NoticeIssuer
 from sidewalk.alerts.letterhead import Letterhead
+from sidewalk.analytics.clocks.cessation import DetectionParams
 from sidewalk.analytics.clocks.engine import ClockEngine, FrontageSpec
 from sidewalk.analytics.recorder import CaseRecorder
 from sidewalk.analytics.runner import AnalyticsRunner, Mode
@@ -169,9 +170,14 @@ def build_analytics(
     tick_seconds: float = 30.0,
     time_policy: TimePolicy | None = None,
     letterhead: Letterhead | None = None,
+    evidence_wait: timedelta | None = None,
 ) -> AnalyticsRunner:
-    """Engine + recorder + notice issuer + runner, for the frontages in the case records."""
-    engine = ClockEngine(profile, frontage_specs(cases, site))
+    """Engine + recorder + notice issuer + runner, for the frontages in the case records.
+
+    ``evidence_wait``: how long a deadline waits for its pole's readings before it goes
+    to a person's review (``[analytics] evidence_wait_minutes``; the engine's default)."""
+    params = None if evidence_wait is None else DetectionParams(evidence_wait=evidence_wait)
+    engine = ClockEngine(profile, frontage_specs(cases, site), params)
     issuer = NoticeIssuer(cases, profile, letterhead=letterhead)
     recorder = CaseRecorder(
         cases, profile, on_violation=issuer.clearing_violation, on_notice=issuer.required_notice

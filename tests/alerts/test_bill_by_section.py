@@ -4,13 +4,14 @@ addressee, period to pay and consequence; every period comes from the profile.""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
-from sidewalk.alerts.accounts import bill_abatement, record_bill_receipt
+from sidewalk.alerts.accounts import BilledAbatement, bill_abatement, record_bill_receipt
 from sidewalk.alerts.bill_terms import bill_terms, kind_of
 from sidewalk.alerts.billing import AbatementWork, Material
 from sidewalk.alerts.issue import NoticeIssuer
@@ -36,12 +37,12 @@ def _bill(
     cases: CaseStore,
     key: str,
     rule: str | None = None,
-    evidence: dict[str, object] | None = None,
-) -> tuple[str, object]:
+    evidence: Mapping[str, object] | None = None,
+) -> tuple[str, BilledAbatement]:
     violation_id = None
     if rule is not None:
         violation = cases.clocks.record_violation(
-            key, "main-101", rule, T0, citation=None, evidence=evidence or {}
+            key, "main-101", rule, T0, citation=None, evidence=dict(evidence or {})
         )
         violation_id = violation.id
     abatement = cases.bills.order_abatement(
@@ -162,9 +163,10 @@ def test_every_period_comes_from_the_profile_not_a_template() -> None:
         found = period.findall(template.read_text("utf-8"))
         assert not found, f"{template.name} writes a period: {found}"
     # Another village's profile gives its own periods on the same bill kinds.
-    assert bill_terms(EXAMPLE, "obstruction").payable is not None
-    assert bill_terms(EXAMPLE, "obstruction").payable[1].days == 14
-    assert bill_terms(EXAMPLE, "sweeping").payable[1].days == 14
+    for kind in ("obstruction", "sweeping"):
+        payable = bill_terms(EXAMPLE, kind).payable
+        assert payable is not None
+        assert payable[1].days == 14
     administration = bill_terms(EXAMPLE, "opening_repair").administration
     assert administration is not None
     assert administration[1].value == 15

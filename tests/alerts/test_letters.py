@@ -14,6 +14,7 @@ import io
 import re
 from datetime import timedelta
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from pypdf import PdfReader
@@ -168,6 +169,10 @@ def test_every_notice_kind_reads_as_a_letter_not_a_log(
         assert "clerk@clyman.example" in letter, where
         assert "Office hours: Monday to Friday, 8:00 AM to 4:00 PM" in letter, where
         assert f"Notice No. {notice.number}" in letter, where
+        # Each part of the letter is a paragraph of its own (the PDF bolds its lead).
+        body = notice.body_text or ""
+        for lead in ("What we found.", "What to do.", "What happens if you do not.", "Questions?"):
+            assert lead not in body or f"\n\n{lead}" in body, (where, lead)
         # The evidence is on a page of its own.
         assert text[1].lstrip().startswith("EVIDENCE RECORD"), where
         assert "EVIDENCE RECORD" not in letter, where
@@ -255,3 +260,39 @@ def test_a_long_survey_letter_still_fits_one_page(issuer: NoticeIssuer, defects:
     assert "Dana Krüger" in text[0]
     assert text[1].lstrip().startswith("EVIDENCE RECORD")
     assert f"block {defects}:" in flat(" ".join(text[1:]))
+
+
+def test_village_letterhead_settings_are_validated_and_name_the_field(tmp_path: Path) -> None:
+    from sidewalk.core.config import ConfigError, load_settings
+
+    good = {
+        "office": '"Village Hall"',
+        "address_lines": '["1 Municipal Pl", "Clyman, WI 53016"]',
+        "telephone": '"(920) 555-0142"',
+        "email": '"clerk@clyman.example"',
+        "office_hours": '"Monday to Friday, 8:00 AM to 4:00 PM"',
+        "officer_name": '"Dana Krüger"',
+        "officer_title": '"Clerk-Treasurer"',
+    }
+
+    def write(**changed: str) -> Path:
+        path = tmp_path / "sidewalk.toml"
+        lines = [f"{k} = {v}" for k, v in {**good, **changed}.items()]
+        path.write_text("[village]\n" + "\n".join(lines) + "\n", encoding="utf-8")
+        return path
+
+    settings = load_settings(write())
+    assert settings.village is not None
+    assert settings.village.officer_name == "Dana Krüger"
+    for field, value in (
+        ("telephone", '"call us"'),
+        ("email", '"clerk at clyman"'),
+        ("signature_image", f'"{tmp_path / "missing.png"}"'),
+        ("signature_image", '"signature.gif"'),
+    ):
+        with pytest.raises(ConfigError, match=rf"village\.{field}"):
+            load_settings(write(**{field: value}))
+    path = write()
+    path.write_text(path.read_text().replace('officer_name = "Dana Krüger"\n', ""))
+    with pytest.raises(ConfigError, match=r"village\.officer_name"):
+        load_settings(path)

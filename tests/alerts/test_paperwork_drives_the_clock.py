@@ -82,7 +82,8 @@ def test_posted_hazard_notice_starts_the_two_hours_and_payment_closes_the_case( 
     billed = bill_abatement(
         issuer, abatement.id, AbatementWork(crew_hours=Decimal(3)), done, who="Clerk Lee"
     )
-    assert billed.bill.amount == Decimal("162.00")  # 3 h × 45.00 + 20 %
+    # 3 h × 45.00; § 370-10 G provides no administrative share (only § 370-6 does).
+    assert billed.bill.amount == Decimal("135.00")
     received = done + timedelta(days=2)
     bill = record_bill_receipt(issuer, billed.bill.id, received, "Clerk Lee")
     runner.tick()
@@ -99,9 +100,9 @@ def test_posted_hazard_notice_starts_the_two_hours_and_payment_closes_the_case( 
     again = record_payment(
         cases, "pay-1", bill.id, Decimal("100.00"), late, who="Clerk Lee", method="cash"
     )
-    assert again.balance == Decimal("62.00")  # the same payment twice counts once
+    assert again.balance == Decimal("35.00")  # the same payment twice counts once
     paid = record_payment(
-        cases, "pay-2", bill.id, Decimal("62.00"), late + timedelta(hours=1),
+        cases, "pay-2", bill.id, Decimal("35.00"), late + timedelta(hours=1),
         who="Clerk Lee", method="check", reference="1042",
     )  # fmt: skip
     assert paid.balance == Decimal("0.00")
@@ -137,20 +138,21 @@ def test_unpaid_costs_reach_the_tax_roll_certification(
     assert enforcement_state(runner, key) == "tax_roll"
     year = (done + timedelta(days=61)).astimezone(profile.zone).year
     lines = tax_roll_lines(cases, profile, year)
-    # 1.5 × 45 + 0.5 × 65 = 100.00; + 20 % = 120.00; 20.00 paid: 100.00 certified.
+    # 1.5 × 45 + 0.5 × 65 = 100.00 (no administrative share under § 370-10 G); 20.00 paid:
+    # 80.00 certified.
     assert [(x.parcel, x.billed, x.paid, x.amount) for x in lines] == [
-        ("026-0815-0103", Decimal("120.00"), Decimal("20.00"), Decimal("100.00"))
+        ("026-0815-0103", Decimal("100.00"), Decimal("20.00"), Decimal("80.00"))
     ]
     rows = list(csv.reader(io.StringIO(tax_roll_csv(lines))))
     assert rows[0][:3] == ["parcel", "property_address", "owner"]
     assert rows[1][0] == "026-0815-0103"
-    assert rows[1][7] == "100.00"
+    assert rows[1][7] == "80.00"
     assert rows[-1][0] == "TOTAL"
-    assert rows[-1][7] == "100.00"
+    assert rows[-1][7] == "80.00"
     text = flat(pdf_text(tax_roll_pdf(lines, profile, year, done + timedelta(days=61))))
     assert f"certification of special taxes for the {year} tax roll" in text
     assert "as a special tax as provided by § 66.0907(5), Wis. Stats." in text
     assert "026-0815-0103" in text
-    assert "$100.00" in text
-    assert "Total certified: $100.00" in text
+    assert "$80.00" in text
+    assert "Total certified: $80.00" in text
     assert "Village Clerk-Treasurer:" in text

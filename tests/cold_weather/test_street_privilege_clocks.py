@@ -30,7 +30,7 @@ def engine(profile: Profile = CLYMAN) -> ClockEngine:
     return ClockEngine(profile, [FrontageSpec(FRONTAGE, "pole-1")])
 
 
-def act(e: ClockEngine, kind: str, target: str, at: datetime, **detail: Any) -> list[Event]:
+def act(e: ClockEngine, kind: str, target: str, at: datetime, /, **detail: Any) -> list[Event]:
     return e.act(parse_action(kind, target, detail, at=at, who=WHO))
 
 
@@ -131,7 +131,8 @@ def test_a_street_obstruction_needs_no_width_and_runs_the_street_removal_period(
         e = engine(profile)
         seen = datetime(2026, 12, 2, 15, tzinfo=UTC)
         events = act(e, "record_obstruction", "OB-9", seen, frontage=FRONTAGE, area="street",
-                     kind="other", location="Main St at Elm", description="pallets in the lane")  # fmt: skip
+                     kind="other", location="Main St at Elm",
+                     description="pallets in the lane")  # fmt: skip
         [finding] = [f for f in events if isinstance(f, RuleFinding)]
         assert finding.rule == "obstructions.street_removal_after_notice"
         assert finding.citation == profile.obstructions.street_removal_after_notice.citation

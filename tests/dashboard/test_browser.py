@@ -9,6 +9,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urljoin
 
 import pytest
 
@@ -102,7 +103,7 @@ def test_login_map_notice_action_and_live_clock_event(
     page.get_by_label("Select CLY-2026-000001 for printing").check()
     with page.expect_response("**/api/notices/print-batch") as response:
         page.get_by_role("button", name="Print selected").click()
-    letters = page.request.get(response.value.json()["url"])
+    letters = page.request.get(urljoin(page.url, response.value.json()["url"]))
     assert letters.headers["content-type"] == "application/pdf"
     (ARTIFACTS / "02-print-batch.pdf").write_bytes(letters.body())
     from pypdf import PdfReader

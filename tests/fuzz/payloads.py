@@ -68,7 +68,13 @@ def snow_fields() -> st.SearchStrategy[dict[str, Any]]:
             "snow_cover_fraction": st.floats(0, 1),
             "cleared_width_mm": st.floats(0, 20_000),
         },
-        optional={"ice_suspected": st.booleans(), "frame_sha256": hex64},
+        optional={
+            "ice_suspected": st.booleans(),
+            "frame_sha256": hex64,
+            # § 370-10 A's ice: what the camera sees, and the pavement temperature.
+            "surface_state": st.sampled_from(["dry", "wet", "ice", "treated"]),
+            "surface_temp_c": st.floats(-60, 80),
+        },
     )
 
 
@@ -116,6 +122,7 @@ _BAD: dict[str, list[Any]] = {
     "snow_cover_fraction": [-0.01, 1.01, *_BAD_NUMBERS],
     "cleared_width_mm": [-1, 20_000.1, *_BAD_NUMBERS],
     "ice_suspected": ["yes", 1, None, 0.0],
+    "surface_state": ["slush", "", "ICE", None, 1, True],
     "frame_sha256": ["0" * 63, "G" * 64, "A" * 64, 5],
     "sha256": ["", "0" * 65, "z" * 64, None],
     "bytes_len": [0, -5, 20_000_001, 1.0, "10"],

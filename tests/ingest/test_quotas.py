@@ -21,6 +21,7 @@ from pathlib import Path
 import paho.mqtt.client as paho
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.reasoncodes import ReasonCode
 
 from sidewalk.core.contract import WeatherReading, jpeg_topic, topic_for
 from sidewalk.core.mqtt import MqttClient, MqttPacketTooLarge
@@ -96,7 +97,14 @@ def test_the_broker_refuses_a_packet_over_the_deploy_limit_and_the_pole_is_told(
     reasons: list[int] = []
     gone = threading.Event()
     raw = paho.Client(CallbackAPIVersion.VERSION2, client_id=slug("raw"), protocol=paho.MQTTv5)
-    raw.on_disconnect = lambda c, u, f, rc, p: (reasons.append(rc.value), gone.set())
+
+    def on_disconnect(*args: object) -> None:
+        reason = args[3]
+        assert isinstance(reason, ReasonCode)
+        reasons.append(reason.value)
+        gone.set()
+
+    raw.on_disconnect = on_disconnect
     raw.connect(limited_broker.host, limited_broker.port)
     raw.loop_start()
     try:

@@ -9,7 +9,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from sidewalk.alerts.inspections import inspect_files
+from sidewalk.alerts.inspections import InspectionReport, inspect_files
 from sidewalk.analytics.defects import DepthIntrinsics
 from sidewalk.analytics.inspect import load_intrinsics
 from sidewalk.core.profile import Profile
@@ -19,8 +19,14 @@ from sidewalk.storage.evidence import EvidenceStore
 from .conftest import T0
 
 
-def _run(files: list[Path], intr: DepthIntrinsics, cases: CaseStore, ev: EvidenceStore,
-         profile: Profile, frontage: str = "main-101"):  # type: ignore[no-untyped-def]  # fmt: skip
+def _run(  # noqa: PLR0917 - the fixtures, in order
+    files: list[Path],
+    intr: DepthIntrinsics,
+    cases: CaseStore,
+    ev: EvidenceStore,
+    profile: Profile,
+    frontage: str = "main-101",
+) -> InspectionReport:
     return inspect_files(
         files, frontage=frontage, kind="depth", cases=cases, evidence=ev, profile=profile,
         intrinsics=intr, surveyed_at=T0, at=T0, frontage_blocks=2,
@@ -52,7 +58,7 @@ def test_a_map_in_quarter_millimetres_read_as_millimetres_is_not_measured(
     faulted: dict[str, Path], tmp_path: Path, cases: CaseStore, evidence: EvidenceStore,
     profile: Profile,
 ) -> None:  # fmt: skip
-    depth = cv2.imread(str(faulted["depth"]), cv2.IMREAD_UNCHANGED)
+    depth = np.asarray(cv2.imread(str(faulted["depth"]), cv2.IMREAD_UNCHANGED))
     quarter = tmp_path / "quarter.png"
     cv2.imwrite(str(quarter), np.clip(depth.astype(np.int64) * 4, 0, 65535).astype(np.uint16))
     intr = load_intrinsics(faulted["intrinsics"])

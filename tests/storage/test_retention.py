@@ -8,13 +8,14 @@ prune asks them which photos notices cite (``detail["photos"][i]["sha256"]``).
 from __future__ import annotations
 
 import hashlib
+import time
 from datetime import timedelta
 from pathlib import Path
 
 from sidewalk.core.contract import FrameRef, WeatherReading
 from sidewalk.storage.cases import CaseStore
 from sidewalk.storage.evidence import EvidenceStore
-from sidewalk.storage.retention import DAY_MS, RetentionPolicy, prune
+from sidewalk.storage.retention import DAY_MS, Pruner, RetentionPolicy, prune
 from sidewalk.storage.timeseries import DeadLetter, SqliteTimeSeriesStore
 from tests.storage.conftest import T0
 
@@ -118,3 +119,21 @@ def test_no_evidence_is_pruned_when_the_case_records_cannot_say_what_is_cited(
     finally:
         ts.close()
         evidence.close()
+
+
+def test_the_pruner_runs_on_its_thread_and_stops(tmp_path: Path) -> None:
+    ts = SqliteTimeSeriesStore(tmp_path / "ts.db")
+    try:
+        ts.write_batch([WeatherReading(device="pole-1", seq=1, ts=NOW - 1000 * DAY_MS,
+                                       air_temp_c=1.0)])  # fmt: skip
+        pruner = Pruner(ts, None, RetentionPolicy(), cited=None, interval_s=3600)
+        pruner.start()
+        deadline = time.monotonic() + 10
+        while pruner.last is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        pruner.stop()  # returns at once: the wait is an Event
+        assert pruner.last.readings == 1
+        assert ts.count("pole-1") == 0
+    finally:
+        ts.close()

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
+from sidewalk.alerts.letterhead import plain_citation
 from sidewalk.alerts.notices import usd
 from sidewalk.alerts.pdf import table_pdf
 from sidewalk.core.clock import format_local
@@ -197,7 +198,9 @@ def tax_roll_pdf(
     return table_pdf(
         f"{profile.village.name} - certification of special taxes for the {tax_year} tax roll",
         [
-            f'{rule.citation}: "{rule.words}"' if not rule.unconfirmed else rule.describe(),
+            f'{plain_citation(rule.citation)}: "{rule.words}"'
+            if not rule.unconfirmed
+            else rule.describe(),
             f"The following charges for abatement remain unpaid and are certified for entry on "
             f"the {tax_year} tax roll as special taxes against the parcels named.",
         ],

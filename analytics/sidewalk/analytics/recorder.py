@@ -31,6 +31,7 @@ from sidewalk.analytics.clocks.engine import CLEARING
 from sidewalk.analytics.clocks.events import (
     AbatementOrdered,
     Cause,
+    ClearingNeedsReview,
     ClearingUnverified,
     ClearingViolation,
     Event,
@@ -81,6 +82,10 @@ CLOSING: dict[str, frozenset[ClockState]] = {
 }
 # Clocks about a site, pour, permit, obstruction or incident, carried by the frontages named.
 COLD = {FROZEN_SUBGRADE, KEEP_OFF, OPENING_PERMIT, OBSTRUCTION, SWEEPING, PRIVILEGE, INSPECTION}
+
+
+def _iso(at: datetime | None) -> str | None:
+    return None if at is None else at.isoformat()
 
 
 def record_cause(cause: Cause) -> records.Cause:
@@ -136,13 +141,37 @@ class CaseRecorder:
                      "unconfirmed": event.unconfirmed, "notes": list(event.notes)},
                     key=event.key, at=event.at,
                 )  # fmt: skip
-            elif isinstance(event, ClearingUnverified):
-                self.cases.audit.append(
-                    "analytics", "clearing.unverified", f"frontage:{event.frontage}",
-                    {"key": event.key, "deadline": event.deadline.isoformat(),
-                     "reason": event.reason}, at=event.deadline,
-                )  # fmt: skip
+            elif isinstance(event, ClearingUnverified | ClearingNeedsReview):
+                self._for_review(event)
         return found
+
+    def _for_review(self, event: ClearingUnverified | ClearingNeedsReview) -> None:
+        """A deadline a person must look at: the review queue (dashboard alerts,
+        ``sidewalk review``). "Unverified" is never a silent final state."""
+        if isinstance(event, ClearingUnverified):
+            self.cases.audit.append(
+                "analytics", "clearing.unverified", f"frontage:{event.frontage}",
+                {"key": event.key, "deadline": event.deadline.isoformat(),
+                 "reason": event.reason}, at=event.deadline,
+            )  # fmt: skip
+            return
+        # Once per cycle, however often a replay or a restart re-derives it.
+        self.cases.audit.append_once(
+            "analytics", "clearing.needs_review", f"frontage:{event.frontage}",
+            {"deadline": event.deadline.isoformat(), "reason": event.reason,
+             "device": event.device, "evidence_through": _iso(event.evidence_through),
+             "last_heard": _iso(event.last_heard)},
+            key=event.key, at=event.at,
+        )  # fmt: skip
+
+    def _review_resolved(self, t: Transition) -> None:
+        """The evidence came in after all and decided the deadline: the review closes."""
+        self.cases.audit.append_once(
+            "analytics", "clearing.review_resolved", f"frontage:{t.frontage}",
+            {"decided": str(t.to_state), "cycle": t.detail.get("cycle"),
+             "by": "the pole's readings up to the deadline came in"},
+            key=f"{t.frontage}:{CLEARING}:{t.detail.get('cycle')}", at=t.at,
+        )  # fmt: skip
 
     # -- clocks --------------------------------------------------------------------
 
@@ -274,6 +303,8 @@ class CaseRecorder:
         return f"{t.frontage}/{t.clock}/{t.detail['violation']}"
 
     def _transition(self, t: Transition) -> None:
+        if t.clock == CLEARING and t.from_state == ClearingState.NEEDS_REVIEW:
+            self._review_resolved(t)
         cause = record_cause(t.cause)
         key = self._clock_key(t)
         clock_id = self._ids.get(key)

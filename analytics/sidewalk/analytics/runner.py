@@ -53,6 +53,12 @@ T = TypeVar("T")
 _RUNNERS: dict[str, AnalyticsRunner] = {}
 
 
+def _device_of(topic: str) -> str:
+    """``sidewalk/v1/<site>/<device>/<stream>``'s device ('' if the topic has none)."""
+    parts = topic.split("/")
+    return parts[3] if len(parts) > 3 else ""
+
+
 def fire_due(runner_id: str) -> None:
     """Scheduler entry point: advance the registered runner to now."""
     runner = _RUNNERS.get(runner_id)
@@ -108,6 +114,11 @@ class AnalyticsRunner:
         # never include events whose records were not written.
         self._saved = engine.snapshot()
         self._stopping = threading.Event()
+        # Messages received and not yet processed, per device: those poles are behind
+        # (their evidence is queued here), not silent (``_behind``).
+        self._unprocessed: dict[str, int] = {}
+        self._count_lock = threading.Lock()
+        self._connected_since: float | None = None
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -118,6 +129,9 @@ class AnalyticsRunner:
             self.engine.restore(saved.encode())
         self._saved = self.engine.snapshot()
         self._stopping.clear()
+        self._connected_since = None
+        with self._count_lock:
+            self._unprocessed.clear()
         _RUNNERS[self.id] = self
         if self.mode == "live":
             self._start_scheduler()
@@ -125,7 +139,7 @@ class AnalyticsRunner:
             # reading arrives (as the persisted deadline job would, racing the queue):
             # the engine must then wait for the evidence, not decide without it.
             self.tick()
-        self._client = MqttClient(self._mqtt_settings, on_message=self._queue.put, manual_ack=True)
+        self._client = MqttClient(self._mqtt_settings, on_message=self._received, manual_ack=True)
         self._client.connect()
         # Only now: a persistent session's queued messages may arrive during
         # connect(), and they must not be acknowledged before it returns.
@@ -224,7 +238,11 @@ class AnalyticsRunner:
             acted, marks = self._apply_actions()
             if acted and self._on_events is not None:
                 self._on_events(acted)
-            events = self.engine.advance(self.clock.now()) if self.mode == "live" else []
+            events = (
+                self.engine.advance(self.clock.now(), behind=self._behind())
+                if self.mode == "live"
+                else []
+            )
             self._commit(events)
             self._save()
             # Only after the state that includes them is saved: a crash before
@@ -309,6 +327,40 @@ class AnalyticsRunner:
                 return  # stopping: unacknowledged, so the broker delivers it next time
             for msg in batch:
                 self._ack(msg)
+            with self._count_lock:
+                for msg in batch:
+                    device = _device_of(msg.topic)
+                    left = self._unprocessed.get(device, 0) - 1
+                    if left > 0:
+                        self._unprocessed[device] = left
+                    else:
+                        self._unprocessed.pop(device, None)
+
+    def _received(self, msg: MqttMessage) -> None:
+        """paho's thread: count the message against its device, then queue it."""
+        device = _device_of(msg.topic)
+        with self._count_lock:
+            self._unprocessed[device] = self._unprocessed.get(device, 0) + 1
+        self._queue.put(msg)
+
+    def _behind(self) -> list[str]:
+        """Poles whose evidence analytics knows is queued, not silent (issue 14, item 8).
+
+        Every pole while analytics is not connected, and for a tick's length after it
+        (re)connects: a persistent session's queued readings are on their way. Then
+        each pole with messages received and not yet processed. The engine does not
+        count their wait for evidence meanwhile."""
+        client = self._client
+        if client is None or not client.is_connected:
+            self._connected_since = None
+            return self.engine.devices
+        now = time.monotonic()
+        if self._connected_since is None:
+            self._connected_since = now
+        if now - self._connected_since < self._tick_seconds:
+            return self.engine.devices
+        with self._count_lock:
+            return sorted(d for d, n in self._unprocessed.items() if n > 0)
 
     def _run_until_saved(self, batch: list[MqttMessage]) -> bool:
         """Handle the batch and save the state, retrying from the saved state until it works.

@@ -6,6 +6,7 @@
 ``ingest``     consume readings into the time-series store
 ``analytics``  run the ordinance clocks live and record violations and notices
 ``act``        record what a person did in a snow-and-ice case
+``review``     the clearing deadlines waiting for a person (evidence missing, unverified)
 the groups below: see each one's --help
 """
 
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from typer.core import TyperGroup
 
-from sidewalk.cli import act, demo, replay, services
+from sidewalk.cli import act, demo, replay, review, services
 from sidewalk.cli.common import command_group
 from sidewalk.cli.dashboard import dashboard_app
 
@@ -94,4 +95,5 @@ app.command()(replay.replay)
 app.command()(services.ingest)
 app.command()(services.analytics)
 app.command()(act.act)
+app.command()(review.review)
 app.add_typer(dashboard_app, name="dashboard")  # its callback serves: not a stand-in

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from contextlib import ExitStack
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -123,6 +124,9 @@ def _start_pruner(
         from sidewalk.core.config import Secrets
         from sidewalk.storage.cases import CaseStore
 
+        if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
+            # Never create an empty case database as a side effect.
+            raise FileNotFoundError(f"no case database at {url}")
         secret = Secrets.from_env().db_password
         cases = CaseStore(url, password=secret.get_secret_value() if secret else None)
         try:
@@ -198,6 +202,8 @@ def analytics(
     configure_logging(settings, log_format)
     require_broker(settings)
     stop = _stop_signal()
+    from datetime import timedelta
+
     with place.cases() as cases:
         runner = build_analytics(
             cases,
@@ -206,6 +212,7 @@ def analytics(
             site=settings.site,
             mode="stream" if event_time else "live",
             tick_seconds=settings.analytics.tick_seconds,
+            evidence_wait=timedelta(minutes=settings.analytics.evidence_wait_minutes),
             # Event time (a replay) has no "ahead" of the wall clock to judge.
             time_policy=replace(settings.time.policy(), max_ahead_ms=None)
             if event_time

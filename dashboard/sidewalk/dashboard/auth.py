@@ -160,7 +160,8 @@ class LoginThrottle:
         excess = failures - self.free[kind]
         if excess < 0:
             return timedelta(0)
-        return min(self.caps[kind], self.base * 2 ** min(excess, 40))
+        growing: timedelta = self.base * 2 ** min(excess, 40)
+        return min(self.caps[kind], growing)
 
     def retry_after(self, username: str, client: str) -> int:
         """Whole seconds until this account may be tried from this address (0: now)."""

@@ -66,6 +66,7 @@ CLEARING: Final[dict[ClearingState, Shown]] = {
     ClearingState.COMPLIED: Shown("clear", "Cleared in time"),
     ClearingState.VIOLATION: Shown("violation", "Not cleared by the deadline"),
     ClearingState.UNVERIFIED: Shown("unverified", "Deadline passed, not measured"),
+    ClearingState.NEEDS_REVIEW: Shown("unverified", "Needs review: camera evidence missing"),
 }
 CASE: Final[dict[CaseState, Shown]] = {
     CaseState.NOTICE_ISSUED: Shown("violation", "Notice issued, not yet delivered"),
@@ -157,6 +158,7 @@ ALERT_ACTIONS: Final = frozenset(
         "notice.issued",
         "hazard.candidate",
         "clearing.unverified",
+        "clearing.needs_review",
         "abatement.ordered",
         "tax_roll.certified",
         "tax_roll.due_without_unpaid_bill",

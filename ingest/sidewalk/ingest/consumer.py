@@ -125,7 +125,7 @@ def write_failure_cause(exc: BaseException) -> str:
     behind "cannot rollback - no transaction is active".
     """
     seen: BaseException | None = exc
-    chain = []
+    chain: list[BaseException] = []
     while seen is not None and len(chain) < 10:
         chain.append(seen)
         seen = seen.__cause__ or seen.__context__

@@ -143,9 +143,11 @@ class EvidenceStore:
         inspection photos are) are not listed, so retention never touches them.
         """
         with self._lock:
-            rows = self._index().execute(
-                "SELECT sha256, device, bytes, received_at, referenced FROM evidence"
-            ).fetchall()
+            rows = (
+                self._index()
+                .execute("SELECT sha256, device, bytes, received_at, referenced FROM evidence")
+                .fetchall()
+            )
         return [EvidenceEntry(r[0], r[1], r[2], r[3], bool(r[4])) for r in rows]
 
     def delete(self, sha256: str) -> None:

@@ -276,7 +276,7 @@ class Enforcement:
         method = action.detail.method or action.detail.channel
         how: dict[str, object] = {}
         if method is not None:
-            kind = "hazard_notice" if case.hazard else "clearing_violation"
+            kind = "hazard_notice" if to_state == CaseState.HAZARD_PERIOD else "clearing_violation"
             name, methods = self.profile.notice_delivery.rule_for(kind)
             if not methods.value or method not in methods.value:
                 raise ValueError(

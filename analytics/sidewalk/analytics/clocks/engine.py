@@ -69,6 +69,7 @@ from sidewalk.analytics.clocks.enforcement import (
 )
 from sidewalk.analytics.clocks.events import (
     Cause,
+    ClearingNeedsReview,
     ClearingUnverified,
     ClearingViolation,
     Event,
@@ -88,6 +89,7 @@ from sidewalk.analytics.clocks.ice import (
 from sidewalk.analytics.clocks.inspections import (
     Inspection,
     InspectionClocks,
+    InspectionRule,
     InspectionStateSnapshot,
 )
 from sidewalk.analytics.clocks.obstructions import (
@@ -115,7 +117,11 @@ SNAPSHOT_VERSION = 1
 # The clearing clock's decisions: each ends a snowfall's cycle.
 DECIDED = frozenset({ClearingState.COMPLIED, ClearingState.VIOLATION, ClearingState.UNVERIFIED})
 # A decision is pending: measurements since the cessation are kept for it.
-PENDING = frozenset({ClearingState.SNOWING, ClearingState.CLEARING_PERIOD})
+PENDING = frozenset(
+    {ClearingState.SNOWING, ClearingState.CLEARING_PERIOD, ClearingState.NEEDS_REVIEW}
+)
+# Past its deadline and not decided: waiting for the pole's evidence (or a person's review).
+AWAITING = frozenset({ClearingState.CLEARING_PERIOD, ClearingState.NEEDS_REVIEW})
 
 
 @dataclass(frozen=True)
@@ -204,6 +210,10 @@ class EngineState:
     inspections: InspectionStateSnapshot | None = None
     # Each weather pole's recent pavement temperatures (§ 370-10 A's ice); older: none.
     surface_temps: dict[str, list[SurfaceTemp]] | None = None
+    # Each pole's own progress (latest event time of its readings processed) and when
+    # (engine time) it was last heard or known queued: issue 14 item 8. Older: none.
+    progress: dict[str, datetime] | None = None
+    heard: dict[str, datetime] | None = None
 
 
 @cache
@@ -250,11 +260,22 @@ class ClockEngine:
         self.gate = ReadingGate()
         # Pavement temperatures per weather pole, kept as long as a decision may need them.
         self.surface_temps: dict[str, list[SurfaceTemp]] = {}
+        # Per pole: the event time its processed readings have reached (its evidence is
+        # in up to there), and the engine time it was last heard from or known to have
+        # readings queued for analytics (the bounded wait counts from there).
+        self.progress: dict[str, datetime] = {}
+        self.heard: dict[str, datetime] = {}
+
+    @property
+    def devices(self) -> list[str]:
+        """The poles whose readings tell the clearing clocks (the runner's ``behind``)."""
+        return sorted(self._by_device)
 
     # -- input -------------------------------------------------------------
 
     def observe(self, reading: AnyReading) -> list[Event]:
         """Take one validated reading; returns the transitions it caused."""
+        self._heard_from(reading)
         if isinstance(reading, WeatherReading):
             events = self._cold(self.cold.observe(reading))
             if reading.surface_temp_c is not None and reading.device in self._by_device:
@@ -262,7 +283,12 @@ class ClockEngine:
             detector = self.detectors.get(reading.device)
             if detector is None:
                 return events
-            return events + self._apply(reading.device, detector.observe(reading))
+            events += self._apply(reading.device, detector.observe(reading))
+            if self.now is not None:
+                # The pole's readings may now be through a deadline: decide on them.
+                for frontage in sorted(self._by_device[reading.device]):
+                    events += self._due(self.clocks[frontage], self.now)
+            return events
         if isinstance(reading, SnowMeasurement):
             clock = self.clocks.get(reading.frontage)
             if clock is not None:
@@ -289,8 +315,8 @@ class ClockEngine:
                 )  # fmt: skip
                 device = self._weather_device[clock.frontage]
                 events += self._apply(device, self.detectors[device].observe_camera(reading))
-                if self.now is not None and self._decidable(clock, self.now):
-                    events += self._decide(clock)  # the camera's report past the deadline came in
+                if self.now is not None:
+                    events += self._due(clock, self.now)  # the evidence past the deadline came in
                 return events
         return []
 
@@ -327,19 +353,26 @@ class ClockEngine:
             return self.enforcement.act(action)
         return self._street_action(action)
 
-    def advance(self, to: datetime) -> list[Event]:
-        """Move event time to ``to`` (never backwards); returns what came due."""
+    def advance(self, to: datetime, *, behind: Iterable[str] = ()) -> list[Event]:
+        """Move event time to ``to`` (never backwards); returns what came due.
+
+        ``behind``: poles whose readings the runner knows are at the server but not yet
+        processed here (queued at the broker, a restart not yet caught up). Their wait
+        for evidence does not count meanwhile: they are behind, not silent. A replay
+        passes none (its readings come in order)."""
         require_aware(to)
         if self.now is not None and to <= self.now:
             return []
         self.now = to
+        for device in behind:
+            if device in self._by_device:
+                self.heard[device] = max(self.heard.get(device, to), to)
         events: list[Event] = []
         # Snowfall detectors move only on their own pole's readings (observe):
         # a pole still buffering through an outage must not have its storm
         # declared over by the server's clock.
         for clock in self.clocks.values():
-            if self._decidable(clock, to):
-                events += self._decide(clock)
+            events += self._due(clock, to)
         events += self.enforcement.advance(to)
         events += self._cold(self.cold.advance(to))
         events += self.street.advance(to)
@@ -351,21 +384,64 @@ class ClockEngine:
             m.at >= clock.deadline for m in clock.measurements[-8:]
         )
 
-    def _decision_due(self, clock: ClearingClock) -> datetime | None:
-        """When the clearing decision may be taken: grace after the deadline, once the
-        camera has reported past it, or at the latest ``evidence_wait`` after it."""
-        if clock.state != ClearingState.CLEARING_PERIOD or clock.deadline is None:
-            return None
-        wait = (
-            self.params.decision_grace
-            if self._camera_caught_up(clock)
-            else self.params.evidence_wait
+    def _evidence_in(self, clock: ClearingClock) -> bool:
+        """The pole's readings up to the deadline have been processed: the frontage's
+        camera reported from the deadline on, or the pole's own readings (any stream,
+        sent in seq order) reached ``decision_grace`` past it."""
+        if clock.deadline is None:
+            return False
+        through = self.progress.get(self._weather_device[clock.frontage])
+        return self._camera_caught_up(clock) or (
+            through is not None and through >= clock.deadline + self.params.decision_grace
         )
-        return clock.deadline + wait
 
-    def _decidable(self, clock: ClearingClock, to: datetime) -> bool:
+    def _decision_due(self, clock: ClearingClock) -> datetime | None:
+        """When ``advance`` next acts on the clearing clock: the decision, grace after
+        the deadline, once the pole's evidence up to it is in; else the review,
+        ``evidence_wait`` after the deadline or after the pole was last heard (or known
+        queued), whichever is later. Under review, only the evidence decides."""
+        if clock.state not in AWAITING or clock.deadline is None:
+            return None
+        if self._evidence_in(clock):
+            return clock.deadline + self.params.decision_grace
+        if clock.state == ClearingState.NEEDS_REVIEW:
+            return None
+        heard = self.heard.get(self._weather_device[clock.frontage], clock.deadline)
+        return max(clock.deadline, heard) + self.params.evidence_wait
+
+    def _due(self, clock: ClearingClock, to: datetime) -> list[Event]:
+        """Decide the clock, or send it for review, if that is due at ``to``."""
         due = self._decision_due(clock)
-        return due is not None and to >= due
+        if due is None or to < due:
+            return []
+        if self._evidence_in(clock):
+            return self._decide(clock)
+        return self._review(clock, due)  # when the wait ended: the same on a re-run
+
+    def _heard_from(self, reading: AnyReading) -> None:
+        device = reading.device
+        at = reading.event_time
+        self.progress[device] = max(self.progress.get(device, at), at)
+        when = self.now or at
+        self.heard[device] = max(self.heard.get(device, when), when)
+
+    def _review(self, clock: ClearingClock, at: datetime) -> list[Event]:
+        """The pole's evidence did not come within the wait: a person's review queue."""
+        assert clock.deadline is not None
+        assert clock.cessation_at is not None
+        device = self._weather_device[clock.frontage]
+        key = f"{clock.frontage}:{CLEARING}:{clock.cessation_at.isoformat()}"
+        through, heard = self.progress.get(device), self.heard.get(device)
+        move = clock.move(
+            ClearingState.NEEDS_REVIEW, at, Cause(kind="deadline", at=clock.deadline),
+            reason="camera evidence missing", device=device,
+            evidence_through=None if through is None else through.isoformat(),
+            last_heard=None if heard is None else heard.isoformat(),
+        )  # fmt: skip
+        return [
+            move,
+            ClearingNeedsReview(key, clock.frontage, clock.deadline, at, device, through, heard),
+        ]
 
     def feed(self, readings: Iterable[AnyReading]) -> list[Event]:
         """Replay: observe each reading and advance to its event time."""
@@ -408,6 +484,8 @@ class ClockEngine:
             self.gate.state,
             surface_temps=self.surface_temps,
             inspections=self.inspections.state(),
+            progress=self.progress,
+            heard=self.heard,
         )
         return _state_codec().dump_json(state)
 
@@ -438,6 +516,8 @@ class ClockEngine:
         self.surface_temps = {
             d: temps for d, temps in (state.surface_temps or {}).items() if d in self._by_device
         }
+        self.progress = dict(state.progress or {})
+        self.heard = dict(state.heard or {})
 
     # -- cold weather: pours and permits staff record ----------------------------
 
@@ -567,7 +647,7 @@ class ClockEngine:
         if isinstance(action, RecordDemolitionCompleted | RecordExcavationOpened):
             work = action.detail
             frontage = self._required_frontage(work.frontage)
-            rule = (
+            rule: InspectionRule = (
                 "demolition_fill"
                 if isinstance(action, RecordDemolitionCompleted)
                 else "abandoned_excavation"
@@ -658,10 +738,19 @@ class ClockEngine:
         for change in changes:
             for frontage in sorted(self._by_device.get(device, [])):
                 clock = self.clocks[frontage]
+                if (
+                    change.kind == "onset"
+                    and clock.state in AWAITING
+                    and clock.deadline is not None
+                    and change.at >= clock.deadline
+                ):
+                    # New snow after the deadline: the pole's readings are through it, so
+                    # the cycle is decided on them before the next one starts.
+                    events += self._decide(clock)
                 if change.kind == "onset" and clock.state != ClearingState.SNOWING:
                     if clock.state in DECIDED or clock.state == ClearingState.IDLE:
                         clock.history = []
-                    restarted = clock.state == ClearingState.CLEARING_PERIOD
+                    restarted = clock.state in AWAITING
                     if not restarted:
                         clock.onset_at = change.at  # a restart continues the same cycle
                     events.append(

@@ -85,6 +85,24 @@ class ClearingUnverified:
     reason: str = "no fresh camera measurement"
 
 
+@dataclass(frozen=True)
+class ClearingNeedsReview:
+    """The deadline passed and the pole's readings up to it were not in after the
+    bounded wait (``evidence_wait``, counted only while analytics held everything
+    the server had of the pole): a person's review queue, "camera evidence missing".
+    Not a decision: readings that come in later still decide the deadline."""
+
+    key: str
+    frontage: str
+    deadline: datetime
+    at: datetime
+    device: str
+    # How far the pole's readings had come (event time), and when it was last heard.
+    evidence_through: datetime | None
+    last_heard: datetime | None
+    reason: str = "camera evidence missing"
+
+
 # -- § 370-10 B–G: what follows a violation ------------------------------------
 
 ActionKind = Literal[
@@ -258,6 +276,7 @@ Event = (
     Transition
     | ClearingViolation
     | ClearingUnverified
+    | ClearingNeedsReview
     | EnforcementEvent
     | RuleFinding
     | StreetCase

@@ -25,6 +25,10 @@ class ClearingState(StrEnum):
     COMPLIED = "complied"
     VIOLATION = "violation"
     UNVERIFIED = "unverified"
+    # The deadline passed and the pole's readings up to it have not come in within
+    # ``evidence_wait``: a person's review queue. Not final: the evidence, when it
+    # comes, still decides.
+    NEEDS_REVIEW = "needs_review"
 
 
 @unique
