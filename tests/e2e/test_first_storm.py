@@ -141,6 +141,16 @@ def test_live_runner_fires_the_exact_deadline_from_the_scheduler(
             snow_cover_fraction=1.0, cleared_width_mm=0.0,
         )  # fmt: skip
         publisher.publish_and_wait("sidewalk/v1/clyman/pole-live/snow", measurement.to_json())
+        # The pole's own readings reach past the deadline (stamped a second after it, a
+        # few seconds ahead of now: within the time policy), so its evidence up to the
+        # deadline is in and the deadline is decided at once, not sent for review
+        # (issue 14, item 8).
+        seq += 1
+        through = WeatherReading(
+            device="pole-live", seq=seq, ts=to_ms(cessation + timedelta(hours=24, seconds=1)),
+            snow_depth_mm=100.0, air_temp_c=-6.0,
+        )  # fmt: skip
+        publisher.publish_and_wait("sidewalk/v1/clyman/pole-live/weather", through.to_json())
         publisher.disconnect()
         assert runner.wait_for(lambda: runner.processed >= seq, timeout_s=20)
         # The cessation is found by the scheduler's tick (quiet period passed long ago);
