@@ -183,8 +183,14 @@ def test_a_pole_clock_stepped_back_a_day_issues_no_early_notice(tmp_path: Path) 
     # stopped, and each clearing clock decided at a deadline before the true one.
     before = run_live(tmp_path / "before", arrivals, NO_TIME_CHECKS)
     assert before.runner.skipped() == {"late_weather": 288, "late_camera": 288}
-    assert len(decided(before)) == 3
-    assert all(at < TRUE_DEADLINE for at in decided(before))
+    deadlines = before.runner.inspect(lambda e: [c.deadline for c in e.clocks.values()])
+    assert len(deadlines) == 3
+    assert all(d is not None and d < TRUE_DEADLINE for d in deadlines)
+    # Issue 14, item 8: a deadline is decided only once the pole's own readings pass
+    # it; a day behind, they never do here, so the wrong deadlines go to a person
+    # (needs review) rather than to an early decision, even without the time checks.
+    assert decided(before) == []
+    assert before.notices == []
     # Now: nothing the wrong clock stamped acts on a clock; each is skipped and
     # counted. Without a trustworthy end of the snowfall the clocks wait (the
     # pole is flagged for a person); no early deadline, no early notice.

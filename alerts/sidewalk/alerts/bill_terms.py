@@ -28,9 +28,8 @@ No other section provides one, so no other bill carries it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
-from sidewalk.alerts.letterhead import plain_citation
 from sidewalk.core.profile import Profile, Rule
 
 BillKind = Literal[
@@ -79,38 +78,6 @@ class BillTerms:
             for part in rule.citation.split(";")
         ]
         return "; ".join(dict.fromkeys(p for p in parts if p))
-
-    def context(self) -> dict[str, Any]:
-        """What the bill's template needs: each value with its citation and words."""
-
-        def cited(pair: tuple[str, Rule] | None) -> dict[str, Any] | None:
-            if pair is None:
-                return None
-            name, rule = pair
-            from sidewalk.alerts.notices import amount
-
-            return {
-                "name": name,
-                "citation": rule.citation or "no citation: a gap in the code text",
-                "plain": plain_citation(rule.citation),
-                "amount": amount(rule),
-                "words": rule.words or "",
-                "described": rule.describe(),
-                "unconfirmed": rule.unconfirmed,
-                "note": rule.note or "",
-            }
-
-        return {
-            "kind": self.kind,
-            "billed": self.billed,
-            "unpaid": self.unpaid,
-            "payable": cited(self.payable),
-            "tax_roll": cited(self.tax_roll),
-            "administration": cited(self.administration),
-            "basis": cited(self.basis),
-            "citation": self.citation,
-            "plain": plain_citation(self.citation),
-        }
 
 
 def bill_terms(profile: Profile, kind: BillKind) -> BillTerms:

@@ -634,7 +634,22 @@ def render_abatement_bill(
     from sidewalk.alerts.bill_terms import bill_terms
 
     terms = terms or bill_terms(profile, "snow_and_ice")
-    said = terms.context()
+    said: dict[str, Any] = {
+        "kind": terms.kind,
+        "billed": terms.billed,
+        "unpaid": terms.unpaid,
+        "citation": terms.citation,
+        "plain": plain_citation(terms.citation),
+        **{
+            part: None if pair is None else _cited(*pair)
+            for part, pair in (
+                ("payable", terms.payable),
+                ("tax_roll", terms.tax_roll),
+                ("administration", terms.administration),
+                ("basis", terms.basis),
+            )
+        },
+    }
     context = _base(
         "abatement_bill", number, issued_at, owner=owner, frontage=frontage, profile=profile,
         letter=letter,

@@ -19,7 +19,9 @@ print page all call it (or ``batch_pdf``, the same letters in one file).
 
 from __future__ import annotations
 
+import copy
 import io
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -54,11 +56,7 @@ LETTER_SIZES: Final = (10.0, 9.5, 9.0, 8.5, 8.0, 7.5)
 PHOTO_H: Final = 38.0
 SIGNATURE_H: Final = 12.0
 FAMILY: Final = "DejaVu"
-_FONT_FILES: Final = {
-    "": "DejaVuSans.ttf",
-    "B": "DejaVuSans-Bold.ttf",
-    "I": "DejaVuSans-Oblique.ttf",
-}
+_FONT_FILES: Final = {"": "DejaVuSans.ttf", "B": "DejaVuSans-Bold.ttf"}
 _LEADS: Final = re.compile(
     r"^(What we found\.|What to do\.|What happens if you do not\.|What happens (?:now|next)\."
     r"|Questions\?)\s"
@@ -86,9 +84,20 @@ def font_files() -> dict[str, Path]:
     )
 
 
-def _add_fonts(pdf: FPDF) -> None:
+@cache
+def _parsed_fonts() -> dict[str, object]:
+    """The fonts parsed once per process (fontTools takes a few tenths of a second each)."""
+    scratch = FPDF()
     for style, path in font_files().items():
-        pdf.add_font(FAMILY, style=style, fname=str(path))
+        scratch.add_font(FAMILY, style=style, fname=str(path))
+    return dict(scratch.fonts)
+
+
+def _add_fonts(pdf: FPDF) -> None:
+    """Each document gets its own copy: the glyph subset it embeds is its own (same
+    record, same bytes); fpdf2's copy shares the parsed, immutable parts."""
+    for key, font in _parsed_fonts().items():
+        pdf.fonts[key] = copy.deepcopy(font)  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
@@ -280,10 +289,23 @@ def _record_page(pdf: FPDF, record: str, photos: Sequence[PhotoBytes]) -> None:
         pdf.image(io.BytesIO(photo.jpeg), x=MARGIN, w=pdf.epw)
 
 
+def _roughly_fits(pdf: FPDF, text: str, size: float, photo: PhotoBytes | None) -> bool:
+    """A generous estimate that a letter fits at ``size`` without a trial rendering
+    (fpdf2's trial copies the document: most letters are far from the page's end)."""
+    per_line = pdf.epw / (size * 0.2)  # DejaVu Sans averages about 0.55 em a character
+    lines = 0.0
+    for block in _blocks(text):
+        lines += 1.0 + sum(math.ceil(len(line) / per_line) for line in block)
+    height = lines * size * 0.5 + SIGNATURE_H + (PHOTO_H + 4 if photo is not None else 0)
+    return height < 0.8 * (pdf.h - MARGIN - BODY_Y)
+
+
 def _fitting(
     pdf: _Letters, text: str, letterhead: Letterhead, photo: PhotoBytes | None
 ) -> tuple[float, PhotoBytes | None]:
     """The largest size (with the photograph if it can stay) at which the letter fits its page."""
+    if _roughly_fits(pdf, text, LETTER_SIZES[0], photo):
+        return LETTER_SIZES[0], photo
     tries = [(size, photo) for size in LETTER_SIZES]
     if photo is not None:
         tries += [(size, None) for size in LETTER_SIZES]
@@ -314,7 +336,7 @@ def _letter(
     if record.strip():
         _record_page(pdf, record, photos[1:] if photo is not None else photos)
     pdf.ln(3)
-    pdf.set_font(FAMILY, style="I", size=7.5)
+    pdf.set_font(FAMILY, size=7.5)
     pdf.cell(0, 4, f"End of Notice No. {notice.number}", align="C")
 
 

@@ -14,6 +14,14 @@ Time:
 * ``stream``: the readings' own event time, for replays through the broker
   at any speed. A replay gives exactly the notices the live run would.
 
+A clearing deadline is decided only on the pole's readings up to it (issue 14,
+item 8): live, each tick tells the engine which poles are *behind* (their
+readings queued for analytics: every pole before the session is connected and
+for a tick after, then each pole with messages received and not yet
+processed), so their bounded wait for evidence does not count the time
+analytics was down or busy; a pole silent past the wait goes to a person's
+review. The first tick runs at start, before any queued reading.
+
 Before the engine sees a reading from the broker, the engine's
 ``ReadingGate`` gives it ingest's verdicts (analytics acts only on readings
 ingest would store): a duplicate or conflicting ``(device, epoch, seq)`` and a
@@ -134,11 +142,13 @@ class AnalyticsRunner:
             self._unprocessed.clear()
         _RUNNERS[self.id] = self
         if self.mode == "live":
-            self._start_scheduler()
             # What came due while analytics was down is taken now, before any queued
             # reading arrives (as the persisted deadline job would, racing the queue):
-            # the engine must then wait for the evidence, not decide without it.
+            # every pole is behind on this tick, so the engine waits for the evidence
+            # instead of deciding without it. Before the scheduler starts, so this
+            # tick does not race its first jobs.
             self.tick()
+            self._start_scheduler()
         self._client = MqttClient(self._mqtt_settings, on_message=self._received, manual_ack=True)
         self._client.connect()
         # Only now: a persistent session's queued messages may arrive during

@@ -34,7 +34,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -69,6 +69,9 @@ from sidewalk.scenarios.weather import (
     load_minneapolis,
     winter_bounds,
 )
+
+if TYPE_CHECKING:
+    from sidewalk.scenarios.station import StationWinter
 
 FRONTAGES_PER_POLE = 10
 COVER_MM = 5.0
@@ -149,6 +152,11 @@ class SeasonReport:
     cessation_median_min: float | None = None
     cessation_p90_min: float | None = None
     notes: list[str] = field(default_factory=list)
+    # The record's own snowfall over the season (None: the record has none), and
+    # the new snow the simulated pack at pole-01 gained, both mm of snow.
+    record_snowfall_mm: float | None = None
+    record_snowfall_basis: str = ""
+    simulated_snowfall_mm: float | None = None
 
 
 @dataclass
@@ -267,16 +275,32 @@ def run_season(  # noqa: PLR0917 - one positional per `sidewalk replay` option
     frontages: int,
     seed: int,
     console: Console,
+    *,
+    weather: StationWinter | None = None,
 ) -> SeasonReport:
     """Replay ``winter`` for ``frontages`` simulated frontages; with ``profile_path``, also what-if.
 
     The baseline is always the embedded Village of Clyman profile; a given
     profile runs on exactly the same readings. Shows rich progress bars on
-    ``console`` while it runs.
+    ``console`` while it runs. ``weather`` (a season cut from a station file,
+    ``station.station_winter``) replaces the bundled ``source``.
     """
     if frontages < 1:
         raise ValueError("frontages must be at least 1")
-    hours = season_hours(winter, source, seed)
+    record_snow: float | None = None
+    basis = ""
+    if weather is not None:
+        hours, hourly = weather.hours, weather.hourly
+        record_snow, basis = weather.record_snowfall_mm, weather.snowfall_basis
+    elif source == "milwaukee":
+        start, end = winter_bounds(winter)
+        days = load_milwaukee(start, end)
+        hours, hourly = daily_to_hours(days, seed), False
+        snow = [d.snowfall_mm for d in days if d.snowfall_mm is not None]
+        record_snow, basis = (sum(snow) if snow else None), "the daily SNOW column"
+    else:
+        hours, hourly = season_hours(winter, source, seed), True
+        basis = "the hourly record has no snowfall amounts"
     if not hours:
         raise ValueError(f"no {source} weather for winter {winter}")
     rng = random.Random(seed)
@@ -300,7 +324,7 @@ def run_season(  # noqa: PLR0917 - one positional per `sidewalk replay` option
     rows, light = _storm_rows(storms, scored.storms, events[0], profiles[0])
     report = SeasonReport(
         winter=winter,
-        source=source,
+        source=source if weather is None else weather.label,
         frontages=frontages,
         poles=len(streams),
         seed=seed,
@@ -312,10 +336,17 @@ def run_season(  # noqa: PLR0917 - one positional per `sidewalk replay` option
         light_decisions=dict(light),
         outcome=outcomes[0],
         what_if=outcomes[1] if len(outcomes) > 1 else None,
+        record_snowfall_mm=record_snow,
+        record_snowfall_basis=basis,
+        simulated_snowfall_mm=round(sum(step.new_snow_mm for step in first.truth), 1),
     )
-    if source == "minneapolis":
+    if weather is None and source == "minneapolis":
         report.cessation_median_min = scored.abs_percentile(50)
         report.cessation_p90_min = scored.abs_percentile(90)
+    elif hourly:
+        report.notes.append(
+            "hourly station record: snow timing to the hour; no minute truth to score cessation"
+        )
     else:
         report.notes.append(
             "daily record: storm timing within a day is simulated, so no cessation accuracy"
@@ -461,6 +492,17 @@ def render_report(report: SeasonReport, console: Console) -> None:
     )
     for note in report.notes:
         console.print(f"[dim]{note}[/dim]")
+    if report.simulated_snowfall_mm is not None:
+        recorded = (
+            "not stated"
+            if report.record_snowfall_mm is None
+            else f"{report.record_snowfall_mm:,.0f} mm ({report.record_snowfall_mm / 25.4:.1f} in)"
+        )
+        simulated = report.simulated_snowfall_mm
+        console.print(
+            f"Snowfall over the season: record {recorded} ({report.record_snowfall_basis}); "
+            f"simulated at pole-01 {simulated:,.0f} mm ({simulated / 25.4:.1f} in)"
+        )
     table = Table(
         title=f"Snow events (≥ {MIN_STORM_SNOW_MM:.0f} mm new snow; "
         f"{report.light_storms} lighter ones summed in the last row)"

@@ -28,8 +28,9 @@ class SurfaceParams:
     edge_level_cap_mm: float = 14.0  # at least the deepest tooled rounding
     min_block_area_mm2: float = 60_000.0
     max_block_rms_mm: float = 6.0  # rougher than this is turf, not concrete
-    # Turf also when the plane residual is correlated two cells apart (relief
-    # several cells across, not sensor noise) and over turf_min_rms_mm.
+    # Turf-like when the plane residual is correlated two cells apart (relief
+    # several cells across, not sensor noise) and over turf_min_rms_mm: such
+    # regions do not set the walk's direction.
     turf_relief_corr: float = 0.2
     turf_min_rms_mm: float = 1.5
     max_gap_mm: float = 100.0
@@ -140,24 +141,32 @@ def analyse_height_map(
             continue
         mask = lab == i
         blk = _fit_block(h, mask, params)
-        if blk is None or blk.sigma > params.max_block_rms_mm:
-            continue
-        if blk.sigma > params.turf_min_rms_mm and blk.relief_corr > params.turf_relief_corr:
-            continue  # relief, not noise: turf
-        blocks.append(blk)
-    d = _survey_axis(hm, blocks)
+        if blk is not None and blk.sigma <= params.max_block_rms_mm:
+            blocks.append(blk)
+    d = _survey_axis(hm, blocks, params)
     blocks.sort(key=lambda b: b.centroid[0] * d[0] + b.centroid[1] * d[1])
     joints = _joints(hm, blocks, coverage, params)
     block_results = tuple(_block_result(hm, i, b, coverage, params) for i, b in enumerate(blocks))
     return joints, block_results, blocks
 
 
-def _survey_axis(hm: HeightMap, blocks: list[_Block]) -> tuple[float, float]:
+def _survey_axis(
+    hm: HeightMap, blocks: list[_Block], params: SurfaceParams
+) -> tuple[float, float]:
     """Survey direction in (col, row): the one given, else along the walk
     (the blocks' centroids line up along it) toward +col, or toward +row
     (image up) when the walk runs more along rows than columns."""
     if hm.survey_ab is not None:
         return hm.survey_ab
+    # Concrete only: turf beside the walk (a residual correlated two cells
+    # apart: relief, not sensor noise) would tilt the line of centroids.
+    tops = [
+        b
+        for b in blocks
+        if b.sigma <= params.turf_min_rms_mm or b.relief_corr <= params.turf_relief_corr
+    ]
+    if len(tops) >= 2:
+        blocks = tops
     if len(blocks) < 2:
         return (1.0, 0.0)
     c = np.array([b.centroid for b in blocks])
