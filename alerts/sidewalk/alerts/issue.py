@@ -46,6 +46,7 @@ from sidewalk.alerts.notices import (
     render_advisory,
     render_clearing_violation,
     render_hazard_notice,
+    render_inspection_notice,
     render_obstruction_notice,
     render_repair_notice,
     usd,
@@ -294,6 +295,47 @@ class NoticeIssuer:
         )
         return self.render(notice)
 
+    def inspection_notice(
+        self,
+        key: str,
+        frontage_id: str,
+        at: datetime,
+        *,
+        rule: str,
+        observed_at: datetime,
+        description: str,
+        finding: str = "",
+        evidence: Evidence = NO_EVIDENCE,
+    ) -> records.NoticeRecord:
+        """The written notice for a rule an inspector enforces (§ 370-10 C, § 370-11 C,
+        § 370-14, §§ 144-11, 144-12 B; § 144-12 C's order): correct it within the
+        profile's period after delivery (``inspections.NOTICE_PERIOD``)."""
+        from sidewalk.analytics.clocks.inspections import FINDING_RULE, NOTICE_PERIOD, rule_value
+
+        if rule not in NOTICE_PERIOD:
+            raise ValueError(f"no inspector rule {rule!r}")
+        names = [FINDING_RULE[rule], NOTICE_PERIOD[rule]]
+        used = [records.RuleUse.from_rule(n, rule_value(self.profile, n)) for n in names]
+        period = rule_value(self.profile, NOTICE_PERIOD[rule])
+        violation = self.cases.clocks.violation_by_key(f"inspection:{key}")
+        notice = self.cases.notices.create(
+            f"notice/inspection/{key}",
+            "inspection_notice",
+            frontage_id,
+            at,
+            violation_id=None if violation is None else violation.id,
+            citation=period.citation or rule_value(self.profile, FINDING_RULE[rule]).citation,
+            rules=used,
+            detail=self._detail({
+                "rule": rule,
+                "observed_at": observed_at.isoformat(),
+                "description": description,
+                "finding": finding,
+                **_evidence_json(evidence),
+            }),
+        )  # fmt: skip
+        return self.render(notice)
+
     def advisory(
         self,
         kind: str,
@@ -389,7 +431,7 @@ class NoticeIssuer:
             out.append(self.render(self.cases.notices.refresh_owner(notice.id)))
         return out
 
-    def rendered(self, notice: records.NoticeRecord) -> RenderedNotice:
+    def rendered(self, notice: records.NoticeRecord) -> RenderedNotice:  # noqa: PLR0911
         """The text and HTML of a notice, from its stored record (raises ``NoticeError``)."""
         frontage = self.cases.registry.get_frontage(notice.frontage_id)
         common: dict[str, Any] = {
@@ -457,6 +499,15 @@ class NoticeIssuer:
                 observed_at=datetime.fromisoformat(d["observed_at"]),
                 description=str(d["description"]),
                 clear_width_mm=d.get("clear_width_mm"),
+                **common,
+            )
+        if kind == "inspection_notice":
+            return render_inspection_notice(
+                owner=owner,
+                rule=str(d["rule"]),
+                observed_at=datetime.fromisoformat(d["observed_at"]),
+                description=str(d["description"]),
+                finding=str(d.get("finding", "")),
                 **common,
             )
         if kind in ("frozen_ground_advisory", "permit_advisory"):

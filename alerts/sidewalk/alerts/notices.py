@@ -51,6 +51,7 @@ OWNER_KINDS: Final = frozenset(
         "repair_notice",
         "replacement_notice",
         "obstruction_notice",
+        "inspection_notice",
     }
 )
 # The period these notices set runs from their delivery (§ 370-10 B(1), B(2)).
@@ -856,12 +857,92 @@ def render_obstruction_notice(
             "required_width": feet_and_inches(obs.fixture_min_clear_width.length_mm),
             "removal": _cited(f"obstructions.{area}_removal_after_notice", removal),
             "citations": [_cited(n, r) for n, r in rules_used.items()],
-            "bill_citation": profile.billing.bill_payable.citation,
+            # § 370-8 F bills the removal on its own terms (bill_terms "obstruction").
+            "bill_citation": profile.obstructions.bill_payable.citation,
+            "expense": _cited("obstructions.bill_payable", obs.bill_payable),
+            "tax_roll": _cited("obstructions.tax_roll_after", obs.tax_roll_after),
             "evidence": _evidence(evidence, profile),
             "unconfirmed": _unconfirmed(rules_used.items()),
         }
     )
     return render_kind("obstruction_notice", context, number=number, template_dir=template_dir)
+
+
+# What the owner is to do, per inspector-entered rule (the periods come from the profile).
+INSPECTION_TODO: Final = {
+    "snow_on_street": "Remove the snow or ice deposited on the public way",
+    "mailbox": "Clear the snow from the mailbox on the terrace",
+    "dumping": "Remove what was dumped or left on the public way",
+    "excavation_fence": "Put up a fence, wall or railing between the excavation and the "
+    "public right-of-way",
+    "demolition_fill": "Fill, grade and level the excavation left by the demolition",
+    "abandoned_excavation": "Resume building on the excavation or foundation, provide "
+    "safeguards against accidental injury, or fill it to grade",
+}
+
+
+def render_inspection_notice(
+    *,
+    number: str,
+    issued_at: datetime,
+    owner: Addressee,
+    frontage: FrontageInfo,
+    profile: Profile,
+    rule: str,
+    observed_at: datetime,
+    description: str,
+    finding: str = "",
+    template_dir: Path | None = None,
+    letter: LetterContext = NO_LETTER,
+    evidence: Evidence = Evidence(),
+) -> RenderedNotice:
+    """A rule an inspector enforces by sight (§ 370-10 C, § 370-11 C, § 370-14, §§ 144-11,
+    144-12 B, C): correct it within the profile's period after this notice is delivered."""
+    from sidewalk.alerts.bill_terms import bill_terms, kind_of
+    from sidewalk.analytics.clocks.inspections import (
+        FINDING_RULE,
+        NOTICE_PERIOD,
+        WORDS,
+        rule_value,
+    )
+
+    _require_mailing(number, owner, frontage)
+    if rule not in NOTICE_PERIOD:
+        raise NoticeError(f"notice {number}: no inspector rule {rule!r}")
+    period_name, finding_name = NOTICE_PERIOD[rule], FINDING_RULE[rule]
+    rules_used = {
+        finding_name: rule_value(profile, finding_name),
+        period_name: rule_value(profile, period_name),
+    }
+    terms = bill_terms(profile, kind_of(f"inspection:{number}", finding_name))
+    context = _base(
+        "inspection_notice", number, issued_at, owner=owner, frontage=frontage, profile=profile,
+        letter=letter,
+    )  # fmt: skip
+    context.update(
+        {
+            "rule": rule,
+            "what": WORDS[rule],
+            "todo": INSPECTION_TODO[rule],
+            "finding": finding,
+            "observed_local": format_local(observed_at, profile.zone),
+            "description": description,
+            "period": _cited(period_name, rules_used[period_name]),
+            "basis": _cited(finding_name, rules_used[finding_name]),
+            "citations": [_cited(n, r) for n, r in rules_used.items() if r.words],
+            "bill_citation": terms.citation,
+            "bill": {
+                "billed": terms.billed,
+                "unpaid": terms.unpaid,
+                "payable": None if terms.payable is None else _cited(*terms.payable),
+                "tax_roll": None if terms.tax_roll is None else _cited(*terms.tax_roll),
+                "basis": None if terms.basis is None else _cited(*terms.basis),
+            },
+            "evidence": _evidence(evidence, profile),
+            "unconfirmed": _unconfirmed(rules_used.items()),
+        }
+    )
+    return render_kind("inspection_notice", context, number=number, template_dir=template_dir)
 
 
 def render_advisory(
