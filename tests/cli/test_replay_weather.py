@@ -59,11 +59,9 @@ def test_a_station_file_replays_to_a_season_report(name: str, fmt: str | None, r
 def test_winter_picks_the_season_and_a_profile_still_compares(tmp_path: Path) -> None:
     source = (DATA / "clyman_station_2025-01.csv").read_text(encoding="utf-8")
     earlier = source.replace("2025-01-", "2023-12-")
+    rows = [line for line in source.splitlines() if line.startswith("2025-")]
     both = tmp_path / "two_winters.csv"
-    header, rows = source.split("time,", 1)
-    both.write_text(
-        earlier + "".join(f"{r}\n" for r in ("time," + rows).splitlines()[1:]), encoding="utf-8"
-    )
+    both.write_text(earlier + "\n".join(rows) + "\n", encoding="utf-8")
     code, out = _replay("--weather", str(both), "--frontages", "10")
     assert code == 2
     assert "covers 2 winters (2023-24, 2024-25): pick one with --winter" in _one_line(out)

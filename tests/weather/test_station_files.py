@@ -168,9 +168,7 @@ def test_metar_export_reuses_the_metar_loader() -> None:
 def test_a_file_covering_several_winters_needs_winter(tmp_path: Path) -> None:
     two = tmp_path / "two.csv"
     two.write_text(
-        "time,air_temp_c,precip_mm\n"
-        "2023-12-01T06:00Z,-3,1.0\n"
-        "2025-01-05T06:00Z,-3,1.0\n",
+        "time,air_temp_c,precip_mm\n2023-12-01T06:00Z,-3,1.0\n2025-01-05T06:00Z,-3,1.0\n",
         encoding="utf-8",
     )
     record = load_station_file(two)

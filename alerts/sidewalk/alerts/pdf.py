@@ -12,9 +12,10 @@ bytes (the evidence package depends on it).
 
 Letters are set in DejaVu Sans, a proportional TrueType font with full
 Unicode coverage (an owner named Zoë Łukasiewicz-Ørsted prints as named),
-from Debian's ``fonts-dejavu-core`` (``scripts/services`` installs it). ``notice_pdf`` is the one renderer:
-the command line, e-mail delivery, the evidence package and the dashboard's
-print page all call it (or ``batch_pdf``, the same letters in one file).
+from Debian's ``fonts-dejavu-core`` (``scripts/services`` installs it).
+``notice_pdf`` is the one renderer: the command line, e-mail delivery, the
+evidence package and the dashboard's print page all call it (or ``batch_pdf``,
+the same letters in one file).
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def font_files() -> dict[str, Path]:
 
 @cache
 def _parsed_fonts() -> dict[str, object]:
-    """The fonts parsed once per process (fontTools takes a few tenths of a second each)."""
+    """The fonts parsed once per process, for trial layouts only (never written)."""
     scratch = FPDF()
     for style, path in font_files().items():
         scratch.add_font(FAMILY, style=style, fname=str(path))
@@ -94,8 +95,14 @@ def _parsed_fonts() -> dict[str, object]:
 
 
 def _add_fonts(pdf: FPDF) -> None:
-    """Each document gets its own copy: the glyph subset it embeds is its own (same
-    record, same bytes); fpdf2's copy shares the parsed, immutable parts."""
+    """Fonts parsed for this document: writing it subsets them in place."""
+    for style, path in font_files().items():
+        pdf.add_font(FAMILY, style=style, fname=str(path))
+
+
+def _share_fonts(pdf: FPDF) -> None:
+    """For a trial layout that is never written: copies sharing the parsed fonts
+    (fpdf2's copy shares the parsed tables, which only writing would change)."""
     for key, font in _parsed_fonts().items():
         pdf.fonts[key] = copy.deepcopy(font)  # type: ignore[assignment]
 
@@ -112,9 +119,12 @@ class PhotoBytes:
 class _Letters(FPDF):
     """Letter pages whose footer names the notice on the page and its page within it."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, trial: bool = False) -> None:
         super().__init__(unit="mm", format="letter")
-        _add_fonts(self)
+        if trial:
+            _share_fonts(self)  # laid out to measure, never written
+        else:
+            _add_fonts(self)
         self.set_auto_page_break(auto=True, margin=MARGIN)
         self.set_margins(MARGIN, MARGIN, MARGIN)
         self.footer_text = ""
@@ -313,7 +323,7 @@ def _fitting(
     if photo is not None:
         tries += [(size, None) for size in LETTER_SIZES]
     for size, with_photo in tries:
-        trial = _Letters()
+        trial = _Letters(trial=True)
         trial.add_page()
         trial.set_xy(MARGIN, BODY_Y)
         _letter_body(trial, text, letterhead, size, with_photo)

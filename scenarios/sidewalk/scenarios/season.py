@@ -221,18 +221,34 @@ def _camera_stream(
     next_camera = truth[0].at
     pending = {w.frontage: 0 for w in walks}
     seq = 10**9  # camera seqs after the weather seqs of the same device
+    never = truth[-1].at + CAMERA_EVERY
+    next_plan = min((w.plan[0][0] for w in walks if w.plan), default=never)
+    bare = False  # the last step found the pack below COVER_MM and bared every walk
     for step in truth:
-        for w in walks:
-            i = pending[w.frontage]
-            while i < len(w.plan) and w.plan[i][0] <= step.at:
-                w.cleared_ft, w.snow_since_clear_mm = w.plan[i][1], 0.0
-                i += 1
-            pending[w.frontage] = i
-            w.snow_since_clear_mm += step.new_snow_mm
-            if w.snow_since_clear_mm >= COVER_MM:
-                w.cleared_ft = 0.0
-            if step.true_depth_mm < COVER_MM:
-                w.cleared_ft, w.snow_since_clear_mm = w.walk_ft, 0.0
+        # A step with no new snow and no clearing due changes no walk when the pack
+        # lies (a covered walk stays covered) or was already bare: skip the walks.
+        quiet = step.new_snow_mm == 0 and step.at < next_plan
+        if not (quiet and (bare or step.true_depth_mm >= COVER_MM)):
+            for w in walks:
+                i = pending[w.frontage]
+                while i < len(w.plan) and w.plan[i][0] <= step.at:
+                    w.cleared_ft, w.snow_since_clear_mm = w.plan[i][1], 0.0
+                    i += 1
+                pending[w.frontage] = i
+                w.snow_since_clear_mm += step.new_snow_mm
+                if w.snow_since_clear_mm >= COVER_MM:
+                    w.cleared_ft = 0.0
+                if step.true_depth_mm < COVER_MM:
+                    w.cleared_ft, w.snow_since_clear_mm = w.walk_ft, 0.0
+            next_plan = min(
+                (
+                    w.plan[pending[w.frontage]][0]
+                    for w in walks
+                    if pending[w.frontage] < len(w.plan)
+                ),
+                default=never,
+            )
+        bare = step.true_depth_mm < COVER_MM
         if step.at < next_camera:
             continue
         next_camera = step.at + CAMERA_EVERY

@@ -127,7 +127,8 @@ class _Faults:
         """(the pole published this step, the depth it read or None)."""
         m = self.model
         # Drawn in a fixed order every step so streams stay reproducible.
-        r_outage, r_iced, r_drop, r_echo, r_spike = (rng.random() for _ in range(5))
+        draw = rng.random
+        r_outage, r_iced, r_drop, r_echo, r_spike = draw(), draw(), draw(), draw(), draw()
         noise = max(
             -m.depth_noise_mm, min(m.depth_noise_mm, rng.gauss(0.0, m.depth_noise_mm / 2.5))
         )
@@ -174,7 +175,9 @@ def simulate_pole(
     funnel = bucket = 0.0
     faults = _Faults(m)
     seq = first_seq
-    for at, index, minute in _steps(hours, m.step):
+    # ``ts`` by whole steps from the first (exactly ``to_ms(at)``, without its cost per step).
+    first_ms, step_ms = to_ms(hours[0].start - HALF_HOUR), _whole_ms(m.step)
+    for k, (at, index, minute) in enumerate(_steps(hours, m.step)):
         hour = hours[index]
         temp = _temperature(hours, index, at)
         rate, lull_at, lull_len = plan.get(_snow_hour(hours, at, index), (0.0, 0, 0))
@@ -197,7 +200,7 @@ def simulate_pole(
             WeatherReading(
                 device=device,
                 seq=seq,
-                ts=to_ms(at),
+                ts=first_ms + k * step_ms,
                 snow_depth_mm=None
                 if measured is None
                 else round(min(5000.0, max(0.0, measured)), 1),
@@ -207,6 +210,14 @@ def simulate_pole(
         )
         seq += 1
     return out
+
+
+def _whole_ms(step: timedelta) -> int:
+    """A step in whole milliseconds; refuses one that is not (``ts`` must stay exact)."""
+    ms, rest = divmod(step // timedelta(microseconds=1), 1000)
+    if rest:
+        raise ValueError(f"step {step} is not a whole number of milliseconds")
+    return ms
 
 
 def _steps(hours: Sequence[WeatherHour], step: timedelta) -> Iterator[tuple[datetime, int, int]]:

@@ -100,9 +100,7 @@ class StationRecord:
 
     def winters(self) -> list[str]:
         """The snow seasons (October to April) the record has any data in, oldest first."""
-        dates = (
-            {d.day for d in self.days} if self.daily else {h.start.date() for h in self.hours}
-        )
+        dates = {d.day for d in self.days} if self.daily else {h.start.date() for h in self.hours}
         found = set()
         for d in dates:
             if d.month >= 10:
@@ -210,7 +208,8 @@ def station_winter(record: StationRecord, winter: str | None, seed: int) -> Stat
     if winter is None:
         if len(covered) > 1:
             raise WeatherFileError(
-                f"{name} covers {len(covered)} winters ({', '.join(covered)}): pick one with --winter"
+                f"{name} covers {len(covered)} winters ({', '.join(covered)}): "
+                "pick one with --winter"
             )
         winter = covered[0]
     try:
@@ -291,9 +290,7 @@ def _assemble(
         snow = 0.0
         if label is not None:
             snow = precip if precip > 0 else b.snow_rate or SNOW_WATER_MM_H["light snow"]
-        elif not b.named and temp <= SNOW_MAX_AIR_C and (
-            precip > 0 or rise >= DEPTH_RISE_SNOW_MM
-        ):
+        elif not b.named and temp <= SNOW_MAX_AIR_C and (precip > 0 or rise >= DEPTH_RISE_SNOW_MM):
             snow = precip if precip > 0 else rise / SNOW_TO_WATER
             label = "light snow" if snow < 1.0 else "snow" if snow < 2.5 else "heavy snow"
         rain = 0.0
@@ -355,13 +352,17 @@ def _weather_word(text: str) -> tuple[str | None, float, bool]:
             intensity = group[0] if group[0] in "+-" else ""
             return group, SNOW_INTENSITY_MM_H[intensity], False
     if "snow" in lower and not re.search(r"blowing|drifting", lower):
-        rate = SNOW_WATER_MM_H.get(lower, 3.0 if "heavy" in lower else 0.5 if "light" in lower else 1.5)
+        rate = SNOW_WATER_MM_H.get(
+            lower, 3.0 if "heavy" in lower else 0.5 if "light" in lower else 1.5
+        )
         return lower, rate, False
     rain = bool(re.search(r"rain|drizzle|\bRA\b|\bDZ\b|[+-]?(?:FZ|SH)?(?:RA|DZ)\b", text, re.I))
     return None, 0.0, rain
 
 
-def _read_csv(path: Path, text: str, tz: str | None) -> StationRecord:
+def _read_csv(  # noqa: PLR0912, PLR0915 - one pass over the rows, each column checked once
+    path: Path, text: str, tz: str | None
+) -> StationRecord:
     lines = text.splitlines()
     zone_name = tz
     for line in lines:
@@ -454,7 +455,7 @@ def _isd_tmp(value: str | None) -> float | None:
     return int(parts[0]) / 10
 
 
-def _read_isd(path: Path, text: str) -> StationRecord:
+def _read_isd(path: Path, text: str) -> StationRecord:  # noqa: PLR0912 - one branch per group
     reader = csv.DictReader(io.StringIO(text))
     cols = {c.strip().upper() for c in reader.fieldnames or []}
     if "DATE" not in cols or "TMP" not in cols:
@@ -548,8 +549,8 @@ def _read_ghcn(path: Path, text: str) -> StationRecord:
     cols = _header(text)
     if cols[:5] == ["year", "month", "day", "date", "day_of_year"]:
         if _is_bundled_milwaukee(path):  # the one file whose SNOW/SNWD quirk is known
-            days = load_milwaukee(date.min, date.max, path)
-            return StationRecord(path, "ghcn-daily", "USW00014839", days=tuple(days))
+            corrected = load_milwaukee(date.min, date.max, path)
+            return StationRecord(path, "ghcn-daily", "USW00014839", days=tuple(corrected))
         raise WeatherFileError(
             f"{path}: a third-party conversion of GHCN-Daily whose SNOW/SNWD units are not "
             "stated; use NOAA's own per-station CSV (STATION, DATE, PRCP, SNOW, SNWD, TMAX, TMIN)"
@@ -569,7 +570,7 @@ def _read_ghcn(path: Path, text: str) -> StationRecord:
     decimals = [t.split(".", 1)[1] for t in texts if "." in t]
     if not decimals:
         scale = _RAW
-    elif any(len((r.get("PRCP") or "").split(".")[-1]) == 2 for r in rows if "." in (r.get("PRCP") or "")):
+    elif any(len(t.split(".")[-1]) == 2 for t in (r.get("PRCP") or "" for r in rows) if "." in t):
         scale = _CDO_STANDARD  # inches to the hundredth, °F
     else:
         scale = _CDO_METRIC
@@ -597,16 +598,15 @@ def _read_ghcn_long(path: Path, text: str) -> StationRecord:
             continue  # a quality flag: the value failed a check
         station = station or parts[0]
         try:
-            day = datetime.strptime(parts[1], "%Y%m%d").date()
+            ymd = parts[1]
+            day = date(int(ymd[:4]), int(ymd[4:6]), int(ymd[6:]))
             value = None if parts[3].strip() == "-9999" else float(parts[3])
         except ValueError as exc:
             raise WeatherFileError(f"{path}: line {n}: {exc}") from None
         by_day.setdefault(day, {})[parts[2]] = value
     present = {e for v in by_day.values() for e in v}
     if not {"SNOW", "PRCP"} & present or not {"TMAX", "TMIN"} & present:
-        raise WeatherFileError(
-            f"{path}: no usable elements: needs SNOW or PRCP, and TMAX or TMIN"
-        )
+        raise WeatherFileError(f"{path}: no usable elements: needs SNOW or PRCP, and TMAX or TMIN")
     days = [_ghcn_day(d, by_day[d], _RAW) for d in sorted(by_day)]
     return StationRecord(path, "ghcn-daily", station, days=tuple(days))
 

@@ -8,7 +8,14 @@ The § 370-10 A clearing clock, per frontage::
 
     idle ──onset──▶ snowing ──cessation──▶ clearing_period ──deadline──▶ complied
                        ▲                        │                  ├──▶ violation
-                       └────── new snow ────────┘                  └──▶ unverified
+                       └────── new snow ────────┘                  ├──▶ unverified
+                                                                   └──▶ needs_review
+
+A deadline is decided only once the pole's own readings have passed it (its
+evidence up to it is in); until then it waits, at most ``evidence_wait`` after
+the deadline or after the pole was last heard (the runner names the poles whose
+readings are queued: ``advance(to, behind=…)``), and then goes to a person
+(``needs_review``), which the pole's readings still decide when they come.
 
 The deadline is ``clearing_deadline`` (24 h) after cessation in real elapsed
 time; new snow before the deadline restarts the clock from the next

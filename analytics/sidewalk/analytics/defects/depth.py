@@ -120,7 +120,9 @@ def measure_depth_map(
     stages.append(("plane", time.perf_counter() - t0))
     # A little over the pixel footprint in its longer direction on the walk
     # plane (a pitched camera stretches it), so few cells stay empty.
-    cell = 1.3 * _footprint_mm(depth_mm, valid, pts, normal)
+    # At the documented geometry that is the median footprint; only a camera
+    # pitched further stretches it (the 0.75 keeps tilts to 20 degrees as they were).
+    cell = 1.3 * max(med / intrinsics.fx, 0.75 * _footprint_mm(depth_mm, valid, pts, normal))
     hm = _height_map(pts, normal, offset, cell)
     hm = replace(
         hm,

@@ -52,7 +52,7 @@ class SurfaceParams:
     # Gap sigma beyond the stations' scatter: per cell and per footprint
     # across the joint (set on the tuning seeds).
     gap_sigma_cells: float = 0.1
-    gap_sigma_px: float = 1.0
+    gap_sigma_px: float = 0.82
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -1,0 +1,151 @@
+"""The SQLite file: its schema, the columns added to older files, the connection.
+
+``_connect`` opens the file in WAL mode with ``synchronous=FULL``, creates what
+is missing and adds to an older file the columns added after its release.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from pathlib import Path
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS readings (
+    device      TEXT    NOT NULL,
+    seq         INTEGER NOT NULL,
+    stream      TEXT    NOT NULL,
+    ts          INTEGER NOT NULL,
+    frontage    TEXT,
+    received_at INTEGER NOT NULL,
+    payload     TEXT    NOT NULL,
+    PRIMARY KEY (device, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS readings_stream_ts ON readings (stream, ts);
+CREATE INDEX IF NOT EXISTS readings_device_ts ON readings (device, ts);
+CREATE INDEX IF NOT EXISTS readings_frontage_ts ON readings (frontage, ts)
+    WHERE frontage IS NOT NULL;
+
+CREATE TABLE IF NOT EXISTS dead_letters (
+    id          INTEGER PRIMARY KEY,
+    received_at INTEGER NOT NULL,
+    topic       TEXT    NOT NULL,
+    device      TEXT,
+    payload     BLOB    NOT NULL,
+    reason      TEXT    NOT NULL,
+    detail      TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS dead_letters_reason ON dead_letters (reason, received_at);
+CREATE INDEX IF NOT EXISTS dead_letters_device ON dead_letters (device, received_at);
+CREATE INDEX IF NOT EXISTS dead_letters_time ON dead_letters (received_at);
+
+CREATE TABLE IF NOT EXISTS seq_gaps (
+    device      TEXT    NOT NULL,
+    from_seq    INTEGER NOT NULL,
+    to_seq      INTEGER NOT NULL,
+    detected_at INTEGER NOT NULL,
+    lost_at     INTEGER,
+    PRIMARY KEY (device, from_seq)
+);
+
+CREATE TABLE IF NOT EXISTS devices (
+    device       TEXT PRIMARY KEY,
+    site         TEXT,
+    max_seq      INTEGER NOT NULL DEFAULT 0,
+    floor_seq    INTEGER NOT NULL DEFAULT 0,
+    status       TEXT,
+    status_ts    INTEGER,
+    last_seen_at INTEGER
+);
+
+-- One per (device, epoch): stored seq = base + the pole's seq. last_seq/last_ts:
+-- the pole's last accepted reading (time checks); suspect: its clock stepped back
+-- and has not been seen right since (``TimePolicy``); closed_at: the highest pole
+-- seq of a space a later epoch replaced.
+CREATE TABLE IF NOT EXISTS seq_spaces (
+    device     TEXT    NOT NULL,
+    epoch      TEXT    NOT NULL,
+    base       INTEGER NOT NULL,
+    last_seq   INTEGER NOT NULL DEFAULT 0,
+    last_ts    INTEGER NOT NULL DEFAULT 0,
+    suspect    INTEGER NOT NULL DEFAULT 0,
+    started_at INTEGER NOT NULL,
+    closed_at  INTEGER,
+    PRIMARY KEY (device, epoch)
+);
+
+-- Stored seqs of quarantined readings (their bytes are dead letters).
+CREATE TABLE IF NOT EXISTS quarantined (
+    device TEXT    NOT NULL,
+    seq    INTEGER NOT NULL,
+    PRIMARY KEY (device, seq)
+) WITHOUT ROWID;
+
+-- Export to secondary views (InfluxDB): every stored reading in commit order.
+-- AUTOINCREMENT so an id is never reused after the log is pruned to empty,
+-- which would hide new rows below a sink's cursor.
+CREATE TABLE IF NOT EXISTS export_log (
+    id     INTEGER PRIMARY KEY AUTOINCREMENT,
+    device TEXT    NOT NULL,
+    seq    INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS export_cursors (
+    sink    TEXT PRIMARY KEY,
+    last_id INTEGER NOT NULL
+);
+"""
+
+# Columns added after a table's first release (added to older files on open).
+_DEAD_LETTER_COLUMNS = {"payload_len": "INTEGER", "payload_sha256": "TEXT"}
+
+_DEVICE_COLUMNS = {
+    "epoch": "TEXT",
+    "clock_faults": "INTEGER NOT NULL DEFAULT 0",
+    "clock_fault_at": "INTEGER",
+    "clock_fault": "TEXT",
+}
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    """Open (creating or upgrading) the store's file: WAL, ``synchronous=FULL``."""
+    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    db.executescript(_SCHEMA)
+    have = {row[1] for row in db.execute("PRAGMA table_info(devices)")}
+    for name, decl in _DEVICE_COLUMNS.items():
+        if name not in have:
+            db.execute(f"ALTER TABLE devices ADD COLUMN {name} {decl}")
+    have = {row[1] for row in db.execute("PRAGMA table_info(dead_letters)")}
+    for name, decl in _DEAD_LETTER_COLUMNS.items():
+        if name not in have:
+            db.execute(f"ALTER TABLE dead_letters ADD COLUMN {name} {decl}")
+    return db
+
+
+class _Connected:
+    """What the parts of the store share: one connection behind a lock."""
+
+    path: Path
+    dead_letter_prefix: int
+    _db: sqlite3.Connection
+    _lock: threading.Lock
+
+
+def _rollback(db: sqlite3.Connection) -> None:
+    """Roll back if a transaction is still open.
+
+    SQLite rolls back by itself on some errors (a full disk: SQLITE_FULL), and a
+    ROLLBACK then fails with "cannot rollback - no transaction is active",
+    which used to hide the real cause in a chained traceback.
+    """
+    if db.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
+
+
+def _filters(*pairs: tuple[str, object]) -> tuple[str, list[object]]:
+    clauses = [sql for sql, value in pairs if value is not None]
+    args = [value for _, value in pairs if value is not None]
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), args

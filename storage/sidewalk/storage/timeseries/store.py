@@ -1,0 +1,367 @@
+"""``SqliteTimeSeriesStore``: the writer's transaction and the readers' queries.
+
+Seq bookkeeping, dead letters and export cursors are its parts in
+``seqs``, ``deadletters`` and ``export``; the file's schema is in ``schema``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from sidewalk.core.contract import READING_STREAMS, AnyReading, TimePolicy
+from sidewalk.storage.timeseries.deadletters import _DeadLetters, _topic
+from sidewalk.storage.timeseries.export import _Exports, _has_sinks
+from sidewalk.storage.timeseries.records import (
+    DEAD_LETTER_PREFIX,
+    BatchResult,
+    DeadLetter,
+    SeqGap,
+    StatusUpdate,
+    _reading_from_json,
+)
+from sidewalk.storage.timeseries.schema import _connect, _filters, _rollback
+from sidewalk.storage.timeseries.seqs import _SeqBook, _Space
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
+    """``TimeSeriesStore`` on one SQLite file (WAL, ``synchronous=FULL``).
+
+    Safe to share between threads (one connection behind a lock); several
+    processes may open the same file.
+    """
+
+    def __init__(self, path: str | Path, *, dead_letter_prefix: int = DEAD_LETTER_PREFIX) -> None:
+        if dead_letter_prefix < 0:
+            raise ValueError("dead_letter_prefix must be at least 0")
+        self.path = Path(path)
+        self.dead_letter_prefix = dead_letter_prefix
+        self._lock = threading.Lock()
+        self._db = _connect(self.path)
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._db.close()
+
+    def write_batch(
+        self,
+        readings: Sequence[AnyReading],
+        *,
+        sites: Mapping[str, str] | None = None,
+        statuses: Sequence[StatusUpdate] = (),
+        dead_letters: Sequence[DeadLetter] = (),
+        received_at_ms: int | None = None,
+        time_policy: TimePolicy | None = None,
+    ) -> BatchResult:
+        """Store readings, statuses and dead letters in one transaction.
+
+        Duplicates by ``(device, epoch, seq)`` are skipped and reported; a
+        duplicate whose content differs is also dead-lettered as
+        ``seq_conflict``. With ``time_policy``, a reading with an implausible
+        ``ts`` (judged against ``received_at_ms``) is quarantined. Readings
+        extend, open or fill seq gaps. Durable on return.
+        """
+        now = _now_ms() if received_at_ms is None else received_at_ms
+        result = BatchResult()
+        sites = sites or {}
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                touched: set[str] = set()
+                for status_update in statuses:
+                    self._record_status(status_update, now, result)
+                    touched.add(status_update.status.device)
+                max_seq: dict[str, int] = {}
+                spaces: dict[tuple[str, str], _Space] = {}
+                for r in readings:
+                    key = (r.device, r.__dict__.get("epoch") or "")
+                    if key not in spaces:
+                        if r.device not in max_seq:
+                            self._ensure_device(r.device, sites.get(r.device), now)
+                            max_seq[r.device] = 0
+                            touched.add(r.device)
+                        spaces[key] = self._space(r.device, key[1], now, result)
+                for dev in max_seq:
+                    # After the spaces: a new one is placed after what the device has.
+                    max_seq[dev] = self._max_seq(dev)
+                if result.epochs_started:
+                    self._reload_closed(spaces)
+                stored_keys = self._write_readings(
+                    readings, max_seq, spaces=spaces, sites=sites, policy=time_policy, now=now,
+                    result=result,
+                )  # fmt: skip
+                if stored_keys and _has_sinks(db):
+                    db.executemany(
+                        "INSERT INTO export_log (device, seq) VALUES (?, ?)", stored_keys
+                    )
+                for dev, top in max_seq.items():
+                    db.execute(
+                        "UPDATE devices SET max_seq = ?, last_seen_at = ? WHERE device = ?",
+                        (top, now, dev),
+                    )
+                db.executemany(
+                    "UPDATE seq_spaces SET last_seq = ?, last_ts = ?, suspect = ?"
+                    " WHERE device = ? AND epoch = ?",
+                    [(sp.last_seq, sp.last_ts, sp.suspect, dev, ep)
+                     for (dev, ep), sp in spaces.items() if sp.dirty],
+                )  # fmt: skip
+                for dl in dead_letters:
+                    self._insert_dead_letter(dl)
+                for dev in touched:
+                    self._apply_floor(dev, now)
+                    result.watermarks[dev], result.watermark_epochs[dev] = self._watermark(dev)
+                db.execute("COMMIT")
+            except BaseException:
+                _rollback(db)
+                raise
+        return result
+
+    def _write_readings(
+        self,
+        readings: Sequence[AnyReading],
+        max_seq: dict[str, int],
+        *,
+        spaces: dict[tuple[str, str], _Space],
+        sites: Mapping[str, str],
+        policy: TimePolicy | None,
+        now: int,
+        result: BatchResult,
+    ) -> list[tuple[str, int]]:
+        """Store readings set-wise, with the outcome of storing them one by one in order.
+
+        Returns the ``(device, stored seq)`` of each row inserted. A reading's
+        stored seq is its seq space's base plus its own; a reading of a closed
+        space beyond where it closed is a ``seq_conflict`` (that seq is the
+        next epoch's now). A new reading with an implausible time is
+        quarantined: its seq counts as received, its bytes become a dead letter.
+
+        A seq above the device's running maximum is new (it may open a gap);
+        one at or below it is a duplicate if stored before (in the table or
+        earlier in this batch), else a late fill. One SELECT per device tells
+        which, then every row goes in one ``executemany`` and the gaps the
+        fills hit are split in one pass: two workers dealt alternate seqs of
+        a device by round robin fill a gap with nearly every reading.
+        """
+        placed, low = self._place(readings, max_seq, spaces, sites, now)
+        existing = {dev: self._existing_seqs(dev, seqs) for dev, seqs in low.items()}
+        rows: list[tuple[str, int, str, int, str | None, int, str]] = []
+        gaps: list[tuple[str, int, int, int]] = []
+        fills: dict[str, list[int]] = {}
+        dups: list[tuple[AnyReading, int, str]] = []
+        held: list[tuple[AnyReading, int, str, str]] = []
+        seen: dict[str, set[int]] = {dev: set() for dev in max_seq}
+        for r, space, seq in placed:
+            dev = r.device
+            row = (
+                dev,
+                seq,
+                r.stream,
+                r.ts,
+                # pydantic's __getattr__ makes a missing-attribute getattr
+                # cost as much as the insert; the field dict does not.
+                r.__dict__.get("frontage"),
+                now,
+                r.to_json().decode(),
+            )
+            seen_dev = seen[dev]
+            if seq > max_seq[dev]:
+                if seq > max_seq[dev] + 1:
+                    gap = SeqGap(dev, max_seq[dev] + 1, seq - 1, now, None)
+                    gaps.append((dev, gap.from_seq, gap.to_seq, now))
+                    result.gaps_opened.append(gap)
+                max_seq[dev] = seq
+            elif seq in seen_dev or seq in existing[dev]:
+                result.duplicates.append((dev, r.seq))
+                dups.append((r, seq, row[-1]))
+                continue
+            else:
+                fills.setdefault(dev, []).append(seq)
+            seen_dev.add(seq)
+            if policy is not None and (
+                verdict := policy.problem(
+                    r.seq, r.ts, now, space.last_seq, space.last_ts, suspect=space.suspect
+                )
+            ):
+                held.append((r, seq, row[-1], verdict[0]))
+                space.held(suspect=verdict[1])
+                continue
+            if space.suspect or r.seq > space.last_seq:
+                space.accepted(r.seq, r.ts)
+            rows.append(row)
+            result.stored.append(r)
+        if held:
+            self._quarantine(held, sites, now, result)
+        if gaps:
+            self._db.executemany(
+                "INSERT INTO seq_gaps (device, from_seq, to_seq, detected_at) VALUES (?, ?, ?, ?)",
+                gaps,
+            )
+        self._insert(rows)
+        for r, seq, payload in dups:
+            self._check_conflict(r, seq, payload, now)
+        for dev, seqs in fills.items():
+            self._fill(dev, seqs)
+        return [(row[0], row[1]) for row in rows]
+
+    def _place(
+        self,
+        readings: Sequence[AnyReading],
+        max_seq: dict[str, int],
+        spaces: dict[tuple[str, str], _Space],
+        sites: Mapping[str, str],
+        now: int,
+    ) -> tuple[list[tuple[AnyReading, _Space, int]], dict[str, list[int]]]:
+        """Each reading with its space and stored seq; per device, the seqs not above its top."""
+        low: dict[str, list[int]] = {}
+        top = dict(max_seq)
+        placed: list[tuple[AnyReading, _Space, int]] = []
+        for r in readings:
+            space = spaces[r.device, r.__dict__.get("epoch") or ""]
+            if space.closed_at is not None and r.seq > space.closed_at:
+                self._insert_dead_letter(
+                    DeadLetter(now, _topic(sites, r), r.device, r.to_json(), "seq_conflict",
+                               f"seq {r.seq} of epoch {r.epoch or '(none)'}, which a later epoch"
+                               f" replaced after its seq {space.closed_at}")
+                )  # fmt: skip
+                continue
+            seq = space.base + r.seq
+            placed.append((r, space, seq))
+            if seq > top[r.device]:
+                top[r.device] = seq
+            else:
+                low.setdefault(r.device, []).append(seq)
+        return placed, low
+
+    def _existing_seqs(self, device: str, seqs: list[int]) -> set[int]:
+        """Which of ``seqs`` the store already holds for ``device`` (stored or quarantined)."""
+        found: set[int] = set()
+        wanted = sorted(set(seqs))
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                row[0]
+                for row in self._db.execute(
+                    f"SELECT seq FROM readings WHERE device = ? AND seq IN ({marks})"
+                    f" UNION ALL SELECT seq FROM quarantined WHERE device = ? AND seq IN ({marks})",
+                    (device, *chunk, device, *chunk),
+                )
+            )
+        return found
+
+    def _insert(self, rows: list[tuple[str, int, str, int, str | None, int, str]]) -> int:
+        if not rows:
+            return 0
+        cur = self._db.executemany(
+            "INSERT OR IGNORE INTO readings"
+            " (device, seq, stream, ts, frontage, received_at, payload)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        return int(cur.rowcount)
+
+    def readings(
+        self,
+        *,
+        device: str | None = None,
+        stream: str | None = None,
+        frontage: str | None = None,
+        start_ms: int | None = None,
+        end_ms: int | None = None,
+        limit: int | None = None,
+    ) -> list[AnyReading]:
+        """Readings matching every given filter, ordered by event time then seq.
+
+        ``start_ms`` is inclusive, ``end_ms`` exclusive.
+        """
+        where, args = _filters(
+            ("device = ?", device),
+            ("stream = ?", stream),
+            ("frontage = ?", frontage),
+            ("ts >= ?", start_ms),
+            ("ts < ?", end_ms),
+        )
+        sql = f"SELECT stream, payload FROM readings{where} ORDER BY ts, device, seq"
+        if limit is not None:
+            sql += " LIMIT ?"
+            args.append(limit)
+        with self._lock:
+            rows = self._db.execute(sql, args).fetchall()
+        return [_reading_from_json(stream_, payload) for stream_, payload in rows]
+
+    def count(self, device: str | None = None) -> int:
+        """How many readings are stored (for one device, or all)."""
+        where, args = _filters(("device = ?", device))
+        with self._lock:
+            return int(
+                self._db.execute(f"SELECT COUNT(*) FROM readings{where}", args).fetchone()[0]
+            )
+
+    def seqs(self, device: str) -> list[int]:
+        """Every stored seq of a device, ascending."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT seq FROM readings WHERE device = ? ORDER BY seq", (device,)
+            ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def frame_referenced(self, device: str | None, sha256: str, *, since_ms: int = 0) -> bool:
+        """Whether a stored ``FrameRef`` (of ``device``, if given) names this image."""
+        sql = "SELECT 1 FROM readings WHERE stream = 'frame' AND ts >= ?"
+        args: list[object] = [since_ms]
+        if device is not None:
+            sql += " AND device = ?"
+            args.append(device)
+        sql += " AND json_extract(payload, '$.sha256') = ? LIMIT 1"
+        args.append(sha256)
+        with self._lock:
+            return self._db.execute(sql, args).fetchone() is not None
+
+    def prune(
+        self, *, readings_before_ms: int | None, dead_letters_before_ms: int | None
+    ) -> dict[str, int]:
+        """Delete readings with ``ts`` and dead letters received before the cutoffs.
+
+        Seq bookkeeping (``devices``, ``seq_spaces``, gaps) stays, so the
+        watermark does not move back; a pole re-sends only above it. Returns
+        how many rows of each went. Small transactions: ingest's writer waits
+        for at most one of them.
+        """
+        counts = {"readings": 0, "dead_letters": 0}
+        jobs: list[tuple[str, str]] = []
+        if readings_before_ms is not None:
+            jobs.append(("readings",
+                         "DELETE FROM readings WHERE (device, seq) IN (SELECT device, seq"
+                         " FROM readings WHERE stream = ? AND ts < ? LIMIT 5000)"))  # fmt: skip
+        if dead_letters_before_ms is not None:
+            jobs.append(("dead_letters",
+                         "DELETE FROM dead_letters WHERE id IN (SELECT id FROM dead_letters"
+                         " WHERE received_at < ? LIMIT 5000)"))  # fmt: skip
+        for table, sql in jobs:
+            streams: tuple[str | None, ...] = READING_STREAMS if table == "readings" else (None,)
+            for stream in streams:
+                while True:
+                    with self._lock:
+                        db = self._db
+                        db.execute("BEGIN IMMEDIATE")
+                        try:
+                            if stream is None:
+                                cur = db.execute(sql, (dead_letters_before_ms,))
+                            else:
+                                cur = db.execute(sql, (stream, readings_before_ms))
+                            db.execute("COMMIT")
+                        except BaseException:
+                            _rollback(db)
+                            raise
+                    counts[table] += cur.rowcount
+                    if cur.rowcount < 5000:
+                        break
+        return counts
