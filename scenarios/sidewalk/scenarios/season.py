@@ -252,6 +252,7 @@ def _camera_stream(
         if step.at < next_camera:
             continue
         next_camera = step.at + CAMERA_EVERY
+        ts = to_ms(step.at)
         for w in walks:
             walk_mm = w.walk_ft * MM_PER_FOOT
             width = min(walk_mm, max(0.0, w.cleared_ft * MM_PER_FOOT + rng.gauss(0.0, 30.0)))
@@ -259,7 +260,7 @@ def _camera_stream(
             yield SnowMeasurement(
                 device=device,
                 seq=seq,
-                ts=to_ms(step.at),
+                ts=ts,
                 frontage=w.frontage,
                 snow_cover_fraction=round(1 - width / walk_mm, 3),
                 cleared_width_mm=width,
