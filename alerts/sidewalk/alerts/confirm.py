@@ -17,13 +17,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from sidewalk.core.profile import Calendar, DeliveryMethodsRule, Profile, Rule
 from sidewalk.storage.cases import CaseStore, ConfirmationRecord, NoticeRecord, RuleUse
 
-if TYPE_CHECKING:
-    from sidewalk.alerts.issue import NoticeIssuer
+
+class ReleasesHeld(Protocol):
+    """What confirming needs of the issuer (``NoticeIssuer``), named here so that
+    this module, which the issuer imports, does not import it back."""
+
+    def release_held(self) -> list[NoticeRecord]: ...
 
 
 class ConfirmationError(ValueError):
@@ -121,7 +125,7 @@ def confirm_value(
     reference: str,
     at: datetime,
     who: str,
-    issuer: NoticeIssuer | None = None,
+    issuer: ReleasesHeld | None = None,
 ) -> tuple[ConfirmationRecord, list[NoticeRecord]]:
     """Record the Village's confirmation of the profile value ``name``, as the profile
     states it now; then issue the notices that waited for it (with ``issuer``)."""
