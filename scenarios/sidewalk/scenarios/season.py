@@ -408,24 +408,28 @@ def _replay(
     """Feed every reading to every engine in event-time order, advancing when something is due.
 
     ``feed`` advances after every reading; advancing only once ``next_due`` has
-    come gives the same events (an advance before then decides nothing), and
-    ``next_due`` only moves when the engine reports an event.
+    come gives the same events (an advance before then decides nothing).
+    ``next_due`` moves when the engine reports an event, and earlier without one
+    when a reading brings in the evidence a deadline waits for, so from the
+    engine's ``evidence_watch`` instant on it is asked again after each reading.
     """
     total = sum(len(s) for s in streams)
     task = progress.add_task("replaying readings through the clock engine", total=total)
     events: list[list[Event]] = [[] for _ in engines]
     due = [engine.next_due() for engine in engines]
+    watch = [engine.evidence_watch() for engine in engines]
     for n, reading in enumerate(heapq.merge(*streams, key=lambda r: r.ts), start=1):
         at = reading.event_time
         for i, engine in enumerate(engines):
             found = engine.observe(reading)
+            watched = watch[i]
+            if found or (watched is not None and at >= watched):
+                due[i], watch[i] = engine.next_due(), engine.evidence_watch()
             next_due = due[i]
-            came_due = next_due is not None and at >= next_due
-            if came_due:
+            if next_due is not None and at >= next_due:
                 found += engine.advance(at)
-            if found or came_due:
-                due[i] = engine.next_due()
-                events[i].extend(found)
+                due[i], watch[i] = engine.next_due(), engine.evidence_watch()
+            events[i].extend(found)
         if n % 20_000 == 0:
             progress.update(task, completed=n)
     for engine, found in zip(engines, events, strict=True):

@@ -475,6 +475,21 @@ class ClockEngine:
             due.append(inspection_due)
         return min(due, default=None)
 
+    def evidence_watch(self) -> datetime | None:
+        """The earliest deadline still waiting for its pole's evidence, or None.
+
+        ``next_due`` can move earlier without an event: once a reading brings the
+        evidence in, the decision is due ``decision_grace`` after the deadline
+        instead of after the wait. A caller that advances only when ``next_due``
+        comes (the season replay) asks again for readings from this instant on.
+        """
+        waiting = [
+            c.deadline
+            for c in self.clocks.values()
+            if c.state in AWAITING and c.deadline is not None and not self._evidence_in(c)
+        ]
+        return min(waiting, default=None)
+
     # -- restart ---------------------------------------------------------------
 
     def snapshot(self) -> bytes:

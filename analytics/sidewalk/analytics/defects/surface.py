@@ -150,9 +150,7 @@ def analyse_height_map(
     return joints, block_results, blocks
 
 
-def _survey_axis(
-    hm: HeightMap, blocks: list[_Block], params: SurfaceParams
-) -> tuple[float, float]:
+def _survey_axis(hm: HeightMap, blocks: list[_Block], params: SurfaceParams) -> tuple[float, float]:
     """Survey direction in (col, row): the one given, else along the walk
     (the blocks' centroids line up along it) toward +col, or toward +row
     (image up) when the walk runs more along rows than columns."""
