@@ -98,12 +98,13 @@ def test_the_notice_says_how_the_owners_total_was_counted(
     text = " ".join(str(notice.body_text).split())
     assert "Blocks measured: 6 of an unknown number of blocks" in text
     assert "(survey incomplete)" in text
-    assert f"frontage {FRONTAGES[1]}: 3 blocks (recorded block count)" in text
+    assert f"property record {FRONTAGES[1]}: 3 blocks (recorded block count)" in text
     assert (
-        f"frontage {FRONTAGES[0]}: {spaced.blocks} blocks (frontage length 66.0 ft / measured"
+        f"property record {FRONTAGES[0]}: {spaced.blocks} blocks"
+        " (frontage length 66.0 ft / measured"
         f" joint spacing {spaced.spacing_ft:.1f} ft, 2 joints)"
     ) in text
-    assert f"frontage {FRONTAGES[3]}: not known" in text
+    assert f"property record {FRONTAGES[3]}: not known" in text
     assert "The owner's block total is not known yet" in text
     # The fault is still 1 in: the notice's measured value agrees with the file.
     assert any(abs(d["measured_mm"] - MM_PER_INCH) < 1.6 for d in notice.detail["defects"])
