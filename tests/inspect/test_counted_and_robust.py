@@ -105,7 +105,7 @@ def test_the_notice_says_how_the_owners_total_was_counted(
         f" joint spacing {spaced.spacing_ft:.1f} ft, 2 joints)"
     ) in text
     assert f"property record {FRONTAGES[3]}: not known" in text
-    assert "The owner's block total is not known yet" in text
+    assert "The number of blocks along all of your sidewalk is not yet known" in text
     # The fault is still 1 in: the notice's measured value agrees with the file.
     assert any(abs(d["measured_mm"] - MM_PER_INCH) < 1.6 for d in notice.detail["defects"])
 
