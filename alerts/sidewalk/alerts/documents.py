@@ -14,8 +14,8 @@ from datetime import datetime
 from decimal import Decimal
 
 from sidewalk.alerts.letterhead import plain_citation
-from sidewalk.alerts.notices import usd
 from sidewalk.alerts.pdf import table_pdf
+from sidewalk.alerts.wording import usd
 from sidewalk.core.clock import format_local
 from sidewalk.core.profile import Profile
 from sidewalk.storage import cases as records

@@ -41,7 +41,6 @@ from sidewalk.alerts.notices import (
     RenderedNotice,
     evidence_from_detail,
     history_rows,
-    local_day,
     render_abatement_bill,
     render_advisory,
     render_clearing_violation,
@@ -49,9 +48,8 @@ from sidewalk.alerts.notices import (
     render_inspection_notice,
     render_obstruction_notice,
     render_repair_notice,
-    usd,
-    words,
 )
+from sidewalk.alerts.wording import local_day, usd, words
 from sidewalk.analytics.clocks.events import ClearingViolation, NoticeRequired
 from sidewalk.analytics.survey import BlockSurvey
 from sidewalk.core.profile import Profile
@@ -171,30 +169,32 @@ class NoticeIssuer:
                 ),
             ],
             addressee=None if billed_to is None else (billed_to[0], tuple(billed_to[1])),
-            detail=self._detail({
-                "terms": terms.kind,
-                **(
-                    {}
-                    if billed_to is None
-                    else {"billed_to": {"name": billed_to[0], "address": list(billed_to[1])}}
-                ),
-                "bill_id": bill.id,
-                "total": str(bill.amount),
-                "costs_incurred_at": bill.costs_incurred_at.isoformat(),
-                "work": work,
-                "abatement_citation": abatement_citation,
-                "lines": [
-                    {
-                        "description": x.description,
-                        "quantity": str(x.quantity),
-                        "unit": x.unit,
-                        "rate": str(x.rate),
-                        "amount": str(x.amount),
-                        "unconfirmed": x.unconfirmed,
-                    }
-                    for x in lines
-                ],
-            }),
+            detail=self._detail(
+                {
+                    "terms": terms.kind,
+                    **(
+                        {}
+                        if billed_to is None
+                        else {"billed_to": {"name": billed_to[0], "address": list(billed_to[1])}}
+                    ),
+                    "bill_id": bill.id,
+                    "total": str(bill.amount),
+                    "costs_incurred_at": bill.costs_incurred_at.isoformat(),
+                    "work": work,
+                    "abatement_citation": abatement_citation,
+                    "lines": [
+                        {
+                            "description": x.description,
+                            "quantity": str(x.quantity),
+                            "unit": x.unit,
+                            "rate": str(x.rate),
+                            "amount": str(x.amount),
+                            "unconfirmed": x.unconfirmed,
+                        }
+                        for x in lines
+                    ],
+                }
+            ),
         )
         return self.render(notice)
 
@@ -247,13 +247,15 @@ class NoticeIssuer:
                     "replacement_share",
                 )
             ],
-            detail=self._detail({
-                "surveyed_at": surveyed_at.isoformat(),
-                "total_blocks": total,
-                "survey": survey.to_json(),
-                "defects": [asdict(d) for d in defects],
-                **_evidence_json(evidence),
-            }),
+            detail=self._detail(
+                {
+                    "surveyed_at": surveyed_at.isoformat(),
+                    "total_blocks": total,
+                    "survey": survey.to_json(),
+                    "defects": [asdict(d) for d in defects],
+                    **_evidence_json(evidence),
+                }
+            ),
         )
         return self.render(notice)
 
@@ -285,13 +287,15 @@ class NoticeIssuer:
             at,
             citation=removal.citation,
             rules=[records.RuleUse.from_rule(f"obstructions.{area}_removal_after_notice", removal)],
-            detail=self._detail({
-                "area": area,
-                "observed_at": observed_at.isoformat(),
-                "description": description,
-                "clear_width_mm": clear_width_mm,
-                **_evidence_json(evidence),
-            }),
+            detail=self._detail(
+                {
+                    "area": area,
+                    "observed_at": observed_at.isoformat(),
+                    "description": description,
+                    "clear_width_mm": clear_width_mm,
+                    **_evidence_json(evidence),
+                }
+            ),
         )
         return self.render(notice)
 
@@ -354,13 +358,16 @@ class NoticeIssuer:
             frontage_id,
             at,
             citation="; ".join(dict.fromkeys(f.citation for f in findings if f.citation)) or None,
-            detail=self._detail({
-                "subject": subject,
-                "findings": [
-                    {**asdict(f), "at": f.at.isoformat(), "notes": list(f.notes)} for f in findings
-                ],
-                "deadlines": [[label, due.isoformat()] for label, due in deadlines],
-            }),
+            detail=self._detail(
+                {
+                    "subject": subject,
+                    "findings": [
+                        {**asdict(f), "at": f.at.isoformat(), "notes": list(f.notes)}
+                        for f in findings
+                    ],
+                    "deadlines": [[label, due.isoformat()] for label, due in deadlines],
+                }
+            ),
         )
         return self.render(notice)
 

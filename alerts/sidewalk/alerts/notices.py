@@ -21,9 +21,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from decimal import Decimal
-from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from zoneinfo import ZoneInfo
@@ -31,9 +30,19 @@ from zoneinfo import ZoneInfo
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateError, select_autoescape
 
 from sidewalk.alerts.letterhead import Letterhead, plain_citation
+from sidewalk.alerts.wording import (
+    CAUSE_WORDS,
+    amount,
+    feet_and_inches,
+    feet_short,
+    inches,
+    local_day,
+    quantity_words,
+    usd,
+    words,
+)
 from sidewalk.core.clock import format_local
 from sidewalk.core.profile import Profile, Rule
-from sidewalk.core.units import mm_to_feet
 
 if TYPE_CHECKING:
     from sidewalk.alerts.bill_terms import BillTerms
@@ -169,78 +178,6 @@ class LetterContext:
 NO_LETTER: Final = LetterContext()
 
 # How the evidence record says a clock's state (the engine's names stay in record.json).
-STATE_WORDS: Final = {
-    "idle": "no snow",
-    "snowing": "snow accumulating",
-    "clearing_period": "clearing period running",
-    "complied": "sidewalk cleared in time",
-    "violation": "not cleared by the deadline",
-    "unverified": "not verified, sent for review",
-    "notice_issued": "written notice issued",
-    "notice_period": "period after the notice running",
-    "hazard_notice_issued": "hazard notice issued",
-    "hazard_period": "hazard period running",
-    "abatement_ordered": "removal by the Village ordered",
-    "abated": "removed by the Village",
-    "billed": "bill sent",
-    "paid": "bill paid",
-    "cured": "cleared by the owner",
-    "tax_roll": "entered on the tax roll",
-    "none": "nothing recorded",
-    "obstructed": "obstruction found",
-    "removal_period": "removal period running",
-    "removed": "obstruction removed",
-    "overdue": "past its deadline",
-    "compliant": "within the Code",
-}
-CAUSE_WORDS: Final = {
-    "deadline": "the deadline passed",
-    "tick": "the deadline passed",
-    "registry": "a change in the Village's property records",
-}
-QUANTITY_WORDS: Final = {
-    "cleared_width_mm": "narrowest cleared width (mm)",
-    "snow_depth_mm": "snow depth (mm)",
-    "air_temp_c": "air temperature (°C)",
-    "surface_temp_c": "pavement temperature (°C)",
-    "precip_rate_mm_h": "precipitation (mm per hour)",
-}
-
-
-def words(name: object) -> str:
-    """An internal name (``clearing_period``, ``violation:main-st-103``) as words."""
-    text = str(name)
-    if text in STATE_WORDS:
-        return STATE_WORDS[text]
-    head, _, rest = text.partition(":")
-    if rest and head in STATE_WORDS:
-        return STATE_WORDS[head]
-    return text.replace("_", " ").replace(":", ": ")
-
-
-def quantity_words(name: str) -> str:
-    return QUANTITY_WORDS.get(name, name.replace("_", " "))
-
-
-def amount(rule: Rule) -> str:
-    """``24 hours``, ``10 calendar days``, ``3/4 inch``: a rule's value without marks."""
-    if rule.unit == "fraction":
-        return str(Fraction(rule.value).limit_denominator(100))
-    if rule.unit == "percent":
-        return f"{rule.value.normalize():f}%"
-    if rule.unit == "inches":
-        whole, part = divmod(Fraction(rule.value).limit_denominator(64), 1)
-        number = " ".join(x for x in (str(whole) if whole else "", str(part) if part else "") if x)
-        return f"{number or '0'} {'inch' if rule.value <= 1 else 'inches'}"
-    number = f"{rule.value.normalize():f}"
-    unit = {"in_per_ft": "inch per foot", "usd": "dollars"}.get(rule.unit)
-    if unit is None:
-        unit = rule.unit.replace("_", " ")
-        if rule.value == 1 and unit.endswith("s"):
-            unit = unit[:-1]
-    return f"{number} {unit}"
-
-
 LETTER_FILTERS: Final = {"plain": plain_citation, "words": words, "amount": amount}
 
 
@@ -259,32 +196,6 @@ def _environment(template_dir: Path | None) -> Environment:
     )
     env.filters.update(LETTER_FILTERS)
     return env
-
-
-def feet_and_inches(mm: float) -> str:
-    """``2 ft 0 in (609.6 mm)``: the units the ordinance speaks, with the measured value."""
-    total_in = round(mm_to_feet(mm) * 12)
-    return f"{total_in // 12} ft {total_in % 12} in ({mm:.1f} mm)"
-
-
-def feet_short(mm: float) -> str:
-    """``2 feet``, ``2 feet 4 inches``: a measured length as a letter says it."""
-    total_in = round(mm_to_feet(mm) * 12)
-    ft, inch = divmod(total_in, 12)
-    parts = [f"{ft} foot" if ft == 1 else f"{ft} feet"] if ft else []
-    if inch or not parts:
-        parts.append(f"{inch} inch" if inch == 1 else f"{inch} inches")
-    return " ".join(parts)
-
-
-def inches(mm: float) -> str:
-    """``0.91 in (23.0 mm)``: defect sizes as the code states its limits."""
-    return f"{mm / 25.4:.2f} in ({mm:.1f} mm)"
-
-
-def usd(amount: Decimal) -> str:
-    """``$1,234.50``: exact, never through a float."""
-    return f"${amount.quantize(Decimal('0.01')):,}"
 
 
 def _require_mailing(number: str, owner: Addressee, frontage: FrontageInfo) -> None:
@@ -434,7 +345,12 @@ def render_clearing_violation(
     rules = profile.snow_and_ice
     peak = violation.get("snow_depth_peak_mm")
     context = _base(
-        "clearing_violation", number, issued_at, owner=owner, frontage=frontage, profile=profile,
+        "clearing_violation",
+        number,
+        issued_at,
+        owner=owner,
+        frontage=frontage,
+        profile=profile,
         letter=letter,
     )
     context.update(
@@ -652,7 +568,12 @@ def render_abatement_bill(
         },
     }
     context = _base(
-        "abatement_bill", number, issued_at, owner=owner, frontage=frontage, profile=profile,
+        "abatement_bill",
+        number,
+        issued_at,
+        owner=owner,
+        frontage=frontage,
+        profile=profile,
         letter=letter,
     )
     context.update(
@@ -844,7 +765,12 @@ def render_obstruction_notice(
     if area == "sidewalk":
         rules_used["obstructions.fixture_min_clear_width"] = obs.fixture_min_clear_width
     context = _base(
-        "obstruction_notice", number, issued_at, owner=owner, frontage=frontage, profile=profile,
+        "obstruction_notice",
+        number,
+        issued_at,
+        owner=owner,
+        frontage=frontage,
+        profile=profile,
         letter=letter,
     )
     context.update(
@@ -1004,11 +930,6 @@ def render_advisory(
         }
     )
     return render_kind(kind, context, number=number, template_dir=template_dir)
-
-
-def local_day(day: date) -> str:
-    """``Monday, December 21, 2026``: how a notice states a date."""
-    return f"{day:%A, %B} {day.day}, {day.year}"
 
 
 def evidence_from_detail(detail: Mapping[str, Any]) -> Evidence:

@@ -35,7 +35,8 @@ from fpdf import FPDF
 from fpdf.enums import XPos, YPos
 
 from sidewalk.alerts.letterhead import Letterhead, letterhead_of
-from sidewalk.alerts.notices import INTERNAL_KINDS, local_day
+from sidewalk.alerts.notices import INTERNAL_KINDS
+from sidewalk.alerts.wording import local_day
 from sidewalk.core.profile import Profile
 from sidewalk.storage.cases import NoticeRecord
 
