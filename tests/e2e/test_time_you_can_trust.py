@@ -216,6 +216,15 @@ def server(
     def settings(name: str) -> MqttSettings:
         return MqttSettings(host=broker.host, port=broker.port, client_id=slug(name))
 
+    # The broker is shared with earlier tests of the same village: their retained
+    # status and watermark for this pole would start its seqs where they ended.
+    cleaner = MqttClient(settings("clean"))
+    cleaner.connect()
+    try:
+        for stream in ("status", "stored"):
+            assert cleaner.publish_and_wait(topic_for(SITE, POLE, stream), b"", retain=True)
+    finally:
+        cleaner.disconnect()
     store = SqliteTimeSeriesStore(tmp_path / "ts.sqlite3")
     now_ms = None if clock is None else (lambda: to_ms(clock.now()))
     ingest = IngestConsumer(store, settings("ingest"), site=SITE, batch_wait_s=0.01, now_ms=now_ms)

@@ -122,7 +122,7 @@ _BAD: dict[str, list[Any]] = {
     "snow_cover_fraction": [-0.01, 1.01, *_BAD_NUMBERS],
     "cleared_width_mm": [-1, 20_000.1, *_BAD_NUMBERS],
     "ice_suspected": ["yes", 1, None, 0.0],
-    "surface_state": ["slush", "", "ICE", None, 1, True],
+    "surface_state": ["slush", "", "ICE", 1, True],  # null is "not seen", like frame_sha256
     "frame_sha256": ["0" * 63, "G" * 64, "A" * 64, 5],
     "sha256": ["", "0" * 65, "z" * 64, None],
     "bytes_len": [0, -5, 20_000_001, 1.0, "10"],

@@ -34,6 +34,7 @@ of readings not acted on, the detectors' out-of-order ones included.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import threading
@@ -460,7 +461,10 @@ class AnalyticsRunner:
         if due == self._scheduled_due and (due is None or self._scheduler.get_job(job_id)):
             return
         if due is None:
-            if self._scheduler.get_job(job_id) is not None:
+            from apscheduler.jobstores.base import JobLookupError  # loaded with the scheduler
+
+            # The date job may fire (and so vanish) between a look-up and the removal.
+            with contextlib.suppress(JobLookupError):
                 self._scheduler.remove_job(job_id)
         else:
             self._scheduler.add_job(
