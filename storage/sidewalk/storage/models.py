@@ -134,6 +134,14 @@ class Device(Base):
     site: Mapped[str] = mapped_column(String(64), index=True)
     last_seen: Mapped[datetime | None]
     availability: Mapped[str] = mapped_column(String(16), default="unknown")
+    # The registry's pole: where it stands and what the Village calls it.
+    label: Mapped[str | None] = mapped_column(String(200))
+    latitude: Mapped[float | None] = mapped_column(Float)
+    longitude: Mapped[float | None] = mapped_column(Float)
+    # The calibration the pole says it runs (its hash, from its health message).
+    reported_calibration: Mapped[str | None] = mapped_column(String(64))
+    reported_calibration_at: Mapped[datetime | None]
+    retired_at: Mapped[datetime | None]
 
 
 class Frontage(Base):
@@ -151,6 +159,13 @@ class Frontage(Base):
     device_id: Mapped[str | None] = mapped_column(ForeignKey("devices.id"), index=True)
     # § 370-10 C exception, decided per frontage.
     may_deposit_on_street: Mapped[bool] = mapped_column(Boolean, default=False)
+    # From the registry: the parcel and street side it fronts (a corner lot has two).
+    parcel_id: Mapped[str | None] = mapped_column(ForeignKey("parcels.id"), index=True)
+    street: Mapped[str | None] = mapped_column(String(200))
+    side: Mapped[str | None] = mapped_column(String(16))
+    walk_width_ft: Mapped[float | None] = mapped_column(Float)
+    corner: Mapped[bool] = mapped_column(Boolean, default=False)
+    retired_at: Mapped[datetime | None]
 
     __table_args__ = (CheckConstraint("zone IN ('residential', 'commercial')", name="zone"),)
 
@@ -540,3 +555,102 @@ class Inspection(Base):
         CheckConstraint("kind IN ('photo', 'depth', 'laser')", name="kind"),
         CheckConstraint("status IN ('ok', 'failed')", name="status"),
     )
+
+
+# ---------------------------------------------------------------- the registry (issue 13)
+
+
+class Street(Base):
+    """A street the Village's frontages face, by its name as the county writes it."""
+
+    __tablename__ = "streets"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+
+
+class Parcel(Base):
+    """A tax parcel from the county's parcel file (Statewide Parcel Map schema)."""
+
+    __tablename__ = "parcels"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)  # PARCELID
+    tax_parcel_id: Mapped[str | None] = mapped_column(String(64), index=True)
+    site_address: Mapped[str | None] = mapped_column(String(200))
+    place: Mapped[str | None] = mapped_column(String(100))
+    zip_code: Mapped[str | None] = mapped_column(String(16))
+    # WGS 84 GeoJSON, whatever coordinate system the county's file used.
+    geometry: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    source: Mapped[str] = mapped_column(String(300))
+    updated_at: Mapped[datetime]
+    retired_at: Mapped[datetime | None]
+
+
+class Ownership(Base):
+    """An owner of record of a parcel from ``effective_from`` until ``effective_to``.
+
+    A sale closes one row and opens the next: notices from then on go to the
+    new owner; one already issued keeps the name and address it was mailed to.
+    """
+
+    __tablename__ = "ownerships"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    parcel_id: Mapped[str] = mapped_column(ForeignKey("parcels.id"), index=True)
+    owner_id: Mapped[str] = mapped_column(ForeignKey("owners.id"), index=True)
+    effective_from: Mapped[datetime]
+    effective_to: Mapped[datetime | None]
+    source: Mapped[str] = mapped_column(String(300))
+    recorded_at: Mapped[datetime]
+
+
+class Occupant(Base):
+    """An occupant or person in charge of a parcel (§ 370-10 B(1)'s hazard notice)."""
+
+    __tablename__ = "occupants"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    parcel_id: Mapped[str] = mapped_column(ForeignKey("parcels.id"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    role: Mapped[str] = mapped_column(String(20))
+    phone: Mapped[str | None] = mapped_column(String(40))
+    email: Mapped[str | None] = mapped_column(String(320))
+    address_lines: Mapped[list[Any]]
+    effective_from: Mapped[datetime]
+    effective_to: Mapped[datetime | None]
+    recorded_at: Mapped[datetime]
+
+    __table_args__ = (CheckConstraint("role IN ('occupant', 'person in charge')", name="role"),)
+
+
+class Camera(Base):
+    """A pole camera's view of one frontage: image region, ground homography, calibration."""
+
+    __tablename__ = "cameras"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    device_id: Mapped[str] = mapped_column(ForeignKey("devices.id"), index=True)
+    frontage_id: Mapped[str] = mapped_column(ForeignKey("frontages.id"), index=True)
+    # Image polygon [[x, y], …] in pixels, and the 3×3 image → ground (feet) homography.
+    region: Mapped[list[Any]]
+    homography: Mapped[list[Any]]
+    calibrated_at: Mapped[datetime]
+    calibrated_by: Mapped[str] = mapped_column(String(100))
+    # Hash of region + homography: what the pole must report it runs.
+    calibration_hash: Mapped[str] = mapped_column(String(64))
+
+    __table_args__ = (UniqueConstraint("device_id", "frontage_id"),)
+
+
+class RegistryEvent(Base):
+    """A registry change with its own time, for a running analytics to pick up in order."""
+
+    __tablename__ = "registry_events"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(40))
+    subject: Mapped[str] = mapped_column(String(200), index=True)
+    effective_at: Mapped[datetime]
+    detail: Mapped[dict[str, Any]] = mapped_column(JSON)
+    recorded_by: Mapped[str] = mapped_column(String(100))
+    recorded_at: Mapped[datetime]

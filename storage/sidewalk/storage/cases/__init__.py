@@ -80,7 +80,7 @@ from sidewalk.storage.cases.records import (
     ViolationStatus,
     Zone,
 )
-from sidewalk.storage.cases.registry import RegistryRepository
+from sidewalk.storage.cases.registry import RegistryError, RegistryRepository
 from sidewalk.storage.cases.unit_of_work import (
     MIGRATIONS_DIR,
     UnitOfWork,
@@ -131,6 +131,7 @@ __all__ = [
     "NoticeStatus",
     "OwnerRecord",
     "PaymentRecord",
+    "RegistryError",
     "RegistryRepository",
     "RuleUse",
     "TaxRollRecord",
@@ -166,7 +167,7 @@ class CaseStore:
         self.notice_prefix = notice_prefix
         self.zone = ZoneInfo(zone)
         self.audit = AuditRepository(uow)
-        self.registry = RegistryRepository(uow)
+        self.registry = RegistryRepository(uow, self.audit)
         self.clocks = ClockRepository(uow, self.audit)
         self.notices = NoticeRepository(
             uow, self.audit, notice_prefix=notice_prefix, zone=self.zone

@@ -25,6 +25,7 @@ from sidewalk.storage.cases.records import (
     TaxRollRecord,
     from_row,
 )
+from sidewalk.storage.cases.registry import owner_row_at
 from sidewalk.storage.cases.unit_of_work import UnitOfWork, aware, jsonable
 
 
@@ -161,7 +162,7 @@ class BillRepository:
     def create(
         self, key: str, abatement_id: int, issued_at: datetime, *, due_date: date | None = None
     ) -> BillRecord:
-        """Bill the sum of an abatement's expenses to the frontage's current owner.
+        """Bill the sum of an abatement's expenses to the owner of record at ``issued_at``.
 
         ``costs_incurred_at`` is the latest expense's time (the § 370-10 G
         60-day tax-roll clock counts from it). ``due_date`` is the caller's
@@ -172,7 +173,7 @@ class BillRepository:
         def build(session: Session) -> m.Bill:
             abatement = self._uow.get(session, m.Abatement, abatement_id)
             frontage = self._uow.get(session, m.Frontage, abatement.frontage_id)
-            owner = self._uow.get(session, m.Owner, frontage.owner_id)
+            owner = owner_row_at(session, frontage, issued_at)
             expenses = builtins.list(
                 session.scalars(select(m.Expense).where(m.Expense.abatement_id == abatement_id))
             )

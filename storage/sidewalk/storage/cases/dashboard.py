@@ -12,6 +12,7 @@ from sidewalk.storage import models as m
 from sidewalk.storage.cases.audit import AuditRepository
 from sidewalk.storage.cases.errors import CaseStoreError
 from sidewalk.storage.cases.records import (
+    AuditRecord,
     DashboardRole,
     DashboardSessionRecord,
     DashboardUserRecord,
@@ -161,3 +162,17 @@ class DashboardRecords:
             transition = session.scalar(select(func.max(m.ClockTransition.id))) or 0
             audit = session.scalar(select(func.max(m.AuditEntry.id))) or 0
             return int(transition), int(audit)
+
+    # -- the clerk's Today page
+
+    def audit_by_action(self, actions: Sequence[str], limit: int = 1000) -> list[AuditRecord]:
+        """The newest ``limit`` audit rows whose action is one of ``actions``, newest first
+        (one query: Today lists hazard candidates and held notices without reading the log)."""
+        query = (
+            select(m.AuditEntry)
+            .where(m.AuditEntry.action.in_(list(actions)))
+            .order_by(m.AuditEntry.id.desc())
+            .limit(limit)
+        )
+        with self._uow.read() as session:
+            return [from_row(AuditRecord, r) for r in session.scalars(query)]

@@ -26,6 +26,7 @@ from sidewalk.storage.cases.records import (
     RuleUse,
     from_row,
 )
+from sidewalk.storage.cases.registry import owner_row_at
 from sidewalk.storage.cases.unit_of_work import UnitOfWork, aware, jsonable, now
 
 
@@ -79,10 +80,11 @@ class NoticeRepository:
     ) -> NoticeRecord:
         """Issue a notice, or return the one already issued under ``idempotency_key``.
 
-        The owner's name and address are copied from the frontage's current
-        owner: a notice keeps the address it was mailed to. ``addressee`` (name,
-        address lines) mails it to someone else instead (a § 144-17 bill goes to
-        the primary contractor); the owner of record stays on the row. Status
+        The owner's name and address are copied from the owner of record at
+        ``issued_at`` (the parcel's ownership then; a sale recorded later does not
+        move a notice already issued): a notice keeps the address it was mailed to.
+        ``addressee`` (name, address lines) mails it to someone else instead (a
+        § 144-17 bill goes to the primary contractor); the owner of record stays on the row. Status
         starts ``pending``.
         """
         issued_at = aware("issued_at", issued_at)
@@ -90,7 +92,7 @@ class NoticeRepository:
 
         def build(session: Session) -> m.Notice:
             frontage = self._uow.get(session, m.Frontage, frontage_id)
-            owner = self._uow.get(session, m.Owner, frontage.owner_id)
+            owner = owner_row_at(session, frontage, issued_at)
             row = m.Notice(
                 number=self._next_number(session, issued_at),
                 idempotency_key=idempotency_key,

@@ -224,6 +224,12 @@ class DeviceRecord:
     site: str
     last_seen: datetime | None
     availability: str
+    label: str | None = None
+    latitude: float | None = None
+    longitude: float | None = None
+    reported_calibration: str | None = None
+    reported_calibration_at: datetime | None = None
+    retired_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -237,6 +243,104 @@ class FrontageRecord:
     owner_id: str
     device_id: str | None
     may_deposit_on_street: bool
+    parcel_id: str | None = None
+    street: str | None = None
+    side: str | None = None
+    walk_width_ft: float | None = None
+    corner: bool = False
+    retired_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class StreetRecord:
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class ParcelRecord:
+    id: str
+    tax_parcel_id: str | None
+    site_address: str | None
+    place: str | None
+    zip_code: str | None
+    geometry: dict[str, Any] | None
+    source: str
+    updated_at: datetime
+    retired_at: datetime | None
+
+
+@dataclass(frozen=True)
+class OwnershipRecord:
+    """An owner of record of a parcel over ``[effective_from, effective_to)``."""
+
+    id: int
+    parcel_id: str
+    owner_id: str
+    effective_from: datetime
+    effective_to: datetime | None
+    source: str
+    recorded_at: datetime
+
+
+OccupantRole = Literal["occupant", "person in charge"]
+
+
+@dataclass(frozen=True)
+class OccupantRecord:
+    id: int
+    parcel_id: str
+    name: str
+    role: str
+    phone: str | None
+    email: str | None
+    address_lines: tuple[str, ...] = field(metadata=stored(load=tuple))
+    effective_from: datetime
+    effective_to: datetime | None
+    recorded_at: datetime
+
+
+@dataclass(frozen=True)
+class CameraRecord:
+    """A pole camera's calibrated view of one frontage."""
+
+    id: int
+    device_id: str
+    frontage_id: str
+    region: tuple[tuple[float, float], ...] = field(
+        metadata=stored(load=lambda v: tuple((float(x), float(y)) for x, y in v))
+    )
+    homography: tuple[tuple[float, float, float], ...] = field(
+        metadata=stored(load=lambda v: tuple(tuple(float(c) for c in row) for row in v))
+    )
+    calibrated_at: datetime
+    calibrated_by: str
+    calibration_hash: str
+
+
+RegistryEventKind = Literal[
+    "frontage.added",
+    "frontage.changed",
+    "frontage.retired",
+    "pole.registered",
+    "pole.assigned",
+    "pole.retired",
+    "owner.changed",
+    "camera.calibrated",
+]
+
+
+@dataclass(frozen=True)
+class RegistryEventRecord:
+    """A registry change with its own time (``effective_at``), applied in ``id`` order."""
+
+    id: int
+    kind: str
+    subject: str
+    effective_at: datetime
+    detail: dict[str, Any] = field(metadata=stored(load=_dict))
+    recorded_by: str
+    recorded_at: datetime
 
 
 # ---------------------------------------------------------------- clocks and violations
