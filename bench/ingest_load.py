@@ -48,6 +48,8 @@ T0 = 1_764_460_800_000
 # The issue's reference points (this machine, earlier sessions).
 REF_SUB_SUSTAINED = "mosquitto_sub ~24,000/s"
 REF_SUB_DRAIN = "mosquitto_sub 75,000+/s"
+# Worker layouts: (workers, each on its own site and store).
+LAYOUTS = ((1, False), (2, False), (2, True))
 
 
 def _now_ms() -> float:
@@ -107,6 +109,7 @@ def _worker(args: argparse.Namespace) -> None:
         "received": s.received,
         "duplicates": s.duplicates,
         "dead": s.dead_letters,
+        "batches": s.batches,
         "last_commit_ms": max(commits, default=0.0),
         "latencies": latencies,
     }
@@ -120,6 +123,10 @@ class Workers:
         self, port: int, places: list[tuple[str, Path]], latency: bool = False, wait_s: float = 0.05
     ) -> None:
         self.procs: list[subprocess.Popen[str]] = []
+        # Each file is created here first: two workers creating one file at
+        # once race its schema upgrade ("duplicate column name").
+        for db in dict.fromkeys(db for _, db in places):
+            SqliteTimeSeriesStore(db).close()
         for i, (site, db) in enumerate(places):
             cmd = [sys.executable, "-m", "bench.ingest_load", "--worker", f"{site}-w{i}"]
             cmd += ["--port", str(port), "--db", str(db), "--site", site]
@@ -286,6 +293,7 @@ def sustained(
         "rows": rows,
         "dups": dups,
         "shares": [r["stored"] for r in results],
+        "batches": [r["batches"] for r in results],
     }
 
 
@@ -317,6 +325,7 @@ def drain(
         "rows": rows,
         "dups": dups,
         "shares": [r["stored"] for r in results],
+        "batches": [r["batches"] for r in results],
     }
 
 
@@ -384,25 +393,26 @@ def _label(w: int, partition: bool) -> str:
 def _row(label: str, r: dict[str, Any]) -> str:
     return (
         f"{label:<44} {r['ingest']:>9.0f} {r['sub']:>9.0f} {r['ingest'] / r['sub']:>6.2f}"
-        f"  {r['rows']}/{r['dups']} shares {r['shares']}"
+        f"  {r['rows']}/{r['dups']} shares {r['shares']} batches {r['batches']}"
     )
 
 
 def _run(parts: set[str], server: MosquittoServer, tmp: Path, args: argparse.Namespace) -> bool:
     """Run the chosen measurements, print the tables; True when every store was exact."""
     n, ok = args.n, True
+    layouts = LAYOUTS[: args.layouts]
     hdr = f"{'measurement':<44} {'ingest':>9} {'C client':>9} {'ratio':>6}  rows/dups"
     if "sustained" in parts:
         print("\n1. sustained, publishing at full speed (readings/s)")
         print(hdr + f"   [issue: {REF_SUB_SUSTAINED}]")
-        for w, part in ((1, False), (2, False), (2, True)):
+        for w, part in layouts:
             r = sustained(server, tmp, n, args.devices, w, partition=part)
             ok &= r["rows"] == n and r["dups"] == 0
             print(_row(f"{_label(w, part)}, pub {r['publish']:.0f}/s", r))
     if "drain" in parts:
         print("\n2. draining a queue of N (readings/s)")
         print(hdr + f"   [issue: {REF_SUB_DRAIN}]")
-        for w, part in ((1, False), (2, False), (2, True)):
+        for w, part in layouts:
             r = drain(server, tmp, n, args.devices, w, partition=part)
             ok &= r["rows"] == n and r["dups"] == 0
             print(_row(_label(w, part), r))
@@ -429,6 +439,10 @@ def main() -> None:
     ap.add_argument("--rate", type=int, default=1000, help="latency run rate/s (default 1000)")
     ap.add_argument("--latency-s", type=float, default=30, help="latency run length (30)")
     ap.add_argument("--parts", default="sustained,drain,latency", help="which measurements")
+    ap.add_argument(
+        "--layouts", type=int, default=3, choices=(1, 2, 3),
+        help="worker layouts to run: 1 = one worker only (default 3: all)",
+    )  # fmt: skip
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--db", help=argparse.SUPPRESS)

@@ -20,8 +20,9 @@ from sidewalk.alerts.confirm import confirm_value, unconfirmed_report
 from sidewalk.alerts.issue import NoticeIssuer
 from sidewalk.alerts.letterhead import Letterhead
 from sidewalk.analytics.clocks.cessation import DetectionParams
-from sidewalk.analytics.clocks.engine import ClockEngine, FrontageSpec
+from sidewalk.analytics.clocks.engine import ClockEngine
 from sidewalk.analytics.recorder import CaseRecorder
+from sidewalk.analytics.registry import RegistryWatch, frontage_specs
 from sidewalk.analytics.runner import AnalyticsRunner, Mode
 from sidewalk.core.config import MqttConfig, Settings, VillageConfig, mqtt_settings
 from sidewalk.core.contract import TimePolicy, WeatherReading
@@ -148,17 +149,6 @@ def seed_scenario(
     confirm_for_demo(cases, profile or load_profile(), head.name, echo=echo)
 
 
-def frontage_specs(cases: CaseStore, site: str | None = None) -> list[FrontageSpec]:
-    """Every watched frontage and the pole whose weather tells its snowfall."""
-    return [
-        FrontageSpec(
-            f.id, f.device_id, zone=f.zone, may_deposit_on_street=f.may_deposit_on_street
-        )
-        for f in cases.registry.list_frontages(site=site)
-        if f.device_id is not None
-    ]
-
-
 def build_analytics(
     cases: CaseStore,
     profile: Profile,
@@ -191,6 +181,7 @@ def build_analytics(
         persist_jobs=persist_jobs,
         tick_seconds=tick_seconds,
         time_policy=time_policy,
+        registry=RegistryWatch(cases, site),
     )
 
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from sidewalk.alerts.accounts import BilledAbatement, bill_abatement, record_bill_receipt
-from sidewalk.alerts.bill_terms import bill_terms, kind_of
 from sidewalk.alerts.billing import AbatementWork, Material
 from sidewalk.alerts.issue import NoticeIssuer
 from sidewalk.alerts.notices import TEMPLATES
 from sidewalk.alerts.pdf import notice_pdf
+from sidewalk.analytics.clocks.bill_terms import bill_terms, kind_of
 from sidewalk.core.profile import load_profile
 from sidewalk.storage.cases import CaseStore
 from tests.alerts.conftest import T0, flat, pdf_text

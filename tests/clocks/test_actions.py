@@ -95,6 +95,10 @@ STORED: list[tuple[str, dict[str, Any]]] = [
     ("record_sweeping_incident", {"frontage": "main-st-101", "contractor": "Acme Builders",
                                   "contractor_address": ["400 Industrial Dr",
                                                          "Watertown, WI 53094"]}),
+    # A person decides a deadline waiting in review (target: the frontage).
+    ("decide_review", {"decision": "cleared", "reason": "walk seen clear at 4:50 PM"}),
+    ("decide_review", {"decision": "not_cleared", "reason": "photo: snow across the walk",
+                       "deadline": "2026-12-11T17:00:00-06:00"}),
 ]  # fmt: skip
 
 
@@ -118,7 +122,7 @@ def test_a_stored_action_parses_and_its_detail_stores_the_same(
     stored = action_detail(action)
     assert parse_action(kind, "T-1", stored, at=AT, who=WHO) == action
     instants = {"record_pour", "record_permit", "record_demolition_completed",
-                "record_excavation_opened"}  # fmt: skip
+                "record_excavation_opened", "decide_review"}  # fmt: skip
     if kind not in instants:  # instants come back in UTC
         assert stored == detail
 
@@ -218,3 +222,21 @@ def test_the_time_and_author_are_checked_too() -> None:
         parse_action("sweeping_done", "SW-1", {}, at=AT, who="  ")
     late = parse_action("sweeping_done", "SW-1", None, at=AT + timedelta(hours=2), who=WHO)
     assert late.at == datetime(2026, 12, 11, 17, 30, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("detail", "field"),
+    [
+        ({"reason": "seen"}, "decision"),
+        ({"decision": "maybe", "reason": "seen"}, "decision"),
+        ({"decision": "cleared"}, "reason"),
+        ({"decision": "cleared", "reason": "  "}, "reason"),
+        ({"decision": "cleared", "reason": "seen", "deadline": "2026-12-11T17:00"}, "deadline"),
+    ],
+)
+def test_a_review_decision_needs_a_decision_and_a_reason(
+    detail: dict[str, Any], field: str
+) -> None:
+    with pytest.raises(ActionError) as refused:
+        parse_action("decide_review", "main-st-101", detail, at=AT, who=WHO)
+    assert refused.value.fields == [field]

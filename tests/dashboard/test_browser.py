@@ -6,11 +6,15 @@ browser downloads are never used. Screenshots go to ``test-artifacts/dashboard``
 
 from __future__ import annotations
 
+import hashlib
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urljoin
 
+import cv2
+import numpy as np
 import pytest
 
 from tests.dashboard.conftest import ARTIFACTS, PASSWORD, Dashboard
@@ -59,7 +63,8 @@ def log_in(page: Page, dashboard: Dashboard, role: str) -> None:
     page.get_by_label("User name").fill(role)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Log in").click()
-    expect(page.locator("body")).to_have_attribute("data-ready", "overview")
+    # Today is the first page: what needs a person now.
+    expect(page.locator("body")).to_have_attribute("data-ready", "today")
 
 
 def shot(page: Page, name: str) -> None:
@@ -74,6 +79,8 @@ def test_login_map_notice_action_and_live_clock_event(
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     log_in(page, dashboard, "clerk")
+    page.get_by_role("link", name="Overview").click()
+    expect(page.locator("body")).to_have_attribute("data-ready", "overview")
 
     # The map shows the scenario's states: 101 complied, 103 and 105 in violation.
     shapes = page.locator("[data-frontage-shape]")
@@ -91,18 +98,16 @@ def test_login_map_notice_action_and_live_clock_event(
     expect(page.get_by_role("cell", name="Bert Brandt")).to_be_visible()  # clerks see owners
     shot(page, "01-overview")
 
-    # Act on a notice: the clerk records hand delivery of 103's notice.
     page.get_by_role("link", name="Notices").click()
     expect(page.locator("body")).to_have_attribute("data-ready", "notices")
-    row = page.locator("tr", has=page.get_by_text("103 Main St"))
-    expect(row.get_by_role("button", name="Confirm hazard")).to_have_count(0)  # not a clerk's
     shot(page, "02-notices")
 
     # Print a batch: the clerk ticks the notice; the batch opens as the letters' PDF, the
     # same renderer as `sidewalk notices print-batch` (sidewalk.alerts.pdf.batch_pdf).
+    # Printing is not service: the notice is still waiting to be served afterwards.
     page.get_by_label("Select CLY-2026-000001 for printing").check()
     with page.expect_response("**/api/notices/print-batch") as response:
-        page.get_by_role("button", name="Print selected").click()
+        page.get_by_role("button", name="Print selected letters").click()
     letters = page.request.get(urljoin(page.url, response.value.json()["url"]))
     assert letters.headers["content-type"] == "application/pdf"
     (ARTIFACTS / "02-print-batch.pdf").write_bytes(letters.body())
@@ -110,9 +115,12 @@ def test_login_map_notice_action_and_live_clock_event(
 
     reader = PdfReader(ARTIFACTS / "02-print-batch.pdf")
     assert "Bert Brandt" in reader.pages[0].extract_text()
-    row.get_by_role("button", name="Record delivery").click()
-    expect(page.locator("#toast")).to_contain_text("Recorded record_delivery")
-    expect(row).to_contain_text("record_delivery by clerk")
+    assert dashboard.storm.cases.notices.get_by_number("CLY-2026-000001").delivered_at is None
+
+    # Record the service of 103's notice, with how, by whom and a confirmation step.
+    record_service(page, "CLY-2026-000001", "Posted on the premises", "Officer Pat Quinn")
+    expect(page.locator("#notice-status")).to_have_text("Served by posting on the premises")
+    expect(page.locator("#toast")).to_contain_text("recorded as served by posting")
 
     # The runner applies it; the clock event arrives live over SSE: 103's case is
     # now in its notice period, with a countdown.
@@ -124,7 +132,28 @@ def test_login_map_notice_action_and_live_clock_event(
     expect(page.locator("#clock-rows")).to_contain_text("notice_period")
     expect(page.locator("#clock-rows td.countdown").first).to_contain_text("h")
     shot(page, "03-live-clock-event")
+    # The notice now shows the owner's own deadline, from the recorded service.
+    page.goto(f"{dashboard.url}/#notice/CLY-2026-000001")
+    expect(page.locator("body")).to_have_attribute("data-ready", "notice")
+    expect(page.locator("#notice-deadline")).to_contain_text("from the recorded service")
+    expect(page.locator("#notice-deadline")).to_contain_text("tomorrow 12:00 PM")
+    expect(page.locator("main .history")).to_contain_text("Officer Pat Quinn")
     assert errors == []
+    page.close()
+
+
+def record_service(page: Page, number: str, method: str, who: str) -> None:
+    """Open the notice, choose how it was served and by whom, then confirm."""
+    page.goto(f"{page.url.split('#')[0]}#notice/{number}")
+    expect(page.locator("body")).to_have_attribute("data-ready", "notice")
+    page.get_by_role("button", name="Record service").click()
+    page.get_by_label(method).check()
+    page.get_by_label("Served by").fill(who)
+    page.get_by_role("button", name="Continue").click()
+    # Nothing is recorded until the confirmation.
+    expect(page.locator("#confirm-text")).to_contain_text(f"by {who}, now")
+    assert page.evaluate("document.querySelector('#notice-status').textContent") != "Served"
+    page.get_by_role("button", name="Yes, record the service").click()
 
 
 @pytest.mark.parametrize("page_name", ["site", "cold", "devices", "defects"])
@@ -162,5 +191,166 @@ def test_other_pages_render_for_a_viewer_without_owner_names(
         expect(page.locator("main")).to_contain_text("main-st-101: 10 (recorded)")
         expect(page.locator("main")).not_to_contain_text("Alice Anders")
     shot(page, f"10-{page_name}")
+    assert errors == []
+    page.close()
+
+
+INTERNAL = re.compile(r"\b[a-z]+_[a-z_]+\b|violation:|action #|Stored up to")
+"""What must never show on the clerk's and inspector's pages: state and field names, keys."""
+
+
+def fresh_page(
+    browser_context: BrowserContext, dashboard: Dashboard, role: str, width: int, height: int
+) -> tuple[Page, list[str]]:
+    browser_context.clear_cookies()
+    page = browser_context.new_page()
+    page.set_viewport_size({"width": width, "height": height})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    log_in(page, dashboard, role)
+    return page, errors
+
+
+def no_sideways_scroll(page: Page) -> bool:
+    return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
+
+
+def plain_words(page: Page) -> None:
+    text = page.locator("main").inner_text()
+    assert not INTERNAL.findall(text), INTERNAL.findall(text)
+
+
+def test_today_at_the_desk_and_on_a_phone(
+    browser_context: BrowserContext, dashboard: Dashboard
+) -> None:
+    page, errors = fresh_page(browser_context, dashboard, "clerk", 1366, 900)
+    # 105's notice waits to be served; 103's (served in the first test) has the owner's
+    # deadline tomorrow; 105 is a possible hazard for an officer to decide.
+    serve = page.locator("#today-serve")
+    expect(serve).to_contain_text("105 Main St")
+    expect(serve).to_contain_text("Notice to clear snow and ice, not yet served")
+    expect(serve).not_to_contain_text("103 Main St")
+    expect(page.locator("#today-deadlines")).to_contain_text("103 Main St")
+    expect(page.locator("#today-deadlines")).to_contain_text("Deadline: tomorrow 12:00 PM")
+    expect(page.locator("#today-review")).to_contain_text("Possible hazard: no path cleared")
+    expect(page.get_by_role("button", name="Print today's list")).to_be_visible()
+    plain_words(page)
+    assert no_sideways_scroll(page)
+    shot(page, "20-today-1366")
+    page.emulate_media(media="print")  # the printed daily list: no buttons, boxes to tick
+    expect(page.get_by_role("button", name="Print today's list")).to_be_hidden()
+    expect(page.locator(".tick").first).to_be_visible()
+    shot(page, "20-today-print")
+    page.emulate_media(media="screen")
+    for width, height in ((390, 844), (1920, 1080)):
+        page.set_viewport_size({"width": width, "height": height})
+        assert no_sideways_scroll(page), width
+        shot(page, f"20-today-{width}")
+    # Open the notice from Today; the notices list at 1366 has no sideways scroll either.
+    page.set_viewport_size({"width": 1366, "height": 900})
+    page.get_by_role("link", name="Open notice CLY-2026-000002").click()
+    expect(page.locator("body")).to_have_attribute("data-ready", "notice")
+    expect(page.locator("#notice-deadline")).to_have_text(
+        "The owner's deadline starts when the notice is served."
+    )
+    assert no_sideways_scroll(page)
+    page.goto(f"{dashboard.url}/#notices")
+    expect(page.locator("body")).to_have_attribute("data-ready", "notices")
+    plain_words(page)
+    assert no_sideways_scroll(page)
+    assert errors == []
+    page.close()
+
+
+def test_a_notice_shows_only_the_steps_valid_now_and_refusals_in_plain_words(
+    browser_context: BrowserContext, dashboard: Dashboard
+) -> None:
+    page, errors = fresh_page(browser_context, dashboard, "clerk", 1366, 900)
+    page.goto(f"{dashboard.url}/#notice/CLY-2026-000002")
+    expect(page.locator("body")).to_have_attribute("data-ready", "notice")
+    # Not yet served: the clerk may only record the service (no payment, no abatement).
+    expect(page.locator("[data-step]")).to_have_count(1)
+    expect(page.get_by_role("button", name="Record service")).to_be_visible()
+    # E-mail does not count as service under the profile's default: it is not offered.
+    page.get_by_role("button", name="Record service").click()
+    expect(page.get_by_label("E-mail")).to_have_count(0)
+    page.get_by_label("Mail (the time is when it was received)").check()
+    page.get_by_label("Served by").fill("Dana Krüger")
+    page.get_by_role("button", name="Continue").click()
+    plain_words(page)
+    shot(page, "21-notice-confirm-1366")
+    # Meanwhile someone else records it: the confirmation is refused, in plain words.
+    other = dashboard.login("clerk")
+    served = other.post(
+        "/api/notices/CLY-2026-000002/service", json={"method": "hand", "served_by": "Pat"}
+    )
+    assert served.status_code == 200, served.text
+    page.get_by_role("button", name="Yes, record the service").click()
+    expect(page.locator("#notice-problem")).to_have_text(
+        "Notice CLY-2026-000002 was already served."
+    )
+    shot(page, "21-notice-refused-1366")
+    page.reload()
+    expect(page.locator("body")).to_have_attribute("data-ready", "notice")
+    expect(page.locator("#no-steps")).to_have_text("Nothing can be recorded on this notice now.")
+    # The inspector sees the field steps the case accepts in its notice period, only those.
+    page.close()
+    page, more = fresh_page(browser_context, dashboard, "inspector", 1920, 1080)
+    page.goto(f"{dashboard.url}/#notice/CLY-2026-000002")
+    expect(page.locator("body")).to_have_attribute("data-ready", "notice")
+    steps = page.locator("[data-step]")
+    expect(steps).to_have_count(2)
+    assert sorted(steps.evaluate_all("els => els.map(e => e.textContent)")) == [
+        "Confirm hazard (immediate danger)",
+        "Inspected: sidewalk cleared",
+    ]
+    plain_words(page)
+    shot(page, "21-notice-inspector-1920")
+    assert errors == more == []
+    page.close()
+
+
+def test_the_inspector_taps_a_hazard_with_a_photo_and_posts_the_notice_on_a_phone(
+    browser_context: BrowserContext, dashboard: Dashboard, tmp_path: Path
+) -> None:
+    page, errors = fresh_page(browser_context, dashboard, "inspector", 390, 844)
+    assert no_sideways_scroll(page)
+    page.get_by_role("link", name="Rounds").click()
+    expect(page.locator("body")).to_have_attribute("data-ready", "rounds")
+    stop = page.locator('li.stop[data-frontage="main-st-105"]')
+    expect(stop).to_contain_text("105 Main St")
+    photo = stop.locator("input[type=file]")
+    expect(photo).to_have_attribute("capture", "environment")
+    expect(photo).to_have_attribute("accept", "image/*")
+    ok, jpeg = cv2.imencode(".jpg", np.full((48, 64, 3), 200, np.uint8))
+    assert ok
+    (tmp_path / "walk.jpg").write_bytes(jpeg.tobytes())
+    photo.set_input_files(str(tmp_path / "walk.jpg"))
+    expect(stop.locator(".stop-status")).to_have_text("Photo ready: it goes with your next tap.")
+    shot(page, "22-rounds-390")
+    assert no_sideways_scroll(page)
+    stop.get_by_role("button", name="Hazard", exact=True).click()
+    expect(stop.locator(".stop-status")).to_contain_text("Hazard confirmed")
+    expect(stop.locator(".stop-status")).to_contain_text("The photo is kept with it.")
+    kept = dashboard.storm.cases.audit.list(subject="frontage:main-st-105")
+    sha = hashlib.sha256(jpeg.tobytes()).hexdigest()
+    assert [a.detail["sha256"] for a in kept if a.action == "inspection.photo"] == [sha]
+    # The runner issues the 2-hour notice; the inspector posts it and records the time.
+    posted = stop.get_by_role("button", name="Hazard notice posted now")
+    for _ in range(50):
+        page.reload()
+        expect(page.locator("body")).to_have_attribute("data-ready", "rounds")
+        if posted.count():
+            break
+        page.wait_for_timeout(200)
+    posted.click()
+    expect(stop.locator(".stop-status")).to_contain_text("the 2 hours run from now")
+    hazard = dashboard.storm.cases.notices.list(kind="hazard_notice")[-1]
+    assert hazard.delivered_at == dashboard.storm.end
+    deliveries = dashboard.storm.cases.notices.list_deliveries(notice_id=hazard.id)
+    assert [d.channel for d in deliveries] == ["posted"]
+    plain_words(page)
+    assert no_sideways_scroll(page)
+    shot(page, "22-rounds-posted-390")
     assert errors == []
     page.close()

@@ -1,8 +1,12 @@
 """Money in the case records: abatement costs, bills, receipts, payments, overdue.
 
-Each step that the § 370-10 clock must know of becomes a person action the
-analytics runner applies: the bill's receipt (``bill_received``: the 10 days
-run from it) and a payment that clears the balance (``paid_in_full``).
+Each step that the clocks must know of becomes a person action the analytics
+runner applies: the bill's receipt (``bill_received``: the period to pay runs
+from it) and a payment that clears the balance (``paid_in_full``). For an
+abatement no § 370-10 clock completes (§ 370-8 F, the inspector-entered rules)
+whose unpaid bill goes on the tax roll, the crew's completion entered with the
+bill is told to the clock too (``abatement_done``): its section's tax-roll entry
+is then scheduled like § 370-10 G's (``enforcement``; issue 14, item 14.2).
 """
 
 from __future__ import annotations
@@ -12,7 +16,6 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
 
-from sidewalk.alerts.bill_terms import BillTerms, bill_terms, kind_of
 from sidewalk.alerts.billing import (
     AbatementWork,
     BillingInputError,
@@ -23,6 +26,7 @@ from sidewalk.alerts.billing import (
     total,
 )
 from sidewalk.alerts.issue import NoticeIssuer
+from sidewalk.analytics.clocks.bill_terms import TAX_ROLLED, BillTerms, bill_terms, kind_of
 from sidewalk.core.calendar import local_date
 from sidewalk.core.profile import Profile
 from sidewalk.storage import cases as records
@@ -89,6 +93,7 @@ def bill_abatement(
             at=at,
         )  # fmt: skip
     bill = cases.bills.create(f"bill/{abatement.key}", abatement_id, at)
+    _tell_the_clock(cases, abatement, incurred, who)
     citation = str(abatement.detail.get("citation") or terms.citation)
     addressee = _addressee(cases, abatement, terms, billed_to)
     notice = issuer.abatement_bill(
@@ -96,6 +101,32 @@ def bill_abatement(
         terms=terms, billed_to=addressee,
     )  # fmt: skip
     return BilledAbatement(expenses, bill, notice)
+
+
+def _tell_the_clock(
+    cases: records.CaseStore, abatement: records.AbatementRecord, incurred: datetime, who: str
+) -> None:
+    """The crew's completion of an abatement the § 370-8 or an inspector-entered rule's
+    clock ordered, for the tax-roll clock of its section (once: the bill is keyed)."""
+    key = _clocked_violation(cases, abatement)
+    if key is None or ":clearing:" in key:
+        return  # § 370-10: ``sidewalk act abatement_done`` told the clock already
+    if any(a.kind == "abatement_done" for a in cases.actions.list(key)):
+        return
+    cases.actions.record(
+        "abatement_done", key, incurred, who, {"note": f"bill for abatement {abatement.id}"}
+    )
+
+
+def _clocked_violation(cases: records.CaseStore, abatement: records.AbatementRecord) -> str | None:
+    """The violation key whose clock follows this abatement's bill: one whose unpaid bill
+    goes on the tax roll (§ 144-17's contractor and § 370-6's permittee are not)."""
+    if abatement.violation_id is None:
+        return None
+    violation = cases.clocks.get_violation(abatement.violation_id)
+    if kind_of(abatement.key, violation.rule) not in TAX_ROLLED:
+        return None
+    return violation.key
 
 
 def abatement_terms(
@@ -179,10 +210,8 @@ def _due_date(
 
 
 def _violation_key(cases: records.CaseStore, bill: records.BillRecord) -> str | None:
-    abatement = cases.bills.get_abatement(bill.abatement_id)
-    if abatement.violation_id is None:
-        return None
-    return cases.clocks.get_violation(abatement.violation_id).key
+    """The violation whose clock hears of the bill's receipt and payment, if one does."""
+    return _clocked_violation(cases, cases.bills.get_abatement(bill.abatement_id))
 
 
 def _bill_notice(cases: records.CaseStore, bill: records.BillRecord) -> records.NoticeRecord | None:

@@ -25,7 +25,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from sidewalk.alerts.bill_terms import BillTerms, bill_terms
 from sidewalk.alerts.confirm import value_text, waiting_for
 from sidewalk.alerts.letterhead import Letterhead, letterhead_of, plain_citation
 from sidewalk.alerts.notices import (
@@ -50,6 +49,7 @@ from sidewalk.alerts.notices import (
     render_repair_notice,
 )
 from sidewalk.alerts.wording import local_day, usd, words
+from sidewalk.analytics.clocks.bill_terms import BillTerms, bill_terms
 from sidewalk.analytics.clocks.events import ClearingViolation, NoticeRequired
 from sidewalk.analytics.survey import BlockSurvey
 from sidewalk.core.profile import Profile

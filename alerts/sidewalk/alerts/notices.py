@@ -45,7 +45,7 @@ from sidewalk.core.clock import format_local
 from sidewalk.core.profile import Profile, Rule
 
 if TYPE_CHECKING:
-    from sidewalk.alerts.bill_terms import BillTerms
+    from sidewalk.analytics.clocks.bill_terms import BillTerms
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -331,9 +331,14 @@ def render_clearing_violation(
 ) -> RenderedNotice:
     """The § 370-10 A notice for one violation (its stored evidence), as text and HTML."""
     _require_mailing(number, owner, frontage)
+    zone = profile.zone
+    reviewed = _reviewed(violation.get("review"), zone)
     try:
-        width = float(violation["measured_width_mm"])
-        measured_at = datetime.fromisoformat(str(violation["measured_at"]))
+        if reviewed is None:
+            width = float(violation["measured_width_mm"])
+            measured_at = datetime.fromisoformat(str(violation["measured_at"]))
+        else:  # decided by a person on review: no camera measurement reached the Village
+            width, measured_at = 0.0, datetime.fromisoformat(str(violation["deadline"]))
         cessation_at = datetime.fromisoformat(str(violation["cessation_at"]))
         deadline = datetime.fromisoformat(str(violation["deadline"]))
         required = float(violation["required_width_mm"])
@@ -341,7 +346,6 @@ def render_clearing_violation(
         raise NoticeError(
             f"notice {number}: a clearing violation needs the measured width as evidence"
         ) from None
-    zone = profile.zone
     rules = profile.snow_and_ice
     peak = violation.get("snow_depth_peak_mm")
     context = _base(
@@ -389,9 +393,22 @@ def render_clearing_violation(
             ),
             "history": list(history),
             "ice": _ice_words(violation.get("ice"), zone),
+            "reviewed": reviewed,
         }
     )
     return render_kind("clearing_violation", context, number=number, template_dir=template_dir)
+
+
+def _reviewed(review: Any, zone: ZoneInfo) -> dict[str, str] | None:
+    """A deadline a person decided on review (the pole's evidence never came in): who,
+    when and why, for the letter and the evidence page."""
+    if not isinstance(review, Mapping) or review.get("decision") != "not_cleared":
+        return None
+    return {
+        "by": str(review.get("by") or "a Village inspector"),
+        "reason": str(review.get("reason") or ""),
+        "at_local": format_local(datetime.fromisoformat(str(review["at"])), zone),
+    }
 
 
 DELIVERY_WORDS: Final = {
@@ -548,7 +565,7 @@ def render_abatement_bill(
     _require_mailing(number, owner, frontage)
     if sum((line.amount for line in lines), Decimal("0.00")) != total:
         raise NoticeError(f"notice {number}: ledger lines do not add up to the bill total")
-    from sidewalk.alerts.bill_terms import bill_terms
+    from sidewalk.analytics.clocks.bill_terms import bill_terms
 
     terms = terms or bill_terms(profile, "snow_and_ice")
     said: dict[str, Any] = {
@@ -824,7 +841,7 @@ def render_inspection_notice(
 ) -> RenderedNotice:
     """A rule an inspector enforces by sight (§ 370-10 C, § 370-11 C, § 370-14, §§ 144-11,
     144-12 B, C): correct it within the profile's period after this notice is delivered."""
-    from sidewalk.alerts.bill_terms import bill_terms, kind_of
+    from sidewalk.analytics.clocks.bill_terms import bill_terms, kind_of
     from sidewalk.analytics.clocks.inspections import (
         FINDING_RULE,
         NOTICE_PERIOD,

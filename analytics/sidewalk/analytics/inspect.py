@@ -241,15 +241,21 @@ def _measure(
 
 def joint_offsets_mm(survey: Survey) -> tuple[float, ...]:
     """Along-walk offsets (mm, survey direction) of the tooled joints a file
-    saw, from its station point: the sensor's x (depth and laser camera
-    frame, or the ground marker laid with its x along the walk). Cracks are
-    not joints and do not count toward joint spacing."""
+    saw, from its station point: for a depth map, along the walk's survey
+    direction on the walk plane from the point under the image centre (so a
+    camera turned on the walk stations the same); otherwise the sensor's x
+    (laser camera frame, or the ground marker laid with its x along the walk).
+    Cracks are not joints and do not count toward joint spacing."""
     if isinstance(survey, LaserProfile):
         tooled = survey.edge_type == EdgeType.TOOLED_JOINT
         return (survey.gap_center_mm[0],) if tooled else ()
     if isinstance(survey, PhotoInspection):
         return tuple(c.center_mm[0] for c in survey.cracks if c.edge_type == EdgeType.TOOLED_JOINT)
-    return tuple(j.center_mm[0] for j in survey.joints if j.edge_type == EdgeType.TOOLED_JOINT)
+    return tuple(
+        j.center_mm[0] if j.along_walk_mm is None else j.along_walk_mm
+        for j in survey.joints
+        if j.edge_type == EdgeType.TOOLED_JOINT
+    )
 
 
 def measure_files(

@@ -165,11 +165,17 @@ class CaseRecorder:
         )  # fmt: skip
 
     def _review_resolved(self, t: Transition) -> None:
-        """The evidence came in after all and decided the deadline: the review closes."""
+        """The review closes: the evidence came in after all and decided the deadline,
+        or a person decided it (``decide_review``: who, and their reason)."""
+        said: dict[str, Any] = {"decided": str(t.to_state), "cycle": t.detail.get("cycle")}
+        if t.cause.kind == "person":
+            said |= {"by": t.cause.who, "review": t.detail.get("review"),
+                     "reason": t.detail.get("reason")}  # fmt: skip
+        else:
+            said["by"] = "the pole's readings up to the deadline came in"
         self.cases.audit.append_once(
-            "analytics", "clearing.review_resolved", f"frontage:{t.frontage}",
-            {"decided": str(t.to_state), "cycle": t.detail.get("cycle"),
-             "by": "the pole's readings up to the deadline came in"},
+            "analytics" if t.cause.who is None else t.cause.who, "clearing.review_resolved",
+            f"frontage:{t.frontage}", said,
             key=f"{t.frontage}:{CLEARING}:{t.detail.get('cycle')}", at=t.at,
         )  # fmt: skip
 
@@ -359,6 +365,9 @@ class CaseRecorder:
         if v.ice is not None:
             # § 370-10 A: the ice at the deadline, and how it was known (sensor or inspector).
             evidence["ice"] = v.ice
+        if v.review is not None:
+            # Decided by a person on review: the pole's evidence never came in.
+            evidence["review"] = v.review
         violation = self.cases.clocks.record_violation(
             v.key, v.frontage, v.rule, v.decided_at,
             clock_id=clock_id, citation=v.citation, evidence=evidence,

@@ -48,6 +48,7 @@ from sidewalk.analytics.clocks.actions import parse_action
 from sidewalk.analytics.clocks.engine import ClockEngine
 from sidewalk.analytics.clocks.events import Event
 from sidewalk.analytics.recorder import CaseRecorder
+from sidewalk.analytics.registry import RegistryWatch
 from sidewalk.core.clock import Clock, SystemClock, to_ms
 from sidewalk.core.contract import ContractError, Reading, TimePolicy, parse_payload
 from sidewalk.core.mqtt import MqttClient, MqttError, MqttMessage, MqttSettings
@@ -94,9 +95,15 @@ class AnalyticsRunner:
         batch_size: int = 200,
         on_events: Callable[[Sequence[Event]], None] | None = None,
         time_policy: TimePolicy | None = None,
+        registry: RegistryWatch | None = None,
     ) -> None:
         """``time_policy``: by default ingest's (``TimePolicy()``) live, and with no
-        "ahead" check in ``stream`` mode; ``TimePolicy(None, None)`` judges no times."""
+        "ahead" check in ``stream`` mode; ``TimePolicy(None, None)`` judges no times.
+
+        ``registry``: follow the registry's changes while running (frontages
+        added, poles reassigned, parcels gone), each at its own effective time:
+        live once the clock passes it, in ``stream`` mode once the readings'
+        event time does, so a replay watches what the live run watched."""
         self.engine = engine
         if time_policy is None:
             time_policy = TimePolicy() if mode == "live" else TimePolicy(max_ahead_ms=None)
@@ -112,6 +119,9 @@ class AnalyticsRunner:
         self._tick_seconds = tick_seconds
         self._batch_size = batch_size
         self._on_events = on_events
+        self._registry = registry
+        self._registry_next: datetime | None = None
+        self._registry_loaded = False
         self._lock = threading.Lock()
         self._queue: queue.Queue[MqttMessage | None] = queue.Queue()
         self._client: MqttClient | None = None
@@ -136,6 +146,8 @@ class AnalyticsRunner:
         saved = self.recorder.cases.clocks.load_engine_snapshot(self.id)
         if saved is not None:
             self.engine.restore(saved.encode())
+        if self.mode == "live" or self.engine.now is not None:
+            self._load_registry(self.engine.now if self.mode == "stream" else self.clock.now())
         self._saved = self.engine.snapshot()
         self._stopping.clear()
         self._connected_since = None
@@ -226,7 +238,16 @@ class AnalyticsRunner:
             return self._handle(reading)
 
     def _handle(self, reading: Reading) -> list[Event]:
-        events = self.engine.observe(reading)  # type: ignore[arg-type]
+        events: list[Event] = []
+        if not self._registry_loaded:
+            # A replay from its start: the registry as it stood at the first reading.
+            self._load_registry(self.engine.now or reading.event_time)
+        due = self._registry_next
+        if self.mode == "stream" and due is not None and due <= reading.event_time:
+            # A registry change between the last reading and this one: at its own time.
+            events += self.engine.advance(due)
+            self._follow_registry(due)
+        events += self.engine.observe(reading)  # type: ignore[arg-type]
         if self.mode == "stream":
             events += self.engine.advance(reading.event_time)
         self._commit(events)
@@ -249,6 +270,11 @@ class AnalyticsRunner:
             acted, marks = self._apply_actions()
             if acted and self._on_events is not None:
                 self._on_events(acted)
+            if self._registry is not None and self.mode == "live":
+                now = self.clock.now()
+                changed = self._registry.refresh()
+                if changed or (self._registry_next is not None and self._registry_next <= now):
+                    self._follow_registry(now)
             events = (
                 self.engine.advance(self.clock.now(), behind=self._behind())
                 if self.mode == "live"
@@ -261,6 +287,27 @@ class AnalyticsRunner:
             for action_id, error in marks:
                 self.recorder.cases.actions.mark_applied(action_id, error=error)
         return acted + events
+
+    def _load_registry(self, at: datetime | None) -> None:
+        """Read the registry and watch its frontages as of ``at``."""
+        if self._registry is None:
+            return
+        self._registry.refresh()
+        self._follow_registry(at)
+        self._registry_loaded = True
+
+    def _follow_registry(self, at: datetime | None) -> None:
+        """Watch the registry's frontages as of ``at``; note when they next change."""
+        registry = self._registry
+        if registry is None:
+            return
+        if self.engine.set_frontages(registry.specs_at(at)):
+            log.info(
+                "analytics now watches %d frontages (registry changes up to %s)",
+                len(self.engine.frontages()),
+                at,
+            )
+        self._registry_next = registry.next_change_after(at)
 
     def _apply_actions(self) -> tuple[list[Event], list[tuple[int, str | None]]]:
         events: list[Event] = []

@@ -7,6 +7,7 @@
 ``analytics``  run the ordinance clocks live and record violations and notices
 ``act``        record what a person did in a snow-and-ice case
 ``review``     the clearing deadlines waiting for a person (evidence missing, unverified)
+``check``      ready to go live? one line per problem with what fixes it
 the groups below: see each one's --help
 """
 
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from typer.core import TyperGroup
 
-from sidewalk.cli import act, demo, replay, review, services
+from sidewalk.cli import act, check, demo, replay, review, services
 from sidewalk.cli.common import command_group
 from sidewalk.cli.dashboard import dashboard_app
 
@@ -48,6 +49,10 @@ GROUPS = {
     "profile": (
         "sidewalk.cli.profile:profile_app",
         "Confirm the ordinance values the code text leaves open.",
+    ),
+    "registry": (
+        "sidewalk.cli.registry:registry_app",
+        "The village's frontages, parcels, owners of record, occupants and poles.",
     ),
     "edge": (
         "sidewalk.cli.edge:edge_app",
@@ -95,5 +100,6 @@ app.command()(replay.replay)
 app.command()(services.ingest)
 app.command()(services.analytics)
 app.command()(act.act)
-app.command()(review.review)
+app.command()(check.check)
+app.add_typer(review.review_app, name="review")
 app.add_typer(dashboard_app, name="dashboard")  # its callback serves: not a stand-in

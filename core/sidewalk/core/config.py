@@ -32,6 +32,7 @@ SECRET_KEYS = {
     ("timeseries", "influx_token"): "SIDEWALK_INFLUX_TOKEN",
     ("observability", "metrics_token"): "SIDEWALK_METRICS_TOKEN",
     ("cases", "password"): "SIDEWALK_DB_PASSWORD",
+    ("delivery", "smtp_password"): "SIDEWALK_SMTP_PASSWORD",
 }
 
 
@@ -274,6 +275,36 @@ class VillageConfig(_Section):
         return value
 
 
+class CheckConfig(_Section):
+    """What ``sidewalk check`` asks of the system before it goes live (docs/going-live.md)."""
+
+    pole_reported_minutes: Annotated[float, Field(gt=0, le=7 * 24 * 60)] = Field(
+        default=30.0,
+        description="a pole watching a frontage must have reported within this many minutes",
+    )
+
+
+class DeliveryConfig(_Section):
+    """How the Village's letters go out: printed for window envelopes and/or e-mailed.
+
+    ``sidewalk check`` refuses to call the system ready until at least one way is
+    set up. The SMTP password comes from SIDEWALK_SMTP_PASSWORD only.
+    """
+
+    methods: list[Literal["print", "email"]] = Field(
+        default_factory=list,
+        description="print = batches for window envelopes; email = sent through smtp_host",
+    )
+    print_dir: Path = Field(
+        default=Path("var/print"), description="where print batches (PDF) are written"
+    )
+    smtp_host: str | None = Field(default=None, description="the mail server notices go through")
+    smtp_port: Annotated[int, Field(ge=1, le=65_535)] = 25
+    sender: str | None = Field(default=None, description="the From: address of notices")
+    smtp_user: str | None = Field(default=None, description="login at the mail server, if any")
+    starttls: bool = False
+
+
 class FileThenEnvSettings(BaseSettings):
     """Settings read from a TOML file's table (passed as init arguments), the
     environment winning over it; no dotenv, no secrets directory."""
@@ -312,6 +343,8 @@ class Settings(FileThenEnvSettings):
     ingest: IngestConfig = IngestConfig()
     retention: RetentionConfig = RetentionConfig()
     dashboard: DashboardConfig = DashboardConfig()
+    check: CheckConfig = CheckConfig()
+    delivery: DeliveryConfig = DeliveryConfig()
     # Unset: letters are signed by the office the code names, with no telephone (see check).
     village: VillageConfig | None = None
 

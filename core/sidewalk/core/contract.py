@@ -533,6 +533,9 @@ class DeviceHealth(_Payload):
     ``<sensor>/<quantity>/<quality>``, since the device started.
     ``clock_offset_ms`` is the device clock minus the server's, and
     ``clock_offset_error_ms`` bounds its error (None until measured).
+    ``calibration`` is the hash of the camera calibration the pole runs
+    (``sidewalk.core.calibration.pole_calibration_hash``); absent on a pole
+    without a camera, and from poles older than the field.
     """
 
     ts: EventTimeMs
@@ -542,6 +545,7 @@ class DeviceHealth(_Payload):
     buffered: Annotated[int, Field(ge=0)]
     dropped: Annotated[int, Field(ge=0)]
     intervals_s: dict[str, Annotated[float, Field(gt=0)]] = Field(default_factory=dict)
+    calibration: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
 
 
 _M = TypeVar("_M", bound=_Payload)

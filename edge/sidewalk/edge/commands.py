@@ -28,7 +28,7 @@ from sidewalk.core.contract import (
 )
 from sidewalk.core.mqtt import MqttClient, MqttError, MqttMessage, MqttSettings
 
-COMMAND_NAMES = ("capture_now", "recalibrate", "set_interval")
+COMMAND_NAMES = ("capture_now", "recalibrate", "set_calibration", "set_interval")
 
 
 class CommandFailed(Exception):
@@ -37,6 +37,10 @@ class CommandFailed(Exception):
 
 class CommandTimeout(MqttError):
     """No reply with our transaction id came back in time."""
+
+    def __init__(self, message: str, transaction: str | None = None) -> None:
+        super().__init__(message)
+        self.transaction = transaction
 
 
 Handler = Callable[[Mapping[str, CommandArg]], dict[str, Any]]
@@ -147,7 +151,9 @@ class CommandClient:
             )
             self._client.publish(command_topic(self.site, device, name), request.to_json(), 1)
             if not done.wait(timeout_s):
-                raise CommandTimeout(f"{device} did not answer {name} in {timeout_s:.1f}s")
+                raise CommandTimeout(
+                    f"{device} did not answer {name} in {timeout_s:.1f}s", transaction
+                )
         finally:
             with self._lock:
                 del self._waiting[transaction]

@@ -255,7 +255,8 @@ class CameraConfig(_Section):
     min_evidence_interval_s: Annotated[float, Field(ge=0, le=86_400)] = 60.0
     max_evidence_interval_s: Annotated[float, Field(gt=0, le=86_400)] = 3600.0
     jpeg_quality: Annotated[int, Field(ge=30, le=95)] = 85
-    frontages: Annotated[list[FrontageConfig], Field(min_length=1)]
+    # May be empty: commissioning sends the views from the dashboard (set_calibration).
+    frontages: list[FrontageConfig] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _checks(self) -> CameraConfig:

@@ -412,6 +412,7 @@ class ClockOffsetEstimator:
 
 
 Frame = Any  # numpy BGR image; numpy stays out of this module's annotations
+FrontageViewT = Any  # sidewalk.edge.camera.installed.FrontageView (imported with the camera)
 FrameSource = Callable[[], Frame | None]
 
 
@@ -426,7 +427,11 @@ class CameraCycle:
 
 class CameraLoop:
     """The camera's side of the device: the frame source, each frontage's geometry
-    and evidence selector (``Device.camera_cycle`` runs a pass over them)."""
+    and evidence selector (``Device.camera_cycle`` runs a pass over them).
+
+    The views come from the TOML's frontages until commissioning sends others
+    (``apply``); ``calibration`` is the hash of the views in use, for the health report.
+    """
 
     def __init__(
         self,
@@ -441,23 +446,48 @@ class CameraLoop:
         # or more to load on a pole, and a pole without a camera never needs them.
         import numpy as np
 
-        from sidewalk.edge.camera.evidence import EvidencePolicy, EvidenceSelector
-        from sidewalk.edge.camera.geometry import FrontageGeometry, homography_from_points
+        from sidewalk.edge.camera.evidence import EvidencePolicy
+        from sidewalk.edge.camera.geometry import homography_from_points
+        from sidewalk.edge.camera.installed import FrontageView
 
         self.frames = frames
         self.jpeg_quality = jpeg_quality
-        self.geometry = {
-            f.id: FrontageGeometry(
-                homography_from_points(
-                    np.array(f.image_points, np.float64), np.array(f.ground_points_mm, np.float64)
-                ),
+        self._policy = EvidencePolicy(min_interval_s=min_evidence_s, max_interval_s=max_evidence_s)
+        self.geometry: dict[str, Any] = {}
+        self.selectors: dict[str, Any] = {}
+        self.views: dict[str, FrontageView] = {}
+        self.calibration: str | None = None
+        configured = {}
+        for f in frontages:
+            h = homography_from_points(
+                np.array(f.image_points, np.float64), np.array(f.ground_points_mm, np.float64)
+            )
+            configured[f.id] = FrontageView(
+                f.id,
+                tuple((x, y) for x, y in f.image_points),
+                tuple((float(r[0]), float(r[1]), float(r[2])) for r in h.tolist()),
                 f.length_mm,
                 f.walk_width_mm,
             )
-            for f in frontages
+        self.apply(configured)
+
+    def apply(self, views: Mapping[str, FrontageViewT]) -> None:
+        """Measure these frontages from now on (a frontage kept keeps its evidence timing)."""
+        import numpy as np
+
+        from sidewalk.edge.camera.evidence import EvidenceSelector
+        from sidewalk.edge.camera.geometry import FrontageGeometry
+        from sidewalk.edge.camera.installed import pole_hash
+
+        self.geometry = {
+            fid: FrontageGeometry(np.array(v.homography, np.float64), v.length_mm, v.walk_width_mm)
+            for fid, v in views.items()
         }
-        policy = EvidencePolicy(min_interval_s=min_evidence_s, max_interval_s=max_evidence_s)
-        self.selectors = {f.id: EvidenceSelector(policy) for f in frontages}
+        self.selectors = {
+            fid: self.selectors.get(fid) or EvidenceSelector(self._policy) for fid in views
+        }
+        self.views = dict(views)
+        self.calibration = pole_hash(views)
 
 
 @dataclass(slots=True)
@@ -546,10 +576,12 @@ class Device:
                 jpeg_quality=cam.jpeg_quality,
             )
             self._tasks[CAMERA_TASK] = _Task(cam.interval_s, now)
+            self._load_camera_views()
         self._air: tuple[float, datetime] | None = None
         self._handlers: dict[str, Handler] = {
             "capture_now": self._cmd_capture_now,
             "recalibrate": self._cmd_recalibrate,
+            "set_calibration": self._cmd_set_calibration,
             "set_interval": self._cmd_set_interval,
         }
         self._inbox: queue.SimpleQueue[tuple[MqttMessage, int]] = queue.SimpleQueue()
@@ -754,7 +786,9 @@ class Device:
             evidence = evidence or chosen
             results[fid] = (cover, width, chosen)
         sha: str | None = None
-        if evidence and results:
+        # Forced (capture_now): the frame goes even with nothing measured in it, so a
+        # pole not yet commissioned shows the dashboard what it sees.
+        if (evidence and results) or force_evidence:
             sha = self._send_frame(encode_jpeg(frame, cam.jpeg_quality), ts_ms)
         for fid, (cover, width, _) in results.items():
             values: dict[str, Any] = {
@@ -806,6 +840,7 @@ class Device:
             buffered=len(self.buffer),
             dropped=self.buffer.dropped,
             intervals_s={name: t.interval_s for name, t in self._tasks.items()},
+            calibration=self.camera.calibration if self.camera is not None else None,
         )
 
     def publish_health(self) -> None:
@@ -896,6 +931,43 @@ class Device:
         tmp.write_text(json.dumps(overrides, indent=1))
         tmp.replace(self._calibration_path)
         return {"sensor": source.sensor_id, "ground_distance_mm": new, "previous": previous}
+
+    def _load_camera_views(self) -> None:
+        """Run the calibration commissioning sent, if one was saved (else the TOML's)."""
+        from sidewalk.edge.camera.installed import CalibrationRejected, load_views
+
+        assert self.camera is not None
+        try:
+            saved = load_views(self.settings.state_dir)
+        except (CalibrationRejected, OSError) as exc:
+            # Measuring with the configured views beats measuring nothing; the
+            # health hash then tells the dashboard to send the calibration again.
+            log.error("%s: saved camera calibration not usable (%s)", self.device, exc)
+            return
+        if saved is not None:
+            self.camera.apply(saved)
+
+    def _cmd_set_calibration(self, args: Mapping[str, CommandArg]) -> dict[str, Any]:
+        from sidewalk.edge.camera.installed import CalibrationRejected, parse_views, save_views
+
+        if self.camera is None:
+            raise CommandFailed("this device has no camera")
+        text = args.get("cameras")
+        if not isinstance(text, str):
+            raise CommandFailed(
+                "set_calibration needs cameras=<JSON: each frontage's region and homography>"
+            )
+        try:
+            views = parse_views(text)
+        except CalibrationRejected as exc:
+            raise CommandFailed(str(exc)) from None
+        try:
+            save_views(self.settings.state_dir, views)
+        except OSError as exc:
+            raise CommandFailed(f"could not save the calibration on the pole: {exc}") from None
+        self.camera.apply(views)
+        self.publish_health()  # the server sees the new hash now, not a minute later
+        return {"calibration": self.camera.calibration, "frontages": sorted(views)}
 
     def _cmd_set_interval(self, args: Mapping[str, CommandArg]) -> dict[str, Any]:
         name, seconds = args.get("sensor"), args.get("seconds")

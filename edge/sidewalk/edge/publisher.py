@@ -3,11 +3,33 @@
 Delivery is end to end: the broker's PUBACK only paces sending; a reading
 leaves the disk buffer when ingest's retained ``…/<device>/stored`` watermark
 covers it. After every (re)connect the publisher announces itself ``online``
-(retained, with its buffer floor) and re-sends everything the watermark does
-not cover; ingest drops the duplicates by ``(device, epoch, seq)``. It
-re-sends the same way when the watermark stops short of what was sent for
-``resend_after_s`` (doubling up to ``resend_max_s``), which covers a message
-the broker accepted and then lost without the publisher ever disconnecting.
+(retained, with its buffer floor); ingest drops duplicates by
+``(device, epoch, seq)``.
+
+Re-sending is bounded, so a stalled ingest cannot multiply the broker's queue
+(issue 17: a 6-minute stall once left 62,539 messages for 32,873 readings):
+
+* **Window.** At most ``max_unstored`` readings are out beyond the watermark
+  (sent, not yet stored); the rest waits on the pole's disk. So the broker
+  never holds more than that per pole for ingest, however long ingest is
+  away. ``max_in_flight`` bounds those still without a broker PUBACK.
+* **Ack window.** A reading is sent again only when the watermark has not
+  moved for ``resend_after_s`` while it is out (doubling, up to
+  ``resend_max_s``, while nothing moves; back to ``resend_after_s`` when it
+  does). Any progress of the watermark restarts the window: ingest is working
+  through the broker's queue, whose copies are still on their way.
+* **Probe, then slow start.** When the window expires, one copy goes again,
+  the oldest unstored reading. If ingest is stalled it simply waits in the
+  queue (one copy per expiry, not the whole window). If the readings were lost
+  after the broker took them (a broker restarted from an old snapshot, an
+  ingest session gone), the re-sent copy moves the watermark to exactly it,
+  and the re-send window doubles (2, 4, 8 … readings) with each such step. As
+  soon as the watermark passes what was re-sent, first copies are arriving
+  and the re-send stops. No reading gets a second copy while its first is
+  within its window, and never more than the re-send window at once.
+* **Reconnect.** paho re-sends what the broker had not PUBACKed. If the broker
+  lost this pole's session (CONNACK without session present), what it had
+  taken may be gone too: the probe starts at once instead of after the window.
 
 Only a watermark of the buffer's own ``epoch`` frees anything: the retained
 watermark of this pole's earlier life (a re-imaged disk, seqs from 1 again)
@@ -56,21 +78,25 @@ class Publisher:
         *,
         site: str,
         max_in_flight: int = 500,
+        max_unstored: int = 2000,
         batch: int = 500,
         retry_connect_s: float = 1.0,
         resend_after_s: float = 30.0,
         resend_max_s: float = 3600.0,
     ) -> None:
+        if max_unstored < 1 or max_in_flight < 1:
+            raise ValueError("max_unstored and max_in_flight must be at least 1")
         self.buffer = buffer
         self.device = buffer.device
         self.site = site
         self._settings = mqtt
         self._max_in_flight = max_in_flight
+        self._max_unstored = max_unstored
         self._batch = batch
         self._retry_connect_s = retry_connect_s
         self._resend_after_s = resend_after_s
         self._resend_max_s = resend_max_s
-        self._cursor = 0  # highest seq sent on this pass
+        self._cursor = 0  # highest seq sent (first copies)
         self._announced_dropped = buffer.dropped
         self._stalled_since = time.monotonic()
         self._resend_after = resend_after_s
@@ -84,6 +110,14 @@ class Publisher:
         self._watermark = 0
         self._pending_release: int | None = None
         self._reconnected = False
+        self._session_lost = False
+        # Re-sending after an expired ack window: copies go out from the
+        # watermark up to ``_probe_top``, at most ``_probe_window`` beyond it
+        # (1, doubling while only re-sent copies move the watermark). None: not re-sending.
+        self._probe_top: int | None = None
+        self._probe_window = 1
+        # Copies sent again, ever (first copies are not counted).
+        self.resent = 0
         self._outstanding: set[int] = set()
         self._acked_early: set[int] = set()
 
@@ -168,10 +202,11 @@ class Publisher:
             self._wake.set()
 
     def _on_connect(self, session_present: bool) -> None:
+        # paho re-sends the messages still without a PUBACK on the new
+        # connection, with their mids: ``_outstanding`` stays as it is.
         with self._cond:
             self._reconnected = True
-            self._outstanding.clear()
-            self._acked_early.clear()
+            self._session_lost = self._session_lost or not session_present
             self._cond.notify_all()
         self._wake.set()
 
@@ -221,7 +256,7 @@ class Publisher:
                 return
         client = self._client
         self._wake.clear()
-        reconnected = self._take_news()
+        reconnected, session_lost = self._take_news()
         if not client.is_connected:
             self._wake.wait(0.5)
             return
@@ -237,51 +272,98 @@ class Publisher:
             # The floor goes first so ingest can close gaps before the re-send.
             client.publish(self._status_topic, self._status("online"), qos=1, retain=True)
             self._announced_dropped = dropped
-        self._rewind_if_needed(reconnected)
-        rows = self.buffer.after(max(self._cursor, self.watermark), self._batch)
-        if not rows:
-            self._wake.wait(1.0)
-            return
-        self._send(client, rows)
+        mark = self.watermark
+        self._check_ack_window(mark, session_lost)
+        resent = self._probe_top is not None and self._resend(client, mark)
+        # The window counts from the lowest reading not yet stored: the
+        # watermark, or the buffer's floor when the bound dropped readings.
+        base = max(mark, self.buffer.floor - 1)
+        start = max(self._cursor, mark)
+        room = base + self._max_unstored - start
+        rows = self.buffer.after(start, min(self._batch, room)) if room > 0 else []
+        rows = [r for r in rows if r.seq <= base + self._max_unstored]
+        if rows:
+            self._send(client, rows)
+        elif not resent:
+            self._wake.wait(self._idle_wait(mark))
 
-    def _take_news(self) -> bool:
-        """Apply a watermark that arrived; return whether we reconnected since."""
+    def _take_news(self) -> tuple[bool, bool]:
+        """Apply a watermark that arrived; return (reconnected, session lost) since last time."""
         with self._cond:
             release, self._pending_release = self._pending_release, None
             reconnected, self._reconnected = self._reconnected, False
+            session_lost, self._session_lost = self._session_lost, False
         if release is not None:
             self.buffer.release_through(release)
             with self._cond:
                 if release > self._watermark:
                     self._watermark = release
-                    self._stalled_since = time.monotonic()
-                    self._resend_after = self._resend_after_s
+                    self._progress(release)
                 self._cond.notify_all()
-        return reconnected
+        return reconnected, session_lost
 
-    def _rewind_if_needed(self, reconnected: bool) -> None:
-        """Point the cursor back at the watermark after a reconnect or a stall."""
-        watermark = self.watermark
+    def _progress(self, mark: int) -> None:
+        """The watermark moved to ``mark``: the ack window starts again."""
+        self._stalled_since = time.monotonic()
+        self._resend_after = self._resend_after_s
+        if self._probe_top is None:
+            return
+        if mark > self._probe_top or mark >= self._cursor:
+            # First copies moved it (they were only queued), or all is stored.
+            self._probe_top = None
+        else:
+            # Only the copies sent again moved it: the rest were lost too.
+            self._probe_window = min(2 * self._probe_window, self._max_unstored)
+
+    def _check_ack_window(self, mark: int, session_lost: bool) -> None:
+        """Start re-sending when the watermark sat below what was sent for the ack window."""
         now = time.monotonic()
-        if reconnected:
-            self._cursor = watermark
-        elif self._cursor <= watermark:
+        if self._cursor <= mark:
             self._stalled_since = now
-        elif now - self._stalled_since > self._resend_after:
-            # Sent but never covered: lost after the broker took it (e.g. it
-            # restarted before ingest re-subscribed). Send again, backing off
-            # so a long ingest outage does not multiply the broker's queue.
-            log.warning(
-                "%s: watermark stuck at %d below sent %d; re-sending",
-                self.device,
-                watermark,
-                self._cursor,
-            )
-            self._cursor = watermark
-            self._stalled_since = now
+            self._probe_top = None
+            return
+        if not session_lost and now - self._stalled_since <= self._resend_after:
+            return
+        # Sent but never covered: lost after the broker took it, or ingest is
+        # stalled. One copy of the oldest tells which (see the module doc).
+        log.warning(
+            "%s: watermark at %d below sent %d %s; re-sending from seq %d"
+            " (next try in %.0f s if it does not move)",
+            self.device,
+            mark,
+            self._cursor,
+            "and the broker lost the session"
+            if session_lost
+            else f"for {now - self._stalled_since:.0f} s",
+            mark + 1,
+            self._resend_after,
+        )
+        self._probe_top, self._probe_window = mark, 1
+        self._stalled_since = now
+        if not session_lost:
             self._resend_after = min(self._resend_after * 2, self._resend_max_s)
 
-    def _send(self, client: MqttClient, rows: list[BufferedReading]) -> None:
+    def _idle_wait(self, mark: int) -> float:
+        """How long to sleep with nothing to send: until news, or the ack window's end."""
+        if self._cursor <= mark:
+            return 1.0
+        left = self._stalled_since + self._resend_after - time.monotonic()
+        return min(1.0, max(0.01, left))
+
+    def _resend(self, client: MqttClient, mark: int) -> bool:
+        """Send again what the re-send window allows; True if anything went."""
+        assert self._probe_top is not None
+        top = max(self._probe_top, mark)
+        limit = min(self._cursor, mark + self._probe_window)
+        if top >= limit:
+            return False
+        rows = [r for r in self.buffer.after(top, min(limit - top, self._batch)) if r.seq <= limit]
+        self._send(client, rows, again=True)
+        return bool(rows)
+
+    def _send(
+        self, client: MqttClient, rows: list[BufferedReading], *, again: bool = False
+    ) -> None:
         for row in rows:
             if not self._window_open(client):
                 return
@@ -291,7 +373,11 @@ class Publisher:
                     self._acked_early.discard(mid)
                 else:
                     self._outstanding.add(mid)
-            self._cursor = row.seq
+            if again:
+                self._probe_top = row.seq
+                self.resent += 1
+            else:
+                self._cursor = row.seq
 
     def _window_open(self, client: MqttClient) -> bool:
         """Wait for room among un-PUBACKed messages; False to re-check state."""

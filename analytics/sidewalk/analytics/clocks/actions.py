@@ -329,6 +329,30 @@ class WorkDetail(_Detail):
     description: str | None = None
 
 
+ReviewDecision = Literal["cleared", "not_cleared"]
+
+
+def _reason(reason: str) -> str:
+    if not reason.strip():
+        raise ValueError("a review decision must give the person's reason")
+    return reason
+
+
+class ReviewDetail(_Detail):
+    """A person's decision on a deadline waiting in review (``needs_review``).
+
+    ``decision``: ``cleared`` (the walk was cleared in time: the deadline closes
+    with no notice) or ``not_cleared`` (the notice path, as a violation found by
+    the pole would have taken); ``reason`` in the person's words (what they saw or
+    relied on); ``deadline`` the one the item was listed with, so a decision meant
+    for one snowfall's deadline never closes a later one.
+    """
+
+    decision: Annotated[ReviewDecision, _choice("decision", get_args(ReviewDecision))]
+    reason: Annotated[str, AfterValidator(_reason)]
+    deadline: Instant | None = None
+
+
 class InspectionDetail(_PrivilegeMeasures):
     """An inspector at a § 370-9 permit's site: is the material still there (and measures)."""
 
@@ -416,6 +440,14 @@ class RecordIce(_Action):
 
     kind: Literal["record_ice"] = "record_ice"
     detail: CaseDetail = Field(default_factory=CaseDetail)
+
+
+class DecideReview(_Action):
+    """A person decides a clearing deadline that is waiting in review (its pole's
+    evidence did not come within the wait); ``target`` is the frontage."""
+
+    kind: Literal["decide_review"] = "decide_review"
+    detail: ReviewDetail
 
 
 class RecordPour(_Action):
@@ -556,7 +588,7 @@ StreetAction = (
 """Obstructions (§ 370-8), street sweeping (§ 144-17), street privilege permits (§ 370-9),
 and the inspector-entered rules (§ 370-10 C, § 370-11 C, § 370-14, §§ 144-11, 144-12 B, C)."""
 
-AnyAction = EnforcementAction | RecordTreated | RecordIce | ColdAction | StreetAction
+AnyAction = EnforcementAction | RecordTreated | RecordIce | DecideReview | ColdAction | StreetAction
 
 Action = Annotated[AnyAction, Field(discriminator="kind")]
 """Any person's action, told apart by ``kind``."""

@@ -43,6 +43,12 @@ BillKind = Literal[
 Billed = Literal["owner", "contractor", "permittee", "real_estate"]
 Unpaid = Literal["tax_roll", "violation", "next_tax_roll", "unstated"]
 
+# The kinds whose unpaid bill goes on the tax roll (``unpaid`` "tax_roll" or
+# "next_tax_roll"): the clock engine schedules their entry (``enforcement``).
+TAX_ROLLED: Final[frozenset[BillKind]] = frozenset(
+    {"snow_and_ice", "obstruction", "ordinance", "abandoned_excavation"}
+)
+
 # An inspector-entered finding (``inspections``) under § 370-10 C is billed on § 370-10 G's
 # terms (G: "the expenses incurred by the Village to abate the snow and/or ice hazard");
 # one under § 144-12 C on that subsection's own; the rest on the unconfirmed defaults.

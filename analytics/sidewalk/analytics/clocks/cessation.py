@@ -62,6 +62,12 @@ class DetectionParams:
     # A break this close after the last tip is the same end seen through noise
     # (about the fit's resolution); the gauge, a direct measure, then decides.
     break_margin: timedelta = timedelta(minutes=15)
+    # A tipping bucket tips once per ``precip_min_mm``: snow that goes on after
+    # the last tip at the storm's rate leaves less than one tip in the bucket.
+    # When the last tip decides, the end is taken one tip interval later: the
+    # storm's median spacing of tips (spacings over ``onset_window`` are lulls,
+    # not one snowfall by the onset rule, and are left out).
+    tip_interval_end: bool = True
     onset_signals: int = 2
     onset_window: timedelta = timedelta(hours=1)
     # Depth alone starts a snowfall only if its signals span this long (a gust
@@ -123,6 +129,8 @@ class SnowfallDetector:
     # Signals not yet enough for an onset, each marked True if not from depth.
     pending: list[tuple[Cause, bool]] = field(default_factory=list)
     last_other_cause: Cause | None = None
+    # Gauge tips (time) of the snowfall under way, for the tip-interval end.
+    tips: list[datetime] = field(default_factory=list)
     covers: dict[str, tuple[datetime, float]] = field(default_factory=dict)
     # Readings skipped as out of order (counted, shown by the runner's metrics).
     late_readings: int = 0
@@ -144,6 +152,11 @@ class SnowfallDetector:
         gauge_signal = self._precip_signal(reading)
         if reading.snow_depth_mm is not None and self.accumulating:
             self.depths.append((at, reading.snow_depth_mm))
+        if gauge_signal:
+            if not self.accumulating:
+                keep = at - max(self.params.onset_window, self.params.depth_onset_window)
+                self.tips = [t for t in self.tips if t >= keep]
+            self.tips.append(at)
         if depth_signal or gauge_signal:
             changes += self._signal(cause, gauge=gauge_signal)
         return changes
@@ -184,6 +197,7 @@ class SnowfallDetector:
         self.depths = []
         self.pending = []
         self.last_other_cause = None
+        self.tips = []
         return [change]
 
     def _signal(self, cause: Cause, gauge: bool) -> list[SnowfallChange]:
@@ -227,17 +241,40 @@ class SnowfallDetector:
         assert self.last_signal_at is not None
         assert self.last_signal_cause is not None
         ceased_at, cause = self.last_signal_at, self.last_signal_cause
+        gauge_end = None
         if self.last_other_cause is not None:
             ceased_at, cause = self.last_other_cause.at, self.last_other_cause
+            gauge_end = ceased_at + self._tip_interval(ceased_at)
         fitted = self._depth_break()
         if fitted is None:
-            return ceased_at, cause
+            return (gauge_end or ceased_at), cause
         broke_at, self.peak_depth_mm = fitted
         broke_at = max(broke_at, self.onset_at or broke_at)
         if self.last_other_cause is None or broke_at > ceased_at + self.params.break_margin:
+            if gauge_end is not None and gauge_end > broke_at:
+                return gauge_end, cause
             ceased_at = broke_at
             cause = Cause(kind="reading", at=broke_at, device=self.device)
-        return ceased_at, cause
+            return ceased_at, cause
+        return (gauge_end or ceased_at), cause
+
+    def _tip_interval(self, last_at: datetime) -> timedelta:
+        """How much later than the deciding signal at ``last_at`` the snow may have
+        gone on unseen: one tip interval when that signal is the gauge's last tip.
+
+        The bucket holds up to one tip's worth when the snow stops, so snow at
+        the storm's rate can go on for up to one spacing of tips without another
+        tip. The storm's median spacing, not the last one: after the snow stops
+        a heated gauge's funnel melts out in ever wider tips. Zero for a camera
+        signal (it sees the cover itself), a storm with one tip, or when turned off.
+        """
+        p = self.params
+        if not p.tip_interval_end or not self.tips or self.tips[-1] != last_at:
+            return timedelta(0)
+        gaps = [b - a for a, b in zip(self.tips, self.tips[1:]) if b - a <= p.onset_window]
+        if not gaps:
+            return timedelta(0)
+        return sorted(gaps)[(len(gaps) - 1) // 2]
 
     def _depth_break(self) -> tuple[datetime, float] | None:
         """When the depth stopped rising, and the level it stopped at.

@@ -26,6 +26,26 @@ hazard_notice_issued ─delivery─▶ hazard_period ─2 h, not clear─▶ aba
 * No entry while a bill is inside its payment period: a bill whose receipt is
   not recorded, or whose 10 days run past the start of day 60, is held for a
   person (``TaxRollHeld``), never silently entered.
+
+The Village's other abatements reach the tax roll the same way, each on its own
+section's terms (``bill_terms``; issue 14, item 14.2): when the crew's completion
+of an abatement ordered by the § 370-8 obstruction clock or an inspector-entered
+rule is recorded (``abatement_done`` on ``obstruction:<id>`` or ``inspection:<id>``),
+a billing case opens ``abated`` for it (``open_billing``) and runs
+``abated ─bill received─▶ billed ─▶ paid | tax_roll``:
+
+* § 370-8 F: payable ``obstructions.bill_payable`` from receipt; unpaid
+  ``obstructions.tax_roll_after`` after the costs → the tax roll (as G: day 60, held
+  while a bill is inside its payment period).
+* § 370-10 C (snow put on a public way): on § 370-10 G's terms.
+* § 370-11 C, § 370-14, § 144-11, § 144-12 B: the sections provide no bill; the
+  profile's ``billing.other_bill_payable`` and ``billing.other_tax_roll_after``
+  (unconfirmed: the Village confirms them before a notice relies on them).
+* § 144-12 C: "charged against the real estate and entered on the next succeeding
+  tax roll as a special charge": no period to pay, so the entry is due when the
+  costs are incurred, never held for a receipt.
+* § 144-17 (the contractor: unpaid is a violation) and § 370-6 (silent on
+  non-payment) never reach the tax roll: no billing case opens for them.
 """
 
 from __future__ import annotations
@@ -35,6 +55,7 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from sidewalk.analytics.clocks.actions import EnforcementAction
+from sidewalk.analytics.clocks.bill_terms import TAX_ROLLED, BillKind, BillTerms, bill_terms
 from sidewalk.analytics.clocks.events import (
     AbatementOrdered,
     Cause,
@@ -45,7 +66,9 @@ from sidewalk.analytics.clocks.events import (
     TaxRollHeld,
     Transition,
 )
-from sidewalk.analytics.clocks.states import CaseState
+from sidewalk.analytics.clocks.inspections import INSPECTION, InspectionClocks
+from sidewalk.analytics.clocks.obstructions import OBSTRUCTION, StreetClocks
+from sidewalk.analytics.clocks.states import CaseState, InspectionState, ObstructionState
 from sidewalk.core.calendar import (
     add_calendar_days,
     end_of_day,
@@ -71,6 +94,27 @@ BILLING_STATES = frozenset({CaseState.ABATED, CaseState.BILLED})
 # Widths come from float arithmetic (6 ft = 1828.8000000000002 mm): a walk
 # measured at exactly the rule must comply.
 WIDTH_TOLERANCE_MM = 1e-6
+
+
+def ordered_abatement(
+    key: str, street: StreetClocks, inspections: InspectionClocks
+) -> tuple[str, str | None, datetime] | None:
+    """The abatement the § 370-8 obstruction clock or an inspector-entered rule ordered
+    for violation ``key`` (``obstruction:<id>``, ``inspection:<id>``): its frontage, the
+    rule found (which picks the bill's section) and when it was ordered; None if none."""
+    head, _, subject = key.partition(":")
+    if head == OBSTRUCTION:
+        seen = street.obstructions.get(subject)
+        if seen is None or seen.state != ObstructionState.OVERDUE or seen.deadline is None:
+            return None
+        return seen.frontage, None, seen.deadline.due
+    if head == INSPECTION:
+        found = inspections.clocks.get(subject)
+        if found is None or found.state != InspectionState.OVERDUE or found.deadline is None:
+            return None
+        rule = None if found.finding is None else found.finding.rule
+        return found.frontage, rule, found.deadline.due
+    return None
 
 
 def end_of_calendar_day(at: datetime, days: int, zone: ZoneInfo) -> datetime:
@@ -109,6 +153,11 @@ class EnforcementCase:
     tax_roll_held: bool = False
     # The violation was untreated ice (§ 370-10 A): only a walk seen free of ice cures it.
     ice: bool = False
+    # The section the abatement is billed under (``bill_terms``), and whether the case is
+    # only the bill's (an abatement another clock ordered: § 370-8, inspector-entered
+    # rules): no notice, no offenses, only the bill and the tax roll.
+    section: BillKind = "snow_and_ice"
+    billing_only: bool = False
 
     def move(self, to_state: CaseState, at: datetime, cause: Cause, **detail: object) -> Transition:
         t = Transition(
@@ -127,6 +176,8 @@ class EnforcementCase:
     @property
     def continuing(self) -> bool:
         """Still a violation for offense counting: not yet cured or abated."""
+        if self.billing_only:
+            return False
         return self.state in OPEN_STATES or self.state == CaseState.ABATEMENT_ORDERED
 
     def next_offense_at(self, period: timedelta) -> datetime:
@@ -183,6 +234,27 @@ class Enforcement:
                 detail={"period": rules.nonhazard_notice_period.describe()},
             )
         ]
+
+    def open_billing(
+        self, key: str, frontage: str, section: BillKind, ordered_at: datetime
+    ) -> EnforcementCase:
+        """The bill's case for an abatement another clock ordered (``key`` is its violation:
+        ``obstruction:<id>``, ``inspection:<id>``), opened ``abatement_ordered`` so that
+        ``abatement_done`` records the costs; ``ValueError`` for a section whose unpaid
+        bill never goes on the tax roll (§ 144-17, § 370-6)."""
+        if section not in TAX_ROLLED:
+            raise ValueError(f"{key}: a {section} bill never goes on the tax roll")
+        case = EnforcementCase(
+            key, frontage, ordered_at, 0.0, state=CaseState.ABATEMENT_ORDERED,
+            section=section, billing_only=True,
+        )  # fmt: skip
+        self.cases[key] = case
+        self._live.setdefault(frontage, set()).add(key)
+        return case
+
+    def terms(self, case: EnforcementCase) -> BillTerms:
+        """The terms of the case's bill, by its section (``bill_terms``)."""
+        return bill_terms(self.profile, case.section)
 
     # -- evidence ----------------------------------------------------------------
 
@@ -337,18 +409,23 @@ class Enforcement:
     ) -> list[Event]:
         if case.state != CaseState.ABATEMENT_ORDERED:
             raise ValueError(f"{case.key}: no abatement was ordered (state {case.state})")
-        billing = self.profile.billing
-        # G: the costs are incurred when the crew finished; day 0 of the 60.
+        terms = self.terms(case)
+        # G (and § 370-8 F): the costs are incurred when the crew finished; day 0 of the 60.
         case.costs_incurred_at = action.at
-        case.tax_roll_at = start_of_calendar_day(
-            action.at, billing.tax_roll_after.days, self.profile.zone
-        )
+        if terms.tax_roll is not None:
+            case.tax_roll_at = start_of_calendar_day(
+                action.at, terms.tax_roll[1].days, self.profile.zone
+            )
+        else:  # § 144-12 C: the next succeeding tax roll, with no period to pay first
+            case.tax_roll_at = action.at
+        section = {"section": case.section} if case.billing_only else {}
         return [
             case.move(
                 CaseState.ABATED,
                 action.at,
                 cause,
                 tax_roll_at=case.tax_roll_at.isoformat(),
+                **section,
                 **action.detail.carried(),
             )
         ]
@@ -358,7 +435,10 @@ class Enforcement:
     ) -> list[Event]:
         if case.state != CaseState.ABATED:
             raise ValueError(f"{case.key}: no bill outstanding in state {case.state}")
-        rule = self.profile.billing.bill_payable
+        payable = self.terms(case).payable
+        if payable is None:  # § 144-12 C: nothing to pay by a date; it goes on the tax roll
+            return [case.move(CaseState.BILLED, action.at, cause, due=None)]
+        rule = payable[1]
         case.bill_due = end_of_calendar_day(action.at, rule.days, self.profile.zone)
         return [
             case.move(
@@ -401,7 +481,7 @@ class Enforcement:
                 and to >= case.tax_roll_at
             ):
                 assert case.costs_incurred_at is not None
-                citation = self.profile.billing.tax_roll_after.citation or ""
+                citation = self.terms(case).citation
                 held = self._tax_roll_hold(case)
                 if held is not None:
                     case.tax_roll_held = True
@@ -427,16 +507,21 @@ class Enforcement:
         self._drop_done()
         return events
 
-    @staticmethod
-    def _tax_roll_hold(case: EnforcementCase) -> str | None:
-        """Why the entry due now must wait for a person, or None to enter it (G)."""
+    def _tax_roll_hold(self, case: EnforcementCase) -> str | None:
+        """Why the entry due now must wait for a person, or None to enter it (G, § 370-8 F;
+        a § 144-12 C charge has no period to pay and is never held for one)."""
         assert case.tax_roll_at is not None
+        terms = self.terms(case)
+        if terms.payable is None:
+            return None
+        days = terms.payable[1].days
         if case.state == CaseState.ABATED:
-            return "the bill's receipt is not recorded: its 10 days to pay have not begun"
+            return f"the bill's receipt is not recorded: its {days} days to pay have not begun"
         if case.bill_due is not None and case.bill_due > case.tax_roll_at:
+            after = "" if terms.tax_roll is None else f" the {terms.tax_roll[1].days} days"
             return (
                 "the bill is still inside its payment period (payable until "
-                f"{case.bill_due.isoformat()}) when the 60 days after the costs end"
+                f"{case.bill_due.isoformat()}) when{after} after the costs end"
             )
         return None
 

@@ -42,6 +42,7 @@ from pydantic import TypeAdapter
 
 from sidewalk.analytics.clocks.actions import (
     Action,
+    DecideReview,
     EnforcementAction,
     InspectionCorrected,
     InspectionNoticeDelivered,
@@ -59,6 +60,7 @@ from sidewalk.analytics.clocks.actions import (
     StreetAction,
     StreetPrivilegeInspected,
 )
+from sidewalk.analytics.clocks.bill_terms import kind_of
 from sidewalk.analytics.clocks.cessation import DetectionParams, SnowfallChange, SnowfallDetector
 from sidewalk.analytics.clocks.cold_weather import (
     FROZEN_SUBGRADE,
@@ -73,6 +75,7 @@ from sidewalk.analytics.clocks.enforcement import (
     WIDTH_TOLERANCE_MM,
     Enforcement,
     EnforcementCase,
+    ordered_abatement,
 )
 from sidewalk.analytics.clocks.events import (
     Cause,
@@ -113,6 +116,7 @@ from sidewalk.analytics.clocks.permits import (
     StreetOpeningPermit,
     street_opening_check,
 )
+from sidewalk.analytics.clocks.review import decide_review
 from sidewalk.analytics.clocks.states import ClearingState
 from sidewalk.core.calendar import plus_elapsed
 from sidewalk.core.clock import require_aware
@@ -241,6 +245,7 @@ class ClockEngine:
         """``probes`` maps a weather device to the site it reads for the cold-weather
         clocks; by default every frontage's weather pole is a probe of its site."""
         self.profile = profile
+        self._probes_given = None if probes is None else dict(probes)
         self.params = params or DetectionParams()
         self.now: datetime | None = None
         self.clocks = {f.id: ClearingClock(f.id) for f in sorted(frontages, key=lambda f: f.id)}
@@ -327,7 +332,7 @@ class ClockEngine:
                 return events
         return []
 
-    def act(self, action: Action) -> list[Event]:
+    def act(self, action: Action) -> list[Event]:  # noqa: PLR0911 (one per kind of action)
         """Apply what a person recorded (hazard confirmed, notice delivered, bill paid, …).
 
         ``action`` is already valid in itself (``actions.parse_action``); what needs
@@ -352,11 +357,25 @@ class ClockEngine:
                 )
             clock.iced.append((action.at, action.cause))
             return []
+        if isinstance(action, DecideReview):
+            clock = self.clocks.get(action.target)
+            if clock is None:
+                raise KeyError(f"no frontage {action.target!r}")
+            grace = self.params.decision_grace
+            return decide_review(clock, action, self.profile, self.enforcement, grace)
         if isinstance(action, RecordPour):
             return self._record_pour(action)
         if isinstance(action, RecordPermit):
             return self._record_permit(action)
         if isinstance(action, EnforcementAction):
+            if action.kind == "abatement_done" and action.target not in self.enforcement.cases:
+                # An abatement the § 370-8 or an inspector-entered rule's clock ordered:
+                # its bill's case, on its section's terms, to the tax roll (G, § 370-8 F).
+                ordered = ordered_abatement(action.target, self.street, self.inspections)
+                if ordered is not None:
+                    frontage, rule, at = ordered
+                    section = kind_of(action.target, rule)
+                    self.enforcement.open_billing(action.target, frontage, section, at)
             return self.enforcement.act(action)
         return self._street_action(action)
 
@@ -540,6 +559,27 @@ class ClockEngine:
         }
         self.progress = dict(state.progress or {})
         self.heard = dict(state.heard or {})
+
+    def frontages(self) -> list[FrontageSpec]:
+        """The frontages watched now, by id."""
+        return [self._spec[f] for f in sorted(self._spec)]
+
+    def set_frontages(self, frontages: Sequence[FrontageSpec]) -> bool:
+        """Watch exactly ``frontages`` from now on (a registry change); False if unchanged.
+
+        A frontage kept goes on with its clock and case exactly as it was (its
+        pole may change: its snowfall comes from the new pole's detector from
+        now); an added one starts idle; a retired one stops (its records stay in
+        the case database). Built as a restart with the new set: the same
+        ``restore`` that resumes every clock after a crash."""
+        if sorted(frontages, key=lambda f: f.id) == self.frontages():
+            return False
+        state = self.snapshot()
+        fresh = ClockEngine(self.profile, frontages, self.params, self._probes_given)
+        fresh.gate.policy = self.gate.policy
+        fresh.restore(state)
+        self.__dict__.update(fresh.__dict__)
+        return True
 
     # -- cold weather: pours and permits staff record ----------------------------
 

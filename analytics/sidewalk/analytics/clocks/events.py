@@ -70,6 +70,9 @@ class ClearingViolation:
     # § 370-10 A's ice at the deadline and how it was known (sensor or inspector,
     # with the readings): ``IceFinding.as_dict``; None when no ice was seen.
     ice: dict[str, Any] | None = None
+    # Decided by a person on review (``review.decide_review``): decision, by, reason, at.
+    # The pole's evidence did not come in, so there is no measurement above.
+    review: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,7 @@ ActionKind = Literal[
     "owner_unavailable",  # no one to receive a hazard notice: the village removes at once (B(1))
     "record_treated",  # ice that cannot be removed was sanded/salted (A)
     "record_ice",  # an inspector saw untreated ice on the walk (A)
+    "decide_review",  # a person decides a deadline in review: cleared in time, or not (A)
     "inspected_clear",  # an inspector saw the walk cleared to the width (cure)
     "abatement_done",  # the village's crew finished; the costs are incurred (F, G)
     "bill_received",  # the owner received the bill: 10 calendar days run from here (G)

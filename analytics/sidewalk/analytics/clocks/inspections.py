@@ -18,7 +18,8 @@ Each runs the obstruction clock's path: a finding (at once, or when the
 record ``inspection:<id>``; the written notice's recorded delivery starts the
 period to correct (a profile value with its citation, or ``unconfirmed``); a
 period that ends uncorrected orders the Village's abatement
-``inspection:<id>/abatement``, billed under ``alerts.bill_terms``::
+``inspection:<id>/abatement``, billed under ``bill_terms`` (its tax-roll entry:
+``enforcement``)::
 
     record ─▶ found ─notice delivered─▶ notice_period ─corrected─▶ corrected
       │  (an exception, a fence tall enough)         └─ deadline ─▶ overdue + abatement

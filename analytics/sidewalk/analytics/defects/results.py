@@ -45,6 +45,11 @@ class JointMeasurement:
     # Ground length of one depth pixel across the joint at its middle (the
     # sensor's resolution there; 0 when not known).
     gap_footprint_mm: float = 0.0
+    # Where the joint crosses the walk, along the survey direction, from the
+    # point under the image centre (mm on the walk plane): the joint's offset
+    # from the file's station. None where the path does not measure it (the
+    # sensor's x is then the offset).
+    along_walk_mm: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ Shared by the depth-map path (``depth.py``); pure numpy/OpenCV on arrays.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -145,9 +145,26 @@ def analyse_height_map(
             blocks.append(blk)
     d = _survey_axis(hm, blocks, params)
     blocks.sort(key=lambda b: b.centroid[0] * d[0] + b.centroid[1] * d[1])
-    joints = _joints(hm, blocks, coverage, params)
+    joints = tuple(
+        replace(jm, along_walk_mm=_along_walk_mm(hm, jm.center_mm, d))
+        for jm in _joints(hm, blocks, coverage, params)
+    )
     block_results = tuple(_block_result(hm, i, b, coverage, params) for i, b in enumerate(blocks))
     return joints, block_results, blocks
+
+
+def _along_walk_mm(hm: HeightMap, center: tuple[float, float, float], d: tuple[float, float]) -> float:
+    """Offset along the survey direction ``d`` (plane a, b) from the walk-plane
+    point under the image centre (the optical axis) to ``center`` (sensor frame)."""
+    ax = hm.axes
+    q = np.asarray(center, float) - hm.origin
+    a, b = float(q @ ax[0]), float(q @ ax[1])
+    if abs(ax[2][2]) > 1e-9:
+        t = float(hm.origin @ ax[2]) / float(ax[2][2])
+        c0 = np.array([0.0, 0.0, t]) - hm.origin
+        a -= float(c0 @ ax[0])
+        b -= float(c0 @ ax[1])
+    return a * d[0] + b * d[1]
 
 
 def _survey_axis(hm: HeightMap, blocks: list[_Block], params: SurfaceParams) -> tuple[float, float]:

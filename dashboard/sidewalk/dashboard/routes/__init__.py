@@ -12,9 +12,12 @@ OpenAPI document (``/openapi.json``) describes what the browser receives.
 | ``accounts`` | ``session`` (log in, who, log out), ``users``, ``audit`` |
 | ``overview`` | ``overview``, ``map``, ``frontages`` |
 | ``clocks`` | ``clocks``, ``clocks/{clock_id}/history``, ``events`` (live) |
-| ``notices`` | ``notices``, ``notices/{number}``, its ``actions``, ``notices/print-batch`` |
+| ``today`` | ``today`` (the clerk's first page: what needs a person now) |
+| ``notices`` | ``notices``, ``notices/{number}`` (``actions``, ``service``, ``letter.pdf``) |
+| ``rounds`` | ``rounds`` (the inspector's stops), ``rounds/{frontage}/taps``, ``…/photos`` |
 | ``money`` | ``abatements`` with ``expenses`` and ``bill``, ``bills`` with ``payments`` |
 | ``devices`` | ``devices``, ``dead-letters`` |
+| ``registry`` | ``registry/poles`` (commissioning: register, assign, calibrate, send), ``registry/frontages`` |
 | ``sites`` | ``sites/{device}/series``, ``frames/{sha256}`` |
 | ``defects`` | ``defects`` |
 | ``cold_weather`` | ``cold-weather`` |
@@ -36,13 +39,19 @@ from sidewalk.dashboard.routes import (
     money,
     notices,
     overview,
+    registry,
+    rounds,
     sites,
+    today,
 )
 from sidewalk.dashboard.routes.deps import DashboardContext, refuse_nul_bytes
 
 __all__ = ["AREAS", "DashboardContext", "api_router", "refuse_nul_bytes"]
 
-AREAS = (accounts, overview, clocks, notices, money, devices, sites, defects, cold_weather)
+AREAS = (
+    accounts, today, overview, clocks, notices, rounds, money, devices, sites, defects,
+    cold_weather, registry,
+)  # fmt: skip
 
 
 def api_router() -> APIRouter:

@@ -1,18 +1,75 @@
-"""Notices and the actions people record on them; the print batch."""
+"""Notices and the actions people record on them; service; the letter; the print batch.
+
+Which steps a notice shows is the clock engine's answer for its case
+(``casework``), filtered by the role: the page shows only what would be
+accepted, and the server refuses anything else with the reason in plain words
+(409), before it is recorded. Service goes through
+``alerts.delivery.record_notice_delivery``, as ``sidewalk notices delivered``
+and ``sidewalk act record_delivery`` do.
+"""
 
 from __future__ import annotations
 
 import secrets
-from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Any, Final, Literal
 
-from fastapi import APIRouter, Depends, HTTPException
+from fastapi import APIRouter, Depends, HTTPException, Query
+from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
+from sidewalk.alerts.delivery import (
+    DELIVERY_METHODS,
+    NotDeliveryError,
+    NotReadyError,
+    record_notice_delivery,
+)
+from sidewalk.alerts.notices import CLOCK_FROM_DELIVERY
+from sidewalk.alerts.pdf import notice_pdf
+from sidewalk.analytics.clocks.actions import ActionError, parse_action
+from sidewalk.analytics.clocks.states import CaseState
+from sidewalk.core.profile import Profile
 from sidewalk.dashboard.auth import User
-from sidewalk.dashboard.routes.deps import Cases, LoggedIn, MayPrint, Now, Reader, RequestBody, iso
+from sidewalk.dashboard.casework import (
+    AWAITS_DELIVERY,
+    PERIOD_OF,
+    CaseNow,
+    case_clock_key,
+    case_now,
+    enforcement_clocks,
+    pending_by_target,
+    refusal,
+)
+from sidewalk.dashboard.routes.deps import (
+    Cases,
+    LoggedIn,
+    MayPrint,
+    Now,
+    Reader,
+    RequestBody,
+    VillageProfile,
+    iso,
+)
 from sidewalk.dashboard.routes.views import OwnerContact, RuleView, rule_view
-from sidewalk.storage.cases import CaseStore, NotFoundError, NoticeRecord
+from sidewalk.dashboard.states import CASE
+from sidewalk.dashboard.words import (
+    NOTICE_STATUS,
+    SERVED_BY,
+    SERVICE_METHODS,
+    STEP_DONE,
+    STEP_LABELS,
+    notice_kind,
+    step_label,
+)
+from sidewalk.storage.cases import (
+    ActionRecord,
+    CaseStore,
+    DeliveryRecord,
+    NotFoundError,
+    NoticeRecord,
+    ViolationRecord,
+)
 
 router = APIRouter()
 
@@ -27,6 +84,7 @@ ACTION_PERMISSION: dict[str, Literal["field_action", "notice_action", "money"]] 
     "bill_received": "money",
     "paid_in_full": "money",
 }
+NOT_YET_SERVED: Final = "The owner's deadline starts when the notice is served."
 
 
 class ActionBody(RequestBody):
@@ -34,6 +92,14 @@ class ActionBody(RequestBody):
     at: datetime | None = Field(default=None, description="when it happened; default now")
     channel: str | None = Field(default=None, description="record_delivery: hand, mail, posted")
     note: str | None = Field(default=None, max_length=500)
+
+
+class ServiceBody(RequestBody):
+    method: str = Field(description="hand, posted, mail (at = its receipt) or email")
+    served_by: str = Field(min_length=1, max_length=100, description="who served it")
+    at: datetime | None = Field(
+        default=None, description="when; default now; without an offset, the village's time"
+    )
 
 
 class PrintBatchBody(RequestBody):
@@ -56,24 +122,55 @@ class DeliveryView(BaseModel):
     at: str | None
 
 
+class StepView(BaseModel):
+    """A step the notice's case accepts now and this account may record."""
+
+    kind: str
+    label: str
+
+
+class ChoiceView(BaseModel):
+    value: str
+    label: str
+
+
+class HistoryLine(BaseModel):
+    """One thing that happened to the notice or its case, in plain words."""
+
+    at: str | None
+    text: str
+    who: str | None
+    outcome: Literal["done", "waiting", "refused"]
+
+
 class NoticeView(BaseModel):
-    """A notice with its case, rules, actions and deliveries."""
+    """A notice with its case, rules, actions and deliveries, and what can be done now."""
 
     number: str
     kind: str
+    kind_words: str = Field(description="what the notice is, in the clerk's words")
     frontage: str
     address: str
     violation_key: str | None
     violation_status: str | None
     offense_count: int | None
     issued_at: str | None
-    deadline: str | None
+    deadline: str | None = Field(description="the deadline the notice recorded at issue")
     citation: str | None
     unconfirmed: bool
     rules: list[RuleView]
     status: str
+    status_words: str = Field(description="where the notice stands, in the clerk's words")
+    case_words: str | None = Field(description="where its case stands, in plain words")
+    owner_deadline: str | None = Field(
+        description="the deadline that matters now: the owner's, from the recorded service"
+    )
+    deadline_note: str | None = Field(description="what the deadline is, in plain words")
     delivered_at: str | None
     received_at: str | None
+    steps: list[StepView] = Field(description="only the steps valid now, for this account")
+    service_methods: list[ChoiceView] = Field(description="ways of serving that count")
+    history: list[HistoryLine]
     actions: list[NoticeActionView]
     deliveries: list[DeliveryView]
     owner: OwnerContact | None = Field(default=None, description="clerk and admin only")
@@ -85,6 +182,15 @@ class RecordedAction(BaseModel):
     kind: str
     target: str = Field(description="the violation key, or the frontage for record_treated")
     at: str | None
+    message: str = Field(description="what was recorded, in plain words")
+
+
+class ServiceRecorded(BaseModel):
+    number: str
+    method: str
+    served_by: str
+    at: str
+    message: str
 
 
 class PrintBatch(BaseModel):
@@ -93,24 +199,149 @@ class PrintBatch(BaseModel):
     url: str = Field(description="the printable page, one notice per page")
 
 
+@dataclass(frozen=True)
+class NoticeRecords:
+    """Everything the notice views read, one query per kind (never one per notice)."""
+
+    addresses: dict[str, str]
+    violations: dict[int, ViolationRecord]
+    clocks: dict[str, Any]
+    actions: dict[str, list[ActionRecord]]
+    pending: dict[str, list[ActionRecord]]
+    deliveries: dict[int, list[DeliveryRecord]]
+
+    @classmethod
+    def read(cls, cases: CaseStore) -> NoticeRecords:
+        actions: dict[str, list[ActionRecord]] = {}
+        every = cases.actions.list()
+        for a in every:
+            actions.setdefault(a.target, []).append(a)
+        deliveries: dict[int, list[DeliveryRecord]] = {}
+        for d in cases.notices.list_deliveries():
+            if d.notice_id is not None:
+                deliveries.setdefault(d.notice_id, []).append(d)
+        return cls(
+            addresses={f.id: f.street_address for f in cases.registry.list_frontages()},
+            violations={v.id: v for v in cases.clocks.list_violations()},
+            clocks=enforcement_clocks(cases.clocks.list(kind="enforcement")),
+            actions=actions,
+            pending=pending_by_target(every),
+            deliveries=deliveries,
+        )
+
+
 def notice_record(cases: Cases, number: str) -> NoticeRecord:
     """Dependency: the notice named by the ``number`` path parameter (404 if none)."""
     try:
         return cases.notices.get_by_number(number)
     except NotFoundError:
-        raise HTTPException(404, f"no notice {number}") from None
+        raise HTTPException(404, f"There is no notice {number}.") from None
 
 
 Notice = Annotated[NoticeRecord, Depends(notice_record)]
 
 
-def notice_view(cases: CaseStore, n: NoticeRecord, user: User) -> NoticeView:
-    violation = cases.clocks.get_violation(n.violation_id) if n.violation_id else None
+def snow_case(
+    records: NoticeRecords, profile: Profile, n: NoticeRecord, at: datetime
+) -> CaseNow | None:
+    """The notice's § 370-10 case as it stands now (None for other notices)."""
+    violation = records.violations.get(n.violation_id) if n.violation_id else None
+    if violation is None or not violation.rule.startswith("snow_and_ice."):
+        return None
+    clock = records.clocks.get(case_clock_key(violation))
+    return case_now(profile, violation, clock, records.pending.get(violation.key, []), at)
+
+
+def can_serve(n: NoticeRecord, case: CaseNow | None) -> bool:
+    """A rendered notice not yet served; a § 370-10 notice only while its case awaits it."""
+    if n.delivered_at is not None or n.body_text is None or n.status == "held":
+        return False
+    if n.kind in CLOCK_FROM_DELIVERY and case is not None:
+        return "record_delivery" in case.steps and AWAITS_DELIVERY.get(case.state) == n.kind
+    return True
+
+
+def valid_steps(n: NoticeRecord, case: CaseNow | None, user: User) -> list[str]:
+    """The steps valid on the notice now that ``user`` may record."""
+    steps = ["record_delivery"] if can_serve(n, case) else []
+    if case is not None:
+        steps += [s for s in case.steps if s != "record_delivery"]
+    return [s for s in steps if user.may(ACTION_PERMISSION[s])]
+
+
+def served_words(n: NoticeRecord, deliveries: list[DeliveryRecord]) -> str:
+    how = next((d.channel for d in deliveries if d.status == "delivered"), None)
+    return f"Served {SERVED_BY.get(how or '', '')}".rstrip()
+
+
+def deadline_words(
+    n: NoticeRecord, case: CaseNow | None
+) -> tuple[str | None, str | None, str | None]:
+    """(owner's deadline, what it is, the case in words) for the notice as it stands."""
+    if case is None:
+        return iso(n.deadline), ("Deadline" if n.deadline else None), None
+    case_words = CASE[case.state].label
+    if n.kind not in CLOCK_FROM_DELIVERY:
+        return None, None, case_words
+    if n.delivered_at is None and case.state in AWAITS_DELIVERY:
+        return None, NOT_YET_SERVED, case_words
+    if case.owner_deadline is not None and PERIOD_OF.get(case.state) == n.kind:
+        note = "The owner's deadline, from the recorded service"
+        return iso(case.owner_deadline), note, case_words
+    if n.kind == "clearing_violation" and case.state in (
+        CaseState.HAZARD_NOTICE_ISSUED, CaseState.HAZARD_PERIOD
+    ):  # fmt: skip
+        return None, "Replaced by the hazard notice for this sidewalk", case_words
+    return None, None, case_words
+
+
+def history(
+    n: NoticeRecord, actions: list[ActionRecord], deliveries: list[DeliveryRecord]
+) -> list[HistoryLine]:
+    lines = [HistoryLine(at=iso(n.issued_at), text="Notice issued", who=None, outcome="done")]
+    for a in actions:
+        text = STEP_DONE.get(a.kind, step_label(a.kind))
+        method = a.detail.get("method") or a.detail.get("channel")
+        if a.kind == "record_delivery" and isinstance(method, str):
+            text = f"{text} {SERVED_BY.get(method, '')}".rstrip()
+        if a.error:
+            outcome: Literal["done", "waiting", "refused"] = "refused"
+            text += ": not applied, it did not fit the case at that time"
+        elif a.applied_at is None:
+            outcome = "waiting"
+            text += " (being applied)"
+        else:
+            outcome = "done"
+        lines.append(HistoryLine(at=iso(a.at), text=text, who=a.who, outcome=outcome))
+    if not any(a.kind == "record_delivery" for a in actions):
+        for d in deliveries:  # a notice whose service starts no clock (and older records)
+            if d.status == "delivered":
+                text = f"Notice served {SERVED_BY.get(d.channel, '')}".rstrip()
+                lines.append(HistoryLine(at=iso(d.attempted_at), text=text, who=None,
+                                         outcome="done"))  # fmt: skip
+    return lines
+
+
+def notice_view(
+    records: NoticeRecords, profile: Profile, n: NoticeRecord, user: User, at: datetime
+) -> NoticeView:
+    violation = records.violations.get(n.violation_id) if n.violation_id else None
+    case = snow_case(records, profile, n, at)
+    owner_deadline, note, case_words = deadline_words(n, case)
+    deliveries = records.deliveries.get(n.id, [])
+    actions = records.actions.get(violation.key, []) if violation else []
+    steps = valid_steps(n, case, user)
+    status_words = NOTICE_STATUS.get(n.status, "")
+    if n.status == "delivered":
+        status_words = served_words(n, deliveries)
+    elif n.status == "rendered" and case is not None and not can_serve(n, case):
+        status_words = "Not to be served: its case has moved on"
     view = NoticeView(
         number=n.number,
         kind=n.kind,
+        kind_words=notice_kind(n.kind),
         frontage=n.frontage_id,
-        address=cases.registry.get_frontage(n.frontage_id).street_address,
+        address=records.addresses.get(n.frontage_id, n.frontage_id),
         violation_key=violation.key if violation else None,
         violation_status=violation.status if violation else None,
         offense_count=violation.offense_count if violation else None,
@@ -120,17 +351,28 @@ def notice_view(cases: CaseStore, n: NoticeRecord, user: User) -> NoticeView:
         unconfirmed=any(r.unconfirmed for r in n.rules),
         rules=[rule_view(r) for r in n.rules],
         status=n.status,
+        status_words=status_words,
+        case_words=case_words,
+        owner_deadline=owner_deadline,
+        deadline_note=note,
         delivered_at=iso(n.delivered_at),
         received_at=iso(n.received_at),
+        steps=[StepView(kind=s, label=STEP_LABELS[s]) for s in steps],
+        service_methods=[
+            ChoiceView(value=m, label=SERVICE_METHODS[m])
+            for m in DELIVERY_METHODS
+            if "record_delivery" in steps and profile.notice_delivery.counts(n.kind, m)
+        ],
+        history=history(n, actions, deliveries),
         actions=[
             NoticeActionView(
                 kind=a.kind, at=iso(a.at), who=a.who, applied=iso(a.applied_at), error=a.error
             )
-            for a in (cases.actions.list(violation.key) if violation else [])
+            for a in actions
         ],
         deliveries=[
             DeliveryView(channel=d.channel, status=d.status, at=iso(d.attempted_at))
-            for d in cases.notices.list_deliveries(notice_id=n.id)
+            for d in deliveries
         ],
     )
     if user.may("owner_details"):
@@ -140,54 +382,188 @@ def notice_view(cases: CaseStore, n: NoticeRecord, user: User) -> NoticeView:
 
 
 @router.get("/notices", tags=["notices"], response_model_exclude_unset=True)
-def notices(user: Reader, cases: Cases) -> list[NoticeView]:
+def notices(user: Reader, cases: Cases, profile: VillageProfile, now: Now) -> list[NoticeView]:
     """The notice queue, oldest first."""
-    return [notice_view(cases, n, user) for n in cases.notices.list()]
+    records = NoticeRecords.read(cases)
+    return [notice_view(records, profile, n, user, now) for n in cases.notices.list()]
 
 
 @router.get("/notices/{number}", tags=["notices"], response_model_exclude_unset=True)
-def notice(user: Reader, cases: Cases, n: Notice) -> NoticeView:
-    return notice_view(cases, n, user)
+def notice(user: Reader, cases: Cases, profile: VillageProfile, now: Now, n: Notice) -> NoticeView:
+    return notice_view(NoticeRecords.read(cases), profile, n, user, now)
+
+
+@router.get(
+    "/notices/{number}/letter.pdf",
+    tags=["notices"],
+    response_class=Response,
+    responses={200: {"content": {"application/pdf": {}}, "description": "the letter"}},
+)
+def letter(
+    user: MayPrint,
+    profile: VillageProfile,
+    n: Notice,
+    download: Annotated[bool, Query(description="as a file to save")] = False,
+) -> Response:
+    """The notice as the same PDF letter the command line prints (``alerts.pdf.notice_pdf``)."""
+    if n.body_text is None:
+        raise HTTPException(409, f"Notice {n.number} is not written yet: it cannot be printed.")
+    how = "attachment" if download else "inline"
+    return Response(
+        notice_pdf(n, profile),
+        media_type="application/pdf",
+        headers={
+            "Content-Disposition": f'{how}; filename="notice-{n.number}.pdf"',
+            # Our own page shows the letter in a frame; no one else's may.
+            "Content-Security-Policy": "default-src 'none'; frame-ancestors 'self'",
+            "Cache-Control": "private, no-store",
+        },
+    )
+
+
+def _local(at: datetime | None, now: datetime, profile: Profile) -> datetime:
+    if at is None:
+        return now
+    return at if at.tzinfo is not None else at.replace(tzinfo=profile.zone)
+
+
+@router.post("/notices/{number}/service", tags=["notices"])
+def record_service(
+    number: str,
+    body: ServiceBody,
+    *,
+    user: LoggedIn,
+    cases: Cases,
+    profile: VillageProfile,
+    now: Now,
+) -> ServiceRecorded:
+    """Record how, by whom and when the notice was served (its period runs from here)."""
+    if not user.may("notice_action"):
+        raise HTTPException(403, "Your account may not record service of a notice.")
+    n = notice_record(cases, number)
+    at = _local(body.at, now, profile)
+    served_by = body.served_by.strip()
+    if not served_by:
+        raise HTTPException(422, "Served by: write the name of the person who served it.")
+    serve_notice(cases, profile, n, at=at, served_by=served_by, method=body.method, user=user)
+    return ServiceRecorded(
+        number=n.number, method=body.method, served_by=served_by, at=at.isoformat(),
+        message=f"Notice {n.number} recorded as served {SERVED_BY[body.method]}.",
+    )  # fmt: skip
+
+
+def serve_notice(
+    cases: CaseStore,
+    profile: Profile,
+    n: NoticeRecord,
+    *,
+    at: datetime,
+    served_by: str,
+    method: str,
+    user: User,
+) -> None:
+    """Service through the one path the command line uses; refused in plain words."""
+    if method not in DELIVERY_METHODS:
+        raise HTTPException(422, "How it was served: choose one of the ways listed.")
+    records = NoticeRecords.read(cases)
+    case = snow_case(records, profile, n, at)
+    if not can_serve(n, case):
+        why = (
+            f"Notice {n.number} was already served."
+            if n.delivered_at is not None
+            else f"Notice {n.number} cannot be served now: it is “{NOTICE_STATUS.get(n.status)}”"
+            + (f" and the case is at “{CASE[case.state].label}”." if case is not None else ".")
+        )
+        raise HTTPException(409, why)
+    if not profile.notice_delivery.counts(n.kind, method):
+        counted = [SERVICE_METHODS[m].split(" (")[0].lower() for m in DELIVERY_METHODS
+                   if profile.notice_delivery.counts(n.kind, m)]  # fmt: skip
+        raise HTTPException(
+            409,
+            f"{SERVICE_METHODS[method].split(' (')[0]} does not count as serving this notice;"
+            f" the Village counts {' or '.join(counted)}.",
+        )
+    try:
+        record_notice_delivery(cases, n.id, at, served_by, method, profile=profile)
+    except (NotDeliveryError, NotReadyError, ValueError) as exc:
+        raise HTTPException(409, f"Not recorded: {exc}") from None
+    if served_by != user.username:
+        cases.audit.append(
+            user.username, "notice.service_entered", f"notice:{n.number}",
+            {"served_by": served_by, "method": method, "at": at.isoformat()},
+        )  # fmt: skip
 
 
 @router.post("/notices/{number}/actions", tags=["notices"])
-def act(number: str, body: ActionBody, user: LoggedIn, cases: Cases, now: Now) -> RecordedAction:
-    """Record a person's action on a notice's case; the analytics runner applies it."""
+def act(
+    number: str,
+    body: ActionBody,
+    *,
+    user: LoggedIn,
+    cases: Cases,
+    profile: VillageProfile,
+    now: Now,
+) -> RecordedAction:
+    """Record a person's step on a notice's case, if the case accepts it now; the analytics
+    runner applies it. A step the case cannot take is refused (409) with the reason."""
     permission = ACTION_PERMISSION.get(body.kind)
     if permission is None:
-        raise HTTPException(422, f"unknown action {body.kind!r}")
+        raise HTTPException(422, "That is not a step that can be recorded on a notice.")
     if not user.may(permission):
-        raise HTTPException(403, f"the {user.role} role may not record {body.kind}")
+        raise HTTPException(
+            403, f"The {user.role} account may not record “{step_label(body.kind)}”."
+        )
     n = notice_record(cases, number)
+    at = _local(body.at, now, profile)
+    if body.kind == "record_delivery":
+        method = body.channel or "hand"
+        serve_notice(cases, profile, n, at=at, served_by=user.username, method=method, user=user)
+        return RecordedAction(
+            action_id=_last_action(cases, n), kind=body.kind, target=n.number, at=iso(at),
+            message=f"Notice {n.number} recorded as served {SERVED_BY.get(method, '')}.",
+        )  # fmt: skip
     if n.violation_id is None:
-        raise HTTPException(409, f"notice {number} has no violation case")
-    violation = cases.clocks.get_violation(n.violation_id)
-    at = body.at or now
-    if at.tzinfo is None:
-        raise HTTPException(422, "at needs a UTC offset")
-    target = n.frontage_id if body.kind == "record_treated" else violation.key
+        raise HTTPException(409, f"Notice {number} has no case to record steps on.")
+    records = NoticeRecords.read(cases)
+    violation = records.violations[n.violation_id]
     detail: dict[str, Any] = {"notice": number}
     if body.note:
         detail["note"] = body.note
-    if body.kind == "record_delivery":
-        channel = body.channel or "hand"
-        detail["channel"] = channel
-        cases.notices.record_delivery(channel, n.frontage_id, at, "delivered", notice_id=n.id)
-        cases.notices.set_delivered(n.id, at)
+    target = n.frontage_id if body.kind == "record_treated" else violation.key
+    case = snow_case(records, profile, n, at)
+    if body.kind != "record_treated":
+        if case is None:
+            raise HTTPException(409, f"Notice {number} is not about a snow-and-ice case.")
+        if body.kind not in case.steps:
+            raise HTTPException(409, refusal(body.kind, case.state, STEP_LABELS))
+    try:
+        parse_action(body.kind, target, detail, at=at, who=user.username)
+    except ActionError as exc:
+        raise HTTPException(422, f"Not recorded: {', '.join(exc.fields) or exc}") from None
     action = cases.actions.record(body.kind, target, at, user.username, detail)
-    return RecordedAction(action_id=action.id, kind=action.kind, target=target, at=iso(at))
+    return RecordedAction(
+        action_id=action.id, kind=action.kind, target=target, at=iso(at),
+        message=f"Recorded “{STEP_DONE.get(body.kind, step_label(body.kind))}”"
+        f" for notice {number}.",
+    )  # fmt: skip
+
+
+def _last_action(cases: CaseStore, n: NoticeRecord) -> int:
+    """The id of the step a service just recorded (0 for a notice whose service starts none)."""
+    if n.violation_id is None or n.kind not in CLOCK_FROM_DELIVERY:
+        return 0
+    key = cases.clocks.get_violation(n.violation_id).key
+    steps = cases.actions.list(key)
+    return steps[-1].id if steps else 0
 
 
 @router.post("/notices/print-batch", tags=["notices"])
 def print_batch(body: PrintBatchBody, user: MayPrint, cases: Cases) -> PrintBatch:
-    """Log a print batch (one ``print`` delivery per notice) and give its page."""
-    at = datetime.now(UTC)
-    batch = secrets.token_hex(4)
+    """Give a batch's printable letters (audited). Printing is not service: nothing about
+    the notices changes until someone records how each one was served."""
     for number in body.numbers:
-        n = notice_record(cases, number)
-        cases.notices.record_delivery(
-            "print", n.frontage_id, at, "sent", notice_id=n.id, detail={"batch": batch}
-        )
+        notice_record(cases, number)  # 404 for a number that is not a notice
+    batch = secrets.token_hex(4)
     cases.audit.append(
         user.username, "notice.print_batch", f"batch:{batch}", {"notices": body.numbers}
     )

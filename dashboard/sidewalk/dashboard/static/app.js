@@ -1,6 +1,9 @@
 // Sidewalk Watch dashboard: plain ES module, no build step, no CDN.
 // Every read and action goes through the same JSON API (see /docs for OpenAPI).
 import { h, lineChart, mapSvg } from "./draw.js";
+import { roundsPage } from "./inspector.js";
+import { noticePage, noticesPage } from "./notices.js";
+import { todayPage } from "./today.js";
 
 const main = document.getElementById("main");
 const state = { session: null, overview: null, offsetMs: 0, live: [] };
@@ -23,7 +26,9 @@ async function api(path, options = {}) {
     return new Promise(() => {});
   }
   const data = await response.json().catch(() => ({}));
-  if (!response.ok) throw new Error(data.detail ? JSON.stringify(data.detail) : response.statusText);
+  // The server's refusals are written for people (a sentence); validation errors name the field.
+  const said = (d) => (typeof d === "string" ? d : Array.isArray(d) ? d.map((e) => `${(e.loc || []).slice(-1)[0]}: ${e.msg}`).join("; ") : "");
+  if (!response.ok) throw new Error(said(data.detail) || response.statusText);
   return data;
 }
 
@@ -39,7 +44,7 @@ function toast(text) {
 function fmt(iso) {
   if (!iso) return "–";
   return new Date(iso).toLocaleString("en-US", {
-    timeZone: state.overview?.zone || "America/Chicago",
+    timeZone: state.zone || state.overview?.zone || "America/Chicago",
     month: "short", day: "numeric", hour: "numeric", minute: "2-digit",
   });
 }
@@ -171,57 +176,6 @@ function connectLive() {
 
 // ---------------------------------------------------------------- notices
 
-const ACTIONS = [
-  ["confirm_hazard", "Confirm hazard", "field_action"],
-  ["record_delivery", "Record delivery", "notice_action"],
-  ["owner_unavailable", "Owner unavailable", "field_action"],
-  ["inspected_clear", "Record clearing", "field_action"],
-  ["record_treated", "Record sand/salt", "field_action"],
-  ["abatement_done", "Abatement done", "notice_action"],
-  ["bill_received", "Bill received", "money"],
-  ["paid_in_full", "Paid in full", "money"],
-];
-
-async function noticesPage() {
-  const [notices, abatements] = await Promise.all([api("/api/notices"), api("/api/abatements")]);
-  const rows = notices.map((n) => h("tr", { "data-notice": n.number },
-    h("td", {}, may("print") ? h("input", { type: "checkbox", class: "pick", value: n.number, id: `pick-${n.number}`, "aria-label": `Select ${n.number} for printing` }) : ""),
-    h("td", {}, h("strong", {}, n.number), h("br"), n.kind.replaceAll("_", " "), n.unconfirmed ? h("span", { class: "unconfirmed" }, "unconfirmed") : ""),
-    h("td", {}, n.address, n.owner ? h("div", { class: "muted" }, n.owner.name, h("br"), n.owner.address_lines.join(", ")) : ""),
-    h("td", {}, fmt(n.issued_at)), h("td", {}, fmt(n.deadline)),
-    h("td", { class: "notice-status" }, n.status, n.delivered_at ? ` ${fmt(n.delivered_at)}` : "",
-      h("div", { class: "muted" }, ...n.actions.map((a) => h("div", {}, `${a.kind} by ${a.who}${a.error ? ` (refused: ${a.error})` : a.applied ? " ✓" : " (pending)"}`)))),
-    h("td", {}, h("div", { class: "actions" }, ...ACTIONS.filter(([, , p]) => may(p)).map(([kind, label]) =>
-      h("button", { type: "button", class: kind === "record_delivery" ? "" : "secondary", "data-action": kind, onclick: () => act(n.number, kind) }, label))))));
-  const printButton = may("print") ? h("button", { type: "button", id: "print-batch", onclick: printBatch }, "Print selected") : "";
-  main.replaceChildren(
-    h("h1", {}, "Notices"),
-    h("section", { class: "panel" },
-      h("div", { class: "actions" }, printButton),
-      h("table", {}, h("thead", {}, h("tr", {}, ...["", "Notice", "Frontage", "Issued", "Deadline", "Status", "Actions"].map((t) => h("th", { scope: "col" }, t)))),
-        h("tbody", {}, ...(rows.length ? rows : [h("tr", {}, h("td", { colspan: "7", class: "muted" }, "No notices."))])))),
-    h("section", { class: "panel" }, h("h2", {}, "Abatements, costs and payments"),
-      abatements.length ? h("div", {}, ...abatements.map(abatementBlock)) : h("p", { class: "muted" }, "No work orders.")),
-  );
-}
-
-async function act(number, kind) {
-  const body = { kind };
-  if (kind === "record_delivery") body.channel = "hand";
-  try {
-    const result = await api(`/api/notices/${encodeURIComponent(number)}/actions`, { method: "POST", body });
-    toast(`Recorded ${kind} for ${number} (action #${result.action_id})`);
-    await noticesPage();
-  } catch (err) { toast(`Refused: ${err.message}`); }
-}
-
-async function printBatch() {
-  const numbers = [...document.querySelectorAll("input.pick:checked")].map((el) => el.value);
-  if (!numbers.length) { toast("Select notices to print first."); return; }
-  const result = await api("/api/notices/print-batch", { method: "POST", body: { numbers } });
-  window.open(result.url, "_blank", "noopener");
-}
-
 function abatementBlock(a) {
   const money = may("money");
   const expenseForm = money && !a.bill ? h("form", { class: "entry inline", onsubmit: async (e) => {
@@ -229,19 +183,19 @@ function abatementBlock(a) {
     const f = e.target;
     try {
       await api(`/api/abatements/${a.id}/expenses`, { method: "POST", body: { amount: f.amount.value, description: f.description.value } });
-      toast("Cost entered"); await noticesPage();
+      toast("Cost entered"); await route();
     } catch (err) { toast(`Refused: ${err.message}`); }
   } },
     h("label", { for: `amt-${a.id}` }, "Cost $"), h("input", { id: `amt-${a.id}`, name: "amount", inputmode: "decimal", required: "", size: "8" }),
     h("label", { for: `desc-${a.id}` }, "for"), h("input", { id: `desc-${a.id}`, name: "description", required: "" }),
     h("button", { type: "submit" }, "Add cost"),
-    a.expenses.length ? h("button", { type: "button", class: "secondary", onclick: async () => { await api(`/api/abatements/${a.id}/bill`, { method: "POST", body: {} }); toast("Bill created"); await noticesPage(); } }, "Create bill") : "") : "";
+    a.expenses.length ? h("button", { type: "button", class: "secondary", onclick: async () => { await api(`/api/abatements/${a.id}/bill`, { method: "POST", body: {} }); toast("Bill created"); await route(); } }, "Create bill") : "") : "";
   const payForm = money && a.bill && a.bill.status === "open" ? h("form", { class: "entry inline", onsubmit: async (e) => {
     e.preventDefault();
     const f = e.target;
     try {
       await api(`/api/bills/${a.bill.id}/payments`, { method: "POST", body: { key: f.key.value, amount: f.amount.value, method: f.method.value } });
-      toast("Payment recorded"); await noticesPage();
+      toast("Payment recorded"); await route();
     } catch (err) { toast(`Refused: ${err.message}`); }
   } },
     h("input", { type: "hidden", name: "key", value: crypto.randomUUID() }),
@@ -398,15 +352,27 @@ async function devicesPage() {
 
 // ---------------------------------------------------------------- routing
 
-const PAGES = { overview: overviewPage, notices: noticesPage, site: sitePage, defects: defectsPage, cold: coldPage, devices: devicesPage };
-const currentPage = () => (location.hash.slice(1) in PAGES ? location.hash.slice(1) : "overview");
+// The views in their own modules (today.js, notices.js, inspector.js) get what they share.
+const ctx = { api, h, main, may, toast, state, abatementBlock, route: () => route() };
+const PAGES = {
+  today: () => todayPage(ctx), overview: overviewPage, notices: () => noticesPage(ctx),
+  notice: (number) => noticePage(ctx, number), rounds: () => roundsPage(ctx),
+  site: sitePage, defects: defectsPage, cold: coldPage, devices: devicesPage,
+};
+// "#notice/CLY-2026-000001": a page and its argument.
+const currentRoute = () => {
+  const [name, ...rest] = location.hash.slice(1).split("/");
+  return name in PAGES ? [name, decodeURIComponent(rest.join("/"))] : ["today", ""];
+};
+const currentPage = () => currentRoute()[0];
 
 async function route() {
-  const page = currentPage();
+  const [page, arg] = currentRoute();
+  const section = page === "notice" ? "notices" : page;
   for (const a of document.querySelectorAll("nav a")) {
-    if (a.dataset.page === page) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+    if (a.dataset.page === section) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   }
-  try { await PAGES[page](); } catch (err) { main.replaceChildren(h("p", { class: "error" }, err.message)); }
+  try { await PAGES[page](arg); } catch (err) { main.replaceChildren(h("p", { class: "error" }, err.message)); }
   document.body.dataset.ready = page;
 }
 

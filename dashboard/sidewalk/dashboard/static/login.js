@@ -16,7 +16,7 @@ form.addEventListener("submit", async (event) => {
     credentials: "same-origin",
   });
   if (response.ok) {
-    window.location.assign("/#overview");
+    window.location.assign("/#today");
     return;
   }
   const detail = (await response.json().catch(() => ({}))).detail;

@@ -13,8 +13,6 @@ hash-chained log under the subject ``registry:<kind>:<id>``.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -23,6 +21,7 @@ from typing import Any
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
+from sidewalk.core.calibration import calibration_hash, pole_calibration_hash
 from sidewalk.storage import models as m
 from sidewalk.storage.cases.audit import AuditRepository
 from sidewalk.storage.cases.errors import CaseStoreError
@@ -52,21 +51,6 @@ class RegistryError(CaseStoreError):
 def street_id(name: str) -> str:
     """``"N Main St"`` → ``"n-main-st"``: a street's id from its name."""
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:64] or "street"
-
-
-def calibration_hash(
-    region: Sequence[Sequence[float]], homography: Sequence[Sequence[float]]
-) -> str:
-    """The hash a pole reports for the calibration it runs (rounded so floats agree)."""
-    body = json.dumps(
-        {
-            "region": [[round(float(v), 3) for v in p] for p in region],
-            "homography": [[round(float(v), 9) for v in r] for r in homography],
-        },
-        separators=(",", ":"),
-        sort_keys=True,
-    )
-    return hashlib.sha256(body.encode()).hexdigest()
 
 
 def owner_row_at(session: Session, frontage: m.Frontage, at: datetime) -> m.Owner:
@@ -239,10 +223,7 @@ class RegistryRepository:
 
         ``None`` while the pole has no calibrated camera."""
         cameras = self.cameras(device_id=device_id)
-        if not cameras:
-            return None
-        body = ",".join(f"{c.frontage_id}:{c.calibration_hash}" for c in cameras)
-        return hashlib.sha256(body.encode()).hexdigest()
+        return pole_calibration_hash({c.frontage_id: c.calibration_hash for c in cameras})
 
     def record_device_seen(
         self, device_id: str, at: datetime, availability: Availability | None = None
@@ -256,6 +237,32 @@ class RegistryRepository:
                 if availability is not None:
                     row.availability = availability
             session.flush()
+            return from_row(DeviceRecord, row)
+
+    def retire_device(self, device_id: str, at: datetime, *, who: str = "system") -> DeviceRecord:
+        """Take a pole out of service from ``at``: its readings are refused from then.
+        A pole still watching frontages is refused: they would go unwatched unnoticed."""
+        at = aware("at", at)
+        with self._uow.write() as session:
+            row = self._uow.get(session, m.Device, device_id)
+            watched = list(
+                session.scalars(
+                    select(m.Frontage.street_address).where(
+                        m.Frontage.device_id == device_id, m.Frontage.retired_at.is_(None)
+                    )
+                )
+            )
+            if watched:
+                raise RegistryError(
+                    f"pole {device_id} still watches {', '.join(sorted(watched))}: assign"
+                    " them to another pole first"
+                )
+            if row.retired_at is None:
+                row.retired_at = at
+                session.flush()
+                self._event(
+                    session, "pole.retired", f"pole:{device_id}", at, {"pole": device_id}, who
+                )
             return from_row(DeviceRecord, row)
 
     def list_devices(self, site: str | None = None) -> list[DeviceRecord]:

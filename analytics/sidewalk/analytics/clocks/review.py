@@ -1,0 +1,103 @@
+"""A person decides a clearing deadline waiting in review (issue 14, items 8 and 14.1).
+
+A deadline whose pole's readings did not come within ``evidence_wait`` goes to
+``needs_review`` (``engine``). A person (an inspector who looked at the walk, or
+staff with other evidence) then closes it with ``actions.DecideReview``:
+
+* ``cleared``: the walk was cleared in time; the clock closes ``complied``, no notice.
+* ``not_cleared``: the clock closes ``violation`` and the case takes the notice
+  path exactly as a violation the pole found would (``enforcement.open``: the
+  written notice, offenses from the missed deadline, abatement, bill, tax roll),
+  with the person's name and reason in place of the camera's measurement.
+
+The decision is final for that deadline: readings that come after it change
+nothing (the clock is no longer waiting). A decision on a frontage with no item
+waiting, or meant for another deadline, is refused and changes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sidewalk.analytics.clocks.events import ClearingViolation, Event
+from sidewalk.analytics.clocks.states import ClearingState
+
+if TYPE_CHECKING:
+    from datetime import timedelta
+
+    from sidewalk.analytics.clocks.actions import DecideReview
+    from sidewalk.analytics.clocks.enforcement import Enforcement
+    from sidewalk.analytics.clocks.engine import ClearingClock
+    from sidewalk.core.profile import Profile
+
+CLEARING = "clearing"
+
+
+def decide_review(
+    clock: ClearingClock,
+    action: DecideReview,
+    profile: Profile,
+    enforcement: Enforcement,
+    decision_grace: timedelta,
+) -> list[Event]:
+    """Apply a person's decision to ``clock`` (in ``needs_review``); ``ValueError`` if
+    no item waits there, or the decision names another deadline or predates this one."""
+    if clock.state != ClearingState.NEEDS_REVIEW:
+        raise ValueError(
+            f"{clock.frontage}: no clearing deadline is waiting for review there"
+            f" (its clock is {clock.state.replace('_', ' ')})"
+        )
+    assert clock.deadline is not None
+    assert clock.cessation_at is not None
+    deadline = clock.deadline
+    detail = action.detail
+    if detail.deadline is not None and detail.deadline != deadline:
+        raise ValueError(
+            f"{clock.frontage}: the deadline waiting for review is {deadline.isoformat()},"
+            f" not {detail.deadline.isoformat()}"
+        )
+    if action.at < deadline:
+        raise ValueError(
+            f"{clock.frontage}: a decision at {action.at.isoformat()} precedes the deadline"
+            f" {deadline.isoformat()} it decides"
+        )
+    said: dict[str, object] = {
+        "review": detail.decision,
+        "reason": detail.reason,
+        "decided_by": action.who,
+        "decided_at": action.at.isoformat(),
+    }
+    # The deadline's own evidence is now in the person's decision: keep only what followed.
+    clock.measurements = [m for m in clock.measurements if m.at > deadline]
+    clock.treated = [(at, c) for at, c in clock.treated if at > deadline]
+    clock.iced = [(at, c) for at, c in clock.iced if at > deadline]
+    if detail.decision == "cleared":
+        return [clock.move(ClearingState.COMPLIED, deadline, action.cause, **said)]
+    rules = profile.snow_and_ice
+    width, period = rules.clearing_min_width, rules.clearing_deadline
+    move = clock.move(ClearingState.VIOLATION, deadline, action.cause, **said)
+    key = f"{clock.frontage}:{CLEARING}:{clock.cessation_at.isoformat()}"
+    # Decided when the person decided it, never before the pole's decision would have been.
+    decided_at = max(action.at, deadline + decision_grace)
+    violation = ClearingViolation(
+        key=key,
+        frontage=clock.frontage,
+        rule="snow_and_ice.clearing_deadline",
+        citation=f"{period.citation}; {width.citation}",
+        cessation_at=clock.cessation_at,
+        deadline=deadline,
+        decided_at=decided_at,
+        required_width_mm=width.length_mm,
+        measured_width_mm=None,
+        measured_at=None,
+        measured_by=None,
+        measured_seq=None,
+        snow_depth_peak_mm=clock.peak_depth_mm,
+        unconfirmed=period.unconfirmed or width.unconfirmed,
+        history=tuple(clock.history),
+        review={"decision": detail.decision, "by": action.who, "reason": detail.reason,
+                "at": action.at.isoformat()},
+    )  # fmt: skip
+    events: list[Event] = [move, violation]
+    events += enforcement.open(key, clock.frontage, deadline, width.length_mm, decided_at)
+    return events

@@ -1,0 +1,316 @@
+"""``sidewalk check``: is the system ready to go live?
+
+One line per problem, each with what fixes it; exit 0 only when there is
+none (1 while not ready, 2 when the configuration or the case database
+cannot be read). What it asks (docs/going-live.md):
+
+* every frontage has an owner of record with a mailing address that fits
+  the window envelope the letters are mailed in;
+* every frontage has a pole, the pole reported within
+  ``[check] pole_reported_minutes``, it has a calibrated view of the walk,
+  and the pole runs the calibration the registry holds;
+* the Village's letterhead and issuing officer are set (``[village]``);
+* no profile value is still waiting for the Village's confirmation;
+* letters can go out: ``[delivery]`` print and/or e-mail is set up.
+
+``readiness_problems`` is the whole judgement over records already read; the
+command only reads them and prints.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from sidewalk.cli.common import ConfigOption, console, fail, village
+
+if TYPE_CHECKING:
+    from datetime import datetime, timedelta
+    from zoneinfo import ZoneInfo
+
+    from sidewalk.core.config import DeliveryConfig, VillageConfig
+    from sidewalk.core.profile import Profile
+    from sidewalk.storage.cases import CaseStore, DeviceRecord, FrontageRecord, OwnerRecord
+
+# Where the letter prints the owner's address (alerts/pdf.py, _window_address): five
+# lines of 10.5 pt DejaVu Sans in a block 3.75 in wide, behind a #10 envelope's window.
+ADDRESS_PT = 10.5
+# Characters per line when DejaVu Sans is not installed to measure with (its
+# average width at 10.5 pt is about 2 mm; 3.75 in holds about 45).
+FALLBACK_CHARS = 40
+BY = '--by "YOUR NAME"'
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing standing between the system and going live, and what fixes it."""
+
+    what: str
+    fix: str
+
+    def line(self) -> str:
+        return f"{self.what} → {self.fix}"
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """What ``sidewalk check`` judges, read from the case records and the settings."""
+
+    frontages: Sequence[FrontageRecord]
+    # The owner of record now, by frontage id.
+    owners: Mapping[str, OwnerRecord]
+    poles: Mapping[str, DeviceRecord]
+    # (pole, frontage) pairs with a calibrated camera view of the walk.
+    calibrated: frozenset[tuple[str, str]]
+    # The hash each pole should report (None: no camera calibrated yet).
+    expected_calibration: Mapping[str, str | None]
+    letterhead: Sequence[str] = ()
+    # (dotted name, value as used) of profile values awaiting confirmation.
+    unconfirmed: Sequence[tuple[str, str]] = ()
+    delivery: Sequence[Problem] = field(default_factory=tuple)
+
+
+@functools.cache
+def _measure() -> Callable[[str], float] | None:
+    """The width in mm the letter gives a line of the window address (None: no font)."""
+    from fpdf import FPDF
+
+    from sidewalk.alerts.pdf import FAMILY, FontMissingError, font_files
+
+    try:
+        regular = font_files()[""]
+    except FontMissingError:
+        return None
+    pdf = FPDF(unit="mm", format="letter")
+    pdf.add_font(FAMILY, "", str(regular))
+    pdf.set_font(FAMILY, size=ADDRESS_PT)
+    return lambda text: float(pdf.get_string_width(text))
+
+
+def envelope_problem(
+    name: str, lines: Sequence[str], width: Callable[[str], float] | None = None
+) -> str | None:
+    """Why a mailing address will not show in the window envelope, or None when it fits.
+
+    ``width``: a line's printed width in mm (default: measured in the letter's font)."""
+    from sidewalk.alerts.pdf import ADDRESS_LINES, ADDRESS_W
+
+    if not lines:
+        return "there is no mailing address"
+    if 1 + len(lines) > ADDRESS_LINES:
+        return (
+            f"{len(lines)} address lines do not fit the window envelope (at most"
+            f" {ADDRESS_LINES - 1} under the name)"
+        )
+    measure = width if width is not None else _measure()
+    for number, line in enumerate([name, *lines]):
+        wide = measure(line) > ADDRESS_W if measure else len(line) > FALLBACK_CHARS
+        if wide:
+            which = "the name" if number == 0 else f"line {number}"
+            return f"{which} ({line!r}) is wider than the envelope's window: shorten it"
+    return None
+
+
+def delivery_problems(delivery: DeliveryConfig, environ: Mapping[str, str]) -> list[Problem]:
+    """Whether letters can go out: printed (a folder to write batches in) and/or e-mailed."""
+    import os
+
+    settings_fix = "set it in the [delivery] section of the configuration (docs/going-live.md)"
+    if not delivery.methods:
+        return [
+            Problem(
+                "delivery is not set up: no way of sending letters is configured",
+                '[delivery] methods = ["print"] and/or ["email"] with smtp_host and sender'
+                " (docs/going-live.md)",
+            )
+        ]
+    out = []
+    if "print" in delivery.methods:
+        folder = delivery.print_dir
+        existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+        if existing is None or not existing.is_dir() or not os.access(existing, os.W_OK):
+            out.append(
+                Problem(
+                    f"print batches cannot be written to {folder}",
+                    "make the folder writable by the service, or change [delivery] print_dir",
+                )
+            )
+    if "email" in delivery.methods:
+        if not delivery.smtp_host:
+            out.append(Problem("e-mail delivery has no mail server (smtp_host)", settings_fix))
+        if not delivery.sender:
+            out.append(Problem("e-mail delivery has no sender address (sender)", settings_fix))
+        if delivery.smtp_user and not environ.get("SIDEWALK_SMTP_PASSWORD"):
+            out.append(
+                Problem(
+                    f"the mail server login {delivery.smtp_user!r} has no password",
+                    "set SIDEWALK_SMTP_PASSWORD in the service's environment",
+                )
+            )
+    return out
+
+
+def _when(at: datetime, zone: ZoneInfo | None) -> str:
+    local = at.astimezone(zone) if zone is not None else at
+    return f"{local:%Y-%m-%d %H:%M %Z}".strip()
+
+
+def readiness_problems(
+    state: Readiness,
+    now: datetime,
+    pole_reported: timedelta,
+    *,
+    zone: ZoneInfo | None = None,
+    width: Callable[[str], float] | None = None,
+) -> list[Problem]:
+    """Every problem standing between these records and going live; [] when ready."""
+    problems: list[Problem] = []
+    if not state.frontages:
+        problems.append(
+            Problem(
+                "no frontage is registered: the system watches nothing",
+                "sidewalk registry import COUNTY_FILE (or sidewalk registry add frontage …)",
+            )
+        )
+    watched_by: dict[str, list[FrontageRecord]] = defaultdict(list)
+    for f in state.frontages:
+        where = f.street_address
+        quoted = f'"{where}"'
+        owner = state.owners.get(f.id)
+        owner_fix = (
+            f'sidewalk registry edit owner {quoted} --address-line "…" --address-line "…" {BY}'
+        )
+        if owner is None:
+            problems.append(Problem(f"{where}: no owner of record", owner_fix))
+        else:
+            why = envelope_problem(owner.name, owner.address_lines, width)
+            if why is not None:
+                problems.append(
+                    Problem(f"{where}: the owner of record's mailing address: {why}", owner_fix)
+                )
+        pole = state.poles.get(f.device_id) if f.device_id else None
+        if pole is None or pole.retired_at is not None:
+            problems.append(
+                Problem(
+                    f"{where}: no pole watches it"
+                    + (f" (pole {f.device_id} is retired)" if f.device_id else ""),
+                    f"sidewalk registry pole assign POLE {quoted} {BY}",
+                )
+            )
+            continue
+        watched_by[pole.id].append(f)
+        if (pole.id, f.id) not in state.calibrated:
+            problems.append(
+                Problem(
+                    f"{where}: pole {pole.id} has no calibrated view of the walk",
+                    f"calibrate pole {pole.id} for {where} on the dashboard's calibration page",
+                )
+            )
+    for pole_id, frontages in sorted(watched_by.items()):
+        pole = state.poles[pole_id]
+        some = ", ".join(f.street_address for f in frontages[:3])
+        more = f" and {len(frontages) - 3} more" if len(frontages) > 3 else ""
+        minutes = f"{pole_reported.total_seconds() / 60:g}"
+        if pole.last_seen is None or now - pole.last_seen > pole_reported:
+            since = (
+                "has never reported"
+                if pole.last_seen is None
+                else f"last reported {_when(pole.last_seen, zone)}"
+            )
+            problems.append(
+                Problem(
+                    f"pole {pole_id} (watching {some}{more}) {since}, not within the last"
+                    f" {minutes} minutes",
+                    "power the pole and check its network and broker settings (sidewalk-edge"
+                    " run); sidewalk registry pole list shows when it was last heard",
+                )
+            )
+        expected = state.expected_calibration.get(pole_id)
+        reported = pole.reported_calibration
+        if expected is not None and reported is not None and reported != expected:
+            problems.append(
+                Problem(
+                    f"pole {pole_id} runs a different calibration from the registry's",
+                    f"send pole {pole_id} its calibration from the dashboard's calibration page",
+                )
+            )
+    problems.extend(
+        Problem(
+            f"letterhead: {line}",
+            "set it in the [village] section of the configuration (docs/going-live.md)",
+        )
+        for line in state.letterhead
+    )
+    problems.extend(
+        Problem(
+            f"the profile value {name} ({value}) awaits the Village's confirmation",
+            f'sidewalk profile confirm {name} --by "Village Board" --reference "…"',
+        )
+        for name, value in state.unconfirmed
+    )
+    problems.extend(state.delivery)
+    return problems
+
+
+def read_readiness(
+    cases: CaseStore, settings_village: VillageConfig | None, profile: Profile
+) -> Readiness:
+    """Everything ``readiness_problems`` judges, from the case records."""
+    from datetime import UTC, datetime
+
+    from sidewalk.alerts.confirm import unconfirmed_report
+    from sidewalk.alerts.letterhead import letterhead_problems
+
+    registry, now = cases.registry, datetime.now(UTC)
+    frontages = registry.list_frontages()
+    poles = {d.id: d for d in registry.list_devices()}
+    return Readiness(
+        frontages=frontages,
+        owners={f.id: registry.owner_of_record(f.id, now) for f in frontages},
+        poles=poles,
+        calibrated=frozenset((c.device_id, c.frontage_id) for c in registry.cameras()),
+        expected_calibration={p: registry.expected_calibration(p) for p in poles},
+        letterhead=letterhead_problems(settings_village),
+        unconfirmed=[
+            (v.name, v.value) for v in unconfirmed_report(cases, profile) if not v.confirmed
+        ],
+    )
+
+
+def check(config: ConfigOption = None) -> None:
+    """Ready to go live? One line per problem with what fixes it; exit 0 only when ready."""
+    import dataclasses
+    import os
+    from datetime import UTC, datetime, timedelta
+
+    import typer
+    from sqlalchemy.exc import SQLAlchemyError
+
+    place = village(config)
+    settings = place.settings
+    try:
+        with place.cases() as cases:
+            state = read_readiness(cases, settings.village, place.profile)
+    except SQLAlchemyError as exc:
+        fail(f"cannot read the case database: {str(exc).splitlines()[0]}")
+    state = dataclasses.replace(state, delivery=delivery_problems(settings.delivery, os.environ))
+    problems = readiness_problems(
+        state,
+        datetime.now(UTC),
+        timedelta(minutes=settings.check.pole_reported_minutes),
+        zone=place.profile.zone,
+    )
+    for problem in problems:
+        console().print(problem.line(), markup=False, soft_wrap=True)
+    if problems:
+        console().print(f"not ready: {len(problems)} problem(s)", markup=False)
+        raise typer.Exit(1)
+    count = len(state.frontages)
+    console().print(f"ready: {count} frontage(s) watched, letters can go out", markup=False)
+
+
+__all__ = ["Problem", "Readiness", "check", "delivery_problems", "envelope_problem",
+           "readiness_problems"]  # fmt: skip

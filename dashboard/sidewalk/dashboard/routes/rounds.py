@@ -1,0 +1,296 @@
+"""The inspector's rounds on a phone: the stops to check, one tap per finding, a photo.
+
+A tap becomes the person action the engine already knows (``inspected_clear``,
+``confirm_hazard``, ``record_ice``; posting a hazard notice is its service,
+``record_notice_delivery``), recorded through ``cases.actions`` after the same
+checks as ``sidewalk act``, so the analytics runner applies it like any other.
+"Cleared" or "not cleared" at a deadline waiting in review decides it
+(``decide_review``); elsewhere the engine has no step for them (the camera decides a
+running deadline), so they are kept as the inspector's audited observation, with
+the photo, for the clerk.
+A photo is stored in the evidence store (ingest's, by sha256) and linked to the
+tap by an audit row.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Annotated, Final, Literal
+
+from fastapi import APIRouter, Depends, HTTPException, Request
+from pydantic import BaseModel, Field
+
+from sidewalk.analytics.clocks.actions import ACTION_TYPES, parse_action
+from sidewalk.analytics.clocks.enforcement import OPEN_STATES
+from sidewalk.analytics.clocks.engine import PENDING
+from sidewalk.analytics.clocks.states import ClearingState
+from sidewalk.core.profile import Profile
+from sidewalk.dashboard.auth import User
+from sidewalk.dashboard.casework import CaseNow
+from sidewalk.dashboard.routes.deps import (
+    Cases,
+    Evidence,
+    LoggedIn,
+    Now,
+    Reader,
+    RequestBody,
+    VillageProfile,
+    iso,
+)
+from sidewalk.dashboard.routes.notices import (
+    NoticeRecords,
+    can_serve,
+    serve_notice,
+    snow_case,
+)
+from sidewalk.dashboard.states import CASE, label
+from sidewalk.storage.cases import (
+    CaseStore,
+    ClockRecord,
+    FrontageRecord,
+    NotFoundError,
+    NoticeRecord,
+)
+
+router = APIRouter()
+
+Tap = Literal["cleared", "not_cleared", "hazard", "ice", "posted"]
+TAP_LABELS: Final[dict[Tap, str]] = {
+    "cleared": "Cleared",
+    "not_cleared": "Not cleared",
+    "hazard": "Hazard",
+    "ice": "Icy",
+    "posted": "Hazard notice posted now",
+}
+# Clearing clocks an inspector should look at: running, or past the deadline undecided.
+LOOK_AT: Final = frozenset(
+    {ClearingState.CLEARING_PERIOD, ClearingState.NEEDS_REVIEW, ClearingState.UNVERIFIED}
+)
+# A person's decision on a deadline in review (``actions.DecideReview``).
+REVIEW: Final = "decide_review"
+MAX_PHOTO_BYTES: Final = 20 * 1024 * 1024
+JPEG: Final = b"\xff\xd8\xff"
+SHA256: Final = re.compile(r"[0-9a-f]{64}")
+
+
+class TapView(BaseModel):
+    tap: Tap
+    label: str
+
+
+class Stop(BaseModel):
+    """One property on the round, with the taps that mean something there now."""
+
+    frontage: str = Field(description="for the request only; never shown")
+    address: str
+    why: str = Field(description="why to look, in plain words")
+    deadline: str | None
+    notice: str | None = Field(description="the notice to post, when one waits")
+    taps: list[TapView]
+
+
+class Rounds(BaseModel):
+    zone: str
+    now: str
+    stops: list[Stop]
+
+
+class TapBody(RequestBody):
+    tap: Tap
+    photo: str | None = Field(default=None, description="sha256 of a photo sent before")
+    at: datetime | None = Field(default=None, description="when; default now")
+
+
+class TapRecorded(BaseModel):
+    message: str
+    photo: str | None
+
+
+class PhotoStored(BaseModel):
+    sha256: str
+    bytes: int
+
+
+def _house(address: str) -> tuple[str, int, str]:
+    """Walking order: street, then house number."""
+    number, _, street = address.partition(" ")
+    return (street, int(number), address) if number.isdigit() else (address, 0, address)
+
+
+def _stop(
+    f: FrontageRecord,
+    clock: ClockRecord | None,
+    case: CaseNow | None,
+    hazard_notice: NoticeRecord | None,
+    user: User,
+) -> Stop | None:
+    """The frontage as a stop, or None when nothing there needs a look."""
+    open_case = case is not None and case.state in OPEN_STATES
+    looking = clock is not None and ClearingState(clock.state) in LOOK_AT
+    if not open_case and not looking and hazard_notice is None:
+        return None
+    taps: list[Tap] = ["cleared", "not_cleared"]
+    if case is not None and "confirm_hazard" in case.steps:
+        taps.append("hazard")
+    if clock is not None and ClearingState(clock.state) in PENDING:
+        taps.append("ice")
+    if hazard_notice is not None:
+        taps.insert(0, "posted")
+    if not user.may("field_action"):
+        taps = []
+    if open_case and case is not None:
+        why, deadline = CASE[case.state].label, case.owner_deadline
+    else:
+        assert clock is not None or hazard_notice is not None
+        why = label(clock.state) if clock is not None else "Hazard notice to post"
+        deadline = clock.deadline if clock is not None else None
+    return Stop(
+        frontage=f.id, address=f.street_address, why=why, deadline=iso(deadline),
+        notice=hazard_notice.number if hazard_notice else None,
+        taps=[TapView(tap=t, label=TAP_LABELS[t]) for t in taps],
+    )  # fmt: skip
+
+
+def _stops(cases: CaseStore, profile: Profile, user: User, now: datetime) -> list[Stop]:
+    records = NoticeRecords.read(cases)
+    clearing = {c.frontage_id: c for c in cases.clocks.list(active_only=True, kind="clearing")}
+    notices = cases.notices.list()
+    cases_by_frontage: dict[str, CaseNow] = {}
+    to_post: dict[str, NoticeRecord] = {}
+    for n in notices:
+        case = snow_case(records, profile, n, now)
+        if case is None:
+            continue
+        held = cases_by_frontage.get(n.frontage_id)
+        if held is None or (held.state not in OPEN_STATES and case.state in OPEN_STATES):
+            cases_by_frontage[n.frontage_id] = case
+        if n.kind == "hazard_notice" and can_serve(n, case):
+            to_post[n.frontage_id] = n
+    stops = []
+    for f in cases.registry.list_frontages():
+        stop = _stop(f, clearing.get(f.id), cases_by_frontage.get(f.id), to_post.get(f.id), user)
+        if stop is not None:
+            stops.append(stop)
+    return sorted(stops, key=lambda s: _house(s.address))
+
+
+@router.get("/rounds", tags=["rounds"])
+def rounds(user: Reader, cases: Cases, profile: VillageProfile, now: Now) -> Rounds:
+    """The properties to check on the inspector's round, in walking order."""
+    return Rounds(zone=profile.village.timezone, now=now.isoformat(),
+                  stops=_stops(cases, profile, user, now))  # fmt: skip
+
+
+def frontage_record(cases: Cases, frontage: str) -> FrontageRecord:
+    """Dependency: the frontage of the ``frontage`` path parameter (404 if none)."""
+    try:
+        return cases.registry.get_frontage(frontage)
+    except NotFoundError:
+        raise HTTPException(404, "There is no such property on the round.") from None
+
+
+Frontage = Annotated[FrontageRecord, Depends(frontage_record)]
+
+
+@router.post("/rounds/{frontage}/photos", tags=["rounds"])
+async def photo(user: LoggedIn, f: Frontage, request: Request, evidence: Evidence) -> PhotoStored:
+    """A photo from the inspector's phone (the JPEG itself as the body), kept as evidence."""
+    if not user.may("field_action"):
+        raise HTTPException(403, "Your account may not add photos on the round.")
+    if evidence is None:
+        raise HTTPException(503, "Photos cannot be kept: no evidence store is set up.")
+    body = await request.body()
+    if len(body) > MAX_PHOTO_BYTES:
+        raise HTTPException(413, "Photo: it is over 20 MB; take it again at a lower size.")
+    if not body.startswith(JPEG):
+        raise HTTPException(422, "Photo: it must be a JPEG picture from the camera.")
+    sha = evidence.put(body)
+    return PhotoStored(sha256=sha, bytes=len(body))
+
+
+@router.post("/rounds/{frontage}/taps", tags=["rounds"])
+def tap(
+    body: TapBody,
+    *,
+    user: LoggedIn,
+    f: Frontage,
+    cases: Cases,
+    profile: VillageProfile,
+    now: Now,
+    evidence: Evidence,
+) -> TapRecorded:
+    """Record what the inspector found at the property (and link the photo, if any)."""
+    if not user.may("field_action"):
+        raise HTTPException(403, "Your account may not record findings on the round.")
+    if body.photo is not None and (
+        evidence is None or not SHA256.fullmatch(body.photo) or body.photo not in evidence
+    ):
+        raise HTTPException(422, "Photo: it did not arrive; take it again.")
+    at = body.at or now
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=profile.zone)
+    stop = next((s for s in _stops(cases, profile, user, now) if s.frontage == f.id), None)
+    allowed = {t.tap for t in stop.taps} if stop else set()
+    if body.tap not in allowed:
+        raise HTTPException(
+            409, f"“{TAP_LABELS[body.tap]}” cannot be recorded at {f.street_address} now."
+        )
+    message, action_id = _record(cases, profile, user, f, tap=body.tap, at=at, now=now)
+    if body.photo is not None:
+        cases.audit.append(
+            user.username, "inspection.photo", f"frontage:{f.id}",
+            {"sha256": body.photo, "tap": body.tap, "action_id": action_id, "at": at.isoformat()},
+        )  # fmt: skip
+        message += " The photo is kept with it."
+    return TapRecorded(message=message, photo=body.photo)
+
+
+def _record(
+    cases: CaseStore,
+    profile: Profile,
+    user: User,
+    f: FrontageRecord,
+    *,
+    tap: Tap,
+    at: datetime,
+    now: datetime,
+) -> tuple[str, int | None]:
+    """The tap through the person-action path; (what was recorded, the action's id)."""
+    records = NoticeRecords.read(cases)
+    found = [(n, snow_case(records, profile, n, now)) for n in cases.notices.list(frontage_id=f.id)]
+    open_cases = [(n, c) for n, c in found if c is not None and c.state in OPEN_STATES]
+    where = f.street_address
+    if tap == "posted":
+        n = next(n for n, c in found if n.kind == "hazard_notice" and can_serve(n, c))
+        serve_notice(cases, profile, n, at=at, served_by=user.username, method="posted",
+                     user=user)  # fmt: skip
+        return f"Hazard notice {n.number} posted at {where}: the 2 hours run from now.", None
+    if tap == "ice":
+        action = cases.actions.record("record_ice", f.id, at, user.username, {"note": "round"})
+        return f"Untreated ice recorded at {where}.", action.id
+    if tap == "hazard" or (tap == "cleared" and open_cases):
+        kind = "confirm_hazard" if tap == "hazard" else "inspected_clear"
+        n, case = open_cases[-1]
+        assert case is not None
+        action = cases.actions.record(
+            kind, case.violation_key, at, user.username, {"notice": n.number, "note": "round"}
+        )
+        said = "Hazard confirmed: the 2-hour notice is being prepared" if tap == "hazard" else (
+            "Sidewalk recorded as cleared"
+        )  # fmt: skip
+        return f"{said} at {where}.", action.id
+    seen = "cleared" if tap == "cleared" else "not cleared"
+    clock = next(iter(cases.clocks.list(active_only=True, frontage_id=f.id, kind="clearing")), None)
+    if clock is not None and clock.state == ClearingState.NEEDS_REVIEW and REVIEW in ACTION_TYPES:
+        # A deadline waiting in review: the inspector's finding decides it (the engine's step).
+        detail = {"decision": tap, "reason": f"{user.username} saw it {seen} on the round",
+                  "deadline": iso(clock.deadline)}  # fmt: skip
+        parse_action(REVIEW, f.id, detail, at=at, who=user.username)
+        action = cases.actions.record(REVIEW, f.id, at, user.username, detail)
+        return f"Deadline at {where} decided: {seen}.", action.id
+    cases.audit.append(
+        user.username, "inspection.observed", f"frontage:{f.id}",
+        {"seen": seen, "at": at.isoformat()},
+    )  # fmt: skip
+    return f"Seen {seen} at {where}: kept for the clerk's review.", None

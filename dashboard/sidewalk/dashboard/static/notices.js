@@ -1,0 +1,173 @@
+// Notices: the list (deadline that matters, status in the clerk's words, print batches) and
+// one notice's page (its letter, only the steps valid now, service with a confirmation).
+import { left, when } from "./when.js";
+
+async function clock(api, state) {
+  const c = await api("/api/now");
+  state.zone = c.zone;
+  return c;
+}
+
+function deadlineCell(h, n, c) {
+  if (n.owner_deadline) {
+    return h("div", { class: "deadline" }, h("strong", {}, when(n.owner_deadline, c.now, c.zone)),
+      h("span", { class: "left" }, ` (${left(n.owner_deadline, c.now)})`),
+      h("div", { class: "muted" }, n.deadline_note || ""));
+  }
+  return h("div", { class: "deadline muted" }, n.deadline_note || "None");
+}
+
+export async function noticesPage(ctx) {
+  const { api, h, main, may, toast, state, abatementBlock } = ctx;
+  const [notices, abatements, c] = await Promise.all([api("/api/notices"), api("/api/abatements"), clock(api, state)]);
+  const rows = notices.map((n) => h("tr", { "data-notice": n.number },
+    h("td", { class: "pick-cell" }, may("print") ? h("input", { type: "checkbox", class: "pick", value: n.number, id: `pick-${n.number}`, "aria-label": `Select ${n.number} for printing` }) : ""),
+    h("td", { "data-label": "Notice" }, h("a", { href: `#notice/${encodeURIComponent(n.number)}`, class: "notice-link" }, n.number), h("div", {}, n.kind_words),
+      n.unconfirmed ? h("span", { class: "unconfirmed", title: "relies on a value the Village has not confirmed" }, "value not confirmed") : ""),
+    h("td", { "data-label": "Property" }, h("strong", {}, n.address), n.owner ? h("div", { class: "muted" }, n.owner.name) : ""),
+    h("td", { "data-label": "Status", class: "notice-status" }, n.status_words, n.case_words ? h("div", { class: "muted" }, n.case_words) : ""),
+    h("td", { "data-label": "Deadline" }, deadlineCell(h, n, c)),
+    h("td", { "data-label": "" }, h("a", { href: `#notice/${encodeURIComponent(n.number)}`, class: "button-link", "aria-label": `Open notice ${n.number}` }, n.steps.length ? "Open · act" : "Open"))));
+  const printButton = may("print") ? h("button", { type: "button", id: "print-batch", onclick: () => printBatch(ctx) }, "Print selected letters") : "";
+  main.replaceChildren(
+    h("h1", {}, "Notices"),
+    h("section", { class: "panel" },
+      h("div", { class: "actions" }, printButton,
+        may("print") ? h("span", { class: "muted" }, "Printing does not record service: record how each letter was served on its page.") : ""),
+      h("table", { class: "cards" }, h("thead", {}, h("tr", {}, ...["", "Notice", "Property", "Status", "Deadline", ""].map((t) => h("th", { scope: "col" }, t)))),
+        h("tbody", {}, ...(rows.length ? rows : [h("tr", {}, h("td", { colspan: "6", class: "muted" }, "No notices."))])))),
+    h("section", { class: "panel" }, h("h2", {}, "Village work, costs and payments"),
+      abatements.length ? h("div", {}, ...abatements.map(abatementBlock)) : h("p", { class: "muted" }, "No Village work orders.")),
+  );
+  void toast;
+}
+
+async function printBatch(ctx) {
+  const { api, toast } = ctx;
+  const numbers = [...document.querySelectorAll("input.pick:checked")].map((el) => el.value);
+  if (!numbers.length) { toast("Select the letters to print first."); return; }
+  try {
+    const result = await api("/api/notices/print-batch", { method: "POST", body: { numbers } });
+    window.open(result.url, "_blank", "noopener");
+  } catch (err) { toast(err.message); }
+}
+
+// ---------------------------------------------------------------- one notice
+
+export async function noticePage(ctx, number) {
+  const { api, h, main, may, state } = ctx;
+  const [n, c] = await Promise.all([api(`/api/notices/${encodeURIComponent(number)}`), clock(api, state)]);
+  const work = h("div", { id: "notice-work" });
+  const problem = h("div", { id: "notice-problem", class: "problem", role: "alert" });
+  const steps = n.steps.length
+    ? h("div", { class: "actions steps" }, ...n.steps.map((s) => h("button", {
+        type: "button", class: s.kind === "record_delivery" ? "" : "secondary", "data-step": s.kind,
+        onclick: () => (s.kind === "record_delivery" ? serviceForm(ctx, n, c, work, problem) : confirmStep(ctx, n, s, work, problem)),
+      }, s.label)))
+    : h("p", { class: "muted", id: "no-steps" }, "Nothing can be recorded on this notice now.");
+  const letter = may("print") && n.status !== "held" && n.status !== "pending"
+    ? h("section", { class: "panel letter", "aria-labelledby": "letter-h" },
+        h("h2", { id: "letter-h" }, "The letter"),
+        h("div", { class: "actions" },
+          h("a", { class: "button-link", href: `/api/notices/${encodeURIComponent(n.number)}/letter.pdf?download=true`, download: `notice-${n.number}.pdf` }, "Download PDF"),
+          h("a", { class: "button-link secondary", href: `/api/notices/${encodeURIComponent(n.number)}/letter.pdf`, target: "_blank", rel: "noopener" }, "Reprint (opens the PDF to print)")),
+        h("iframe", { class: "letter-preview", title: `Letter of notice ${n.number}`, src: `/api/notices/${encodeURIComponent(n.number)}/letter.pdf#view=FitH` }))
+    : "";
+  main.replaceChildren(
+    h("p", { class: "crumbs" }, h("a", { href: "#notices" }, "← All notices")),
+    h("h1", {}, `${n.kind_words}`, h("span", { class: "sub" }, ` · Notice ${n.number}`)),
+    h("div", { class: "notice-grid" },
+      h("div", {},
+        h("section", { class: "panel", "aria-labelledby": "where-h" },
+          h("h2", { id: "where-h" }, n.address),
+          n.owner ? h("p", {}, `Owner of record: ${n.owner.name}`, h("br"), n.owner.address_lines.join(", ")) : "",
+          h("dl", { class: "facts" },
+            h("dt", {}, "Status"), h("dd", { id: "notice-status" }, n.status_words),
+            n.case_words ? h("dt", {}, "The case") : "", n.case_words ? h("dd", {}, n.case_words) : "",
+            h("dt", {}, "Issued"), h("dd", {}, when(n.issued_at, c.now, c.zone)),
+            h("dt", {}, "Deadline"), h("dd", { id: "notice-deadline" }, deadlineCell(h, n, c)),
+            n.citation ? h("dt", {}, "Ordinance") : "", n.citation ? h("dd", {}, n.citation) : "")),
+        h("section", { class: "panel", "aria-labelledby": "do-h" },
+          h("h2", { id: "do-h" }, "What can be recorded now"), steps, problem, work),
+        h("section", { class: "panel", "aria-labelledby": "hist-h" },
+          h("h2", { id: "hist-h" }, "History"),
+          h("ol", { class: "history" }, ...n.history.map((l) => h("li", { class: l.outcome },
+            h("span", { class: "when" }, when(l.at, c.now, c.zone)), " ", l.text, l.who ? ` — ${l.who}` : ""))))),
+      letter));
+}
+
+function showProblem(problem, message) {
+  problem.textContent = message;
+  problem.classList.add("show");
+}
+
+function confirmStep(ctx, n, step, work, problem) {
+  const { api, h, toast, route } = ctx;
+  problem.classList.remove("show");
+  const yes = h("button", { type: "button", id: "confirm-yes", onclick: async () => {
+    yes.disabled = true;
+    try {
+      const result = await api(`/api/notices/${encodeURIComponent(n.number)}/actions`, { method: "POST", body: { kind: step.kind } });
+      toast(result.message);
+      await route();
+    } catch (err) { showProblem(problem, err.message); yes.disabled = false; }
+  } }, "Yes, record it");
+  work.replaceChildren(h("div", { class: "confirm", role: "group", "aria-label": "Confirm" },
+    h("p", {}, `Record “${step.label}” for notice ${n.number} at ${n.address}, as of now?`),
+    h("div", { class: "actions" }, yes, h("button", { type: "button", class: "secondary", onclick: () => work.replaceChildren() }, "Cancel"))));
+  yes.focus();
+}
+
+function serviceForm(ctx, n, c, work, problem) {
+  const { h, state } = ctx;
+  problem.classList.remove("show");
+  const methods = n.service_methods.map((m, i) => h("label", { class: "choice" },
+    h("input", { type: "radio", name: "method", value: m.value, required: "", ...(i === 0 ? { checked: "" } : {}) }), ` ${m.label}`));
+  const form = h("form", { class: "service", id: "service-form", novalidate: "", onsubmit: (e) => {
+    e.preventDefault();
+    const method = form.querySelector("input[name=method]:checked");
+    const by = form.elements.served_by.value.trim();
+    if (!method) { showProblem(problem, "How it was served: choose one."); return; }
+    if (!by) { showProblem(problem, "Served by: write the name of the person who served it."); form.elements.served_by.focus(); return; }
+    problem.classList.remove("show");
+    confirmService(ctx, n, c, work, problem, { method: method.value, label: method.parentElement.textContent.trim(), served_by: by, at: form.elements.at.value });
+  } },
+    h("fieldset", {}, h("legend", {}, "How was it served?"), ...methods),
+    h("label", { for: "served-by" }, "Served by"),
+    h("input", { id: "served-by", name: "served_by", autocomplete: "name", value: state.session.username, required: "" }),
+    h("label", { for: "served-at" }, "When (mail: the day it was received)"),
+    h("input", { id: "served-at", name: "at", type: "datetime-local", "aria-describedby": "served-at-help" }),
+    h("div", { id: "served-at-help", class: "muted" }, "Leave empty for now."),
+    h("div", { class: "actions" }, h("button", { type: "submit" }, "Continue"),
+      h("button", { type: "button", class: "secondary", onclick: () => work.replaceChildren() }, "Cancel")));
+  work.replaceChildren(form);
+  form.querySelector("input[name=method]")?.focus();
+}
+
+// A datetime-local value ("2026-12-12T09:30") is the village's time: said as written.
+function localWords(value) {
+  const [day, time] = value.split("T");
+  const [hh, mm] = time.split(":").map(Number);
+  return `${when(day)}, ${((hh + 11) % 12) + 1}:${String(mm).padStart(2, "0")} ${hh < 12 ? "AM" : "PM"}`;
+}
+
+function confirmService(ctx, n, c, work, problem, s) {
+  const { api, h, toast, route } = ctx;
+  const atWords = s.at ? localWords(s.at) : "now";
+  const yes = h("button", { type: "button", id: "confirm-yes", onclick: async () => {
+    yes.disabled = true;
+    try {
+      const body = { method: s.method, served_by: s.served_by };
+      if (s.at) body.at = s.at; // the village's local time; the server reads it in the village's zone
+      const result = await api(`/api/notices/${encodeURIComponent(n.number)}/service`, { method: "POST", body });
+      toast(result.message);
+      await route();
+    } catch (err) { showProblem(problem, err.message); yes.disabled = false; }
+  } }, "Yes, record the service");
+  work.replaceChildren(h("div", { class: "confirm", role: "group", "aria-label": "Confirm the service" },
+    h("p", {}, h("strong", {}, `Notice ${n.number}, ${n.address}`)),
+    h("p", { id: "confirm-text" }, `Served: ${s.label.split(" (")[0].toLowerCase()}, by ${s.served_by}, ${atWords}.`),
+    h("p", { class: "muted" }, "The owner's deadline starts from this service. Check it before you record it."),
+    h("div", { class: "actions" }, yes, h("button", { type: "button", class: "secondary", onclick: () => serviceForm(ctx, n, c, work, problem) }, "Go back"))));
+  yes.focus();
+}

@@ -1,0 +1,85 @@
+"""The clerk's and the inspector's words for notices, steps and service (USERS.md).
+
+Only presentation: what each notice kind, person step and way of serving is
+called on screen. Internal names (kinds, states, keys, ids) never reach the
+page; a kind missing here shows as its words with spaces, never as a key.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+NOTICE_KINDS: Final = {
+    "clearing_violation": "Notice to clear snow and ice",
+    "hazard_notice": "Hazard notice: remove snow and ice within 2 hours",
+    "hazard_abatement_notice": "Notice that the Village removed a hazard",
+    "abatement_bill": "Bill for work done by the Village",
+    "obstruction_notice": "Notice to remove an obstruction",
+    "inspection_notice": "Notice of an inspector's finding",
+    "repair_notice": "Notice to repair the sidewalk",
+    "replacement_notice": "Notice to replace the sidewalk",
+    "frozen_ground_advisory": "Frozen-ground advisory",
+    "permit_advisory": "Permit advisory",
+}
+
+# A step as a button says it (what the person did or found).
+STEP_LABELS: Final = {
+    "record_delivery": "Record service",
+    "confirm_hazard": "Confirm hazard (immediate danger)",
+    "owner_unavailable": "Owner cannot be reached: Village removes it",
+    "inspected_clear": "Inspected: sidewalk cleared",
+    "abatement_done": "Village crew finished the work",
+    "bill_received": "Owner received the bill",
+    "paid_in_full": "Paid in full",
+    "record_treated": "Sidewalk sanded or salted",
+    "record_ice": "Untreated ice on the sidewalk",
+}
+
+# A step as the notice's history tells it.
+STEP_DONE: Final = {
+    "record_delivery": "Notice served",
+    "confirm_hazard": "Hazard confirmed",
+    "owner_unavailable": "Owner could not be reached",
+    "inspected_clear": "Inspected: sidewalk cleared",
+    "abatement_done": "Village crew finished the work",
+    "bill_received": "Owner received the bill",
+    "paid_in_full": "Bill paid in full",
+    "record_treated": "Sidewalk sanded or salted",
+    "record_ice": "Untreated ice seen on the sidewalk",
+}
+
+SERVICE_METHODS: Final = {
+    "hand": "Personal service (handed to the owner or person in charge)",
+    "posted": "Posted on the premises",
+    "mail": "Mail (the time is when it was received)",
+    "email": "E-mail",
+}
+
+# How a served notice's history says it was served.
+SERVED_BY: Final = {
+    "hand": "by personal service",
+    "posted": "by posting on the premises",
+    "mail": "by mail",
+    "email": "by e-mail",
+}
+
+NOTICE_STATUS: Final = {
+    "pending": "Being prepared",
+    "held": "Held until the Village confirms a value it relies on",
+    "rendered": "Ready to serve: not yet served",
+    "delivered": "Served",
+}
+
+
+def notice_kind(kind: str) -> str:
+    return NOTICE_KINDS.get(kind, kind.replace("_", " ").capitalize())
+
+
+def step_label(kind: str) -> str:
+    return STEP_LABELS.get(kind, kind.replace("_", " ").capitalize())
+
+
+def setting_words(name: str) -> str:
+    """A profile setting's dotted name as words (``snow_and_ice.nonhazard_notice_period``
+    → "nonhazard notice period")."""
+    return name.rsplit(".", 1)[-1].replace("_", " ")

@@ -1,0 +1,596 @@
+"""A county parcel file in the Wisconsin Statewide Parcel Map schema, read and checked.
+
+Wisconsin counties publish parcels in the State Cartographer's V-series schema:
+``PARCELID`` (the county's parcel id), ``TAXPARCELID`` (the number on the tax
+roll), ``OWNERNME1``/``OWNERNME2`` (primary and secondary owner names),
+``PSTLADRESS`` (the owner's full mailing address in one field, city, state and
+ZIP included), ``SITEADRESS`` (the parcel's full street address, without place
+or ZIP), its parts ``ADDNUM``, ``PREFIX``, ``STREETNAME``, ``STREETTYPE``,
+``SUFFIX``, ``UNITID``, then ``PLACENAME`` (the municipality), ``ZIPCODE``,
+``CONAME`` and ``PROPCLASS`` (class of property: 1 residential, 2 commercial, …).
+
+``read_parcel_file`` (I/O) turns GeoJSON, a Shapefile (``.shp`` with its
+``.dbf``/``.prj``, or a ``.zip`` of them) or a CSV with a WKT column into raw
+records and the file's coordinate system; ``parse_records`` (pure) turns those
+into parcels in WGS 84 and the records it refuses, each with the reason in
+the words of the person importing.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import re
+import zipfile
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from pyproj import CRS
+    from shapely.geometry.base import BaseGeometry
+
+REQUIRED: Final = ("PARCELID", "OWNERNME1", "PSTLADRESS", "SITEADRESS", "STREETNAME")
+OPTIONAL: Final = (
+    "TAXPARCELID", "OWNERNME2", "ADDNUM", "PREFIX", "STREETTYPE", "SUFFIX", "UNITID",
+    "PLACENAME", "ZIPCODE", "CONAME", "PROPCLASS",
+)  # fmt: skip
+GEOMETRY_COLUMNS: Final = ("WKT", "GEOMETRY", "SHAPE", "THE_GEOM", "GEOM")
+WGS84: Final = "EPSG:4326"
+
+# The window envelope the notices are mailed in (alerts/pdf.py, which this layer
+# cannot import): name and address in at most 5 lines of 10.5-pt DejaVu Sans,
+# each at most 3.75 in wide.
+ENVELOPE_LINES: Final = 5
+ENVELOPE_WIDTH_PT: Final = 3.75 * 72
+ENVELOPE_FONT_PT: Final = 10.5
+# DejaVu Sans advance widths (1/1000 em) for printable ASCII; other letters count as "M".
+_WIDTHS: Final = dict(
+    zip(
+        map(chr, range(32, 127)),
+        (318, 401, 460, 838, 636, 950, 780, 275, 390, 390, 500, 838, 318, 361, 318, 337, 636,
+         636, 636, 636, 636, 636, 636, 636, 636, 636, 337, 337, 838, 838, 838, 531, 1000, 684,
+         686, 698, 770, 632, 575, 775, 752, 295, 295, 656, 557, 863, 748, 787, 603, 787, 695,
+         635, 611, 732, 684, 989, 685, 611, 685, 390, 337, 390, 838, 500, 500, 613, 635, 550,
+         635, 615, 352, 635, 634, 278, 278, 579, 278, 974, 634, 612, 635, 635, 411, 521, 392,
+         634, 592, 818, 592, 592, 525, 636, 337, 636, 838),
+        strict=True,
+    )
+)  # fmt: skip
+
+STREET_TYPES: Final = frozenset(
+    "ALY ALLEY AVE AVENUE BLVD BOULEVARD CIR CIRCLE CT COURT CV DR DRIVE EXPY HWY HIGHWAY LN "
+    "LANE LOOP PASS PATH PIKE PKWY PARKWAY PL PLACE PLZ PLAZA PT RD ROAD RUN SQ ST STREET TER "
+    "TERRACE TRL TRAIL WAY XING".split()
+)
+_DIRECTIONS: Final = frozenset("N S E W NE NW SE SW".split())
+_UNIT_WORDS: Final = frozenset("APT UNIT STE SUITE LOT RM ROOM FL BLDG TRLR # SPC".split())
+_ROUTE_WORDS: Final = frozenset("HWY HIGHWAY ROAD RD CTY COUNTY RR ROUTE".split())
+_STATE_ZIP: Final = re.compile(r"^(?P<head>.*?)[\s,]+(?P<state>[A-Z]{2})[\s,]+(?P<zip>\d{5}(?:-?\d{4})?)$")
+_PO_BOX: Final = re.compile(r"\b(?:P\.?\s?O\.?\s+)?BOX\s+\S+$")
+
+
+class ParcelFileError(Exception):
+    """The file cannot be imported at all (said in one line, naming what to fix)."""
+
+
+@dataclass(frozen=True)
+class RawRecord:
+    """One record as the file holds it: attributes (names upper-cased) and geometry."""
+
+    number: int  # 1-based, as a person counts records in the file
+    attributes: Mapping[str, str]
+    geometry: BaseGeometry | None
+
+
+@dataclass(frozen=True)
+class RawFile:
+    records: list[RawRecord]
+    crs: CRS
+    source: str  # the file's name, recorded with each parcel
+
+
+@dataclass(frozen=True)
+class Parcel:
+    """A parcel the registry can take, geometry in WGS 84 (longitude, latitude)."""
+
+    record: int
+    parcel_id: str
+    tax_parcel_id: str | None
+    owner_name: str
+    second_owner: str | None
+    mailing_lines: tuple[str, ...]  # street or PO box, then "CITY ST ZIP"
+    site_address: str
+    street: str  # "N MAIN ST": prefix, name, type, suffix
+    unit: str | None
+    place: str | None
+    zip_code: str | None
+    county: str | None
+    zone: str  # "residential" | "commercial"
+    geometry: BaseGeometry
+
+    @property
+    def owner_address_lines(self) -> tuple[str, ...]:
+        """What goes under the owner's name in the window: the second owner, then the address."""
+        return ((self.second_owner,) if self.second_owner else ()) + self.mailing_lines
+
+    @property
+    def owner_id(self) -> str:
+        """Stable: the same name and mailing address is the same owner, on every parcel."""
+        return owner_id(self.owner_name, self.owner_address_lines)
+
+
+@dataclass(frozen=True)
+class Reject:
+    record: int
+    parcel_id: str | None
+    site_address: str | None
+    reason: str
+
+    def describe(self) -> str:
+        what = self.site_address or (f"parcel {self.parcel_id}" if self.parcel_id else "")
+        return f"record {self.record}" + (f" ({what})" if what else "") + f": {self.reason}"
+
+
+@dataclass
+class ParcelFile:
+    parcels: list[Parcel] = field(default_factory=list)
+    rejects: list[Reject] = field(default_factory=list)
+    crs_name: str = WGS84
+    source: str = ""
+
+
+def owner_id(name: str, address_lines: Sequence[str]) -> str:
+    """``owner-`` and a digest of the normalised name and mailing address."""
+    text = "|".join(" ".join(p.upper().split()) for p in (name, *address_lines))
+    return "owner-" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def text_width_pt(text: str, size_pt: float = ENVELOPE_FONT_PT) -> float:
+    """The printed width of ``text`` in the notices' font."""
+    return sum(_WIDTHS.get(c, 863) for c in text) * size_pt / 1000
+
+
+def fits_envelope(lines: Sequence[str]) -> str | None:
+    """``None`` when the address block fits the window; else why not, in words."""
+    if len(lines) > ENVELOPE_LINES:
+        return (
+            f"name and mailing address take {len(lines)} lines; a window envelope shows"
+            f" {ENVELOPE_LINES}"
+        )
+    for line in lines:
+        if text_width_pt(line) > ENVELOPE_WIDTH_PT:
+            return f"'{line}' is wider than a window envelope's address block (3.75 in)"
+    return None
+
+
+def split_mailing_address(text: str) -> tuple[str, ...] | None:
+    """``"PO BOX 12 CLYMAN WI 53016"`` → ``("PO BOX 12", "CLYMAN WI 53016")``; None when
+    the street part and the city cannot be told apart (the field has no separators)."""
+    clean = " ".join(text.upper().replace(" ,", ",").split())
+    match = _STATE_ZIP.match(clean)
+    if match is None:
+        return None
+    head, state, zip_code = match["head"].strip(" ,"), match["state"], match["zip"]
+    if "," in head:
+        street, city = (p.strip() for p in head.rsplit(",", 1))
+    else:
+        tokens = head.split()
+        end = _street_end(tokens)
+        street, city = " ".join(tokens[:end]), " ".join(tokens[end:])
+    if not street or not city or any(c.isdigit() for c in city):
+        return None
+    if len(zip_code) == 9:
+        zip_code = f"{zip_code[:5]}-{zip_code[5:]}"
+    lines = [street]
+    box = _PO_BOX.search(street)
+    if box is not None and box.start() > 0:
+        # A street and a PO box: the box is the delivery line, just above the city.
+        lines = [street[: box.start()].strip(), box.group(0)]
+    return (*lines, f"{city} {state} {zip_code}")
+
+
+def _street_end(tokens: Sequence[str]) -> int:
+    """The index just past the street, box or unit part of a mailing address."""
+    end = 0
+    i = 0
+    while i < len(tokens):
+        token = tokens[i].rstrip(".,")
+        following = tokens[i + 1] if i + 1 < len(tokens) else None
+        if token in STREET_TYPES and i > 0:
+            end = i + 1
+            if following in _DIRECTIONS:
+                end = i + 2
+        if token in _ROUTE_WORDS and following is not None:
+            end = max(end, i + 2)  # HWY 16, COUNTY ROAD WW, RR 2
+        if (token in _UNIT_WORDS or token == "BOX") and following is not None:
+            end = max(end, i + 2)
+        if token.startswith("#") and len(token) > 1:
+            end = max(end, i + 1)
+        i += 1
+    return end
+
+
+# -- reading the file (I/O) --------------------------------------------------------
+
+
+def read_parcel_file(path: Path, *, layer: str | None = None, crs: str | None = None) -> RawFile:
+    """The records and coordinate system of a GeoJSON, Shapefile (or .zip) or CSV file.
+
+    ``crs`` (``EPSG:3071``, a number, or WKT) is the coordinate system when the
+    file does not say (CSV, a Shapefile without .prj); given for one that does,
+    it wins. Raises ``ParcelFileError`` with one line to show."""
+    if not path.exists():
+        raise ParcelFileError(f"{path}: no such file")
+    suffix = path.suffix.lower()
+    try:
+        if suffix in {".geojson", ".json"}:
+            records, file_crs = _read_geojson(path)
+        elif suffix == ".shp":
+            records, file_crs = _read_shapefile_at(path)
+        elif suffix == ".zip":
+            records, file_crs = _read_zip(path, layer)
+        elif suffix in {".csv", ".txt"}:
+            records, file_crs = _read_csv(path)
+        else:
+            raise ParcelFileError(
+                f"{path.name}: not a parcel file this reads (.geojson, .json, .shp, .zip, .csv)"
+            )
+    except ParcelFileError:
+        raise
+    except (OSError, ValueError, UnicodeDecodeError, zipfile.BadZipFile) as exc:
+        raise ParcelFileError(f"{path.name} cannot be read: {_first_line(exc)}") from exc
+    except Exception as exc:  # pyshp raises its own ShapefileException and kin
+        raise ParcelFileError(f"{path.name} cannot be read: {_first_line(exc)}") from exc
+    chosen = crs if crs is not None else file_crs
+    return RawFile(records, _crs(chosen, path.name), path.name)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _crs(text: str | None, name: str) -> CRS:
+    from pyproj import CRS
+    from pyproj.exceptions import CRSError
+
+    if text is None:
+        return CRS.from_user_input(WGS84)
+    value = text.strip()
+    if value.isdigit():
+        value = f"EPSG:{value}"
+    try:
+        return CRS.from_user_input(value)
+    except CRSError as exc:
+        shown = value if len(value) < 60 else value[:57] + "…"
+        raise ParcelFileError(
+            f"{name}: unknown coordinate system {shown!r}: give it with --crs, e.g. --crs 3071"
+        ) from exc
+
+
+def _upper_keys(attributes: Mapping[str, Any]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in attributes.items():
+        if value is None:
+            text = ""
+        elif isinstance(value, float) and value.is_integer():
+            text = str(int(value))
+        else:
+            text = str(value)
+        out[str(key).strip().upper()] = text.strip()
+    return out
+
+
+def _read_geojson(path: Path) -> tuple[list[RawRecord], str | None]:
+    from shapely.geometry import shape
+
+    try:
+        data = json.loads(path.read_text("utf-8-sig"))
+    except json.JSONDecodeError as exc:
+        raise ParcelFileError(f"{path.name} is not GeoJSON: {exc}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("features"), list):
+        raise ParcelFileError(f"{path.name} is not a GeoJSON FeatureCollection (no features)")
+    crs_name = None
+    crs_member = data.get("crs")
+    if isinstance(crs_member, dict):
+        crs_name = str((crs_member.get("properties") or {}).get("name") or "") or None
+    records = []
+    for number, feature in enumerate(data["features"], start=1):
+        geometry = feature.get("geometry") if isinstance(feature, dict) else None
+        properties = feature.get("properties") if isinstance(feature, dict) else None
+        geom = None
+        if geometry:
+            try:
+                geom = shape(geometry)
+            except (ValueError, TypeError, AttributeError, KeyError):
+                geom = None
+        records.append(RawRecord(number, _upper_keys(properties or {}), geom))
+    return records, crs_name
+
+
+def _read_shapefile_at(path: Path) -> tuple[list[RawRecord], str | None]:
+    prj = path.with_suffix(".prj")
+    if not prj.exists():
+        prj = path.with_suffix(".PRJ")
+    with path.open("rb") as shp, _sibling(path, ".dbf").open("rb") as dbf:
+        shx_path = _optional_sibling(path, ".shx")
+        shx = shx_path.open("rb") if shx_path is not None else None
+        try:
+            records = _read_shapefile(shp, dbf, shx)
+        finally:
+            if shx is not None:
+                shx.close()
+    return records, prj.read_text("utf-8", errors="replace") if prj.exists() else None
+
+
+def _sibling(path: Path, suffix: str) -> Path:
+    found = _optional_sibling(path, suffix)
+    if found is None:
+        raise ParcelFileError(
+            f"{path.name}: its {suffix} file (the attributes) is missing beside it"
+        )
+    return found
+
+
+def _optional_sibling(path: Path, suffix: str) -> Path | None:
+    for candidate in (path.with_suffix(suffix), path.with_suffix(suffix.upper())):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def _read_zip(path: Path, layer: str | None) -> tuple[list[RawRecord], str | None]:
+    with zipfile.ZipFile(path) as archive:
+        names = archive.namelist()
+        layers = {Path(n).stem: n for n in names if n.lower().endswith(".shp")}
+        if not layers:
+            raise ParcelFileError(f"{path.name} holds no Shapefile (.shp)")
+        if layer is None:
+            if len(layers) > 1:
+                raise ParcelFileError(
+                    f"{path.name} holds several layers ({', '.join(sorted(layers))}):"
+                    " choose one with --layer"
+                )
+            (layer,) = layers
+        if layer not in layers:
+            raise ParcelFileError(
+                f"{path.name} has no layer {layer!r} (it has {', '.join(sorted(layers))})"
+            )
+        base = layers[layer][:-4]
+        members = {n.lower(): n for n in names}
+
+        def member(suffix: str) -> bytes | None:
+            name = members.get((base + suffix).lower())
+            return None if name is None else archive.read(name)
+
+        dbf = member(".dbf")
+        if dbf is None:
+            raise ParcelFileError(f"{path.name}: layer {layer!r} has no .dbf (the attributes)")
+        shp = member(".shp")
+        assert shp is not None
+        shx = member(".shx")
+        prj = member(".prj")
+        records = _read_shapefile(
+            io.BytesIO(shp), io.BytesIO(dbf), None if shx is None else io.BytesIO(shx)
+        )
+        return records, None if prj is None else prj.decode("utf-8", errors="replace")
+
+
+def _read_shapefile(shp: Any, dbf: Any, shx: Any) -> list[RawRecord]:
+    import shapefile
+    from shapely.geometry import shape
+
+    reader = shapefile.Reader(shp=shp, dbf=dbf, shx=shx, encoding="utf-8", encodingErrors="replace")
+    names = [f[0] for f in reader.fields[1:]]
+    records = []
+    for number, item in enumerate(reader.iterShapeRecords(), start=1):
+        geom = None
+        if item.shape.shapeType != shapefile.NULL and item.shape.points:
+            try:
+                geom = shape(item.shape.__geo_interface__)
+            except (ValueError, TypeError, AttributeError, KeyError):
+                geom = None
+        records.append(RawRecord(number, _upper_keys(dict(zip(names, item.record, strict=True))), geom))
+    return records
+
+
+def _read_csv(path: Path) -> tuple[list[RawRecord], str | None]:
+    from shapely import wkt
+    from shapely.errors import ShapelyError
+
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = raw.decode("cp1252", errors="replace")
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    header = [h.strip().upper() for h in reader.fieldnames or []]
+    column = next((c for c in GEOMETRY_COLUMNS if c in header), None)
+    if column is None:
+        raise ParcelFileError(
+            f"{path.name}: no geometry column (one named {', '.join(GEOMETRY_COLUMNS)},"
+            " holding WKT such as POLYGON ((…)))"
+        )
+    records = []
+    for number, row in enumerate(reader, start=1):
+        attributes = _upper_keys({k: v for k, v in row.items() if k is not None})
+        geom = None
+        shape_text = attributes.pop(column, "")
+        if shape_text:
+            try:
+                geom = wkt.loads(shape_text)
+            except (ShapelyError, ValueError):
+                geom = None
+        records.append(RawRecord(number, attributes, geom))
+    return records, None
+
+
+# -- checking the records (pure) ---------------------------------------------------
+
+
+def missing_columns(records: Iterable[RawRecord]) -> list[str]:
+    """Required V-series fields no record has (a file with another schema)."""
+    seen: set[str] = set()
+    for record in records:
+        seen.update(record.attributes)
+        if seen.issuperset(REQUIRED):
+            return []
+    return [c for c in REQUIRED if c not in seen]
+
+
+def to_wgs84(geometries: Sequence[BaseGeometry | None], crs: CRS) -> list[BaseGeometry | None]:
+    """Every geometry in longitude/latitude; raises ``ParcelFileError`` when the
+    coordinates cannot be in ``crs`` (feet read as degrees, a wrong --crs)."""
+    import numpy as np
+    import shapely
+    from pyproj import Transformer
+
+    present = [g for g in geometries if g is not None]
+    if not present:
+        return list(geometries)
+    if crs.equals(WGS84) or crs.to_epsg() == 4326:
+        moved = present
+    else:
+        transformer = Transformer.from_crs(crs, WGS84, always_xy=True)
+
+        def move(coords: Any) -> Any:
+            x, y = transformer.transform(coords[:, 0], coords[:, 1])
+            return np.column_stack([x, y])
+
+        moved = list(shapely.transform(np.asarray(present, dtype=object), move))
+    bounds = np.asarray(shapely.bounds(np.asarray(moved, dtype=object)), dtype=float)
+    if (
+        not np.all(np.isfinite(bounds))
+        or np.any(np.abs(bounds[:, [0, 2]]) > 180)
+        or np.any(np.abs(bounds[:, [1, 3]]) > 90)
+    ):
+        raise ParcelFileError(
+            f"the coordinates do not fit the coordinate system {crs.name!r}: give the file's"
+            " with --crs (e.g. --crs 3071 for Wisconsin Transverse Mercator)"
+        )
+    it = iter(moved)
+    return [None if g is None else next(it) for g in geometries]
+
+
+def _polygonal(geom: BaseGeometry | None) -> BaseGeometry | None:
+    """A polygon or multipolygon, repaired if its outline crosses itself; else None."""
+    import shapely
+    from shapely.geometry import MultiPolygon, Polygon
+
+    if geom is None or geom.is_empty:
+        return None
+    if not geom.is_valid:
+        geom = shapely.make_valid(geom)
+    if isinstance(geom, Polygon | MultiPolygon):
+        return geom
+    parts = [g for g in getattr(geom, "geoms", []) if isinstance(g, Polygon) and not g.is_empty]
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else MultiPolygon(parts)
+
+
+def parse_records(
+    raw: RawFile, *, commercial_classes: Sequence[str] = ()
+) -> ParcelFile:
+    """Parcels and rejects from a file's records (pure but for the projection).
+
+    ``commercial_classes``: values of ``PROPCLASS`` (e.g. ``2`` commercial,
+    ``3`` manufacturing) that make a parcel's walk commercial for § 370-5's
+    widths; everything else is residential (changeable later with registry edit).
+    """
+    missing = missing_columns(raw.records)
+    if missing:
+        raise ParcelFileError(
+            f"{raw.source}: the column {missing[0]} is missing"
+            + (f" (and {', '.join(missing[1:])})" if missing[1:] else "")
+            + ": this reads the Wisconsin Statewide Parcel Map schema (PARCELID, OWNERNME1,"
+            " PSTLADRESS, SITEADRESS, STREETNAME, …)"
+        )
+    geometries = to_wgs84([_polygonal(r.geometry) for r in raw.records], raw.crs)
+    counts = Counter(r.attributes.get("PARCELID", "") for r in raw.records)
+    commercial = {c.strip().upper() for c in commercial_classes if c.strip()}
+    out = ParcelFile(crs_name=raw.crs.name, source=raw.source)
+    for record, geom in zip(raw.records, geometries, strict=True):
+        result = _parse_one(record, geom, counts, commercial)
+        if isinstance(result, Reject):
+            out.rejects.append(result)
+        else:
+            out.parcels.append(result)
+    return out
+
+
+def _parse_one(
+    record: RawRecord,
+    geom: BaseGeometry | None,
+    counts: Counter[str],
+    commercial: set[str],
+) -> Parcel | Reject:
+    a = record.attributes
+
+    def get(name: str) -> str | None:
+        value = " ".join(a.get(name, "").split())
+        return value or None
+
+    parcel_id = get("PARCELID")
+    site = get("SITEADRESS")
+
+    def reject(reason: str) -> Reject:
+        return Reject(record.number, parcel_id, site, reason)
+
+    if parcel_id is None:
+        return reject("no parcel number (PARCELID is empty)")
+    if counts[a.get("PARCELID", "")] > 1:
+        return reject(
+            f"parcel number {parcel_id} appears {counts[a['PARCELID']]} times in the file;"
+            " none of them is imported until the county's file has it once"
+        )
+    if site is None:
+        return reject(
+            "no site address: the parcel has no street address, so there is no walk to watch"
+            " (vacant land, a right-of-way or an outlot)"
+        )
+    if geom is None:
+        return reject("no outline (geometry) in the file, so its frontage cannot be measured")
+    owner = get("OWNERNME1")
+    if owner is None:
+        return reject("no owner name: a notice would have no one to go to")
+    postal = get("PSTLADRESS")
+    if postal is None:
+        return reject("no mailing address for the owner: a notice could not be mailed")
+    lines = split_mailing_address(postal)
+    if lines is None:
+        return reject(
+            f"the owner's mailing address '{postal}' cannot be split into a street (or PO box)"
+            " line and a city, state and ZIP line"
+        )
+    second = get("OWNERNME2")
+    too_big = fits_envelope([owner, *((second,) if second else ()), *lines])
+    if too_big is not None:
+        return reject(f"the owner's address will not fit a window envelope: {too_big}")
+    street = " ".join(
+        p for p in (get("PREFIX"), get("STREETNAME"), get("STREETTYPE"), get("SUFFIX")) if p
+    )
+    if not get("STREETNAME"):
+        return reject("no street name (STREETNAME is empty), so its street side is unknown")
+    classes = {c.strip().upper() for c in (get("PROPCLASS") or "").split(",")}
+    return Parcel(
+        record=record.number,
+        parcel_id=parcel_id,
+        tax_parcel_id=get("TAXPARCELID"),
+        owner_name=owner,
+        second_owner=second,
+        mailing_lines=lines,
+        site_address=site,
+        street=street,
+        unit=get("UNITID"),
+        place=get("PLACENAME"),
+        zip_code=get("ZIPCODE"),
+        county=get("CONAME"),
+        zone="commercial" if classes & commercial else "residential",
+        geometry=geom,
+    )

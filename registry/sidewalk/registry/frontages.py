@@ -1,0 +1,375 @@
+"""Each parcel's frontage: the edge of its outline that faces its street.
+
+A county parcel file has outlines and addresses but no street centrelines, so
+the street is found from the parcels themselves:
+
+1. Everything is measured in a local transverse Mercator (metres, reported in
+   feet) centred on the file, so lengths are true to well under 0.1 %.
+2. A street's axis is fitted through the centroids of the parcels addressed
+   on it (their principal direction). With lots on both sides the centroids
+   fall in two rows and the axis is the middle of the gap between them; with
+   lots on one side only, the street is on the side of the row whose lots
+   have an open edge there (their rear edges back onto other lots), half a
+   66-ft right-of-way out from the row's front line.
+3. An edge is open when the ground just outside it (2 m out, at a quarter,
+   half and three quarters of its length) is in no other parcel: the
+   right-of-way is not a parcel. The frontage is the open edge(s) roughly
+   parallel to the axis (within 30°), facing it and nearest to it (within 25 m).
+4. A corner lot is one with an open edge facing another street's axis: it gets
+   a second frontage. An open side that faces no street named in the file
+   leaves one frontage and a "check corner lot" note.
+5. Condominium units share one footprint: the walk is derived once and put on
+   the common-element record (the one without a unit number) if the file has
+   it, else on the first unit by parcel number, with a note.
+
+Limits: a street is taken as straight (a curved street, or one that bends at
+an intersection, fits badly: its frontages come out missing or on the wrong
+edge and are listed for checking); a street with one parcel on it has no
+axis; gaps between outlines wider than 2 m read as open edges. Every
+frontage can be corrected afterwards with ``sidewalk registry edit``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from sidewalk.registry.county import Parcel
+
+if TYPE_CHECKING:
+    from shapely.geometry.base import BaseGeometry
+
+FEET_PER_METRE: Final = 1 / 0.3048
+PROBE_M: Final = 2.0
+HALF_RIGHT_OF_WAY_M: Final = 33 * 0.3048
+MAX_AXIS_DISTANCE_M: Final = 25.0
+PARALLEL_COS: Final = math.cos(math.radians(30))
+TWO_ROWS_GAP_M: Final = 15.0
+SAME_FRONT_M: Final = 3.0
+
+
+@dataclass(frozen=True)
+class Frontage:
+    frontage_id: str
+    parcel_id: str
+    street: str
+    street_address: str
+    side: str  # the side of the street the parcel is on: N, S, E or W
+    length_ft: float
+    corner: bool
+    line: dict[str, Any]  # GeoJSON LineString or MultiLineString in WGS 84
+
+
+@dataclass
+class Derived:
+    """Frontages by parcel id, and what a person should check, by parcel id."""
+
+    frontages: dict[str, list[Frontage]] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+
+    def all(self) -> list[Frontage]:
+        return [f for fs in self.frontages.values() for f in fs]
+
+
+@dataclass(frozen=True)
+class Axis:
+    """A street as a straight line: a point, its unit direction and unit normal (metres)."""
+
+    origin: tuple[float, float]
+    direction: tuple[float, float]
+    normal: tuple[float, float]
+    offset: float  # the street's line, along ``normal`` from ``origin``
+    extent: tuple[float, float]  # along ``direction``, from its parcels
+
+
+@dataclass(frozen=True)
+class _Edge:
+    a: tuple[float, float]
+    b: tuple[float, float]
+    normal: tuple[float, float]  # outward, unit
+    open: bool
+
+    @property
+    def length(self) -> float:
+        return math.dist(self.a, self.b)
+
+    @property
+    def direction(self) -> tuple[float, float]:
+        n = self.length or 1.0
+        return ((self.b[0] - self.a[0]) / n, (self.b[1] - self.a[1]) / n)
+
+    @property
+    def middle(self) -> tuple[float, float]:
+        return ((self.a[0] + self.b[0]) / 2, (self.a[1] + self.b[1]) / 2)
+
+
+def frontage_id(parcel_id: str, street: str) -> str:
+    """``"026-0915-0001"`` on ``"N MAIN ST"`` → ``"026-0915-0001-n-main-st"``."""
+    slug = re.sub(r"[^a-z0-9]+", "-", f"{parcel_id} {street}".lower()).strip("-")
+    return slug[:120]
+
+
+def footprint_key(geom: BaseGeometry) -> str:
+    """Outlines equal to about 10 cm share a key (condominium units on one footprint)."""
+    import shapely
+
+    return str(shapely.to_wkt(shapely.normalize(shapely.set_precision(geom, 1e-6)), rounding_precision=6))
+
+
+def derive_frontages(parcels: Sequence[Parcel]) -> Derived:
+    """Every parcel's frontage(s), by the method in the module's docstring."""
+    import numpy as np
+    import shapely
+    from pyproj import Transformer
+
+    out = Derived()
+    if not parcels:
+        return out
+    # One outline per footprint: condominium units share theirs.
+    groups: dict[str, list[Parcel]] = defaultdict(list)
+    for parcel in parcels:
+        groups[footprint_key(parcel.geometry)].append(parcel)
+    holders: list[Parcel] = []
+    for members in groups.values():
+        members.sort(key=lambda p: (p.unit is not None, p.parcel_id))
+        holder = members[0]
+        holders.append(holder)
+        if len(members) > 1:
+            whose = "the common-element record" if holder.unit is None else "the first unit"
+            for other in members[1:]:
+                out.notes[other.parcel_id] = (
+                    f"condominium unit: the building's walk is on {whose} (parcel"
+                    f" {holder.parcel_id})"
+                )
+            if holder.unit is not None:
+                out.notes[holder.parcel_id] = (
+                    f"condominium of {len(members)} units with no common-element record: the"
+                    " walk is put on this unit's owner; make the association the owner with"
+                    " registry edit"
+                )
+    centre = shapely.centroid(shapely.union_all([p.geometry.envelope for p in holders]))
+    to_local = Transformer.from_crs(
+        "EPSG:4326",
+        f"+proj=tmerc +lat_0={centre.y} +lon_0={centre.x} +k=1 +x_0=0 +y_0=0 +ellps=GRS80 +units=m",
+        always_xy=True,
+    )
+    to_wgs84 = Transformer.from_crs(to_local.target_crs, "EPSG:4326", always_xy=True)
+
+    def local(coords: Any) -> Any:
+        x, y = to_local.transform(coords[:, 0], coords[:, 1])
+        return np.column_stack([x, y])
+
+    outlines = list(
+        shapely.transform(np.asarray([p.geometry for p in holders], dtype=object), local)
+    )
+    tree = shapely.STRtree(outlines)
+    edges = [_edges(i, g, outlines, tree) for i, g in enumerate(outlines)]
+    by_street: dict[str, list[int]] = defaultdict(list)
+    for i, parcel in enumerate(holders):
+        by_street[parcel.street].append(i)
+    axes: dict[str, Axis] = {}
+    for street, members in by_street.items():
+        axis = _fit_axis([outlines[i] for i in members], [edges[i] for i in members])
+        if axis is not None:
+            axes[street] = axis
+
+    def wgs84_line(parts: list[_Edge]) -> dict[str, Any]:
+        from shapely.geometry import LineString, MultiLineString, mapping
+        from shapely.ops import linemerge
+
+        merged: BaseGeometry = linemerge(MultiLineString([[e.a, e.b] for e in parts]))
+
+        def back(coords: Any) -> Any:
+            x, y = to_wgs84.transform(coords[:, 0], coords[:, 1])
+            return np.round(np.column_stack([x, y]), 7)
+
+        line = shapely.transform(merged, back)
+        assert isinstance(line, LineString | MultiLineString)
+        return dict(mapping(line))
+
+    for i, parcel in enumerate(holders):
+        axis = axes.get(parcel.street)
+        if axis is None:
+            out.notes[parcel.parcel_id] = (
+                f"no frontage: {parcel.street} has too few parcels in the file to tell where"
+                " the street runs; add the frontage with registry edit"
+            )
+            continue
+        front = _facing(edges[i], axis)
+        if not front:
+            out.notes[parcel.parcel_id] = (
+                f"no frontage: no edge of the parcel is open to {parcel.street} (a rear or"
+                " landlocked lot); imported without a walk to watch"
+            )
+            continue
+        found = [(parcel.street, front)]
+        unexplained = False
+        for edge in edges[i]:
+            if not edge.open or any(edge in part for _, part in found):
+                continue
+            if abs(_dot(edge.direction, axis.direction)) > math.sin(math.radians(30)):
+                continue  # parallel to its own street: a rear edge, or the frontage itself
+            other = _other_street(edge, axes, exclude=parcel.street)
+            if other is None:
+                unexplained = True
+                continue
+            side = _facing(edges[i], axes[other])
+            if side and not any(s == other for s, _ in found):
+                found.append((other, side))
+        corner = len(found) > 1
+        if unexplained and not corner:
+            out.notes[parcel.parcel_id] = (
+                "check corner lot: a side is open to no street named in the file; one"
+                " frontage recorded"
+            )
+        out.frontages[parcel.parcel_id] = [
+            Frontage(
+                frontage_id=frontage_id(parcel.parcel_id, street),
+                parcel_id=parcel.parcel_id,
+                street=street,
+                street_address=(
+                    parcel.site_address if n == 0 else f"{parcel.site_address} ({street} side)"
+                ),
+                side=_compass(part),
+                length_ft=round(sum(e.length for e in part) * FEET_PER_METRE, 1),
+                corner=corner,
+                line=wgs84_line(part),
+            )
+            for n, (street, part) in enumerate(found)
+        ]
+    return out
+
+
+def _dot(a: tuple[float, float], b: tuple[float, float]) -> float:
+    return a[0] * b[0] + a[1] * b[1]
+
+
+def _edges(index: int, outline: BaseGeometry, outlines: list[Any], tree: Any) -> list[_Edge]:
+    """The outline's edges (collinear runs merged), each with its outward normal and
+    whether the ground outside it is open (in no other parcel)."""
+    import shapely
+    from shapely.geometry import Point, Polygon
+
+    polygons = list(getattr(outline, "geoms", [outline]))
+    found: list[_Edge] = []
+    for polygon in polygons:
+        assert isinstance(polygon, Polygon)
+        ring = shapely.simplify(polygon, 0.2, preserve_topology=True)
+        assert isinstance(ring, Polygon)
+        ccw = shapely.geometry.polygon.orient(ring, 1.0).exterior.coords
+        points = list(ccw)
+        for a, b in zip(points, points[1:], strict=False):
+            length = math.dist(a, b)
+            if length < 0.5:
+                continue
+            dx, dy = (b[0] - a[0]) / length, (b[1] - a[1]) / length
+            normal = (dy, -dx)  # outward for a counter-clockwise ring
+            probes = [
+                Point(a[0] + dx * length * t + normal[0] * PROBE_M,
+                      a[1] + dy * length * t + normal[1] * PROBE_M)
+                for t in (0.25, 0.5, 0.75)
+            ]  # fmt: skip
+            covered = 0
+            for probe in probes:
+                hits = tree.query(probe, predicate="intersects")
+                if any(int(h) != index for h in hits):
+                    covered += 1
+            found.append(_Edge((a[0], a[1]), (b[0], b[1]), normal, covered < 2))
+    return found
+
+
+def _fit_axis(outlines: Sequence[Any], edges: Sequence[list[_Edge]]) -> Axis | None:
+    """The street's straight line from the parcels addressed on it (None if it cannot tell)."""
+    import numpy as np
+
+    if len(outlines) < 2:
+        return None
+    points = np.array([[o.centroid.x, o.centroid.y] for o in outlines])
+    origin = points.mean(axis=0)
+    centred = points - origin
+    _, vectors = np.linalg.eigh(centred.T @ centred)
+    d = vectors[:, -1]
+    direction = (float(d[0]), float(d[1]))
+    normal = (-direction[1], direction[0])
+    offsets = centred @ np.array(normal)
+    along = centred @ np.array(direction)
+    extent = (float(along.min()), float(along.max()))
+    ordered = np.sort(offsets)
+    gaps = np.diff(ordered)
+    o = (float(origin[0]), float(origin[1]))
+    if len(gaps) and float(gaps.max()) > TWO_ROWS_GAP_M:
+        k = int(gaps.argmax())
+        middle = float(ordered[k] + ordered[k + 1]) / 2
+        return Axis(o, direction, normal, middle, extent)
+    # One row of lots: the street is on the side where their edges are open.
+    votes = 0
+    for parcel_edges in edges:
+        for edge in parcel_edges:
+            if edge.open and abs(_dot(edge.direction, direction)) >= PARALLEL_COS:
+                votes += 1 if _dot(edge.normal, normal) > 0 else -1
+    if votes == 0:
+        return None
+    side = 1.0 if votes > 0 else -1.0
+    fronts = [
+        max(side * ((x - o[0]) * normal[0] + (y - o[1]) * normal[1]) for x, y in _coords(g))
+        for g in outlines
+    ]
+    line = side * (float(np.median(fronts)) + HALF_RIGHT_OF_WAY_M)
+    return Axis(o, direction, normal, line, extent)
+
+
+def _coords(outline: Any) -> list[tuple[float, float]]:
+    return [c for g in getattr(outline, "geoms", [outline]) for c in g.exterior.coords]
+
+
+def _offset(axis: Axis, point: tuple[float, float]) -> float:
+    return (point[0] - axis.origin[0]) * axis.normal[0] + (point[1] - axis.origin[1]) * axis.normal[1]
+
+
+def _facing(parcel_edges: Sequence[_Edge], axis: Axis) -> list[_Edge]:
+    """The open edges parallel to the street, facing it, nearest to it."""
+    candidates: list[tuple[float, _Edge]] = []
+    for edge in parcel_edges:
+        if not edge.open or abs(_dot(edge.direction, axis.direction)) < PARALLEL_COS:
+            continue
+        gap = axis.offset - _offset(axis, edge.middle)
+        if gap * _dot(edge.normal, axis.normal) <= 0 or abs(gap) > MAX_AXIS_DISTANCE_M:
+            continue
+        candidates.append((abs(gap), edge))
+    if not candidates:
+        return []
+    nearest = min(d for d, _ in candidates)
+    return [e for d, e in candidates if d <= nearest + SAME_FRONT_M]
+
+
+def _other_street(edge: _Edge, axes: dict[str, Axis], *, exclude: str) -> str | None:
+    """The street another open edge faces, if one named in the file runs there."""
+    best: tuple[float, str] | None = None
+    for street, axis in axes.items():
+        if street == exclude or abs(_dot(edge.direction, axis.direction)) < PARALLEL_COS:
+            continue
+        gap = axis.offset - _offset(axis, edge.middle)
+        if gap * _dot(edge.normal, axis.normal) <= 0 or abs(gap) > MAX_AXIS_DISTANCE_M:
+            continue
+        along = _dot(
+            (edge.middle[0] - axis.origin[0], edge.middle[1] - axis.origin[1]), axis.direction
+        )
+        if not axis.extent[0] - 60 <= along <= axis.extent[1] + 60:
+            continue
+        if best is None or abs(gap) < best[0]:
+            best = (abs(gap), street)
+    return None if best is None else best[1]
+
+
+def _compass(part: Sequence[_Edge]) -> str:
+    """The side of the street the parcel is on: opposite its frontage's outward normal."""
+    nx = -sum(e.normal[0] * e.length for e in part)
+    ny = -sum(e.normal[1] * e.length for e in part)
+    if abs(ny) >= abs(nx):
+        return "N" if ny > 0 else "S"
+    return "E" if nx > 0 else "W"
+
