@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -98,10 +99,12 @@ def _worker(args: argparse.Namespace) -> None:
     # Imports done: the parent starts its clock at "go", not at our start-up.
     print("loaded", flush=True)
     sys.stdin.readline()
+    cpu0 = time.process_time()
     consumer.start()
     print("ready", flush=True)
     sys.stdin.read()  # the parent closes stdin to stop us
     consumer.stop()
+    cpu_s = time.process_time() - cpu0
     store.close()
     s = consumer.stats
     out = {
@@ -110,6 +113,7 @@ def _worker(args: argparse.Namespace) -> None:
         "duplicates": s.duplicates,
         "dead": s.dead_letters,
         "batches": s.batches,
+        "cpu_s": cpu_s,
         "last_commit_ms": max(commits, default=0.0),
         "latencies": latencies,
     }
@@ -294,6 +298,7 @@ def sustained(
         "dups": dups,
         "shares": [r["stored"] for r in results],
         "batches": [r["batches"] for r in results],
+        "cpu_s": sum(r["cpu_s"] for r in results),
     }
 
 
@@ -309,9 +314,11 @@ def drain(
         _make_session(server.port, f"{site}-w{i}", site)
     for p in _start_publishers(server.port, tmp, sites, n, devices):
         p.wait(300)
-    t = time.perf_counter()
+    t, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run([*cmd, "-C", str(n)], stdout=subprocess.DEVNULL, check=True, timeout=300)
     sub_s = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    sub_cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     workers = Workers(server.port, places)
     start = _now_ms()
     workers.go()
@@ -321,11 +328,13 @@ def drain(
     ingest_s = (max(r["last_commit_ms"] for r in results) - start) / 1000
     return {
         "sub": n / sub_s,
+        "sub_cpu_us": 1e6 * sub_cpu / n,
         "ingest": rows / ingest_s,
         "rows": rows,
         "dups": dups,
         "shares": [r["stored"] for r in results],
         "batches": [r["batches"] for r in results],
+        "cpu_s": sum(r["cpu_s"] for r in results),
     }
 
 
@@ -393,7 +402,8 @@ def _label(w: int, partition: bool) -> str:
 def _row(label: str, r: dict[str, Any]) -> str:
     return (
         f"{label:<44} {r['ingest']:>9.0f} {r['sub']:>9.0f} {r['ingest'] / r['sub']:>6.2f}"
-        f"  {r['rows']}/{r['dups']} shares {r['shares']} batches {r['batches']}"
+        f"  {r['rows']}/{r['dups']} batches {r['batches']}"
+        f" cpu {1e6 * r['cpu_s'] / max(1, r['rows']):.0f} µs/reading"
     )
 
 
@@ -415,7 +425,7 @@ def _run(parts: set[str], server: MosquittoServer, tmp: Path, args: argparse.Nam
         for w, part in layouts:
             r = drain(server, tmp, n, args.devices, w, partition=part)
             ok &= r["rows"] == n and r["dups"] == 0
-            print(_row(_label(w, part), r))
+            print(_row(_label(w, part), r) + f"; C client cpu {r['sub_cpu_us']:.0f} µs")
     if "latency" in parts:
         print(f"\n3. latency at {args.rate} readings/s for {args.latency_s:.0f} s (ms)")
         print(f"{'':<44} {'p50':>7} {'p99':>7}  rows/dups")

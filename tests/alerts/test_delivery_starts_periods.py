@@ -176,3 +176,36 @@ def test_370_10_B_a_village_that_confirms_email_as_delivery_starts_the_period_at
     case = runner.engine.enforcement.cases[key]
     assert case.state == "notice_period"
     assert case.notice_deadline == sent_at + profile.snow_and_ice.nonhazard_notice_period.duration
+
+
+def test_370_10_B1_the_hazard_notice_goes_to_the_person_in_charge_the_copy_to_the_owner(
+    stormed: tuple[AnalyticsRunner, CaseStore], profile: Profile
+) -> None:
+    """B(1): "written notice to the owner, occupant or person in charge": served at the
+    property on the person in charge the registry records; the owner gets the copy."""
+    from tests.clocks.live import set_frontage
+
+    runner, cases = stormed
+    _, key = _clearing_notice(cases, "main-st-105")
+    cases.registry.upsert_parcel(
+        "P105", tax_parcel_id="026-0815-0105", site_address="105 Main St", place="Clyman",
+        zip_code="53016", source="test",
+    )  # fmt: skip
+    set_frontage(cases, "main-st-105", parcel_id="P105")
+    cases.registry.add_occupant("P105", "Ed Engel", role="occupant")
+    cases.registry.add_occupant("P105", "Frieda Fuchs", role="person in charge")
+    assert runner.engine.now is not None
+    confirmed = runner.engine.now + timedelta(minutes=20)
+    cases.actions.record("confirm_hazard", key, confirmed, "Officer Quinn")
+    runner.tick()
+    [hazard] = cases.notices.list(kind="hazard_notice")
+    assert (hazard.owner_name, hazard.owner_address_lines) == (
+        "Frieda Fuchs", ("105 Main St", "Clyman 53016"),
+    )  # fmt: skip
+    assert hazard.detail["served_on"] == {"name": "Frieda Fuchs", "role": "person in charge"}
+    posted = confirmed + timedelta(minutes=10)
+    record_notice_delivery(cases, hazard.id, posted, "Officer Quinn", "hand", profile=profile)
+    assert "Dear Frieda Fuchs" in (cases.notices.get(hazard.id).body_text or "")
+    copy = NoticeIssuer(cases, profile).owner_copy(cases.notices.get(hazard.id))
+    assert copy.body_text is not None
+    assert "Dear Clara Christoph" in copy.body_text

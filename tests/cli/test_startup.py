@@ -18,7 +18,7 @@ HEAVY = (
     "sidewalk.analytics", "sidewalk.dashboard", "sidewalk.ingest", "sidewalk.scenarios",
 )  # fmt: skip
 GROUPS = ["demo", "replay", "ingest", "analytics", "act", "notices", "cold", "street",
-          "inspect", "dashboard", "profile"]  # fmt: skip
+          "inspect", "dashboard", "profile", "registry", "check"]  # fmt: skip
 
 PROBE = """
 import json, sys

@@ -7,6 +7,7 @@ browser downloads are never used. Screenshots go to ``test-artifacts/dashboard``
 from __future__ import annotations
 
 import hashlib
+import io
 import re
 import tempfile
 from collections.abc import Iterator
@@ -79,6 +80,8 @@ def test_login_map_notice_action_and_live_clock_event(
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     log_in(page, dashboard, "clerk")
+    page.keyboard.press("Tab")  # keyboard users reach "skip to content" first
+    expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
     page.get_by_role("link", name="Overview").click()
     expect(page.locator("body")).to_have_attribute("data-ready", "overview")
 
@@ -93,8 +96,6 @@ def test_login_map_notice_action_and_live_clock_event(
             "data-category", "violation"
         )
     expect(page.locator("#live-status")).to_have_text("live")
-    page.keyboard.press("Tab")  # keyboard users reach "skip to content" first
-    expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
     expect(page.get_by_role("cell", name="Bert Brandt")).to_be_visible()  # clerks see owners
     shot(page, "01-overview")
 
@@ -138,8 +139,22 @@ def test_login_map_notice_action_and_live_clock_event(
     expect(page.locator("#notice-deadline")).to_contain_text("from the recorded service")
     expect(page.locator("#notice-deadline")).to_contain_text("tomorrow 12:00 PM")
     expect(page.locator("main .history")).to_contain_text("Officer Pat Quinn")
+    show_the_letter(page, dashboard, "CLY-2026-000001", "Bert Brandt")
     assert errors == []
     page.close()
+
+
+def show_the_letter(page: Page, dashboard: Dashboard, number: str, owner: str) -> None:
+    """The letter on the notice's page is the command line's PDF (alerts.pdf.notice_pdf)."""
+    from pypdf import PdfReader
+
+    page.get_by_role("button", name="Show the letter here").click()
+    letter = page.locator("iframe.letter-preview")
+    expect(letter).to_have_attribute("src", f"/api/notices/{number}/letter.pdf#view=FitH")
+    pdf = page.request.get(f"{dashboard.url}/api/notices/{number}/letter.pdf")
+    assert pdf.headers["content-type"] == "application/pdf"
+    assert owner in PdfReader(io.BytesIO(pdf.body())).pages[0].extract_text()
+    shot(page, "04-notice-served-1366")
 
 
 def record_service(page: Page, number: str, method: str, who: str) -> None:
@@ -248,7 +263,7 @@ def test_today_at_the_desk_and_on_a_phone(
         shot(page, f"20-today-{width}")
     # Open the notice from Today; the notices list at 1366 has no sideways scroll either.
     page.set_viewport_size({"width": 1366, "height": 900})
-    page.get_by_role("link", name="Open notice CLY-2026-000002").click()
+    serve.get_by_role("link", name="Open notice CLY-2026-000002").click()
     expect(page.locator("body")).to_have_attribute("data-ready", "notice")
     expect(page.locator("#notice-deadline")).to_have_text(
         "The owner's deadline starts when the notice is served."
@@ -330,8 +345,9 @@ def test_the_inspector_taps_a_hazard_with_a_photo_and_posts_the_notice_on_a_phon
     shot(page, "22-rounds-390")
     assert no_sideways_scroll(page)
     stop.get_by_role("button", name="Hazard", exact=True).click()
-    expect(stop.locator(".stop-status")).to_contain_text("Hazard confirmed")
-    expect(stop.locator(".stop-status")).to_contain_text("The photo is kept with it.")
+    note = page.locator("#rounds-note")
+    expect(note).to_contain_text("105 Main St: Hazard confirmed")
+    expect(note).to_contain_text("The photo is kept with it.")
     kept = dashboard.storm.cases.audit.list(subject="frontage:main-st-105")
     sha = hashlib.sha256(jpeg.tobytes()).hexdigest()
     assert [a.detail["sha256"] for a in kept if a.action == "inspection.photo"] == [sha]
@@ -344,7 +360,10 @@ def test_the_inspector_taps_a_hazard_with_a_photo_and_posts_the_notice_on_a_phon
             break
         page.wait_for_timeout(200)
     posted.click()
-    expect(stop.locator(".stop-status")).to_contain_text("the 2 hours run from now")
+    expect(note).to_contain_text("the 2 hours run from now")
+    # The stop now counts down the owner's 2 hours, from the posting.
+    expect(stop.locator(".why")).to_have_text("Hazard notice delivered: period running")
+    expect(stop.locator(".stop-deadline")).to_contain_text("today 2:00 PM (in 2 h)")
     hazard = dashboard.storm.cases.notices.list(kind="hazard_notice")[-1]
     assert hazard.delivered_at == dashboard.storm.end
     deliveries = dashboard.storm.cases.notices.list_deliveries(notice_id=hazard.id)

@@ -143,3 +143,21 @@ def test_a_100_mm_marker_at_46_px_is_not_measured() -> None:
     with pytest.raises(MeasurementError) as err:
         measure_photo(img, calib, FiducialSpec(side_mm=100.0))
     assert err.value.problem is InputProblem.FIDUCIAL_TOO_SMALL
+
+
+@pytest.mark.parametrize(("yaw", "pitch"), [(0.0, 15.0), (90.0, -15.0)])
+def test_a_joint_is_stationed_along_the_walk_whichever_way_the_camera_is_turned(
+    yaw: float, pitch: float
+) -> None:
+    # The joint's offset from the file's station (the walk-plane point under
+    # the image centre) was the sensor's x: with the walk up the image it was
+    # the offset across the walk. Now it is along the survey direction.
+    scene = _one_joint(44, fault_mm=6.0, gap_mm=10.0, skew_rad=0.0)
+    aimed = _camera(scene, yaw=yaw, pitch=pitch)
+    shift = np.array([150.0, 40.0, 0.0])  # the image centre 150 mm past the joint
+    cam = Camera(
+        aimed.width, aimed.height, aimed.matrix, aimed.distortion, aimed.rotation,
+        aimed.center_mm + shift,
+    )  # fmt: skip
+    p = _measured(scene, cam)
+    assert p.measured.along_walk_mm == pytest.approx(-150.0, abs=10.0)

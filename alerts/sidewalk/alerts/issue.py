@@ -115,8 +115,21 @@ class NoticeIssuer:
     def required_notice(
         self, required: NoticeRequired, record: records.ViolationRecord
     ) -> records.NoticeRecord:
-        """Issue (or find) a hazard notice or an after-the-fact abatement notice, and render it."""
+        """Issue (or find) a hazard notice or an after-the-fact abatement notice, and render it.
+
+        § 370-10 B(1): the hazard notice goes to "the owner, occupant or person in
+        charge", served on the premises; where the registry has a person in charge
+        (or else an occupant) at that time, it is addressed to them at the property,
+        and the owner of record gets the owner's copy (``owner_copy``). The
+        after-the-fact notice goes to the owner's last-known address."""
         rule = self.profile.snow_and_ice.hazard_notice_period
+        detail: dict[str, Any] = {"violation": required.violation_key, **required.detail}
+        addressee = None
+        if required.kind == "hazard_notice":
+            served = self._person_in_charge(required.frontage, required.at)
+            if served is not None:
+                addressee = served[0]
+                detail["served_on"] = served[1]
         notice = self.cases.notices.create(
             f"notice/{required.key}",
             required.kind,
@@ -125,9 +138,28 @@ class NoticeIssuer:
             violation_id=record.id,
             citation=required.citation,
             rules=[records.RuleUse.from_rule("snow_and_ice.hazard_notice_period", rule)],
-            detail=self._detail({"violation": required.violation_key, **required.detail}),
+            detail=self._detail(detail),
+            addressee=addressee,
         )
         return self.render(notice)
+
+    def _person_in_charge(
+        self, frontage_id: str, at: datetime
+    ) -> tuple[tuple[str, list[str]], dict[str, str]] | None:
+        """The person in charge (else the occupant) of the frontage's parcel at ``at``:
+        (name, the property's address lines) and who they are, or ``None``."""
+        frontage = self.cases.registry.get_frontage(frontage_id)
+        if frontage.parcel_id is None:
+            return None
+        people = self.cases.registry.occupants(frontage.parcel_id, at)
+        people.sort(key=lambda p: (p.role != "person in charge", p.id))
+        if not people:
+            return None
+        person = people[0]
+        parcel = self.cases.registry.get_parcel(frontage.parcel_id)
+        town = " ".join(x for x in (parcel.place, parcel.zip_code) if x)
+        lines = [frontage.street_address] + ([f"{town}"] if town else [])
+        return (person.name, lines), {"name": person.name, "role": person.role}
 
     # -- the other notices the ordinance implies -----------------------------------
 
@@ -545,6 +577,9 @@ class NoticeIssuer:
                      if d.status == "delivered"]  # fmt: skip
         method = delivered[0].channel if delivered else "hand"
         frontage = self.cases.registry.get_frontage(notice.frontage_id)
+        # Served on the person in charge at the property, the copy goes to the owner
+        # of record when the notice was issued.
+        owner = self.cases.registry.owner_of_record(notice.frontage_id, notice.issued_at)
         violation = self._violation(notice)
         rendered = render_hazard_notice(
             notice.kind,
@@ -555,7 +590,7 @@ class NoticeIssuer:
             template_dir=self.template_dir,
             evidence=evidence_from_detail(notice.detail),
             letter=self.letter_context(notice),
-            owner=Addressee(notice.owner_name, notice.owner_address_lines),
+            owner=Addressee(owner.name, owner.address_lines),
             missed_deadline=datetime.fromisoformat(str(violation.evidence["deadline"])),
             confirmed_by=str(notice.detail.get("confirmed_by", "a Village officer")),
             history=self._history(notice),

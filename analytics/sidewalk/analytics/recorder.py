@@ -23,8 +23,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast, get_args
 
+from sidewalk.analytics.clocks.bill_terms import BillKind, bill_terms
 from sidewalk.analytics.clocks.cold_weather import FROZEN_SUBGRADE, KEEP_OFF, OPENING_PERMIT
 from sidewalk.analytics.clocks.enforcement import ENFORCEMENT
 from sidewalk.analytics.clocks.engine import CLEARING
@@ -181,7 +182,11 @@ class CaseRecorder:
 
     # -- clocks --------------------------------------------------------------------
 
-    def _rules(self, kind: str) -> list[records.RuleUse]:
+    def _rules(self, kind: str, section: object = None) -> list[records.RuleUse]:
+        if kind == ENFORCEMENT and isinstance(section, str) and section in get_args(BillKind):
+            # A bill's case for an abatement another clock ordered: its section's terms.
+            terms = bill_terms(self.profile, cast(BillKind, section))
+            return [records.RuleUse.from_rule(name, rule) for name, rule in terms.rules]
         rules = self.profile.snow_and_ice
         if kind == CLEARING:
             return [
@@ -320,7 +325,7 @@ class CaseRecorder:
             citation = rules.clearing_deadline.citation if t.clock == CLEARING else None
             clock = self.cases.clocks.open(
                 t.frontage, t.clock, t.from_state, t.at, cause,
-                citation=citation, rules=self._rules(t.clock), key=key,
+                citation=citation, rules=self._rules(t.clock, t.detail.get("section")), key=key,
             )  # fmt: skip
             clock_id = self._ids[key] = clock.id
         deadline: Any = records.KEEP
@@ -409,8 +414,27 @@ class CaseRecorder:
                 {"costs_incurred_at": due.costs_incurred_at.isoformat()}, at=due.at,
             )  # fmt: skip
             return
+        held = [
+            n.number
+            for n in self.cases.notices.list(kind="abatement_bill", frontage_id=bill.frontage_id)
+            if n.detail.get("bill_id") == bill.id and n.status == "held"
+        ]
+        if held:
+            # The bill itself waits for the Village to confirm a value it relies on (an
+            # unconfirmed period): its charge is not entered on its own either.
+            self.cases.audit.append_once(
+                "analytics", "tax_roll.held", f"violation:{due.violation_key}",
+                {"reason": f"the bill's notice {held[0]} is held for the Village's"
+                 " confirmation of a value it relies on", "citation": due.citation,
+                 "costs_incurred_at": due.costs_incurred_at.isoformat(), "bill_due": None},
+                key=f"tax_roll.held/{due.violation_key}", at=due.at,
+            )  # fmt: skip
+            return
+        # The section the entry is made under; a default the profile cites no section for
+        # (§ 370-11 C, § 370-14, § 144-11, § 144-12 B) is under the violation's own.
+        citation = due.citation or self._known_violation(due.violation_key).citation
         tax_year = due.at.astimezone(self.profile.zone).year
-        self.cases.bills.certify_tax_roll(bill.id, due.at, tax_year, citation=due.citation)
+        self.cases.bills.certify_tax_roll(bill.id, due.at, tax_year, citation=citation)
 
     def _known_violation(self, key: str) -> records.ViolationRecord:
         violation = self.cases.clocks.violation_by_key(key)

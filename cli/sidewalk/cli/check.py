@@ -20,7 +20,7 @@ command only reads them and prints.
 from __future__ import annotations
 
 import functools
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -37,6 +37,10 @@ if TYPE_CHECKING:
 
 # Where the letter prints the owner's address (alerts/pdf.py, _window_address): five
 # lines of 10.5 pt DejaVu Sans in a block 3.75 in wide, behind a #10 envelope's window.
+# Written out so the check's pure part need not load fpdf2 (tests/cli/test_check.py
+# checks that they agree).
+ADDRESS_LINES = 5
+ADDRESS_W = 3.75 * 25.4
 ADDRESS_PT = 10.5
 # Characters per line when DejaVu Sans is not installed to measure with (its
 # average width at 10.5 pt is about 2 mm; 3.75 in holds about 45).
@@ -96,8 +100,6 @@ def envelope_problem(
     """Why a mailing address will not show in the window envelope, or None when it fits.
 
     ``width``: a line's printed width in mm (default: measured in the letter's font)."""
-    from sidewalk.alerts.pdf import ADDRESS_LINES, ADDRESS_W
-
     if not lines:
         return "there is no mailing address"
     if 1 + len(lines) > ADDRESS_LINES:
@@ -176,9 +178,13 @@ def readiness_problems(
             )
         )
     watched_by: dict[str, list[FrontageRecord]] = defaultdict(list)
+    shared = Counter(f.street_address for f in state.frontages)
     for f in state.frontages:
+        # A corner lot's two frontages share the address: say which, and name it by id.
         where = f.street_address
         quoted = f'"{where}"'
+        if shared[where] > 1:
+            where, quoted = f"{where} ({f.street or f.id})", f.id
         owner = state.owners.get(f.id)
         owner_fix = (
             f'sidewalk registry edit owner {quoted} --address-line "…" --address-line "…" {BY}'

@@ -63,8 +63,10 @@ def dashboard(  # noqa: PLR0917 (Typer maps parameters to options)
 
 def serve(place: Village, secret: str, *, host: str, port: int, geojson: Path | None) -> None:
     """Serve the dashboard over the configured stores until interrupted."""
+    from sidewalk.core.config import mqtt_settings
     from sidewalk.dashboard.app import create_app
     from sidewalk.dashboard.app import serve as run
+    from sidewalk.dashboard.poles import PoleLink
     from sidewalk.storage.evidence import EvidenceStore
     from sidewalk.storage.space import FreeSpaceFloor
     from sidewalk.storage.timeseries import SqliteTimeSeriesStore
@@ -87,9 +89,14 @@ def serve(place: Village, secret: str, *, host: str, port: int, geojson: Path | 
             space=space, trusted_proxies=settings.dashboard.trusted_proxies,
             secure_cookies=tls is not None,
         )  # fmt: skip
+        # Commissioning: commands to the poles and their health reports (docs/commissioning.md).
+        mqtt = mqtt_settings(settings, f"{settings.mqtt.client_id}-dashboard")
+        app.state.poles = poles = PoleLink(mqtt, settings.site, cases)
+        poles.start()
         try:
             run(app, host, port, ssl_certfile=tls and tls[0], ssl_keyfile=tls and tls[1])
         finally:
+            poles.close()
             if timeseries is not None:
                 timeseries.close()
 

@@ -21,6 +21,7 @@ from sidewalk.cli.common import (
     console,
     fail,
     instant,
+    load_settings,
     refusals,
     village,
 )
@@ -126,13 +127,16 @@ def queue(
 
 @notices_app.command("print-batch")
 def print_batch(
-    out: Annotated[Path, typer.Option(help="folder for the batch PDF")] = Path("var/print"),
+    out: Annotated[
+        Path | None, typer.Option(help="folder for the batch PDF (default: [delivery] print_dir)")
+    ] = None,
     duplex: Annotated[bool, typer.Option(help="start every notice on a new sheet")] = True,
     config: ConfigOption = None,
 ) -> None:
     """Every queued print job as one PDF for window envelopes."""
     from sidewalk.alerts import delivery
 
+    out = out or load_settings(config).delivery.print_dir
     with _issuer(config) as issuer:
         batch = delivery.print_batch(issuer.cases, issuer.profile, out, _now(), duplex=duplex)
     if batch is None:
@@ -143,24 +147,29 @@ def print_batch(
 
 @notices_app.command("deliver")
 def deliver(  # noqa: PLR0917 (Typer maps parameters to options)
-    smtp_host: Annotated[str | None, typer.Option()] = None,
-    smtp_port: Annotated[int, typer.Option()] = 25,
-    sender: Annotated[str, typer.Option(help="From: address")] = "dpw@localhost",
-    smtp_user: Annotated[str | None, typer.Option()] = None,
-    starttls: Annotated[bool, typer.Option()] = False,
+    smtp_host: Annotated[str | None, typer.Option(help="default: [delivery] smtp_host")] = None,
+    smtp_port: Annotated[int | None, typer.Option(help="default: [delivery] smtp_port")] = None,
+    sender: Annotated[str | None, typer.Option(help="From: (default: [delivery] sender)")] = None,
+    smtp_user: Annotated[str | None, typer.Option(help="default: [delivery] smtp_user")] = None,
+    starttls: Annotated[bool | None, typer.Option("--starttls/--no-starttls")] = None,
     config: ConfigOption = None,
 ) -> None:
-    """Send what is due by e-mail and webhook, once; jobs a crash left mid-send become uncertain."""
+    """Send what is due by e-mail and webhook, once; jobs a crash left mid-send become uncertain.
+
+    The mail server comes from the options, else from the settings' [delivery]."""
     import os
 
     from sidewalk.alerts import delivery
 
+    mail = load_settings(config).delivery
+    smtp_host = smtp_host or mail.smtp_host
     channels: dict[str, delivery.Channel] = {}
     with _issuer(config) as issuer:
         if smtp_host:
             settings = delivery.SmtpSettings(
-                smtp_host, smtp_port, sender, smtp_user,
-                os.environ.get("SIDEWALK_SMTP_PASSWORD"), starttls,
+                smtp_host, smtp_port or mail.smtp_port, sender or mail.sender or "dpw@localhost",
+                smtp_user or mail.smtp_user, os.environ.get("SIDEWALK_SMTP_PASSWORD"),
+                mail.starttls if starttls is None else starttls,
             )  # fmt: skip
             channels[delivery.EMAIL] = delivery.SmtpChannel(settings, issuer.profile)
         if secret := os.environ.get("SIDEWALK_WEBHOOK_SECRET"):

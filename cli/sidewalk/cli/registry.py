@@ -305,6 +305,8 @@ def _cell(value: object) -> str:
         return "yes" if value else "no"
     if isinstance(value, list):
         return ", ".join(str(v) for v in value)
+    if isinstance(value, float):
+        return f"{value:g}"
     return str(value)
 
 
@@ -392,9 +394,10 @@ def _describe(cases: CaseStore, place: Place, zone: ZoneInfo) -> list[str]:
     parcel = place.parcel
     if parcel is not None:
         where = ", ".join(x for x in (parcel.place, parcel.zip_code) if x)
+        number = parcel.tax_parcel_id or parcel.id
         lines.append(
-            f"  parcel {parcel.tax_parcel_id or parcel.id} (county id {parcel.id})"
-            f"{', ' + where if where else ''}; from {parcel.source}"
+            f"  parcel {number}{f' (county id {parcel.id})' if number != parcel.id else ''}"
+            f"{', ' + where if where else ''}; source: {parcel.source}"
             + (f"; gone since {_day(parcel.retired_at, zone)}" if parcel.retired_at else "")
         )
         history = registry.ownerships(parcel.id)
@@ -425,9 +428,10 @@ def _describe(cases: CaseStore, place: Place, zone: ZoneInfo) -> list[str]:
             owner = registry.owner_of_record(f.id, at)
             lines.append(f"  owner of record: {owner.name}, {_address(owner)}")
         side = f", {f.side} side" if f.side else ""
+        walk = f"walk {_feet(f.walk_width_ft)} wide" if f.walk_width_ft else "walk width not set"
         lines.append(
             f"  frontage {f.id}: {f.street or 'street not set'}{side}; {_feet(f.length_ft)} long,"
-            f" walk {_feet(f.walk_width_ft)} wide; {f.zone}; corner lot: {_cell(f.corner)};"
+            f" {walk}; {f.zone}; corner lot: {_cell(f.corner)};"
             f" may put snow on the street: {_cell(f.may_deposit_on_street)}"
             + (f"; retired {_day(f.retired_at, zone)}" if f.retired_at else "")
         )
@@ -676,6 +680,9 @@ def add_frontage(  # noqa: PLR0917 (Typer maps parameters to options)
     frontage_id: Annotated[
         str | None, typer.Option("--id", help="the frontage's id (default: from the address)")
     ] = None,
+    owner_since: Annotated[
+        str | None, typer.Option(help="YYYY-MM-DD: owner of record since (default: today)")
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """A frontage entered by hand (no county file): its parcel, owner and ownership too.
@@ -698,6 +705,7 @@ def add_frontage(  # noqa: PLR0917 (Typer maps parameters to options)
         else f"{address} {street}"
     )
     place = village(config)
+    since = _start_of("--owner-since", owner_since or _today(place), place.profile.zone)
     with place.cases() as cases, refusals():
         registry = cases.registry
         if fid in {f.id for f in registry.list_frontages(include_retired=True)}:
@@ -715,7 +723,7 @@ def add_frontage(  # noqa: PLR0917 (Typer maps parameters to options)
             owner_id = _owner_id(name, lines)
             registry.upsert_owner(owner_id, name, lines)
             registry.set_owner_of_record(
-                parcel, owner_id, _start_of("today", _today(place), place.profile.zone),
+                parcel, owner_id, since,
                 source=f"entered by {by}", who=by,
             )  # fmt: skip
         else:

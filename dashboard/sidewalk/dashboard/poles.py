@@ -18,9 +18,10 @@ import json
 import logging
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
+from sidewalk.core.contract import CommandArg
 from sidewalk.core.mqtt import MqttError, MqttSettings
 from sidewalk.edge.commands import CommandClient, CommandTimeout
 from sidewalk.ingest.health import HealthListener
@@ -74,10 +75,10 @@ class PoleLink:
         self._retry_s = retry_s
         base = mqtt.client_id
         self._commands = CommandClient(
-            mqtt.model_copy(update={"client_id": f"{base}-cmd", "clean_start": True}), site
+            replace(mqtt, client_id=f"{base}-cmd", clean_start=True), site
         )
         self._health = HealthListener(
-            mqtt.model_copy(update={"client_id": f"{base}-health", "clean_start": True}),
+            replace(mqtt, client_id=f"{base}-health", clean_start=True),
             site,
             cases.registry,
         )
@@ -122,9 +123,7 @@ class PoleLink:
             self._commands.close()
             self._health.close()
 
-    def send(
-        self, device: str, name: str, args: dict[str, str | int | float | bool]
-    ) -> SentCommand:
+    def send(self, device: str, name: str, args: dict[str, CommandArg]) -> SentCommand:
         """Send one command and wait for its reply (never raises for the pole's sake)."""
         if not self._ready.is_set():
             return SentCommand(

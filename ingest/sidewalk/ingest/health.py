@@ -16,8 +16,13 @@ import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from sidewalk.core.contract import TOPIC_ROOT, TOPIC_VERSION, ContractError, DeviceHealth
-from sidewalk.core.contract import parse_json_model
+from sidewalk.core.contract import (
+    TOPIC_ROOT,
+    TOPIC_VERSION,
+    ContractError,
+    DeviceHealth,
+    parse_json_model,
+)
 from sidewalk.core.mqtt import MqttClient, MqttMessage, MqttSettings
 from sidewalk.storage.cases.errors import NotFoundError
 from sidewalk.storage.cases.registry import RegistryRepository

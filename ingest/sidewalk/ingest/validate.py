@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import cast
 
 from sidewalk.core.contract import (
     JPEG_STREAM,
@@ -61,6 +62,10 @@ class Rejected:
 Verdict = Accepted | Availability | Evidence | Ignored | Rejected
 
 _SLUG_RE = re.compile(SLUG)
+# The models parse_payload returns for a reading. Checked by exact type: an
+# isinstance against a pydantic model goes through its metaclass's ABC check,
+# about 1.5 µs a call on this project's machine, twice per message before.
+_READING_TYPES = frozenset({WeatherReading, SnowMeasurement, FrameRef})
 # FrameRef.bytes_len's bound: a larger body could never be cited by a frame message.
 MAX_JPEG_BYTES = 20_000_000
 
@@ -175,10 +180,10 @@ def _classify(msg: MqttMessage, received_at_ms: int) -> Verdict:
         reason, detail = "internal_error", f"{type(exc).__name__}: {exc}"[:MAX_DETAIL_CHARS]
     else:
         # parse_payload checked the topic's shape, so levels[2] is the site slug.
+        if type(payload) in _READING_TYPES:
+            return Accepted(levels[2], cast("AnyReading", payload))
         if isinstance(payload, Status):
             return Availability(StatusUpdate(levels[2], payload))
-        if isinstance(payload, WeatherReading | SnowMeasurement | FrameRef):
-            return Accepted(levels[2], payload)
         reason, detail = "internal_error", f"parse_payload gave {type(payload).__name__}"
     device = levels[3] if reason != "bad_topic" and len(levels) == 5 else None
     return Rejected(DeadLetter(received_at_ms, msg.topic, device, msg.payload, reason, detail))

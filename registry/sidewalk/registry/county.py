@@ -19,6 +19,7 @@ the words of the person importing.
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from pyproj import CRS
+    from pyproj import CRS, Transformer
     from shapely.geometry.base import BaseGeometry
 
 REQUIRED: Final = ("PARCELID", "OWNERNME1", "PSTLADRESS", "SITEADRESS", "STREETNAME")
@@ -39,6 +40,8 @@ OPTIONAL: Final = (
     "TAXPARCELID", "OWNERNME2", "ADDNUM", "PREFIX", "STREETTYPE", "SUFFIX", "UNITID",
     "PLACENAME", "ZIPCODE", "CONAME", "PROPCLASS",
 )  # fmt: skip
+# A Shapefile's field names hold 10 characters: TAXPARCELID arrives as TAXPARCELI.
+_TRUNCATED: Final = {n[:10]: n for n in (*REQUIRED, *OPTIONAL) if len(n) > 10}
 GEOMETRY_COLUMNS: Final = ("WKT", "GEOMETRY", "SHAPE", "THE_GEOM", "GEOM")
 WGS84: Final = "EPSG:4326"
 
@@ -282,7 +285,8 @@ def _upper_keys(attributes: Mapping[str, Any]) -> dict[str, str]:
             text = str(int(value))
         else:
             text = str(value)
-        out[str(key).strip().upper()] = text.strip()
+        name = str(key).strip().upper()
+        out[_TRUNCATED.get(name, name)] = text.strip()
     return out
 
 
@@ -448,15 +452,14 @@ def to_wgs84(geometries: Sequence[BaseGeometry | None], crs: CRS) -> list[BaseGe
     coordinates cannot be in ``crs`` (feet read as degrees, a wrong --crs)."""
     import numpy as np
     import shapely
-    from pyproj import Transformer
 
     present = [g for g in geometries if g is not None]
     if not present:
         return list(geometries)
-    if crs.equals(WGS84) or crs.to_epsg() == 4326:
+    if crs.equals(WGS84):
         moved = present
     else:
-        transformer = Transformer.from_crs(crs, WGS84, always_xy=True)
+        transformer = _to_wgs84(crs.to_wkt())
 
         def move(coords: Any) -> Any:
             x, y = transformer.transform(coords[:, 0], coords[:, 1])
@@ -475,6 +478,14 @@ def to_wgs84(geometries: Sequence[BaseGeometry | None], crs: CRS) -> list[BaseGe
         )
     it = iter(moved)
     return [None if g is None else next(it) for g in geometries]
+
+
+@functools.lru_cache(maxsize=8)
+def _to_wgs84(wkt: str) -> Transformer:
+    """Building a transformer searches PROJ's database (tenths of a second): keep a few."""
+    from pyproj import CRS, Transformer
+
+    return Transformer.from_crs(CRS.from_wkt(wkt), WGS84, always_xy=True)
 
 
 def _polygonal(geom: BaseGeometry | None) -> BaseGeometry | None:

@@ -6,7 +6,8 @@ the street is found from the parcels themselves:
 1. Everything is measured in a local transverse Mercator (metres, reported in
    feet) centred on the file, so lengths are true to well under 0.1 %.
 2. A street's axis is fitted through the centroids of the parcels addressed
-   on it (their principal direction). With lots on both sides the centroids
+   on it (their principal direction, or the one across it when that gives
+   more of them a frontage: a short street of deep lots). With lots on both sides the centroids
    fall in two rows and the axis is the middle of the gap between them; with
    lots on one side only, the street is on the side of the row whose lots
    have an open edge there (their rear edges back onto other lots), half a
@@ -33,8 +34,9 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
@@ -166,8 +168,7 @@ def derive_frontages(parcels: Sequence[Parcel]) -> Derived:
     outlines = list(
         shapely.transform(np.asarray([p.geometry for p in holders], dtype=object), local)
     )
-    tree = shapely.STRtree(outlines)
-    edges = [_edges(i, g, outlines, tree) for i, g in enumerate(outlines)]
+    edges = _all_edges(outlines)
     by_street: dict[str, list[int]] = defaultdict(list)
     for i, parcel in enumerate(holders):
         by_street[parcel.street].append(i)
@@ -177,20 +178,7 @@ def derive_frontages(parcels: Sequence[Parcel]) -> Derived:
         if axis is not None:
             axes[street] = axis
 
-    def wgs84_line(parts: list[_Edge]) -> dict[str, Any]:
-        from shapely.geometry import LineString, MultiLineString, mapping
-        from shapely.ops import linemerge
-
-        merged: BaseGeometry = linemerge(MultiLineString([[e.a, e.b] for e in parts]))
-
-        def back(coords: Any) -> Any:
-            x, y = to_wgs84.transform(coords[:, 0], coords[:, 1])
-            return np.round(np.column_stack([x, y]), 7)
-
-        line = shapely.transform(merged, back)
-        assert isinstance(line, LineString | MultiLineString)
-        return dict(mapping(line))
-
+    pending: list[tuple[Parcel, list[tuple[str, list[_Edge]]]]] = []
     for i, parcel in enumerate(holders):
         axis = axes.get(parcel.street)
         if axis is None:
@@ -226,6 +214,10 @@ def derive_frontages(parcels: Sequence[Parcel]) -> Derived:
                 "check corner lot: a side is open to no street named in the file; one"
                 " frontage recorded"
             )
+        pending.append((parcel, found))
+    lines = _wgs84_lines([part for _, found in pending for _, part in found], to_wgs84)
+    for parcel, found in pending:
+        corner = len(found) > 1
         out.frontages[parcel.parcel_id] = [
             Frontage(
                 frontage_id=frontage_id(parcel.parcel_id, street),
@@ -237,63 +229,112 @@ def derive_frontages(parcels: Sequence[Parcel]) -> Derived:
                 side=_compass(part),
                 length_ft=round(sum(e.length for e in part) * FEET_PER_METRE, 1),
                 corner=corner,
-                line=wgs84_line(part),
+                line=next(lines),
             )
             for n, (street, part) in enumerate(found)
         ]
     return out
 
 
+def _wgs84_lines(parts: Sequence[Sequence[_Edge]], to_wgs84: Any) -> Iterator[dict[str, Any]]:
+    """Each frontage's edges as one GeoJSON line in WGS 84 (7 decimals, about 1 cm)."""
+    import numpy as np
+    import shapely
+    from shapely.geometry import MultiLineString, mapping
+    from shapely.ops import linemerge
+
+    merged = [linemerge(MultiLineString([[e.a, e.b] for e in part])) for part in parts]
+
+    def back(coords: Any) -> Any:
+        x, y = to_wgs84.transform(coords[:, 0], coords[:, 1])
+        return np.round(np.column_stack([x, y]), 7)
+
+    for line in shapely.transform(np.asarray(merged, dtype=object), back):
+        yield dict(mapping(line))
+
+
 def _dot(a: tuple[float, float], b: tuple[float, float]) -> float:
     return a[0] * b[0] + a[1] * b[1]
 
 
-def _edges(index: int, outline: BaseGeometry, outlines: list[Any], tree: Any) -> list[_Edge]:
-    """The outline's edges (collinear runs merged), each with its outward normal and
-    whether the ground outside it is open (in no other parcel)."""
+def _all_edges(outlines: Sequence[Any]) -> list[list[_Edge]]:
+    """Each outline's edges (collinear runs merged), each with its outward normal and
+    whether the ground outside it is open (in no other parcel): one bulk query."""
+    import numpy as np
     import shapely
-    from shapely.geometry import Point, Polygon
+    from shapely.geometry import Polygon
 
-    polygons = list(getattr(outline, "geoms", [outline]))
-    found: list[_Edge] = []
-    for polygon in polygons:
-        assert isinstance(polygon, Polygon)
-        ring = shapely.simplify(polygon, 0.2, preserve_topology=True)
-        assert isinstance(ring, Polygon)
-        ccw = shapely.geometry.polygon.orient(ring, 1.0).exterior.coords
-        points = list(ccw)
-        for a, b in zip(points, points[1:], strict=False):
-            length = math.dist(a, b)
-            if length < 0.5:
-                continue
-            dx, dy = (b[0] - a[0]) / length, (b[1] - a[1]) / length
-            normal = (dy, -dx)  # outward for a counter-clockwise ring
-            probes = [
-                Point(a[0] + dx * length * t + normal[0] * PROBE_M,
-                      a[1] + dy * length * t + normal[1] * PROBE_M)
-                for t in (0.25, 0.5, 0.75)
-            ]  # fmt: skip
-            covered = 0
-            for probe in probes:
-                hits = tree.query(probe, predicate="intersects")
-                if any(int(h) != index for h in hits):
-                    covered += 1
-            found.append(_Edge((a[0], a[1]), (b[0], b[1]), normal, covered < 2))
+    rough: list[tuple[int, tuple[float, float], tuple[float, float], tuple[float, float]]] = []
+    probes: list[tuple[float, float]] = []
+    for index, outline in enumerate(outlines):
+        for polygon in getattr(outline, "geoms", [outline]):
+            ring = shapely.simplify(polygon, 0.2, preserve_topology=True)
+            assert isinstance(ring, Polygon)
+            points = list(shapely.geometry.polygon.orient(ring, 1.0).exterior.coords)
+            for a, b in zip(points, points[1:], strict=False):
+                length = math.dist(a, b)
+                if length < 0.5:
+                    continue
+                dx, dy = (b[0] - a[0]) / length, (b[1] - a[1]) / length
+                normal = (dy, -dx)  # outward for a counter-clockwise ring
+                rough.append((index, (a[0], a[1]), (b[0], b[1]), normal))
+                probes.extend(
+                    (a[0] + dx * length * t + normal[0] * PROBE_M,
+                     a[1] + dy * length * t + normal[1] * PROBE_M)
+                    for t in (0.25, 0.5, 0.75)
+                )  # fmt: skip
+    tree = shapely.STRtree(np.asarray(outlines, dtype=object))
+    probe_points = shapely.points(np.asarray(probes, dtype=float).reshape(-1, 2))
+    hit_probe, hit_outline = tree.query(probe_points, predicate="intersects")
+    owner = np.repeat([r[0] for r in rough], 3)
+    covered = np.zeros(len(probes), dtype=bool)
+    others = hit_outline != owner[hit_probe]
+    covered[hit_probe[others]] = True
+    per_edge = covered.reshape(-1, 3).sum(axis=1)
+    found: list[list[_Edge]] = [[] for _ in outlines]
+    for (index, a, b, normal), n_covered in zip(rough, per_edge, strict=True):
+        found[index].append(_Edge(a, b, normal, int(n_covered) < 2))
     return found
 
 
 def _fit_axis(outlines: Sequence[Any], edges: Sequence[list[_Edge]]) -> Axis | None:
-    """The street's straight line from the parcels addressed on it (None if it cannot tell)."""
+    """The street's straight line from the parcels addressed on it (None if it cannot tell).
+
+    The centroids' principal direction is the street's when the street is longer
+    than its lots are deep; a short street of deep lots has them the other way
+    round, so both directions are tried and the one that gives more of its
+    parcels a frontage wins (the principal one on a tie)."""
     import numpy as np
+    import shapely
 
     if len(outlines) < 2:
         return None
-    points = np.array([[o.centroid.x, o.centroid.y] for o in outlines])
+    points = shapely.get_coordinates(shapely.centroid(np.asarray(outlines, dtype=object)))
     origin = points.mean(axis=0)
     centred = points - origin
     _, vectors = np.linalg.eigh(centred.T @ centred)
-    d = vectors[:, -1]
-    direction = (float(d[0]), float(d[1]))
+    best: tuple[int, Axis] | None = None
+    for column in (-1, 0):
+        direction = (float(vectors[0, column]), float(vectors[1, column]))
+        axis = _axis_along(direction, outlines, edges, centred, origin)
+        if axis is None:
+            continue
+        score = sum(1 for parcel_edges in edges if _facing(parcel_edges, axis))
+        if best is None or score > best[0]:
+            best = (score, axis)
+    return None if best is None or best[0] == 0 else best[1]
+
+
+def _axis_along(
+    direction: tuple[float, float],
+    outlines: Sequence[Any],
+    edges: Sequence[list[_Edge]],
+    centred: Any,
+    origin: Any,
+) -> Axis | None:
+    """The street's line in ``direction``: between two rows of lots, or beside one."""
+    import numpy as np
+
     normal = (-direction[1], direction[0])
     offsets = centred @ np.array(normal)
     along = centred @ np.array(direction)
@@ -318,7 +359,7 @@ def _fit_axis(outlines: Sequence[Any], edges: Sequence[list[_Edge]]) -> Axis | N
         max(side * ((x - o[0]) * normal[0] + (y - o[1]) * normal[1]) for x, y in _coords(g))
         for g in outlines
     ]
-    line = side * (float(np.median(fronts)) + HALF_RIGHT_OF_WAY_M)
+    line = side * (statistics.median(fronts) + HALF_RIGHT_OF_WAY_M)
     return Axis(o, direction, normal, line, extent)
 
 

@@ -32,7 +32,7 @@ from sidewalk.scenarios.accuracy import (
     with_new_snow,
 )
 from sidewalk.scenarios.metar import Report, SnowStorm, hourly_weather, snow_periods, snow_storms
-from sidewalk.scenarios.sensors import SensorModel, simulate_pole
+from sidewalk.scenarios.sensors import SensorModel, SimulatedStep, simulate_pole
 
 # Storms that laid down less than this in the simulated pack start no clock
 # (the same rule as the hourly figure, so the two are comparable).
@@ -51,9 +51,15 @@ class IndependentScore:
     missed: int = 0
     false_alarms: int = 0
     poles: int = 0
+    # Per scored storm: (true end, input part, detector part) in minutes; the
+    # input part is the simulated pole's last snowing minute minus the true
+    # end (what the hourly input gets wrong before any detector runs), the
+    # detector part the detected end minus that minute.
+    parts: list[tuple[datetime, float, float]] = field(default_factory=list)
 
     def add(self, other: IndependentScore) -> None:
         self.errors += other.errors
+        self.parts += other.parts
         self.minute_ends += other.minute_ends
         self.truth_storms += other.truth_storms
         self.scored += other.scored
@@ -114,9 +120,29 @@ def score_station(
         if scored.detected_end is None:
             continue
         t: SnowStorm = by_end[scored.storm.end]
-        out.errors.append(resolved_error(scored.detected_end, t.end_lo, t.end))
+        err = resolved_error(scored.detected_end, t.end_lo, t.end)
+        out.errors.append(err)
         out.minute_ends += t.end_resolution <= timedelta(minutes=1)
+        sim_end = last_snowing(sim.truth, t.onset - SIM_MARGIN, t.end + SIM_MARGIN)
+        if sim_end is not None:
+            input_part = (sim_end - t.end).total_seconds() / 60
+            out.parts.append((t.end, input_part, err - input_part))
     return out
+
+
+# How far around a true storm the simulated pole's own snowfall is looked for.
+SIM_MARGIN = timedelta(hours=2)
+
+
+def last_snowing(steps: Sequence[SimulatedStep], start: datetime, end: datetime) -> datetime | None:
+    """The end of the last step in [start, end] during which the simulated pole snowed."""
+    last: datetime | None = None
+    for i, st in enumerate(steps):
+        if st.at > end:
+            break
+        if st.at >= start and st.snowing:
+            last = steps[i + 1].at if i + 1 < len(steps) else st.at
+    return last
 
 
 def score_station_hourly_truth(

@@ -66,8 +66,10 @@ class DetectionParams:
     # the last tip at the storm's rate leaves less than one tip in the bucket.
     # When the last tip decides, the end is taken one tip interval later: the
     # storm's median spacing of tips (spacings over ``onset_window`` are lulls,
-    # not one snowfall by the onset rule, and are left out).
-    tip_interval_end: bool = True
+    # not one snowfall by the onset rule, and are left out). Off by default:
+    # measured in docs/cessation.md (fewer early ends, a later median); turning
+    # it on moves every gauge-decided cessation and is a Village decision.
+    tip_interval_end: bool = False
     onset_signals: int = 2
     onset_window: timedelta = timedelta(hours=1)
     # Depth alone starts a snowfall only if its signals span this long (a gust

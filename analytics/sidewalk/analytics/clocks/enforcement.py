@@ -96,6 +96,15 @@ BILLING_STATES = frozenset({CaseState.ABATED, CaseState.BILLED})
 WIDTH_TOLERANCE_MM = 1e-6
 
 
+def _tax_roll_citation(terms: BillTerms) -> str:
+    """The section a tax-roll entry is made under: its tax-roll value's citation (G,
+    § 370-8 F), else the bill's (§ 144-12 C); "" when the profile cites none (an
+    unconfirmed default: the recorder then cites the violation's own section)."""
+    if terms.tax_roll is not None and terms.tax_roll[1].citation:
+        return terms.tax_roll[1].citation
+    return terms.citation
+
+
 def ordered_abatement(
     key: str, street: StreetClocks, inspections: InspectionClocks
 ) -> tuple[str, str | None, datetime] | None:
@@ -481,7 +490,7 @@ class Enforcement:
                 and to >= case.tax_roll_at
             ):
                 assert case.costs_incurred_at is not None
-                citation = self.terms(case).citation
+                citation = _tax_roll_citation(self.terms(case))
                 held = self._tax_roll_hold(case)
                 if held is not None:
                     case.tax_roll_held = True

@@ -198,6 +198,11 @@ def _ransac_plane(pts: F64) -> tuple[F64, float]:
     return n, float(n @ centroid)
 
 
+# Depth of the band under a cell's highest point that counts as its top
+# surface: the plane fit's inlier band (sensor noise is well inside it).
+CELL_TOP_BAND_MM = 6.0
+
+
 def _height_map(pts: F64, normal: F64, offset: float, cell: float) -> HeightMap:
     ax = np.array([1.0, 0.0, 0.0])
     ax = ax - (ax @ normal) * normal
@@ -211,6 +216,15 @@ def _height_map(pts: F64, normal: F64, offset: float, cell: float) -> HeightMap:
     ib = ((b - b0) / cell).astype(np.int64)
     w, hgt = int(ia.max()) + 1, int(ib.max()) + 1
     flat = ib * w + ia
+    # The top surface of each cell: a cell on an edge seen obliquely also
+    # holds points of the wall below it (the far face of a gap faces the
+    # camera), and their mean would pull the edge down by up to a cell's
+    # width of wall. Points more than CELL_TOP_BAND_MM under the cell's
+    # highest point are left out (noise stays well inside the band).
+    top = np.full(w * hgt, -np.inf)
+    np.maximum.at(top, flat, hh)
+    keep = hh >= top[flat] - CELL_TOP_BAND_MM
+    flat, hh = flat[keep], hh[keep]
     s = np.bincount(flat, hh, w * hgt)
     n = np.bincount(flat, None, w * hgt)
     s = s.reshape(hgt, w)

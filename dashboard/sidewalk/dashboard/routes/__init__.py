@@ -17,7 +17,7 @@ OpenAPI document (``/openapi.json``) describes what the browser receives.
 | ``rounds`` | ``rounds`` (the inspector's stops), ``rounds/{frontage}/taps``, ``…/photos`` |
 | ``money`` | ``abatements`` with ``expenses`` and ``bill``, ``bills`` with ``payments`` |
 | ``devices`` | ``devices``, ``dead-letters`` |
-| ``registry`` | ``registry/poles`` (commissioning: register, assign, calibrate, send), ``registry/frontages`` |
+| ``registry`` | ``registry/poles`` (commissioning a pole), ``registry/frontages`` |
 | ``sites`` | ``sites/{device}/series``, ``frames/{sha256}`` |
 | ``defects`` | ``defects`` |
 | ``cold_weather`` | ``cold-weather`` |

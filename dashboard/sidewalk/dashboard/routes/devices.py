@@ -6,6 +6,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from sidewalk.dashboard.routes.deps import Cases, Reader, TimeSeries, iso
+from sidewalk.dashboard.routes.registry import CALIBRATION_WORDS, calibration_state
 
 router = APIRouter()
 
@@ -41,6 +42,9 @@ class DeviceView(BaseModel):
         default=None, description="readings quarantined for an implausible time (clock jumped)"
     )
     clock_fault: str | None = Field(default=None, description="why the last one was")
+    calibration: str = Field(
+        default="not calibrated", description="whether the pole runs the registry's calibration"
+    )
 
 
 class DeadLetterView(BaseModel):
@@ -59,9 +63,13 @@ def devices(user: Reader, cases: Cases, ts: TimeSeries) -> list[DeviceView]:
     """Availability, last seen, buffer backlog, seq gaps and dead letters per pole."""
     out = []
     for d in cases.registry.list_devices():
-        row = DeviceView(
-            id=d.id, site=d.site, availability=d.availability, last_seen=iso(d.last_seen)
+        calibrated = calibration_state(
+            cases.registry.expected_calibration(d.id), d.reported_calibration
         )
+        row = DeviceView(
+            id=d.id, site=d.site, availability=d.availability, last_seen=iso(d.last_seen),
+            calibration=CALIBRATION_WORDS[calibrated],
+        )  # fmt: skip
         if ts is not None:
             state = ts.device_state(d.id)
             stored = ts.stored_up_to(d.id)

@@ -157,6 +157,7 @@ class NoticeView(BaseModel):
     issued_at: str | None
     deadline: str | None = Field(description="the deadline the notice recorded at issue")
     citation: str | None
+    ordinance: str | None = Field(description="the sections the notice cites, as the letter does")
     unconfirmed: bool
     rules: list[RuleView]
     status: str
@@ -322,6 +323,14 @@ def history(
     return lines
 
 
+def ordinance(citation: str | None) -> str | None:
+    """The sections once each, as the letter cites them (the record's own marks dropped)."""
+    if not citation:
+        return None
+    parts = [p.strip().removesuffix("(inferred)").strip() for p in citation.split(";")]
+    return "; ".join(dict.fromkeys(p for p in parts if p)) or None
+
+
 def notice_view(
     records: NoticeRecords, profile: Profile, n: NoticeRecord, user: User, at: datetime
 ) -> NoticeView:
@@ -348,6 +357,7 @@ def notice_view(
         issued_at=iso(n.issued_at),
         deadline=iso(n.deadline),
         citation=n.citation,
+        ordinance=ordinance(n.citation),
         unconfirmed=any(r.unconfirmed for r in n.rules),
         rules=[rule_view(r) for r in n.rules],
         status=n.status,

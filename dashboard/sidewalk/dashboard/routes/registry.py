@@ -187,9 +187,9 @@ def fit_corners(
             " around the walk"
         )
     length, width = length_ft * MM_PER_FOOT, walk_width_ft * MM_PER_FOOT
-    ground = np.array([[0.0, 0.0], [length, 0.0], [length, width], [0.0, width]])
+    ground = np.array([[0.0, 0.0], [length, 0.0], [length, width], [0.0, width]], np.float64)
     h = homography_from_points(np.array(corners, np.float64), ground)
-    back = np.linalg.inv(h)
+    back = np.asarray(np.linalg.inv(h), np.float64)
     lines = [
         [(0.0, 0.0), (length, 0.0)],
         [(0.0, width), (length, width)],
@@ -198,7 +198,10 @@ def fit_corners(
     step = 5 * MM_PER_FOOT
     lines += [[(x, 0.0), (x, width)] for x in np.append(np.arange(0.0, length, step), length)]
     outline = [
-        [(round(float(u), 1), round(float(v), 1)) for u, v in project(back, np.array(line))]
+        [
+            (round(float(u), 1), round(float(v), 1))
+            for u, v in project(back, np.array(line, np.float64))
+        ]
         for line in lines
     ]
     return [[float(v) for v in row] for row in h.tolist()], outline
@@ -299,6 +302,7 @@ def frontages(user: Admin, cases: Cases) -> list[FrontageChoice]:
 
 @router.post("/registry/poles", tags=["registry"])
 def register_pole(
+    *,
     body: PoleIn, user: Admin, cases: Cases, link: Link, ts: TimeSeries, evidence: Evidence,
     now: Now,
 ) -> PoleView:  # fmt: skip
@@ -324,6 +328,7 @@ def register_pole(
 
 @router.put("/registry/poles/{device}/frontages", tags=["registry"])
 def assign(
+    *,
     device: str, body: AssignIn, user: Admin, cases: Cases, ts: TimeSeries,
     evidence: Evidence, now: Now,
 ) -> PoleView:  # fmt: skip
@@ -357,7 +362,7 @@ def preview(device: str, body: CornersIn, user: Admin, cases: Cases) -> FitView:
 
 
 @router.put("/registry/poles/{device}/cameras", tags=["registry"])
-def save_camera(device: str, body: CornersIn, user: Admin, cases: Cases, now: Now) -> FitView:
+def save_camera(*, device: str, body: CornersIn, user: Admin, cases: Cases, now: Now) -> FitView:
     """Save the frontage's region and homography in the registry (not yet sent to the pole)."""
     fit = _fit(cases, device, body)
     try:
@@ -372,7 +377,7 @@ def save_camera(device: str, body: CornersIn, user: Admin, cases: Cases, now: No
 
 @router.post("/registry/poles/{device}/commands", tags=["registry"])
 def send_command(
-    device: str, body: CommandIn, user: Admin, cases: Cases, link: Link
+    *, device: str, body: CommandIn, user: Admin, cases: Cases, link: Link
 ) -> CommandView:
     """Send the registry's calibration (or a request for a fresh picture) and wait for the reply."""
     _known_pole(cases, device)

@@ -42,6 +42,8 @@ StateOf = Callable[[ViolationRecord], CaseState]
 Address = Callable[[str], str]
 GroupKey = Literal["serve", "deadlines", "review", "dispatch", "overdue"]
 WINDOW: Final = timedelta(hours=24)
+# An owner's deadline this close is marked urgent (someone should look right after it).
+URGENT: Final = timedelta(hours=4)
 CANDIDATE_STATES: Final = frozenset({CaseState.NOTICE_ISSUED, CaseState.NOTICE_PERIOD})
 ABATEMENT_REASONS: Final = {
     "notice_expired": "the owner did not clear it by the deadline in the notice",
@@ -213,7 +215,7 @@ def _deadlines(clocks: Iterable[ClockRecord], now: datetime, address: Address) -
                 at=iso(c.deadline),
                 at_words="Deadline",
                 notice=None,
-                urgent=c.kind == ENFORCEMENT,
+                urgent=c.kind == ENFORCEMENT and c.deadline - now <= URGENT,
             )
         )
     return sorted(items, key=lambda i: i.at or "")

@@ -1,5 +1,6 @@
 // Sidewalk Watch dashboard: plain ES module, no build step, no CDN.
 // Every read and action goes through the same JSON API (see /docs for OpenAPI).
+import { polesPage } from "./commission.js";
 import { h, lineChart, mapSvg } from "./draw.js";
 import { roundsPage } from "./inspector.js";
 import { noticePage, noticesPage } from "./notices.js";
@@ -358,6 +359,7 @@ const PAGES = {
   today: () => todayPage(ctx), overview: overviewPage, notices: () => noticesPage(ctx),
   notice: (number) => noticePage(ctx, number), rounds: () => roundsPage(ctx),
   site: sitePage, defects: defectsPage, cold: coldPage, devices: devicesPage,
+  poles: (device) => polesPage(ctx, device),
 };
 // "#notice/CLY-2026-000001": a page and its argument.
 const currentRoute = () => {
@@ -383,6 +385,8 @@ async function start() {
     await api("/api/session", { method: "DELETE" });
     window.location.assign("/login");
   });
+  // Commissioning poles is the administrator's (the API refuses everyone else).
+  document.querySelector('nav a[data-page="poles"]').hidden = !may("users");
   window.addEventListener("hashchange", route);
   connectLive();
   await route();

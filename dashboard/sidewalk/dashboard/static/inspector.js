@@ -11,7 +11,7 @@ export async function roundsPage(ctx) {
     const status = h("p", { class: "stop-status", role: "status" });
     const photoId = `photo-${s.frontage}`;
     const photo = s.taps.length ? h("div", { class: "photo" },
-      h("label", { for: photoId, class: "photo-label" }, "📷 Add a photo (optional)"),
+      h("label", { for: photoId, class: "photo-label" }, "Add a photo (optional)"),
       h("input", { id: photoId, type: "file", accept: "image/*", capture: "environment", class: "photo-input",
         onchange: (e) => sendPhoto(ctx, s, e.target, card, status) })) : "";
     const taps = s.taps.length
@@ -28,7 +28,10 @@ export async function roundsPage(ctx) {
       photo, taps, status);
     return card;
   };
-  main.replaceChildren(
+  // What the last tap recorded stays on top after the list is read again.
+  const note = state.roundsNote ? h("p", { id: "rounds-note", class: "rounds-note", role: "status" }, state.roundsNote) : "";
+  state.roundsNote = "";
+  main.replaceChildren(note,
     h("h1", {}, "Rounds", h("span", { class: "sub" }, ` · ${r.stops.length} ${r.stops.length === 1 ? "stop" : "stops"}`)),
     r.stops.length ? h("ol", { class: "stops" }, ...r.stops.map(stop)) : h("p", { class: "muted" }, "No property needs a look now."));
 }
@@ -63,9 +66,11 @@ async function sendTap(ctx, s, t, card, status, button) {
     const result = await api(`/api/rounds/${encodeURIComponent(s.frontage)}/taps`, { method: "POST", body });
     delete card.dataset.photo;
     status.textContent = result.message;
-    card.classList.add("done");
     button.classList.add("chosen");
     toast(result.message);
+    // The stop as it stands now (a posted notice's deadline, the taps that still mean something).
+    ctx.state.roundsNote = `${s.address}: ${result.message}`;
+    await ctx.route();
   } catch (err) {
     status.textContent = err.message;
     status.classList.add("error");

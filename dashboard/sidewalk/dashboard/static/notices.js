@@ -65,13 +65,18 @@ export async function noticePage(ctx, number) {
         onclick: () => (s.kind === "record_delivery" ? serviceForm(ctx, n, c, work, problem) : confirmStep(ctx, n, s, work, problem)),
       }, s.label)))
     : h("p", { class: "muted", id: "no-steps" }, "Nothing can be recorded on this notice now.");
+  // The letter is the command line's PDF; it is drawn here only when asked for (it takes a moment).
+  const pdf = `/api/notices/${encodeURIComponent(n.number)}/letter.pdf`;
+  const preview = h("div", { class: "preview" }, h("button", { type: "button", class: "secondary", id: "show-letter", onclick: () => {
+    preview.replaceChildren(h("iframe", { class: "letter-preview", title: `Letter of notice ${n.number}`, src: `${pdf}#view=FitH` }));
+  } }, "Show the letter here"));
   const letter = may("print") && n.status !== "held" && n.status !== "pending"
     ? h("section", { class: "panel letter", "aria-labelledby": "letter-h" },
         h("h2", { id: "letter-h" }, "The letter"),
         h("div", { class: "actions" },
-          h("a", { class: "button-link", href: `/api/notices/${encodeURIComponent(n.number)}/letter.pdf?download=true`, download: `notice-${n.number}.pdf` }, "Download PDF"),
-          h("a", { class: "button-link secondary", href: `/api/notices/${encodeURIComponent(n.number)}/letter.pdf`, target: "_blank", rel: "noopener" }, "Reprint (opens the PDF to print)")),
-        h("iframe", { class: "letter-preview", title: `Letter of notice ${n.number}`, src: `/api/notices/${encodeURIComponent(n.number)}/letter.pdf#view=FitH` }))
+          h("a", { class: "button-link", href: `${pdf}?download=true`, download: `notice-${n.number}.pdf` }, "Download PDF"),
+          h("a", { class: "button-link secondary", href: pdf, target: "_blank", rel: "noopener" }, "Reprint (opens the PDF to print)")),
+        preview)
     : "";
   main.replaceChildren(
     h("p", { class: "crumbs" }, h("a", { href: "#notices" }, "← All notices")),
@@ -86,7 +91,7 @@ export async function noticePage(ctx, number) {
             n.case_words ? h("dt", {}, "The case") : "", n.case_words ? h("dd", {}, n.case_words) : "",
             h("dt", {}, "Issued"), h("dd", {}, when(n.issued_at, c.now, c.zone)),
             h("dt", {}, "Deadline"), h("dd", { id: "notice-deadline" }, deadlineCell(h, n, c)),
-            n.citation ? h("dt", {}, "Ordinance") : "", n.citation ? h("dd", {}, n.citation) : "")),
+            n.ordinance ? h("dt", {}, "Ordinance") : "", n.ordinance ? h("dd", {}, n.ordinance) : "")),
         h("section", { class: "panel", "aria-labelledby": "do-h" },
           h("h2", { id: "do-h" }, "What can be recorded now"), steps, problem, work),
         h("section", { class: "panel", "aria-labelledby": "hist-h" },

@@ -13,7 +13,7 @@ export async function todayPage(ctx) {
       i.at ? h("div", { class: "todo-when" }, `${i.at_words}: ${when(i.at, today.now, today.zone)}`,
         i.at_words === "Deadline" ? h("span", { class: "left" }, ` (${left(i.at, today.now)})`) : "") : "",
       h("div", { class: "todo-do" }, i.todo),
-      i.notice ? h("a", { href: `#notice/${encodeURIComponent(i.notice)}`, class: "open-notice no-print" }, `Open notice ${i.notice}`) : ""));
+      i.notice ? h("a", { href: `#notice/${encodeURIComponent(i.notice)}`, class: "open-notice", "aria-label": `Open notice ${i.notice}` }, `Notice ${i.notice} ›`) : ""));
   const group = (g) => h("section", { class: "panel today-group", id: `today-${g.key}`, "aria-labelledby": `h-${g.key}` },
     h("h2", { id: `h-${g.key}` }, g.title, " ", h("span", { class: "count" }, `(${g.items.length})`)),
     g.items.length ? h("ul", { class: "todo" }, ...g.items.map(item)) : h("p", { class: "muted" }, g.empty));

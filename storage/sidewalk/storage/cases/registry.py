@@ -14,9 +14,10 @@ hash-chained log under the subject ``registry:<kind>:<id>``.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
@@ -72,12 +73,35 @@ def owner_row_at(session: Session, frontage: m.Frontage, at: datetime) -> m.Owne
     return UnitOfWork.get(session, m.Owner, frontage.owner_id)
 
 
+class _OneTransaction:
+    """Stands in for the unit of work inside ``RegistryRepository.batch``: every read
+    and write goes to the one open session."""
+
+    get = staticmethod(UnitOfWork.get)
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    @contextmanager
+    def write(self) -> Iterator[Session]:
+        yield self._session
+
+    read = write
+
+
 class RegistryRepository:
     """``cases.registry``: the village's world the clocks run on."""
 
     def __init__(self, uow: UnitOfWork, audit: AuditRepository | None = None) -> None:
         self._uow = uow
         self._audit = audit
+
+    @contextmanager
+    def batch(self) -> Iterator[RegistryRepository]:
+        """The same methods, all in one transaction committed on leaving (a county
+        import's hundreds of changes: all or none, and one commit instead of each)."""
+        with self._uow.write() as session:
+            yield RegistryRepository(cast(UnitOfWork, _OneTransaction(session)), self._audit)
 
     def _event(  # noqa: PLR0917 (called with the same six everywhere; keywords add noise)
         self,
@@ -552,6 +576,16 @@ class RegistryRepository:
                 .order_by(m.Ownership.effective_from, m.Ownership.id)
             )
             return [from_row(OwnershipRecord, r) for r in session.scalars(query)]
+
+    def current_ownerships(self) -> dict[str, OwnershipRecord]:
+        """``{parcel id: its open ownership}`` in one query (the county import's comparison)."""
+        with self._uow.read() as session:
+            query = (
+                select(m.Ownership)
+                .where(m.Ownership.effective_to.is_(None))
+                .order_by(m.Ownership.effective_from, m.Ownership.id)
+            )
+            return {r.parcel_id: from_row(OwnershipRecord, r) for r in session.scalars(query)}
 
     def owner_of_record(self, frontage_id: str, at: datetime) -> OwnerRecord:
         """Who a notice about ``frontage_id`` issued at ``at`` goes to."""

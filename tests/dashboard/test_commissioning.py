@@ -1,0 +1,172 @@
+"""The Poles page in headless Chromium: register a pole, assign a frontage, click the walk's
+four corners on its newest picture, save, and ask to send (screenshots at 1366 and 390 px)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import cv2
+import numpy as np
+import pytest
+import uvicorn
+
+from sidewalk.core.contract import FrameRef
+from sidewalk.core.profile import load_profile
+from sidewalk.dashboard.app import create_app
+from sidewalk.dashboard.auth import add_user
+from sidewalk.edge.camera.geometry import project
+from sidewalk.edge.camera.synthetic import PoleCamera, make_scene
+from sidewalk.storage.cases import CaseStore
+from sidewalk.storage.evidence import EvidenceStore
+from sidewalk.storage.timeseries import SqliteTimeSeriesStore
+from tests.dashboard.conftest import ARTIFACTS, PASSWORD, SECRET_KEY, free_port
+from tests.dashboard.test_browser import CHROMIUM, CHROMIUM_ARGS
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed")
+if CHROMIUM.exists():
+    from playwright.sync_api import Page, expect, sync_playwright
+
+FT = 304.8
+POLE = "pole-main-02"
+NOW = datetime(2026, 12, 1, 15, tzinfo=UTC)
+
+
+@dataclass
+class Served:
+    url: str
+    cases: CaseStore
+    corners: np.ndarray
+    truth_image_to_ground: np.ndarray
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """A fresh village: one frontage, no pole yet, and the pole's picture already stored."""
+    tmp = tmp_path_factory.mktemp("commissioning")
+    cases = CaseStore(f"sqlite:///{tmp / 'cases.db'}")
+    cases.create_schema()
+    add_user(cases, "admin", PASSWORD, "admin", who="test")
+    cases.registry.upsert_owner("owner-a", "A. Owner", ["101 Main St", "Clyman, WI 53016"])
+    cases.registry.upsert_frontage(
+        "main-st-101", site="clyman", parcel_number="026-0101", street_address="101 Main St",
+        length_ft=50.0, zone="residential", owner_id="owner-a", walk_width_ft=5.0,
+    )  # fmt: skip
+    scene = make_scene(
+        5, 900.0, length_mm=50 * FT, walk_width_mm=5 * FT,
+        camera=PoleCamera(setback_mm=14000.0, width_px=960, height_px=540),
+    )  # fmt: skip
+    ok, jpeg = cv2.imencode(".jpg", scene.frame)
+    assert ok
+    evidence = EvidenceStore(tmp / "evidence")
+    sha = evidence.admit(jpeg.tobytes(), POLE)
+    ts = SqliteTimeSeriesStore(tmp / "ts.db")
+    ref = FrameRef(device=POLE, seq=1, ts=int(NOW.timestamp() * 1000) - 60_000, sha256=sha,
+                   bytes_len=len(jpeg))  # fmt: skip
+    ts.write_batch([ref], sites={POLE: "clyman"})
+    app = create_app(
+        cases, ts, load_profile(), secret_key=SECRET_KEY, now=lambda: NOW, evidence=evidence
+    )
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    yield Served(
+        f"http://127.0.0.1:{port}", cases, np.asarray(scene.walk_corners_px),
+        np.asarray(scene.geometry.image_to_ground),
+    )  # fmt: skip
+    server.should_exit = True
+    thread.join(timeout=10)
+    ts.close()
+    cases.close()
+
+
+def _shot(page: Page, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def _register_and_assign(page: Page) -> None:
+    page.get_by_label("Pole id (as set up on the pole)").fill(POLE)
+    page.get_by_label("Name").fill("Main St at Oak")
+    page.get_by_label("Latitude").fill("43.2151")
+    page.get_by_label("Longitude").fill("-88.7234")
+    page.get_by_role("button", name="Register pole").click()
+    pole = page.locator(f'[data-pole="{POLE}"]')
+    expect(pole.get_by_role("heading", name=f"Main St at Oak ({POLE})")).to_be_visible()
+    expect(pole.locator("[data-calibration]")).to_have_text("not calibrated")
+    pole.get_by_label("Add a frontage").select_option(label="101 Main St")
+    pole.get_by_role("button", name="Assign").click()
+    expect(pole.get_by_text("not calibrated", exact=True)).to_have_count(2)
+
+
+def test_an_admin_calibrates_a_pole_by_clicking_the_walks_corners(served: Served) -> None:
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        page = browser.new_page(viewport={"width": 1366, "height": 900})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(f"{served.url}/login")
+        page.get_by_label("User name").fill("admin")
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Log in").click()
+        page.get_by_role("link", name="Poles").click()
+        expect(page.locator("body")).to_have_attribute("data-ready", "poles")
+        _register_and_assign(page)
+        pole = page.locator(f'[data-pole="{POLE}"]')
+        pole.get_by_role("button", name="Calibrate 101 Main St").click()
+
+        board = page.locator(".calib-board")
+        expect(board).to_have_attribute("viewBox", "0 0 960 540")
+        box = board.bounding_box()
+        assert box is not None
+        scale = box["width"] / 960
+        for n, (u, v) in enumerate(served.corners, start=1):
+            board.click(position={"x": u * scale, "y": v * scale})
+            expect(board).to_have_attribute("data-clicks", str(n))
+        # The mapped walk comes back drawn: two edges, the centre line, a line every 5 ft.
+        expect(board.locator("polyline")).to_have_count(3 + 11)
+        _shot(page, "20-commission-calibrate-1366")
+        page.get_by_role("button", name="Save calibration").click()
+        expect(pole.locator("[data-calibration]")).to_have_text(
+            "pole has not reported its calibration yet — send it"
+        )
+        expect(pole.get_by_text("calibrated", exact=True)).to_be_visible()
+
+        # No broker in this test: the page says so in words, and nothing was sent.
+        pole.get_by_role("button", name="Send to pole").click()
+        expect(pole.get_by_role("status")).to_contain_text(
+            "This dashboard has no connection to the poles' message broker"
+        )
+        _shot(page, "21-commission-saved-1366")
+        page.set_viewport_size({"width": 390, "height": 844})
+        pole.get_by_role("button", name="Calibrate 101 Main St").click()
+        expect(board).to_have_attribute("data-clicks", "4")
+        _shot(page, "22-commission-390")
+        assert not errors, errors
+        browser.close()
+
+    cameras = served.cases.registry.cameras(device_id=POLE)
+    assert [c.frontage_id for c in cameras] == ["main-st-101"]
+    # The clicks reached the server in image pixels, and the saved mapping is the camera's own:
+    # a point in the middle of the walk lands within an inch of where it is.
+    assert np.asarray(cameras[0].region) == pytest.approx(served.corners, abs=1.5)
+    seen = served.corners.mean(axis=0).reshape(1, 2)
+    truth = project(served.truth_image_to_ground, seen)
+    saved = project(np.asarray(cameras[0].homography), seen)
+    assert np.linalg.norm(saved - truth) < 25.4
+    device = served.cases.registry.get_device(POLE)
+    assert (device.label, device.latitude, device.longitude) == (
+        "Main St at Oak",
+        43.2151,
+        -88.7234,
+    )
