@@ -80,6 +80,29 @@ def circular(seeds: int, params: DetectionParams | None = None) -> IndependentSc
     return out
 
 
+def tip_interval(paths: list[Path], seeds: int, params: DetectionParams) -> IndependentScore:
+    """The tip-interval end (``DetectionParams.tip_interval_end``, off by default)
+    on the same poles: a last-tip end moved one median tip spacing later."""
+    out = IndependentScore("tip-interval end")
+    for (_, winter), exported in station_winters(paths).items():
+        reports = in_window(exported, *winter_bounds(winter))
+        for seed in range(seeds):
+            out.add(score_station(reports, "tip", seed, params))
+    return out
+
+
+def self_check_rows(seeds: int, tip_params: DetectionParams) -> list[str]:
+    """The circular figure, as committed and with the tip-interval end."""
+    t0 = time.perf_counter()
+    try:
+        circ = circular(seeds)
+        out = [row("simulator self-check*", circ, time.perf_counter() - t0, "~30 min")]
+        tip_circ = circular(seeds, tip_params)
+        return [*out, row("tip-interval end\u2021, self-check*", tip_circ, 0.0, "~30 min")]
+    except WeatherDataMissing as exc:
+        return [f"simulator self-check: not measured ({exc})"]
+
+
 def row(name: str, s: IndependentScore, seconds: float, resolution: str = "") -> str:
     early = f"{s.early}/{len(s.errors)}" if s.errors else "-"
     worst = min(s.errors) if s.errors else float("nan")
@@ -136,24 +159,11 @@ def main() -> None:
         per_winter.append(s)
         lines.append(row(s.label, s, seconds))
     lines.append(row("all METAR truth", total, t_all))
-    # The tip-interval end (DetectionParams.tip_interval_end, off by default):
-    # the same poles, the gauge's last tip moved one median tip spacing later.
     tip_params = replace(params, tip_interval_end=True)
-    tip_total = IndependentScore("tip-interval end")
-    for (_, winter), exported in station_winters(paths).items():
-        reports = in_window(exported, *winter_bounds(winter))
-        for seed in range(args.seeds):
-            tip_total.add(score_station(reports, "tip", seed, tip_params))
-    lines.append(row("tip-interval end‡, METAR", tip_total, 0.0))
+    tips = tip_interval(paths, args.seeds, tip_params)
+    lines.append(row("tip-interval end\u2021, METAR", tips, 0.0))
     lines.append(row("same poles, hourly truth\u2020", hourly_total, 0.0, "~30 min"))
-    t0 = time.perf_counter()
-    try:
-        circ = circular(args.seeds)
-        lines.append(row("simulator self-check*", circ, time.perf_counter() - t0, "~30 min"))
-        tip_circ = circular(args.seeds, tip_params)
-        lines.append(row("tip-interval end‡, self-check*", tip_circ, 0.0, "~30 min"))
-    except WeatherDataMissing as exc:
-        lines.append(f"simulator self-check: not measured ({exc})")
+    lines += self_check_rows(args.seeds, tip_params)
     # What-if, not applied: the smallest margin (5-min steps) that makes no storm
     # early on the first station-winter, scored on the others.
     chosen_on, scored_on = per_winter[0], per_winter[1:]

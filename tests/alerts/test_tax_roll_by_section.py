@@ -30,6 +30,7 @@ import pytest
 
 from sidewalk.alerts.accounts import bill_abatement, record_bill_receipt, record_payment
 from sidewalk.alerts.billing import AbatementWork
+from sidewalk.alerts.documents import tax_roll_lines, tax_roll_pdf
 from sidewalk.alerts.issue import NoticeIssuer
 from sidewalk.analytics.clocks.enforcement import end_of_calendar_day
 from sidewalk.analytics.runner import AnalyticsRunner
@@ -38,6 +39,7 @@ from sidewalk.core.mqtt import MqttSettings
 from sidewalk.core.profile import Profile, Rule, load_profile
 from sidewalk.storage.cases import AbatementRecord, CaseStore
 from sidewalk.system import build_analytics, confirm_for_demo
+from tests.alerts.conftest import flat, pdf_text
 from tests.clocks.live import seeded
 
 T0 = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)  # Wednesday 9:00 AM CST
@@ -139,6 +141,11 @@ def test_370_8_F_an_unpaid_obstruction_bill_goes_on_the_tax_roll_on_day_60(
     assert entry.citation == rules.tax_roll_after.citation == "§ 370-8 F (inferred)"
     assert (entry.tax_year, bill.status) == (2027, "certified")
     assert village.refused() == []
+    # The Clerk-Treasurer's certification names the section the entry is under.
+    lines = tax_roll_lines(village.cases, village.profile, 2027)
+    assert [x.citation for x in lines] == ["§ 370-8 F (inferred)"]
+    text = flat(pdf_text(tax_roll_pdf(lines, village.profile, 2027, day_60)))
+    assert "Also entered under: Village Code § 370-8 F." in text
     # The bill's clock record carries § 370-8 F's values, not § 370-10 G's.
     [clock] = village.cases.clocks.list(frontage_id="main-st-101", kind="enforcement")
     assert clock.state == "tax_roll"

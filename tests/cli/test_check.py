@@ -162,12 +162,12 @@ BROKEN: dict[str, tuple[Callable[[Readiness], Readiness], str, str]] = {
     "no calibrated view": (
         lambda s: dataclasses.replace(s, calibrated=frozenset({("pole-1", "main-st-105")})),
         "107 Main St: pole pole-1 has no calibrated view of the walk",
-        "on the dashboard's calibration page",
+        "dashboard → Poles → pole pole-1: Calibrate 107 Main St, then Send to pole",
     ),
     "the pole runs another calibration": (
         lambda s: dataclasses.replace(s, poles={"pole-1": pole(reported_calibration="old")}),
         "pole pole-1 runs a different calibration from the registry's",
-        "send pole pole-1 its calibration from the dashboard's calibration page",
+        "dashboard → Poles → pole pole-1: Send to pole",
     ),
     "no letterhead": (
         lambda s: dataclasses.replace(s, letterhead=["[village] is not set: …"]),
@@ -195,7 +195,7 @@ def test_each_problem_is_one_line_with_its_fix(case: str) -> None:
     breaks, what, fix = BROKEN[case]
     lines = problems(breaks(ready()))
     assert len(lines) == 1, lines
-    said, fixed_by = lines[0].split(" → ")
+    said, fixed_by = lines[0].split(" — fix: ")
     assert what in said
     assert fix in fixed_by
 
@@ -219,9 +219,9 @@ def test_a_corner_lot_names_each_frontage_by_its_street_and_id() -> None:
     ]
     state = dataclasses.replace(ready(), frontages=corner, owners={f.id: owner() for f in corner})
     assert problems(state) == [
-        "101 Main St (Main St): no pole watches it → sidewalk registry pole assign POLE"
+        "101 Main St (Main St): no pole watches it — fix: sidewalk registry pole assign POLE"
         ' main-st-101 --by "YOUR NAME"',
-        "101 Main St (Oak Ave): no pole watches it → sidewalk registry pole assign POLE"
+        "101 Main St (Oak Ave): no pole watches it — fix: sidewalk registry pole assign POLE"
         ' oak-ave-101 --by "YOUR NAME"',
     ]
 
@@ -260,7 +260,7 @@ def test_the_window_is_the_one_the_letter_prints_in() -> None:
     from sidewalk.cli import check
 
     assert (check.ADDRESS_LINES, check.ADDRESS_W) == (pdf.ADDRESS_LINES, pdf.ADDRESS_W)
-    assert Problem("a", "b").line() == "a → b"
+    assert Problem("a", "b").line() == "a — fix: b"
 
 
 # -- the command on a case store ------------------------------------------------------
@@ -334,7 +334,7 @@ def test_the_command_exits_0_when_ready_1_with_a_problem_2_when_it_cannot_read(
     done = cli.invoke(app, ["check", "--config", str(undelivered)], env=env)
     assert done.exit_code == 1
     assert done.output.splitlines() == [
-        "delivery is not set up: no way of sending letters is configured → [delivery] methods ="
+        "delivery is not set up: no way of sending letters is configured — fix: [delivery] methods ="
         ' ["print"] and/or ["email"] with smtp_host and sender (docs/going-live.md)',
         "not ready: 1 problem(s)",
     ]

@@ -4,6 +4,7 @@ JSON on the pole, its atomic file, and one hash recipe on both sides."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -67,7 +68,7 @@ def _camera(frontage: str, corners: list[tuple[float, float]]) -> CameraRecord:
     homography = tuple((r[0], r[1], r[2]) for r in h)
     return CameraRecord(
         id=1, device_id="pole-1", frontage_id=frontage, region=region, homography=homography,
-        calibrated_at=None, calibrated_by="admin",  # type: ignore[arg-type]
+        calibrated_at=datetime(2026, 12, 1, tzinfo=UTC), calibrated_by="admin",
         calibration_hash=calibration_hash(region, homography),
     )  # fmt: skip
 

@@ -23,7 +23,8 @@ def county() -> County:
 
 @pytest.fixture(scope="session")
 def small_county() -> County:
-    """2 × 2 blocks of 12 lots: enough for the registry's round trips, quick to write."""
+    """2 × 2 blocks of 12 lots: enough for the registry's round trips, quick to write
+    (a smaller grid leaves north-south streets with one parcel: no axis to fit)."""
     return generate(blocks_x=2, blocks_y=2, lots=6)
 
 
@@ -56,8 +57,7 @@ def imported_db(migrated_db: Path, small_county: County) -> Path:
     return path
 
 
-def _copy(source: Path, tmp_path: Path) -> Iterator[CaseStore]:
-    path = tmp_path / "cases.db"
+def _copy(source: Path, path: Path) -> Iterator[CaseStore]:
     shutil.copy(source, path)
     cases = CaseStore(f"sqlite:///{path}")
     yield cases
@@ -67,10 +67,10 @@ def _copy(source: Path, tmp_path: Path) -> Iterator[CaseStore]:
 @pytest.fixture
 def imported(imported_db: Path, tmp_path: Path) -> Iterator[CaseStore]:
     """A case store of this test's own holding the small county's first import."""
-    yield from _copy(imported_db, tmp_path)
+    yield from _copy(imported_db, tmp_path / "imported.db")
 
 
 @pytest.fixture
 def store(migrated_db: Path, tmp_path: Path) -> Iterator[CaseStore]:
     """A migrated, empty SQLite ``CaseStore`` of this test's own."""
-    yield from _copy(migrated_db, tmp_path)
+    yield from _copy(migrated_db, tmp_path / "empty.db")

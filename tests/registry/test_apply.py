@@ -38,10 +38,14 @@ def _import(
     return parsed, derived, diff, snap
 
 
-def test_the_first_import_fills_the_registry(store: CaseStore, small_county: County) -> None:
-    parsed, derived, diff, _ = _import(store, small_county, FIRST)
+def test_the_first_import_fills_the_registry(
+    store: CaseStore, imported: CaseStore, small_county: County
+) -> None:
+    # Into an empty registry every parcel is new (the conftest applied it to ``imported``).
+    parsed, derived, diff, _ = _import(store, small_county, FIRST, dry_run=True)
     assert len(diff.new) == len(parsed.parcels) == len(small_county.expected)
-    registry = store.registry
+    assert not store.registry.list_parcels()
+    registry = imported.registry
     parcels = registry.list_parcels()
     assert len(parcels) == len(parsed.parcels)
     assert all(p.source == SOURCE_PREFIX + "dodge.geojson" for p in parcels)
@@ -61,7 +65,8 @@ def test_the_first_import_fills_the_registry(store: CaseStore, small_county: Cou
     # Every parcel has its owner of record from the effective date.
     for p in parsed.parcels[:10]:
         (ownership,) = registry.ownerships(p.parcel_id)
-        assert ownership.owner_id == p.owner_id and ownership.effective_from == FIRST
+        assert ownership.owner_id == p.owner_id
+        assert ownership.effective_from == FIRST
 
 
 def test_importing_the_same_file_again_changes_nothing(
@@ -103,7 +108,13 @@ def test_the_yearly_reimport_shows_and_applies_the_difference(
     split_frontage = next(f for f in registry.list_frontages() if f.parcel_id == what["split"])
     # Open cases on a parcel that is sold and one that is split.
     for f in (sold_frontage, split_frontage):
-        store.clocks.open(f.id, "clearing", "running", FIRST, Cause(kind="deadline", ts=int(FIRST.timestamp() * 1000)))
+        store.clocks.open(
+            f.id,
+            "clearing",
+            "running",
+            FIRST,
+            Cause(kind="deadline", ts=int(FIRST.timestamp() * 1000)),
+        )
     before_sale = store.notices.create("n1", "clearing_violation", sold_frontage.id,
                                        datetime(2026, 3, 1, 15, tzinfo=UTC))  # fmt: skip
     old_owner = registry.get_owner(sold_frontage.owner_id).name
@@ -115,11 +126,14 @@ def test_the_yearly_reimport_shows_and_applies_the_difference(
     assert sorted(p.parcel_id for p, _ in diff.sold) == sorted(what["sold"])
     assert [p.parcel_id for p, _ in diff.moved] == [what["moved"]]
     assert diff.split == [(what["split"], sorted(what["halves"]))]
-    assert diff.gone == [what["gone"]] and not diff.merged
+    assert diff.gone == [what["gone"]]
+    assert not diff.merged
     assert sorted(p.parcel_id for p in diff.new) == sorted(what["halves"])
     text = "\n".join(diff.lines(snap))
     assert f"sold: {sold_frontage.street_address} (parcel {sold}) from {old_owner}" in text
-    assert "PO BOX 777" in text and "split into" in text and "gone from the county's file" in text
+    assert "PO BOX 777" in text
+    assert "split into" in text
+    assert "gone from the county's file" in text
     assert len(diff.open_cases) == 2
     assert any(old_owner in line and "2026-06-01" in line for line in diff.open_cases)
     assert any("retired from 2026-06-01" in line for line in diff.open_cases)

@@ -71,7 +71,8 @@ def test_each_format_and_coordinate_system_reads_the_same_parcels(
 def test_the_outlines_land_in_clyman(read_all: dict[str, ParcelFile]) -> None:
     for parcel in read_all["shapefile-3071"].parcels:
         c = parcel.geometry.centroid
-        assert -88.75 < c.x < -88.68 and 43.30 < c.y < 43.34, parcel.parcel_id
+        assert -88.75 < c.x < -88.68, parcel.parcel_id
+        assert 43.30 < c.y < 43.34, parcel.parcel_id
 
 
 def test_records_that_cannot_be_imported_say_why(
@@ -86,7 +87,8 @@ def test_records_that_cannot_be_imported_say_why(
     assert len(rejects) == len(county.expected_rejects) + 1
     # In the importer's words: no field names, no internal states.
     for r in rejects:
-        assert "SITEADRESS" not in r.reason and "PSTLADRESS" not in r.reason
+        assert "SITEADRESS" not in r.reason
+        assert "PSTLADRESS" not in r.reason
 
 
 def test_owners_po_boxes_second_owners_and_condominium_units(
@@ -94,7 +96,8 @@ def test_owners_po_boxes_second_owners_and_condominium_units(
 ) -> None:
     parcels = read_all["csv-3071"].parcels
     boxes = [p for p in parcels if p.mailing_lines[0].startswith("PO BOX")]
-    assert boxes and all(p.mailing_lines[-1].endswith("WI 53016") for p in boxes)
+    assert boxes
+    assert all(p.mailing_lines[-1].endswith("WI 53016") for p in boxes)
     two = [p for p in parcels if p.second_owner]
     assert two
     assert all(p.owner_address_lines[0] == p.second_owner for p in two)
@@ -116,7 +119,8 @@ def test_a_class_of_property_makes_walks_commercial(county: County, tmp_path: Pa
     expected = {
         r.attributes["PARCELID"] for r in county.records if r.attributes["PROPCLASS"] == "2"
     } & {p.parcel_id for p in parsed.parcels}
-    assert commercial == expected and commercial
+    assert commercial == expected
+    assert commercial
 
 
 @pytest.mark.parametrize(
@@ -137,9 +141,7 @@ def test_a_class_of_property_makes_walks_commercial(county: County, tmp_path: Pa
         ("14 AVENUE DES CHAMPS 75008 PARIS FRANCE", None),
     ],
 )  # fmt: skip
-def test_splitting_the_one_field_mailing_address(
-    text: str, lines: tuple[str, ...] | None
-) -> None:
+def test_splitting_the_one_field_mailing_address(text: str, lines: tuple[str, ...] | None) -> None:
     assert split_mailing_address(text) == lines
 
 
@@ -214,4 +216,5 @@ def test_a_zip_with_several_layers_needs_one_chosen(county: County, tmp_path: Pa
     with pytest.raises(ParcelFileError, match=r"several layers \(Roads, V11_Parcels_Dodge\)"):
         read_parcel_file(path)
     raw = read_parcel_file(path, layer="V11_Parcels_Dodge")
-    assert isinstance(raw, RawFile) and len(raw.records) == len(county.records)
+    assert isinstance(raw, RawFile)
+    assert len(raw.records) == len(county.records)

@@ -23,7 +23,7 @@ def derived(parsed: ParcelFile) -> Derived:
 
 
 def test_every_frontage_matches_the_generated_geometry(county: County, derived: Derived) -> None:
-    wrong = {}
+    wrong: dict[str, object] = {}
     for pid, expected in county.expected.items():
         got = [(f.street, f.side) for f in derived.frontages.get(pid, [])]
         if got != [(street, side) for street, side, _ in expected]:
@@ -44,7 +44,8 @@ def test_corner_lots_get_two_frontages(county: County, derived: Derived) -> None
         # The second says which side of the lot it is on.
         assert frontages[1].street_address.endswith(f"({frontages[1].street} side)")
     plain = [fs[0] for pid, fs in derived.frontages.items() if pid not in corners]
-    assert plain and not any(f.corner for f in plain)
+    assert plain
+    assert not any(f.corner for f in plain)
 
 
 def test_rear_lots_have_no_frontage_and_say_so(county: County, derived: Derived) -> None:
@@ -74,12 +75,14 @@ def test_the_map_line_is_in_wgs84_and_as_long_as_the_frontage(derived: Derived) 
         line = shape(f.line)
         assert f.line["type"] == "LineString"
         lon, lat = line.coords[0]
-        assert -88.75 < lon < -88.68 and 43.30 < lat < 43.34
+        assert -88.75 < lon < -88.68
+        assert 43.30 < lat < 43.34
         metres = geod.geometry_length(line)
         assert metres / FT == pytest.approx(f.length_ft, abs=0.3)
 
 
-def _parcel(number: int, x0: float, y0: float, w: float, h: float, street: str) -> RawRecord:
+def _parcel(number: int, corner: tuple[float, float], w: float, h: float, street: str) -> RawRecord:
+    x0, y0 = corner
     name, kind = street.rsplit(" ", 1)
     return RawRecord(number, {
         "PARCELID": f"P{number}", "OWNERNME1": "SMITH JO", "PSTLADRESS": "PO BOX 1 CLYMAN WI 53016",
@@ -91,8 +94,8 @@ def test_an_open_side_facing_no_named_street_is_a_corner_to_check() -> None:
     # Two rows of three lots facing each other across MAIN ST, nothing else: the
     # end lots' outer sides are open but face no street the file names.
     x, y, w, d, row = *ORIGIN, 60 * FT, 120 * FT, 66 * FT
-    records = [_parcel(i + 1, x + i * w, y, w, d, "MAIN ST") for i in range(3)]
-    records += [_parcel(i + 4, x + i * w, y + d + row, w, d, "MAIN ST") for i in range(3)]
+    records = [_parcel(i + 1, (x + i * w, y), w, d, "MAIN ST") for i in range(3)]
+    records += [_parcel(i + 4, (x + i * w, y + d + row), w, d, "MAIN ST") for i in range(3)]
     from pyproj import CRS
 
     derived = derive_frontages(parse_records(RawFile(records, CRS.from_epsg(3071), "t")).parcels)
@@ -110,8 +113,8 @@ def test_a_street_at_an_angle() -> None:
     from shapely import affinity
 
     x, y, w, d, row = *ORIGIN, 50 * FT, 120 * FT, 66 * FT
-    records = [_parcel(i + 1, x + i * w, y, w, d, "LAKE RD") for i in range(4)]
-    records += [_parcel(i + 5, x + i * w, y + d + row, w, d, "LAKE RD") for i in range(4)]
+    records = [_parcel(i + 1, (x + i * w, y), w, d, "LAKE RD") for i in range(4)]
+    records += [_parcel(i + 5, (x + i * w, y + d + row), w, d, "LAKE RD") for i in range(4)]
     turned = [
         RawRecord(r.number, r.attributes, affinity.rotate(r.geometry, 35, origin=ORIGIN))
         for r in records

@@ -192,15 +192,22 @@ def tax_roll_csv(lines: Sequence[TaxRollLine]) -> str:
 def tax_roll_pdf(
     lines: Sequence[TaxRollLine], profile: Profile, tax_year: int, at: datetime
 ) -> bytes:
-    """The certification to the Clerk-Treasurer, quoting § 370-10 G, with a signature line."""
+    """The certification to the Clerk-Treasurer, quoting § 370-10 G and naming every other
+    section an entry is made under (§ 370-8 F, § 144-12 C, …), with a signature line."""
     rule = profile.billing.tax_roll_after
     total = tax_roll_total(lines)
+    others = sorted({x.citation for x in lines if x.citation and x.citation != rule.citation})
     return table_pdf(
         f"{profile.village.name} - certification of special taxes for the {tax_year} tax roll",
         [
             f'{plain_citation(rule.citation)}: "{rule.words}"'
             if not rule.unconfirmed
             else rule.describe(),
+            *(
+                [f"Also entered under: {'; '.join(plain_citation(c) for c in others)}."]
+                if others
+                else []
+            ),
             f"The following charges for abatement remain unpaid and are certified for entry on "
             f"the {tax_year} tax roll as special taxes against the parcels named.",
         ],

@@ -56,7 +56,7 @@ class Problem:
     fix: str
 
     def line(self) -> str:
-        return f"{self.what} → {self.fix}"
+        return f"{self.what} — fix: {self.fix}"
 
 
 @dataclass(frozen=True)
@@ -212,7 +212,7 @@ def readiness_problems(
             problems.append(
                 Problem(
                     f"{where}: pole {pole.id} has no calibrated view of the walk",
-                    f"calibrate pole {pole.id} for {where} on the dashboard's calibration page",
+                    f"dashboard → Poles → pole {pole.id}: Calibrate {where}, then Send to pole",
                 )
             )
     for pole_id, frontages in sorted(watched_by.items()):
@@ -240,7 +240,7 @@ def readiness_problems(
             problems.append(
                 Problem(
                     f"pole {pole_id} runs a different calibration from the registry's",
-                    f"send pole {pole_id} its calibration from the dashboard's calibration page",
+                    f"dashboard → Poles → pole {pole_id}: Send to pole (docs/commissioning.md)",
                 )
             )
     problems.extend(
@@ -275,7 +275,7 @@ def read_readiness(
     poles = {d.id: d for d in registry.list_devices()}
     return Readiness(
         frontages=frontages,
-        owners={f.id: registry.owner_of_record(f.id, now) for f in frontages},
+        owners=registry.owners_of_record(now),
         poles=poles,
         calibrated=frozenset((c.device_id, c.frontage_id) for c in registry.cameras()),
         expected_calibration={p: registry.expected_calibration(p) for p in poles},

@@ -6,7 +6,7 @@
 ``ingest``     consume readings into the time-series store
 ``analytics``  run the ordinance clocks live and record violations and notices
 ``act``        record what a person did in a snow-and-ice case
-``review``     the clearing deadlines waiting for a person (evidence missing, unverified)
+``review``     clearing deadlines waiting for a person (evidence missing, unverified); decide one
 ``check``      ready to go live? one line per problem with what fixes it
 the groups below: see each one's --help
 """

@@ -95,63 +95,77 @@ class Place:
         return (self.parcel and self.parcel.site_address) or "(no site address)"
 
 
-def resolve(cases: CaseStore, target: str, *, include_retired: bool = False) -> Place:
-    """The one place ``target`` names (address, parcel number, frontage id); an unknown
-    or ambiguous target exits 2 with the close matches."""
-    import difflib
+class Places:
+    """The registry's frontages and parcels, indexed by what a person types for them
+    (read once: ``pole assign`` resolves many targets)."""
 
-    registry = cases.registry
-    frontages = registry.list_frontages(include_retired=include_retired)
-    parcels = {p.id: p for p in registry.list_parcels(include_retired=include_retired)}
-    key = plain(target)
-    by_id = [f for f in frontages if plain(f.id) == key]
-    if by_id:
-        f = by_id[0]
-        return Place((f,), parcels.get(f.parcel_id) if f.parcel_id else None)
-    hits = [f for f in frontages if key in {plain(f.street_address), plain(f.parcel_number)}] + [
-        f
-        for f in frontages
-        if f.parcel_id in parcels
-        and key
-        in {
-            plain(f.parcel_id or ""),
-            plain(parcels[f.parcel_id].site_address or ""),
-            plain(parcels[f.parcel_id].tax_parcel_id or ""),
-        }
-    ]
-    groups: dict[str, list[FrontageRecord]] = {}
-    for f in hits:
-        group = groups.setdefault(f.parcel_id or f"number:{f.parcel_number}", [])
-        if f not in group:
-            group.append(f)
-    bare = [
-        p
-        for p in parcels.values()
-        if key in {plain(p.id), plain(p.site_address or ""), plain(p.tax_parcel_id or "")}
-        and p.id not in groups
-    ]
-    if len(groups) + len(bare) > 1:
-        named = [f"{g[0].street_address} (parcel {g[0].parcel_number})" for g in groups.values()]
-        named += [
-            f"{p.site_address or 'no address'} (parcel {p.tax_parcel_id or p.id})" for p in bare
-        ]
-        fail(f"{target!r} names {len(named)} places: {'; '.join(named)}; give the parcel number")
-    if groups:
-        group = next(iter(groups.values()))
-        pid = group[0].parcel_id
-        return Place(tuple(sorted(group, key=lambda f: f.id)), parcels.get(pid) if pid else None)
-    if bare:
-        return Place((), bare[0])
-    known = {f.street_address for f in frontages} | {f.parcel_number for f in frontages}
-    known |= {f.id for f in frontages} | {
-        p.site_address for p in parcels.values() if p.site_address
-    }
-    close = difflib.get_close_matches(target, sorted(known), n=4, cutoff=0.6)
-    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    fail(
-        f"no frontage, parcel or address {target!r} in the registry{hint}"
-        " (`sidewalk registry list` shows them)"
-    )
+    def __init__(self, cases: CaseStore, *, include_retired: bool = False) -> None:
+        registry = cases.registry
+        self.frontages = registry.list_frontages(include_retired=include_retired)
+        self.parcels = {p.id: p for p in registry.list_parcels(include_retired=include_retired)}
+        self._ids = {plain(f.id): f for f in self.frontages}
+        self._frontages: dict[str, list[FrontageRecord]] = {}
+        self._bare: dict[str, list[ParcelRecord]] = {}
+        for p in self.parcels.values():
+            for key in self._keys(p):
+                self._bare.setdefault(key, []).append(p)
+        for f in self.frontages:
+            keys = {plain(f.street_address), plain(f.parcel_number)}
+            if f.parcel_id in self.parcels:
+                keys |= self._keys(self.parcels[f.parcel_id])
+            for key in keys - {""}:
+                self._frontages.setdefault(key, []).append(f)
+
+    @staticmethod
+    def _keys(p: ParcelRecord) -> set[str]:
+        return {plain(p.id), plain(p.site_address or ""), plain(p.tax_parcel_id or "")} - {""}
+
+    def find(self, target: str) -> Place:
+        """The one place ``target`` names (address, parcel number, frontage id); an
+        unknown or ambiguous target exits 2 with the close matches."""
+        key = plain(target)
+        if key in self._ids:
+            f = self._ids[key]
+            return Place((f,), self.parcels.get(f.parcel_id) if f.parcel_id else None)
+        groups: dict[str, list[FrontageRecord]] = {}
+        for f in self._frontages.get(key, []):
+            group = groups.setdefault(f.parcel_id or f"number:{f.parcel_number}", [])
+            if f not in group:
+                group.append(f)
+        bare = [p for p in self._bare.get(key, []) if p.id not in groups]
+        if len(groups) + len(bare) > 1:
+            named = [
+                f"{g[0].street_address} (parcel {g[0].parcel_number})" for g in groups.values()
+            ]
+            named += [f"{p.site_address or 'no address'} (parcel {p.tax_parcel_id or p.id})"
+                      for p in bare]  # fmt: skip
+            fail(
+                f"{target!r} names {len(named)} places: {'; '.join(named)}; give the parcel number"
+            )
+        if groups:
+            group = sorted(next(iter(groups.values())), key=lambda f: f.id)
+            pid = group[0].parcel_id
+            return Place(tuple(group), self.parcels.get(pid) if pid else None)
+        if bare:
+            return Place((), bare[0])
+        fail(
+            f"no frontage, parcel or address {target!r} in the registry{self._close(target)}"
+            " (`sidewalk registry list` shows them)"
+        )
+
+    def _close(self, target: str) -> str:
+        import difflib
+
+        known = {f.street_address for f in self.frontages} | {f.id for f in self.frontages}
+        known |= {f.parcel_number for f in self.frontages}
+        known |= {p.site_address for p in self.parcels.values() if p.site_address}
+        close = difflib.get_close_matches(target, sorted(known), n=4, cutoff=0.6)
+        return f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+
+
+def resolve(cases: CaseStore, target: str, *, include_retired: bool = False) -> Place:
+    """The one place ``target`` names; unknown or ambiguous exits 2 (``Places.find``)."""
+    return Places(cases, include_retired=include_retired).find(target)
 
 
 def one_frontage(place: Place, target: str) -> FrontageRecord:
@@ -315,16 +329,13 @@ def _rows(cases: CaseStore, kind: str, street: str | None, zone: ZoneInfo) -> li
     if kind == "frontages":
         return [r for r in _frontage_rows(cases) if street is None or _on(r, street)]
     if kind == "parcels":
-        owners = {o.id: o.name for o in registry.list_owners()}
-        out = []
-        for p in registry.list_parcels():
-            current = [o for o in registry.ownerships(p.id) if o.effective_to is None]
-            out.append({
-                "parcel": p.tax_parcel_id or p.id, "site_address": p.site_address,
-                "place": p.place, "owner_of_record": owners.get(current[-1].owner_id)
-                if current else None, "from": p.source,
-            })  # fmt: skip
-        return out
+        names = {o.id: o.name for o in registry.list_owners()}
+        current = registry.parcel_owners(_now())
+        return [
+            {"parcel": p.tax_parcel_id or p.id, "site_address": p.site_address, "place": p.place,
+             "owner_of_record": names.get(current.get(p.id, "")), "source": p.source}
+            for p in registry.list_parcels()
+        ]  # fmt: skip
     if kind == "owners":
         return [
             {"name": o.name, "mailing_address": _address(o), "email": o.email}
@@ -347,10 +358,11 @@ def _on(row: dict[str, Any], street: str) -> bool:
 
 def _frontage_rows(cases: CaseStore) -> list[dict[str, Any]]:
     """One row per watched frontage, in the words the export and the list share."""
-    registry, at = cases.registry, _now()
+    registry = cases.registry
+    owners = registry.owners_of_record(_now())
     out = []
     for f in registry.list_frontages():
-        owner = registry.owner_of_record(f.id, at)
+        owner = owners[f.id]
         out.append({
             "address": f.street_address, "parcel": f.parcel_number, "owner_of_record": owner.name,
             "mailing_address": _address(owner), "pole": f.device_id, "length_ft": f.length_ft,
@@ -808,7 +820,8 @@ def occupant_end(
 
 
 def _frontage_ids(cases: CaseStore, targets: list[str]) -> list[str]:
-    return [one_frontage(resolve(cases, t), t).id for t in targets]
+    places = Places(cases)
+    return [one_frontage(places.find(t), t).id for t in targets]
 
 
 def _device_id(text: str) -> str:
@@ -856,7 +869,7 @@ def pole_add(  # noqa: PLR0917 (Typer maps parameters to options)
     console().print(
         f"pole {device_id} registered"
         + (f"; watches {', '.join(frontages)}" if frontages else "")
-        + "; next: calibrate its camera on the dashboard's calibration page",
+        + "; next: calibrate its camera on the dashboard's Poles page (docs/commissioning.md)",
         markup=False,
     )
 
@@ -908,4 +921,4 @@ def pole_retire(
 
 _mount_import()
 
-__all__ = ["Place", "one_frontage", "plain", "registry_app", "resolve"]
+__all__ = ["Place", "Places", "one_frontage", "plain", "registry_app", "resolve"]

@@ -138,8 +138,7 @@ def _print_read(parsed: ParcelFile, derived: Derived) -> None:
         highlight=False,
     )
     out.print(
-        f"frontages: {len(frontages)} on {len(streets)} streets"
-        f" ({corners} corner lots with two)",
+        f"frontages: {len(frontages)} on {len(streets)} streets ({corners} corner lots with two)",
         highlight=False,
     )
     _listed("not imported", [r.describe() for r in parsed.rejects])
@@ -161,9 +160,7 @@ def _print_difference(diff: Difference, snap: Snapshot, *, dry_run: bool, day: s
         (len(diff.changed), "changed"), (len(diff.split), "split"), (len(diff.merged), "merged"),
         (len(diff.gone), "gone"), (diff.unchanged, "unchanged"),
     ]  # fmt: skip
-    out.print(
-        f"{heading}: " + ", ".join(f"{n} {what}" for n, what in counts if n), highlight=False
-    )
+    out.print(f"{heading}: " + ", ".join(f"{n} {what}" for n, what in counts if n), highlight=False)
     # A first import is all new parcels: show some; every other change in full.
     new, rest = lines[: len(diff.new)], lines[len(diff.new) :]
     for line in [*new[:SHOWN], *rest]:

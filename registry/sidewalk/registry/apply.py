@@ -36,7 +36,8 @@ from sidewalk.registry.county import Parcel, ParcelFile
 from sidewalk.registry.frontages import Derived, Frontage
 
 if TYPE_CHECKING:
-    from sidewalk.storage.cases import CaseStore, FrontageRecord, OwnerRecord, ParcelRecord
+    from sidewalk.storage.cases import CaseStore, FrontageRecord, OwnerRecord
+    from sidewalk.storage.cases.records import ParcelRecord
     from sidewalk.storage.cases.registry import RegistryRepository
 
 SOURCE_PREFIX: Final = "county file "
@@ -153,7 +154,9 @@ def _name(text: str) -> str:
     return " ".join(text.upper().split())
 
 
-def compare(parsed: ParcelFile, snap: Snapshot, effective: datetime) -> Difference:
+def compare(  # noqa: PLR0912, PLR0915 (each kind of change in turn)
+    parsed: ParcelFile, snap: Snapshot, effective: datetime
+) -> Difference:
     """What importing ``parsed`` at ``effective`` would change (pure)."""
     import shapely
     from shapely.geometry import shape
@@ -357,9 +360,9 @@ def _retire_reason(pid: str, diff: Difference) -> str:
     for old, new in diff.split:
         if old == pid:
             return f"split into parcels {', '.join(new)} in the county's file"
-    for olds, new in diff.merged:
+    for olds, into in diff.merged:
         if pid in olds:
-            return f"merged into parcel {new} in the county's file"
+            return f"merged into parcel {into} in the county's file"
     return "gone from the county's parcel file"
 
 
@@ -384,7 +387,8 @@ def _frontages(
             parcel_number=parcel.tax_parcel_id or parcel.parcel_id,
             street_address=f.street_address,
             length_ft=f.length_ft,
-            zone="commercial" if (before.zone if before else parcel.zone) == "commercial"
+            zone="commercial"
+            if (before.zone if before else parcel.zone) == "commercial"
             else "residential",
             owner_id=parcel.owner_id,
             device_id=before.device_id if before is not None else None,

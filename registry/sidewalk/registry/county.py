@@ -65,15 +65,24 @@ _WIDTHS: Final = dict(
     )
 )  # fmt: skip
 
-STREET_TYPES: Final = frozenset(
-    "ALY ALLEY AVE AVENUE BLVD BOULEVARD CIR CIRCLE CT COURT CV DR DRIVE EXPY HWY HIGHWAY LN "
-    "LANE LOOP PASS PATH PIKE PKWY PARKWAY PL PLACE PLZ PLAZA PT RD ROAD RUN SQ ST STREET TER "
-    "TERRACE TRL TRAIL WAY XING".split()
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+STREET_TYPES: Final = _words(
+
+        "ALY ALLEY AVE AVENUE BLVD BOULEVARD CIR CIRCLE CT COURT CV DR DRIVE EXPY HWY HIGHWAY"
+        " LN LANE LOOP PASS PATH PIKE PKWY PARKWAY PL PLACE PLZ PLAZA PT RD ROAD RUN SQ ST"
+        " STREET TER TERRACE TRL TRAIL WAY XING"
+
 )
-_DIRECTIONS: Final = frozenset("N S E W NE NW SE SW".split())
-_UNIT_WORDS: Final = frozenset("APT UNIT STE SUITE LOT RM ROOM FL BLDG TRLR # SPC".split())
-_ROUTE_WORDS: Final = frozenset("HWY HIGHWAY ROAD RD CTY COUNTY RR ROUTE".split())
-_STATE_ZIP: Final = re.compile(r"^(?P<head>.*?)[\s,]+(?P<state>[A-Z]{2})[\s,]+(?P<zip>\d{5}(?:-?\d{4})?)$")
+_DIRECTIONS: Final = _words("N S E W NE NW SE SW")
+_UNIT_WORDS: Final = _words("APT UNIT STE SUITE LOT RM ROOM FL BLDG TRLR # SPC")
+_ROUTE_WORDS: Final = _words("HWY HIGHWAY ROAD RD CTY COUNTY RR ROUTE")
+_STATE_ZIP: Final = re.compile(
+    r"^(?P<head>.*?)[\s,]+(?P<state>[A-Z]{2})[\s,]+(?P<zip>\d{5}(?:-?\d{4})?)$"
+)
 _PO_BOX: Final = re.compile(r"\b(?:P\.?\s?O\.?\s+)?BOX\s+\S+$")
 
 
@@ -399,7 +408,9 @@ def _read_shapefile(shp: Any, dbf: Any, shx: Any) -> list[RawRecord]:
                 geom = shape(item.shape.__geo_interface__)
             except (ValueError, TypeError, AttributeError, KeyError):
                 geom = None
-        records.append(RawRecord(number, _upper_keys(dict(zip(names, item.record, strict=True))), geom))
+        records.append(
+            RawRecord(number, _upper_keys(dict(zip(names, item.record, strict=True))), geom)
+        )
     return records
 
 
@@ -505,9 +516,7 @@ def _polygonal(geom: BaseGeometry | None) -> BaseGeometry | None:
     return parts[0] if len(parts) == 1 else MultiPolygon(parts)
 
 
-def parse_records(
-    raw: RawFile, *, commercial_classes: Sequence[str] = ()
-) -> ParcelFile:
+def parse_records(raw: RawFile, *, commercial_classes: Sequence[str] = ()) -> ParcelFile:
     """Parcels and rejects from a file's records (pure but for the projection).
 
     ``commercial_classes``: values of ``PROPCLASS`` (e.g. ``2`` commercial,
@@ -535,7 +544,7 @@ def parse_records(
     return out
 
 
-def _parse_one(
+def _parse_one(  # noqa: PLR0911 (one return per reason a record is refused)
     record: RawRecord,
     geom: BaseGeometry | None,
     counts: Counter[str],

@@ -32,6 +32,7 @@ frontage can be corrected afterwards with ``sidewalk registry edit``.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import statistics
@@ -119,10 +120,12 @@ def footprint_key(geom: BaseGeometry) -> str:
     """Outlines equal to about 10 cm share a key (condominium units on one footprint)."""
     import shapely
 
-    return str(shapely.to_wkt(shapely.normalize(shapely.set_precision(geom, 1e-6)), rounding_precision=6))
+    return str(
+        shapely.to_wkt(shapely.normalize(shapely.set_precision(geom, 1e-6)), rounding_precision=6)
+    )
 
 
-def derive_frontages(parcels: Sequence[Parcel]) -> Derived:
+def derive_frontages(parcels: Sequence[Parcel]) -> Derived:  # noqa: PLR0912, PLR0915 (the method's five steps, in order)
     """Every parcel's frontage(s), by the method in the module's docstring."""
     import numpy as np
     import shapely
@@ -142,8 +145,8 @@ def derive_frontages(parcels: Sequence[Parcel]) -> Derived:
         holders.append(holder)
         if len(members) > 1:
             whose = "the common-element record" if holder.unit is None else "the first unit"
-            for other in members[1:]:
-                out.notes[other.parcel_id] = (
+            for unit in members[1:]:
+                out.notes[unit.parcel_id] = (
                     f"condominium unit: the building's walk is on {whose} (parcel"
                     f" {holder.parcel_id})"
                 )
@@ -173,8 +176,8 @@ def derive_frontages(parcels: Sequence[Parcel]) -> Derived:
     for i, parcel in enumerate(holders):
         by_street[parcel.street].append(i)
     axes: dict[str, Axis] = {}
-    for street, members in by_street.items():
-        axis = _fit_axis([outlines[i] for i in members], [edges[i] for i in members])
+    for street, on_street in by_street.items():
+        axis = _fit_axis([outlines[i] for i in on_street], [edges[i] for i in on_street])
         if axis is not None:
             axes[street] = axis
 
@@ -271,7 +274,7 @@ def _all_edges(outlines: Sequence[Any]) -> list[list[_Edge]]:
             ring = shapely.simplify(polygon, 0.2, preserve_topology=True)
             assert isinstance(ring, Polygon)
             points = list(shapely.geometry.polygon.orient(ring, 1.0).exterior.coords)
-            for a, b in zip(points, points[1:], strict=False):
+            for a, b in itertools.pairwise(points):
                 length = math.dist(a, b)
                 if length < 0.5:
                     continue
@@ -368,7 +371,9 @@ def _coords(outline: Any) -> list[tuple[float, float]]:
 
 
 def _offset(axis: Axis, point: tuple[float, float]) -> float:
-    return (point[0] - axis.origin[0]) * axis.normal[0] + (point[1] - axis.origin[1]) * axis.normal[1]
+    return (point[0] - axis.origin[0]) * axis.normal[0] + (point[1] - axis.origin[1]) * axis.normal[
+        1
+    ]
 
 
 def _facing(parcel_edges: Sequence[_Edge], axis: Axis) -> list[_Edge]:
@@ -413,4 +418,3 @@ def _compass(part: Sequence[_Edge]) -> str:
     if abs(ny) >= abs(nx):
         return "N" if ny > 0 else "S"
     return "E" if nx > 0 else "W"
-

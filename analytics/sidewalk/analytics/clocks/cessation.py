@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from itertools import pairwise
 from statistics import median
 from typing import Literal
 
@@ -273,7 +274,7 @@ class SnowfallDetector:
         p = self.params
         if not p.tip_interval_end or not self.tips or self.tips[-1] != last_at:
             return timedelta(0)
-        gaps = [b - a for a, b in zip(self.tips, self.tips[1:]) if b - a <= p.onset_window]
+        gaps = [b - a for a, b in pairwise(self.tips) if b - a <= p.onset_window]
         if not gaps:
             return timedelta(0)
         return sorted(gaps)[(len(gaps) - 1) // 2]

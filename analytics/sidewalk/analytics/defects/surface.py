@@ -153,7 +153,9 @@ def analyse_height_map(
     return joints, block_results, blocks
 
 
-def _along_walk_mm(hm: HeightMap, center: tuple[float, float, float], d: tuple[float, float]) -> float:
+def _along_walk_mm(
+    hm: HeightMap, center: tuple[float, float, float], d: tuple[float, float]
+) -> float:
     """Offset along the survey direction ``d`` (plane a, b) from the walk-plane
     point under the image centre (the optical axis) to ``center`` (sensor frame)."""
     ax = hm.axes

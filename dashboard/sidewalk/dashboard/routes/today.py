@@ -94,7 +94,7 @@ def build_today(cases: CaseStore, profile: Profile, now: datetime) -> Today:
     violations = {v.key: v for v in cases.clocks.list_violations()}
     audit = cases.dashboard.audit_by_action(("hazard.candidate", "notice.held"))
     abatements = [a for a in cases.bills.list_abatements() if a.status == "ordered"]
-    bills = cases.bills.list(status="open")
+    bills = cases.dashboard.bills_with_paid("open")
     case_states = {c.key: CaseState(c.state) for c in clocks if c.kind == ENFORCEMENT}
     by_id = {v.id: v for v in violations.values()}
 
