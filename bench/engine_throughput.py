@@ -11,7 +11,10 @@ contract models; the engine loop then runs ``observe`` + ``advance`` on each
 (what ``ClockEngine.feed`` does). Peak memory is the process's peak RSS
 (``resource.getrusage``) after each loop, the floor first; it includes the
 simulator's transient objects, so the engine's own state is also given as the
-size of its ``snapshot()``.
+size of its ``snapshot()``. Each loop's CPU time (``time.process_time``) is
+given beside its wall time: on a machine busy with other work the wall-clock
+rates fall, the CPU-time rates much less (``bench.engine_instructions`` counts
+instructions, which load does not move at all).
 
     uv run python -m bench.engine_throughput [--frontages 1000] [--days 151]
 """
@@ -103,12 +106,12 @@ def _validate(payload: dict[str, Any]) -> AnyReading:
     return SnowMeasurement.model_validate(payload)
 
 
-def _timed(run: Callable[[], int]) -> tuple[int, float, int]:
-    """(items, seconds, peak RSS in MiB after the run)."""
-    t0 = time.perf_counter()
+def _timed(run: Callable[[], int]) -> tuple[int, float, float, int]:
+    """(items, wall seconds, CPU seconds, peak RSS in MiB after the run)."""
+    t0, c0 = time.perf_counter(), time.process_time()
     n = run()
-    elapsed = time.perf_counter() - t0
-    return n, elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return n, elapsed, cpu, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
 
 
 def main() -> None:
@@ -148,25 +151,28 @@ def main() -> None:
             n += 1
         return n
 
-    n_floor, t_floor, rss_floor = _timed(floor)
-    n_engine, t_engine, rss_engine = _timed(with_engine)
+    n_floor, t_floor, c_floor, rss_floor = _timed(floor)
+    n_engine, t_engine, c_engine, rss_engine = _timed(with_engine)
     assert n_floor == n_engine
     span = f"{date.isoformat(START.date())} + {args.days} days"
     print(f"\n{args.frontages} frontages on {poles} poles, {span}, weather every 5 min,")
     events = counts["events"]
     print(f"camera every {args.camera_minutes} min; {n_engine:,} readings, {events:,} events;")
     print(f"RSS before the loops {base_rss} MiB\n")
-    print(f"{'loop':<44}{'seconds':>10}{'readings/s':>14}{'peak RSS MiB':>14}")
+    head = f"{'loop':<44}{'seconds':>10}{'readings/s':>14}{'peak RSS MiB':>14}"
+    print(f"{head}{'CPU s':>10}{'per CPU s':>12}")
     rows = [
-        ("floor: build dict + validate (contract)", t_floor, n_floor / t_floor, str(rss_floor)),
-        ("engine: validate + observe + advance", t_engine, n_engine / t_engine, str(rss_engine)),
+        ("floor: build dict + validate (contract)", t_floor, c_floor, n_floor, str(rss_floor)),
+        ("engine: validate + observe + advance", t_engine, c_engine, n_engine, str(rss_engine)),
     ]
-    if t_engine > t_floor:
+    if t_engine > t_floor and c_engine > c_floor:
         rows.append(
-            ("engine alone (difference)", t_engine - t_floor, n_engine / (t_engine - t_floor), "")
+            ("engine alone (difference)", t_engine - t_floor, c_engine - c_floor, n_engine, "")
         )
-    for name, seconds, rate, rss in rows:
-        print(f"{name:<44}{seconds:>10.1f}{rate:>14,.0f}{rss:>14}")
+    for name, seconds, cpu, n, rss in rows:
+        print(
+            f"{name:<44}{seconds:>10.1f}{n / seconds:>14,.0f}{rss:>14}{cpu:>10.1f}{n / cpu:>12,.0f}"
+        )
     state_mib = len(engine.snapshot()) / 2**20
     cases = len(engine.enforcement.cases)
     print(f"\nengine state at the end: {state_mib:.1f} MiB as a snapshot (JSON), {cases:,} cases")

@@ -18,6 +18,13 @@ machine disturbs less, and wall seconds):
 * the re-import of the same file (snapshot + compare: nothing to write).
 
     uv run python -m bench.registry_import [--parcels 10000] [--runs 3]
+
+For a figure the machine's load does not move, ``--phase`` runs one piece once
+and prints nothing, to be counted under callgrind; ``--phase none`` (the file
+generated and written, the libraries imported) is subtracted from the others:
+
+    valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.%p \
+        python -m bench.registry_import --parcels 1000 --phase reference
 """
 
 from __future__ import annotations
@@ -113,6 +120,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--parcels", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--phase", choices=["none", "reference", "import-read", "derive"], default=None)
     args = ap.parse_args()
     lots = 10
     blocks = max(1, args.parcels // (2 * lots))
@@ -123,20 +131,26 @@ def main() -> None:
         folder = Path(tmp)
         shp = write_shapefile(county, folder / "parcels.shp")
         geojson = write_geojson(county, folder / "parcels.geojson")
+        if args.phase is not None:
+            parsed = parse_records(read_parcel_file(shp)) if args.phase == "derive" else None
+            if args.phase == "reference":
+                reference_shapefile(shp)
+            elif args.phase == "import-read":
+                parse_records(read_parcel_file(shp))
+            elif parsed is not None:
+                derive_frontages(parsed.parcels)
+            return
         print(
             f"{len(county.records)} records ({bx} x {by} blocks of {2 * lots} lots);"
             f" Shapefile {sum(p.stat().st_size for p in folder.glob('parcels.*')) >> 20} MiB"
             f" with GeoJSON; CPU s / wall s"
         )
-        runs: list[dict[str, tuple[float, float]]] = []
         for number in range(1, args.runs + 1):
-            runs.append(one_run(shp, geojson, folder, number))
-        names = list(runs[0])
-        width = max(map(len, names))
-        print(f"{'':{width}}  " + "  ".join(f"{'run ' + str(i + 1):>13}" for i in range(len(runs))))
-        for name in names:
-            cells = "  ".join(f"{r[name][0]:6.2f}/{r[name][1]:6.2f}" for r in runs)
-            print(f"{name:{width}}  {cells}")
+            figures = one_run(shp, geojson, folder, number)
+            width = max(map(len, figures))
+            print(f"run {number}:", flush=True)
+            for name, (cpu, wall) in figures.items():
+                print(f"  {name:{width}}  {cpu:7.2f} / {wall:7.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -33,11 +33,6 @@ NOW = datetime(2026, 12, 1, 18, 0, tzinfo=UTC)
 MINUTES = timedelta(minutes=30)
 
 
-def chars(text: str) -> float:
-    """A stand-in for the font: 2 mm a character (the window is 95.25 mm wide)."""
-    return 2.0 * len(text)
-
-
 def frontage(fid: str, address: str, device: str | None = "pole-1", **kw: Any) -> FrontageRecord:
     return FrontageRecord(
         id=fid, site="clyman", parcel_number=f"P-{fid}", street_address=address, length_ft=66.0,
@@ -73,7 +68,7 @@ def ready() -> Readiness:
 
 
 def problems(state: Readiness) -> list[str]:
-    return [p.line() for p in readiness_problems(state, NOW, MINUTES, width=chars)]
+    return [p.line() for p in readiness_problems(state, NOW, MINUTES)]
 
 
 def test_a_ready_village_has_no_problem() -> None:
@@ -117,7 +112,7 @@ BROKEN: dict[str, tuple[Callable[[Readiness], Readiness], str, str]] = {
                 )
             }
         ),
-        "5 address lines do not fit the window envelope (at most 4 under the name)",
+        "name and mailing address take 6 lines; a window envelope shows 5",
         'sidewalk registry edit owner "105 Main St"',
     ),
     "an address line wider than the window": (
@@ -130,7 +125,8 @@ BROKEN: dict[str, tuple[Callable[[Readiness], Readiness], str, str]] = {
                 )
             }
         ),
-        "107 Main St: the owner of record's mailing address: line 1",
+        "107 Main St: the owner of record's mailing address: 'The Jane Doe Revocable Living"
+        " Trust Dated March 4 2011' is wider than a window envelope's address block",
         'sidewalk registry edit owner "107 Main St"',
     ),
     "no pole": (
@@ -203,7 +199,7 @@ def test_each_problem_is_one_line_with_its_fix(case: str) -> None:
 def test_the_pole_reported_limit_is_the_setting() -> None:
     state = dataclasses.replace(ready(), poles={"pole-1": pole(last_seen=NOW - MINUTES)})
     assert problems(state) == []  # exactly 30 minutes ago is within 30 minutes
-    late = readiness_problems(state, NOW, timedelta(minutes=20), width=chars)
+    late = readiness_problems(state, NOW, timedelta(minutes=20))
     assert [p.what.split(",")[-1] for p in late] == [" not within the last 20 minutes"]
 
 
@@ -226,11 +222,11 @@ def test_a_corner_lot_names_each_frontage_by_its_street_and_id() -> None:
     ]
 
 
-def test_the_window_envelope_measured_in_the_letters_font() -> None:
+def test_the_window_envelope_is_the_county_imports_rule() -> None:
     assert envelope_problem("Jane Doe", ["PO Box 12", "Clyman WI 53016"]) is None
     wide = "The Jane Doe Revocable Living Trust Dated March 4, 2011"
     assert envelope_problem("Jane Doe", [wide]) == (
-        f"line 1 ({wide!r}) is wider than the envelope's window: shorten it"
+        f"'{wide}' is wider than a window envelope's address block (3.75 in)"
     )
     assert envelope_problem("Jane Doe", []) == "there is no mailing address"
 
@@ -257,9 +253,10 @@ def test_delivery_by_print_and_by_email(tmp_path: Path) -> None:
 
 def test_the_window_is_the_one_the_letter_prints_in() -> None:
     from sidewalk.alerts import pdf
-    from sidewalk.cli import check
+    from sidewalk.registry import county
 
-    assert (check.ADDRESS_LINES, check.ADDRESS_W) == (pdf.ADDRESS_LINES, pdf.ADDRESS_W)
+    assert county.ENVELOPE_LINES == pdf.ADDRESS_LINES
+    assert pytest.approx(pdf.ADDRESS_W / 25.4 * 72) == county.ENVELOPE_WIDTH_PT
     assert Problem("a", "b").line() == "a — fix: b"
 
 
@@ -334,8 +331,8 @@ def test_the_command_exits_0_when_ready_1_with_a_problem_2_when_it_cannot_read(
     done = cli.invoke(app, ["check", "--config", str(undelivered)], env=env)
     assert done.exit_code == 1
     assert done.output.splitlines() == [
-        "delivery is not set up: no way of sending letters is configured — fix: [delivery] methods ="
-        ' ["print"] and/or ["email"] with smtp_host and sender (docs/going-live.md)',
+        "delivery is not set up: no way of sending letters is configured — fix: [delivery]"
+        ' methods = ["print"] and/or ["email"] with smtp_host and sender (docs/going-live.md)',
         "not ready: 1 problem(s)",
     ]
 

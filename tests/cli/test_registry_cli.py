@@ -174,7 +174,7 @@ def test_edits_are_audited_and_bad_values_are_one_line_naming_the_option(
         registry.cases.registry.get_frontage("105-main-st").owner_id
     ).address_lines == ("PO Box 99", "Clyman WI 53016")
     assert registry("edit", "owner", "105 Main St", "--address-line", "x" * 70, *BY, code=2) == (
-        f"--address-line: line 1 ('{'x' * 70}') is wider than the envelope's window: shorten it\n"
+        f"--address-line: '{'x' * 70}' is wider than a window envelope's address block (3.75 in)\n"
     )
 
 
@@ -195,6 +195,11 @@ def test_a_sale_moves_later_notices_to_the_buyer_and_leaves_earlier_ones(
     assert (after.owner_name, after.owner_address_lines) == (
         "Sam Buyer", ("22 Elm St", "Clyman WI 53016"),
     )  # fmt: skip
+    for at in (before.issued_at, after.issued_at):  # the bulk read agrees, for check and list
+        assert cases.registry.owners_of_record(at)["105-main-st"] == (
+            cases.registry.owner_of_record("105-main-st", at)
+        )
+    assert cases.registry.parcel_owners(after.issued_at)["0101"] == after.owner_id
     kept = cases.notices.get(before.id)
     assert (kept.owner_name, kept.owner_address_lines) == (
         "Jane Doe", ("PO Box 12", "Clyman WI 53016"),

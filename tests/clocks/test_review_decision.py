@@ -29,6 +29,7 @@ from sidewalk.core.clock import format_local
 from sidewalk.core.contract import Reading
 from sidewalk.scenarios import expand, load_scenario, to_readings
 from sidewalk.storage.cases import CaseStore
+from tests.alerts.test_letters import internal_words
 from tests.clocks.live import seeded
 
 # The first storm's clearing deadline is Friday, Dec 11, about 5:00 PM CST (the tests read
@@ -88,6 +89,7 @@ def test_370_10_A_a_person_decides_review_items_cleared_and_not_cleared(
     assert {waiting.clearing(f) for f in ("main-st-101", "main-st-103", "main-st-105")} == {
         "needs_review"
     }
+    assert "decide one: sidewalk review decide ADDRESS" in waiting.cli("review")[1]
     at = "2026-12-12T09:00"  # local time, the next morning
     status, out = waiting.decide(
         "101 main st", "--cleared", "--reason", "walk seen clear at 4:40 PM on patrol",
@@ -124,14 +126,7 @@ def test_370_10_A_a_person_decides_review_items_cleared_and_not_cleared(
         "reason": "photo at 5:10 PM: snow across the walk", "at": "2026-12-12T15:00:00+00:00",
     }  # fmt: skip
     assert violation.evidence["measured_width_mm"] is None
-    # The letter says who found it, in plain words; the reason is on the evidence page.
-    assert notice.body_text is not None
-    letter, _, record = notice.body_text.partition("EVIDENCE RECORD")
-    assert "Officer Quinn, for the Village, reviewed this sidewalk and found that it had not" in (
-        letter
-    )
-    assert "camera measured" not in letter
-    assert "Reason given: photo at 5:10 PM: snow across the walk." in record
+    _says_who_found_it(notice.body_text)
     # The case runs the notice path, offenses counted from the missed deadline.
     case = waiting.runner.engine.enforcement.cases[violation.key]
     assert (case.state, case.missed_deadline) == ("notice_issued", waiting.deadline)
@@ -204,6 +199,18 @@ def test_the_engine_refuses_a_decision_for_another_deadline_and_changes_nothing(
     with pytest.raises(KeyError):
         engine.act(wrong.model_copy(update={"target": "elm-st-9"}))
     assert engine.snapshot() == before
+
+
+def _says_who_found_it(text: str | None) -> None:
+    """The letter says who found it, in plain words; the reason is on the evidence page."""
+    assert text is not None
+    letter, _, record = text.partition("EVIDENCE RECORD")
+    assert "Officer Quinn, for the Village, reviewed this sidewalk and found that it had not" in (
+        letter
+    )
+    assert "camera measured" not in letter
+    assert "Reason given: photo at 5:10 PM: snow across the walk." in record
+    assert internal_words(letter) == internal_words(record) == []  # a letter, not a log
 
 
 def _cessation(waiting: Waiting) -> str:

@@ -14,6 +14,7 @@ import httpx
 import pytest
 from fastapi.routing import APIRoute, iter_route_contexts
 
+from sidewalk.core.profile import load_profile
 from sidewalk.dashboard.auth import ROLES, add_user
 from tests.dashboard.conftest import PASSWORD, Dashboard
 
@@ -365,3 +366,21 @@ def test_defects_show_the_inspection_and_owner_status(dashboard: Dashboard, role
     assert image.headers["content-type"] == "image/jpeg"
     assert hashlib.sha256(image.content).hexdigest() == dashboard.inspection_sha256
     assert httpx.get(f"{dashboard.url}{insp['evidence_url']}").status_code == 401
+
+
+def test_a_notices_letter_is_the_command_lines_pdf(dashboard: Dashboard) -> None:
+    from sidewalk.alerts.pdf import notice_pdf
+
+    notice = dashboard.storm.cases.notices.list()[0]
+    letter = dashboard.login("clerk").get(f"/api/notices/{notice.number}/letter.pdf")
+    assert letter.status_code == 200
+    assert letter.headers["content-type"] == "application/pdf"
+    # Byte for byte what `sidewalk notices` renders (alerts.pdf.notice_pdf, one renderer).
+    assert letter.content == notice_pdf(notice, load_profile())
+    download = dashboard.login("admin").get(
+        f"/api/notices/{notice.number}/letter.pdf", params={"download": True}
+    )
+    assert download.headers["content-disposition"].startswith("attachment;")
+    for role in ("viewer", "inspector"):  # the letter carries the owner's name and address
+        refused = dashboard.login(role).get(f"/api/notices/{notice.number}/letter.pdf")
+        assert refused.status_code == 403

@@ -12,11 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sidewalk.core.contract import DeviceHealth
 from sidewalk.dashboard.poles import CALIBRATION_COMMAND, PoleLink, calibration_command
 from sidewalk.dashboard.routes.registry import fit_corners
 from sidewalk.edge.camera.installed import FILE_NAME
 from sidewalk.edge.camera.synthetic import PoleCamera, make_scene
 from sidewalk.edge.device import Device
+from sidewalk.ingest.health import record_health
 from sidewalk.storage.cases import CaseStore
 from tests.edge_device.poles import NO_SECRETS, fast_dir, pole_settings, running_device
 from tests.harness.mosquitto import MosquittoServer
@@ -129,3 +131,17 @@ def test_no_answer_from_a_pole_that_is_off_is_said_in_words(
         assert sent.message.startswith("No answer from the pole within 0.5 seconds.")
     finally:
         link.close()
+
+
+def test_health_is_recorded_for_registered_poles_only_and_never_ahead_of_us(
+    cases: CaseStore,
+) -> None:
+    cases.registry.upsert_device("pole-1", "clyman")
+    now = datetime(2026, 12, 1, 12, tzinfo=UTC)
+    ahead = int(now.timestamp() * 1000) + 3_600_000  # the pole's clock runs an hour fast
+    report = DeviceHealth(device="pole-1", ts=ahead, buffered=0, dropped=0, calibration="c" * 64)
+    assert record_health(cases.registry, report, now)
+    pole = cases.registry.get_device("pole-1")
+    assert (pole.last_seen, pole.reported_calibration) == (now, "c" * 64)
+    stranger = report.model_copy(update={"device": "pole-unknown"})
+    assert not record_health(cases.registry, stranger, now)

@@ -87,7 +87,7 @@ def test_a_stalled_ingest_gets_each_reading_about_once(
             ) as pub,
         ):
             SimulatedPole(pub, iter(scenario[:BEFORE])).run()
-            assert pub.wait_stored(BEFORE, timeout_s=10), pub.watermark
+            assert pub.wait_stored(BEFORE, timeout_s=30), pub.watermark
 
             # Stall: ingest's writer blocks on the lock; nothing commits.
             lock = sqlite3.connect(db, isolation_level=None, timeout=5)
@@ -104,7 +104,7 @@ def test_a_stalled_ingest_gets_each_reading_about_once(
                 lock.close()
             resent_in_stall = pub.resent
 
-            assert pub.wait_stored(n, timeout_s=10), pub.watermark
+            assert pub.wait_stored(n, timeout_s=30), pub.watermark
             store = ingest.store
             assert isinstance(store, SqliteTimeSeriesStore)
             assert store.seqs(device) == list(range(1, n + 1))

@@ -23,9 +23,9 @@ def county() -> County:
 
 @pytest.fixture(scope="session")
 def small_county() -> County:
-    """2 × 2 blocks of 12 lots: enough for the registry's round trips, quick to write
+    """2 × 2 blocks of 8 lots: enough for the registry's round trips, quick to write
     (a smaller grid leaves north-south streets with one parcel: no axis to fit)."""
-    return generate(blocks_x=2, blocks_y=2, lots=6)
+    return generate(blocks_x=2, blocks_y=2, lots=4)
 
 
 @pytest.fixture(scope="session")

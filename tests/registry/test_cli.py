@@ -109,3 +109,25 @@ def test_a_missing_column_and_an_unreadable_file_are_one_line(config: Path, tmp_
     code, _, err = _run(str(tmp_path / "absent.shp"), "--config", str(config))
     assert code == 2
     assert "no such file" in err
+
+
+def test_help_loads_no_geometry_library() -> None:
+    # `sidewalk --help` must stay fast: pyproj, shapely and pyshp load inside the command.
+    import subprocess
+    import sys
+
+    probe = (
+        "import json, sys\n"
+        "from typer.testing import CliRunner\n"
+        "from sidewalk.cli import app\n"
+        "for args in ([], ['registry'], ['registry', 'import']):\n"
+        "    assert CliRunner().invoke(app, [*args, '--help']).exit_code == 0\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    loaded = json.loads(done.stdout)
+    heavy = ("pyproj", "shapely", "shapefile", "sidewalk.registry")
+    assert [m for m in loaded if m.split(".")[0] in heavy or m.startswith(heavy[-1])] == []
+    assert "sidewalk.cli.registry_import" in loaded

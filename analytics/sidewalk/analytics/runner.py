@@ -301,7 +301,7 @@ class AnalyticsRunner:
         registry = self._registry
         if registry is None:
             return
-        if self.engine.set_frontages(registry.specs_at(at)):
+        if self.engine.set_frontages(registry.specs_at(at)) and self._registry_loaded:
             log.info(
                 "analytics now watches %d frontages (registry changes up to %s)",
                 len(self.engine.frontages()),

@@ -19,9 +19,8 @@ command only reads them and prints.
 
 from __future__ import annotations
 
-import functools
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -35,16 +34,6 @@ if TYPE_CHECKING:
     from sidewalk.core.profile import Profile
     from sidewalk.storage.cases import CaseStore, DeviceRecord, FrontageRecord, OwnerRecord
 
-# Where the letter prints the owner's address (alerts/pdf.py, _window_address): five
-# lines of 10.5 pt DejaVu Sans in a block 3.75 in wide, behind a #10 envelope's window.
-# Written out so the check's pure part need not load fpdf2 (tests/cli/test_check.py
-# checks that they agree).
-ADDRESS_LINES = 5
-ADDRESS_W = 3.75 * 25.4
-ADDRESS_PT = 10.5
-# Characters per line when DejaVu Sans is not installed to measure with (its
-# average width at 10.5 pt is about 2 mm; 3.75 in holds about 45).
-FALLBACK_CHARS = 40
 BY = '--by "YOUR NAME"'
 
 
@@ -77,43 +66,17 @@ class Readiness:
     delivery: Sequence[Problem] = field(default_factory=tuple)
 
 
-@functools.cache
-def _measure() -> Callable[[str], float] | None:
-    """The width in mm the letter gives a line of the window address (None: no font)."""
-    from fpdf import FPDF
-
-    from sidewalk.alerts.pdf import FAMILY, FontMissingError, font_files
-
-    try:
-        regular = font_files()[""]
-    except FontMissingError:
-        return None
-    pdf = FPDF(unit="mm", format="letter")
-    pdf.add_font(FAMILY, "", str(regular))
-    pdf.set_font(FAMILY, size=ADDRESS_PT)
-    return lambda text: float(pdf.get_string_width(text))
-
-
-def envelope_problem(
-    name: str, lines: Sequence[str], width: Callable[[str], float] | None = None
-) -> str | None:
+def envelope_problem(name: str, lines: Sequence[str]) -> str | None:
     """Why a mailing address will not show in the window envelope, or None when it fits.
 
-    ``width``: a line's printed width in mm (default: measured in the letter's font)."""
+    The county import's rule (``sidewalk.registry.county.fits_envelope``: the name and
+    address in five lines of the letter's font, each within the window's 3.75 in), so
+    an address typed here and one imported are held to the same window."""
+    from sidewalk.registry.county import fits_envelope
+
     if not lines:
         return "there is no mailing address"
-    if 1 + len(lines) > ADDRESS_LINES:
-        return (
-            f"{len(lines)} address lines do not fit the window envelope (at most"
-            f" {ADDRESS_LINES - 1} under the name)"
-        )
-    measure = width if width is not None else _measure()
-    for number, line in enumerate([name, *lines]):
-        wide = measure(line) > ADDRESS_W if measure else len(line) > FALLBACK_CHARS
-        if wide:
-            which = "the name" if number == 0 else f"line {number}"
-            return f"{which} ({line!r}) is wider than the envelope's window: shorten it"
-    return None
+    return fits_envelope([name, *lines])
 
 
 def delivery_problems(delivery: DeliveryConfig, environ: Mapping[str, str]) -> list[Problem]:
@@ -166,7 +129,6 @@ def readiness_problems(
     pole_reported: timedelta,
     *,
     zone: ZoneInfo | None = None,
-    width: Callable[[str], float] | None = None,
 ) -> list[Problem]:
     """Every problem standing between these records and going live; [] when ready."""
     problems: list[Problem] = []
@@ -192,7 +154,7 @@ def readiness_problems(
         if owner is None:
             problems.append(Problem(f"{where}: no owner of record", owner_fix))
         else:
-            why = envelope_problem(owner.name, owner.address_lines, width)
+            why = envelope_problem(owner.name, owner.address_lines)
             if why is not None:
                 problems.append(
                     Problem(f"{where}: the owner of record's mailing address: {why}", owner_fix)
@@ -310,7 +272,7 @@ def check(config: ConfigOption = None) -> None:
         zone=place.profile.zone,
     )
     for problem in problems:
-        console().print(problem.line(), markup=False, soft_wrap=True)
+        console().print(problem.line(), markup=False, highlight=False, soft_wrap=True)
     if problems:
         console().print(f"not ready: {len(problems)} problem(s)", markup=False)
         raise typer.Exit(1)

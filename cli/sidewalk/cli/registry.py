@@ -261,14 +261,11 @@ def _now() -> datetime:
 
 
 def _owner_id(name: str, lines: list[str]) -> str:
-    """An owner's id from the name and mailing address: the same owner of two parcels
-    is one record; another person of the same name is another."""
-    import hashlib
+    """The county import's owner id (a digest of the name and mailing address): the same
+    owner of two parcels is one record, and a later import finds the owner typed here."""
+    from sidewalk.registry.county import owner_id
 
-    from sidewalk.storage.cases.registry import street_id
-
-    digest = hashlib.sha256("\n".join([name, *lines]).casefold().encode()).hexdigest()[:8]
-    return f"owner-{street_id(name)[:40]}-{digest}"
+    return owner_id(name, lines)
 
 
 def _feet(value: float | None) -> str:
@@ -396,7 +393,7 @@ def show(
         found = resolve(cases, target, include_retired=True)
         lines = _describe(cases, found, zone)
     for line in lines:
-        console().print(line, markup=False, soft_wrap=True)
+        console().print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def _describe(cases: CaseStore, place: Place, zone: ZoneInfo) -> list[str]:

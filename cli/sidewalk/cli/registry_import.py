@@ -59,6 +59,7 @@ def import_command(  # noqa: PLR0917 (Typer maps parameters to options)
         list[str] | None,
         typer.Option(
             "--commercial-class",
+            metavar="<class>",
             help="a class of property (PROPCLASS) whose walks are commercial, e.g. 2;"
             " repeat for more (default: every walk residential)",
         ),

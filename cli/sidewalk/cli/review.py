@@ -63,6 +63,13 @@ def review(
         for clock in waiting:
             due = "" if clock.deadline is None else format_local(clock.deadline, zone)
             out.print(f"  {clock.frontage_id}: deadline {due}", soft_wrap=True, markup=False)
+        if waiting:
+            out.print(
+                "  decide one: sidewalk review decide ADDRESS --cleared|--not-cleared"
+                " --reason TEXT --by NAME",
+                soft_wrap=True,
+                markup=False,
+            )
         out.print(f"unverified, an inspector must look: {len(unverified) or 'none'}")
         for clock in unverified:
             due = "" if clock.deadline is None else format_local(clock.deadline, zone)

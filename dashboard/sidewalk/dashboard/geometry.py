@@ -5,7 +5,8 @@ Sources, first match wins per frontage: a GeoJSON file given to the app
 geometry stored in the case records, then a generated street layout. The
 generated layout follows § 370-16 as the demo village's addresses do: a
 street per name, frontages in house-number order, odd numbers on the north side, each
-frontage as long as its record says.
+frontage as long as its record says. The registry's parcel boundaries
+(``parcel_features``) are drawn under the frontages on the map page.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from sidewalk.storage.cases import FrontageRecord
+from sidewalk.storage.cases.records import ParcelRecord
 
 # The generated layout sits at the Village of Clyman; coordinates are WGS 84.
 ORIGIN_LON: Final = -88.7240
@@ -142,3 +144,17 @@ def frontage_features(
             }
         )
     return features
+
+
+def parcel_features(parcels: Iterable[ParcelRecord]) -> list[dict[str, Any]]:
+    """The registry's parcels that have a boundary, as GeoJSON features (WGS 84)."""
+    return [
+        {
+            "type": "Feature",
+            "id": f"parcel:{p.id}",
+            "geometry": dict(p.geometry),
+            "properties": {"parcel": p.id, "address": p.site_address or ""},
+        }
+        for p in parcels
+        if p.geometry
+    ]

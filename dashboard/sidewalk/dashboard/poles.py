@@ -83,6 +83,7 @@ class PoleLink:
             cases.registry,
         )
         self._ready = threading.Event()
+        self._commands_up = False
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -101,12 +102,11 @@ class PoleLink:
         return self._ready.wait(timeout_s)
 
     def _connect(self) -> None:
-        commands_up = False
         while not self._stop.is_set():
             try:
-                if not commands_up:
+                if not self._commands_up:
                     self._commands.connect()
-                    commands_up = True
+                    self._commands_up = True
                 self._health.connect()
                 self._ready.set()
                 return
@@ -119,8 +119,9 @@ class PoleLink:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(5)
-        if self._ready.is_set():
+        if self._commands_up:
             self._commands.close()
+        if self._ready.is_set():
             self._health.close()
 
     def send(self, device: str, name: str, args: dict[str, CommandArg]) -> SentCommand:

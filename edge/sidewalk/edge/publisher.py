@@ -206,6 +206,7 @@ class Publisher:
         # connection, with their mids: ``_outstanding`` stays as it is.
         with self._cond:
             self._reconnected = True
+            self._acked_early.clear()
             self._session_lost = self._session_lost or not session_present
             self._cond.notify_all()
         self._wake.set()

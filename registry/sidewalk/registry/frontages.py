@@ -156,10 +156,13 @@ def derive_frontages(parcels: Sequence[Parcel]) -> Derived:  # noqa: PLR0912, PL
                     " walk is put on this unit's owner; make the association the owner with"
                     " registry edit"
                 )
-    centre = shapely.centroid(shapely.union_all([p.geometry.envelope for p in holders]))
+    west, south, east, north = shapely.total_bounds(
+        np.asarray([p.geometry for p in holders], dtype=object)
+    )
+    lon, lat = (west + east) / 2, (south + north) / 2
     to_local = Transformer.from_crs(
         "EPSG:4326",
-        f"+proj=tmerc +lat_0={centre.y} +lon_0={centre.x} +k=1 +x_0=0 +y_0=0 +ellps=GRS80 +units=m",
+        f"+proj=tmerc +lat_0={lat} +lon_0={lon} +k=1 +x_0=0 +y_0=0 +ellps=GRS80 +units=m",
         always_xy=True,
     )
     to_wgs84 = Transformer.from_crs(to_local.target_crs, "EPSG:4326", always_xy=True)

@@ -135,6 +135,10 @@ PENDING = frozenset(
 AWAITING = frozenset({ClearingState.CLEARING_PERIOD, ClearingState.NEEDS_REVIEW})
 
 
+def _at(x: _Measurement | SurfaceTemp) -> datetime:
+    return x.at
+
+
 @dataclass(frozen=True)
 class FrontageSpec:
     """A frontage as the engine sees it: which pole's weather tells its snowfall.
@@ -287,7 +291,8 @@ class ClockEngine:
 
     def observe(self, reading: AnyReading) -> list[Event]:
         """Take one validated reading; returns the transitions it caused."""
-        self._heard_from(reading)
+        at = reading.event_time
+        self._heard_from(reading.device, at)
         if isinstance(reading, WeatherReading):
             events = self._cold(self.cold.observe(reading))
             if reading.surface_temp_c is not None and reading.device in self._by_device:
@@ -298,14 +303,17 @@ class ClockEngine:
             events += self._apply(reading.device, detector.observe(reading))
             if self.now is not None:
                 # The pole's readings may now be through a deadline: decide on them.
-                for frontage in sorted(self._by_device[reading.device]):
-                    events += self._due(self.clocks[frontage], self.now)
+                # (Only a clock past its deadline can be due: the rest are skipped here.)
+                clocks, device = self.clocks, reading.device
+                waiting = [f for f in self._by_device[device] if clocks[f].state in AWAITING]
+                for frontage in sorted(waiting):
+                    events += self._due(clocks[frontage], self.now)
             return events
         if isinstance(reading, SnowMeasurement):
             clock = self.clocks.get(reading.frontage)
             if clock is not None:
                 m = _Measurement(
-                    reading.event_time,
+                    at,
                     reading.device,
                     reading.seq,
                     reading.cleared_width_mm,
@@ -314,7 +322,7 @@ class ClockEngine:
                     reading.surface_state,
                     reading.surface_temp_c,
                 )
-                bisect.insort(clock.measurements, m, key=lambda x: x.at)
+                bisect.insort(clock.measurements, m, key=_at)
                 if clock.state not in PENDING:
                     # Only a pending decision needs history; keep a few for late arrivals.
                     del clock.measurements[:-8]
@@ -362,7 +370,10 @@ class ClockEngine:
             if clock is None:
                 raise KeyError(f"no frontage {action.target!r}")
             grace = self.params.decision_grace
-            return decide_review(clock, action, self.profile, self.enforcement, grace)
+            events = decide_review(clock, action, self.profile, self.enforcement, grace)
+            assert clock.deadline is not None
+            self._forget_until(clock, clock.deadline)  # its evidence is in the decision
+            return events
         if isinstance(action, RecordPour):
             return self._record_pour(action)
         if isinstance(action, RecordPermit):
@@ -398,7 +409,8 @@ class ClockEngine:
         # a pole still buffering through an outage must not have its storm
         # declared over by the server's clock.
         for clock in self.clocks.values():
-            events += self._due(clock, to)
+            if clock.state in AWAITING:  # (``_due`` of any other clock is empty)
+                events += self._due(clock, to)
         events += self.enforcement.advance(to)
         events += self._cold(self.cold.advance(to))
         events += self.street.advance(to)
@@ -406,8 +418,11 @@ class ClockEngine:
         return events
 
     def _camera_caught_up(self, clock: ClearingClock) -> bool:
-        return clock.deadline is not None and any(
-            m.at >= clock.deadline for m in clock.measurements[-8:]
+        # ``measurements`` is kept in event-time order: its last is the latest.
+        return (
+            clock.deadline is not None
+            and bool(clock.measurements)
+            and clock.measurements[-1].at >= clock.deadline
         )
 
     def _evidence_in(self, clock: ClearingClock) -> bool:
@@ -426,30 +441,43 @@ class ClockEngine:
         the deadline, once the pole's evidence up to it is in; else the review,
         ``evidence_wait`` after the deadline or after the pole was last heard (or known
         queued), whichever is later. Under review, only the evidence decides."""
+        due = self._decision(clock)
+        return None if due is None else due[0]
+
+    def _decision(self, clock: ClearingClock) -> tuple[datetime, bool] | None:
+        """``_decision_due``, and whether it is the decision (the evidence is in)."""
         if clock.state not in AWAITING or clock.deadline is None:
             return None
         if self._evidence_in(clock):
-            return clock.deadline + self.params.decision_grace
+            return clock.deadline + self.params.decision_grace, True
         if clock.state == ClearingState.NEEDS_REVIEW:
             return None
         heard = self.heard.get(self._weather_device[clock.frontage], clock.deadline)
-        return max(clock.deadline, heard) + self.params.evidence_wait
+        return max(clock.deadline, heard) + self.params.evidence_wait, False
 
     def _due(self, clock: ClearingClock, to: datetime) -> list[Event]:
         """Decide the clock, or send it for review, if that is due at ``to``."""
-        due = self._decision_due(clock)
-        if due is None or to < due:
+        # Nothing is due before the grace after the deadline (``evidence_wait`` is at
+        # least ``decision_grace``): the common case, answered without the evidence.
+        if clock.deadline is None or to < clock.deadline + self.params.decision_grace:
             return []
-        if self._evidence_in(clock):
+        decision = self._decision(clock)
+        if decision is None or to < decision[0]:
+            return []
+        due, evidence_in = decision
+        if evidence_in:
             return self._decide(clock)
         return self._review(clock, due)  # when the wait ended: the same on a re-run
 
-    def _heard_from(self, reading: AnyReading) -> None:
-        device = reading.device
-        at = reading.event_time
-        self.progress[device] = max(self.progress.get(device, at), at)
+    def _heard_from(self, device: str, at: datetime) -> None:
+        """A reading of ``device`` at ``at`` came in (``progress``, ``heard``)."""
+        through = self.progress.get(device)
+        if through is None or at > through:
+            self.progress[device] = at
         when = self.now or at
-        self.heard[device] = max(self.heard.get(device, when), when)
+        heard = self.heard.get(device)
+        if heard is None or when > heard:
+            self.heard[device] = when
 
     def _review(self, clock: ClearingClock, at: datetime) -> list[Event]:
         """The pole's evidence did not come within the wait: a person's review queue."""
@@ -929,7 +957,7 @@ class ClockEngine:
         assert reading.surface_temp_c is not None
         temps = self.surface_temps.setdefault(reading.device, [])
         t = SurfaceTemp(reading.event_time, reading.device, reading.seq, reading.surface_temp_c)
-        bisect.insort(temps, t, key=lambda x: x.at)
+        bisect.insort(temps, t, key=_at)
         # A decision looks back from its deadline to the cessation: keep that long.
         horizon = (
             self.profile.snow_and_ice.clearing_deadline.duration
@@ -942,7 +970,12 @@ class ClockEngine:
 
     def _surface(self, frontage: str, m: _Measurement) -> SurfaceSeen | None:
         """What one camera measurement says of the walk's surface (with its temperature)."""
+        if m.surface_state is None and not m.ice_suspected:
+            return None  # the camera said nothing of the surface (``camera_surface``)
         pole = self.surface_temps.get(self._weather_device[frontage], [])
+        # In event-time order: only the latest at or before the measurement can be it.
+        i = bisect.bisect_right(pole, m.at, key=_at)
+        pole = pole[i - 1 : i] if i else []
         return camera_surface(
             m.at, m.device, m.seq,
             surface_state=m.surface_state, surface_temp_c=m.surface_temp_c,

@@ -17,24 +17,38 @@ waiting, or meant for another deadline, is refused and changes nothing.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Protocol
 
-from sidewalk.analytics.clocks.events import ClearingViolation, Event
+from sidewalk.analytics.clocks.events import Cause, ClearingViolation, Event, Transition
 from sidewalk.analytics.clocks.states import ClearingState
 
 if TYPE_CHECKING:
-    from datetime import timedelta
-
     from sidewalk.analytics.clocks.actions import DecideReview
     from sidewalk.analytics.clocks.enforcement import Enforcement
-    from sidewalk.analytics.clocks.engine import ClearingClock
     from sidewalk.core.profile import Profile
 
 CLEARING = "clearing"
 
 
+class ReviewedClock(Protocol):
+    """What a decision needs of the engine's clearing clock (``engine.ClearingClock``);
+    the engine forgets the decided deadline's evidence afterwards."""
+
+    frontage: str
+    state: ClearingState
+    cessation_at: datetime | None
+    deadline: datetime | None
+    peak_depth_mm: float | None
+    history: list[Transition]
+
+    def move(
+        self, to_state: ClearingState, at: datetime, cause: Cause, **detail: object
+    ) -> Transition: ...
+
+
 def decide_review(
-    clock: ClearingClock,
+    clock: ReviewedClock,
     action: DecideReview,
     profile: Profile,
     enforcement: Enforcement,
@@ -67,10 +81,6 @@ def decide_review(
         "decided_by": action.who,
         "decided_at": action.at.isoformat(),
     }
-    # The deadline's own evidence is now in the person's decision: keep only what followed.
-    clock.measurements = [m for m in clock.measurements if m.at > deadline]
-    clock.treated = [(at, c) for at, c in clock.treated if at > deadline]
-    clock.iced = [(at, c) for at, c in clock.iced if at > deadline]
     if detail.decision == "cleared":
         return [clock.move(ClearingState.COMPLIED, deadline, action.cause, **said)]
     rules = profile.snow_and_ice

@@ -216,17 +216,20 @@ def _height_map(pts: F64, normal: F64, offset: float, cell: float) -> HeightMap:
     ib = ((b - b0) / cell).astype(np.int64)
     w, hgt = int(ia.max()) + 1, int(ib.max()) + 1
     flat = ib * w + ia
-    # The top surface of each cell: a cell on an edge seen obliquely also
-    # holds points of the wall below it (the far face of a gap faces the
-    # camera), and their mean would pull the edge down by up to a cell's
-    # width of wall. Points more than CELL_TOP_BAND_MM under the cell's
-    # highest point are left out (noise stays well inside the band).
+    s = np.bincount(flat, hh, w * hgt)
+    n = np.bincount(flat, None, w * hgt)
+    # The top surface of each cell, for measuring a gap's edges: a cell on
+    # an edge seen obliquely also holds points of the wall below it (the far
+    # face of a gap faces the camera), and their mean pulls the edge down by
+    # up to a cell's width of wall. Points more than CELL_TOP_BAND_MM under
+    # the cell's highest point are left out (noise stays well inside the
+    # band). Blocks and joints are still found on the mean: there the wall's
+    # points are what shows a narrow gap seen obliquely at all.
     top = np.full(w * hgt, -np.inf)
     np.maximum.at(top, flat, hh)
     keep = hh >= top[flat] - CELL_TOP_BAND_MM
-    flat, hh = flat[keep], hh[keep]
-    s = np.bincount(flat, hh, w * hgt)
-    n = np.bincount(flat, None, w * hgt)
+    st = np.bincount(flat[keep], hh[keep], w * hgt).reshape(hgt, w)
+    nt = np.bincount(flat[keep], None, w * hgt).reshape(hgt, w)
     s = s.reshape(hgt, w)
     n = n.reshape(hgt, w)
     # Cells the size of a pixel footprint alias into empty cells; fill an empty
@@ -251,6 +254,7 @@ def _height_map(pts: F64, normal: F64, offset: float, cell: float) -> HeightMap:
     speck = (stats[:, cv2.CC_STAT_AREA] < 30)[lab] & (empty > 0) & (c5 >= 5) & (spread < 8.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         grid = np.where(speck, s5 / n5, s / n)
+        top_grid = np.where(nt > 0, st / np.maximum(nt, 1), grid)
     origin = normal * offset
     # Cell centres: a = a0 + (k + 0.5) * cell.
     # The camera sits at the sensor origin: a = b = 0, h = -offset.
@@ -262,6 +266,7 @@ def _height_map(pts: F64, normal: F64, offset: float, cell: float) -> HeightMap:
         origin,
         np.stack([ax, bx, normal]),
         viewpoint_mm=(0.0, 0.0, -offset),
+        top_mm=top_grid,
     )
 
 

@@ -73,6 +73,9 @@ class HeightMap:
     focal_px: tuple[float, float] | None = None  # fx, fy: pixel footprints for the gap
     # Survey direction in (a, b); None: +a, or +b when the walk runs along b.
     survey_ab: tuple[float, float] | None = None
+    # Each cell's top surface (its points near its highest one; NaN where
+    # height_mm is): a gap's edges are measured on it. None: height_mm.
+    top_mm: F64 | None = None
 
     def to_sensor(self, a: float, b: float, h: float) -> tuple[float, float, float]:
         p = self.origin + a * self.axes[0] + b * self.axes[1] + h * self.axes[2]
@@ -283,7 +286,7 @@ def _measure_joint(  # noqa: PLR0912, PLR0915 - one profile pass; splitting it h
     params: SurfaceParams,
 ) -> JointMeasurement | None:
     c = hm.cell_mm
-    h = hm.height_mm
+    h = hm.height_mm if hm.top_mm is None else hm.top_mm
     rows, cols = np.nonzero(band)
     pts = np.stack([cols, rows], 1).astype(float)
     p0 = pts.mean(0)

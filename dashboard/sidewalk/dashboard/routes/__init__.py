@@ -21,6 +21,8 @@ OpenAPI document (``/openapi.json``) describes what the browser receives.
 | ``sites`` | ``sites/{device}/series``, ``frames/{sha256}`` |
 | ``defects`` | ``defects`` |
 | ``cold_weather`` | ``cold-weather`` |
+| ``property`` | ``properties/{frontage or parcel}`` (a page per property), ``parcels`` (map) |
+| ``search`` | ``search?q=`` (addresses, owners, parcel and notice numbers) |
 
 ``deps`` holds the dependencies (stores, profile, clock, who may call) and
 ``views`` the response models several areas share.
@@ -39,8 +41,10 @@ from sidewalk.dashboard.routes import (
     money,
     notices,
     overview,
+    property,
     registry,
     rounds,
+    search,
     sites,
     today,
 )
@@ -50,7 +54,7 @@ __all__ = ["AREAS", "DashboardContext", "api_router", "refuse_nul_bytes"]
 
 AREAS = (
     accounts, today, overview, clocks, notices, rounds, money, devices, sites, defects,
-    cold_weather, registry,
+    cold_weather, registry, property, search,
 )  # fmt: skip
 
 

@@ -135,7 +135,9 @@ async def refuse_nul_bytes(request: Request) -> None:
     if "\x00" in path or any("\x00" in v for v in request.query_params.values()):
         raise HTTPException(422, "NUL characters are not accepted")
     # A photo's bytes (the inspector's JPEG) hold NULs by nature; it is stored as a file.
-    image = request.headers.get("content-type", "").startswith("image/")
+    image = path.endswith("/photos") and request.headers.get("content-type", "").startswith(
+        "image/"
+    )
     if request.method not in SAFE_METHODS and not image:
         body = await request.body()  # cached by Starlette: the handler reads it again
         if b"\x00" in body or b"\\u0000" in body:

@@ -5,7 +5,7 @@ deadline once a notice is served), decisions waiting for a person (deadlines the
 camera could not settle, possible hazards, notices held for a value the Village
 has not confirmed), Village work to send a crew to, and overdue bills. Each line
 gives the address, what it is and what to do. The records are read once per kind
-(never once per frontage), so a village of 2,000 frontages costs the same eight
+(never once per frontage), so a village of 2,000 frontages costs the same seven
 queries as one of three (``tests/dashboard/test_today.py`` counts them).
 """
 
@@ -87,7 +87,7 @@ def today(user: Reader, cases: Cases, profile: VillageProfile, now: Now) -> Toda
 
 
 def build_today(cases: CaseStore, profile: Profile, now: datetime) -> Today:
-    """Today from the records, eight queries whatever the size of the village."""
+    """Today from the records, seven queries whatever the size of the village."""
     addresses = {f.id: f.street_address for f in cases.registry.list_frontages()}
     notices = cases.notices.list()
     clocks = cases.clocks.list(active_only=True)

@@ -3,7 +3,10 @@
 import { polesPage } from "./commission.js";
 import { h, lineChart, mapSvg } from "./draw.js";
 import { roundsPage } from "./inspector.js";
+import { mapPage } from "./map.js";
 import { noticePage, noticesPage } from "./notices.js";
+import { propertyPage } from "./property.js";
+import { installSearch, searchPage } from "./search.js";
 import { todayPage } from "./today.js";
 
 const main = document.getElementById("main");
@@ -360,6 +363,7 @@ const PAGES = {
   notice: (number) => noticePage(ctx, number), rounds: () => roundsPage(ctx),
   site: sitePage, defects: defectsPage, cold: coldPage, devices: devicesPage,
   poles: (device) => polesPage(ctx, device),
+  map: () => mapPage(ctx), property: (id) => propertyPage(ctx, id), search: (q) => searchPage(ctx, q),
 };
 // "#notice/CLY-2026-000001": a page and its argument.
 const currentRoute = () => {
@@ -389,6 +393,7 @@ async function start() {
   document.querySelector('nav a[data-page="poles"]').hidden = !may("users");
   window.addEventListener("hashchange", route);
   connectLive();
+  installSearch(ctx);
   await route();
 }
 

@@ -69,6 +69,10 @@ export function mapSvg(collection, categories, label) {
         "data-frontage-shape": props.frontage, "data-category": props.category,
         "aria-label": label(props.frontage),
       }, s("title", {}, label(props.frontage)));
+      // A frontage opens its property page (click, or Enter when focused).
+      const open = () => { location.hash = `#property/${encodeURIComponent(props.frontage)}`; };
+      path.addEventListener("click", open);
+      path.addEventListener("keydown", (e) => { if (e.key === "Enter") open(); });
       svg.append(path);
       if (labelled) {
         const c = ring.map(px).reduce(([x, y], [u, v]) => [x + u / ring.length, y + v / ring.length], [0, 0]);

@@ -81,7 +81,7 @@ export async function noticePage(ctx, number) {
   main.replaceChildren(
     h("p", { class: "crumbs" }, h("a", { href: "#notices" }, "← All notices")),
     h("h1", {}, `${n.kind_words}`, h("span", { class: "sub" }, ` · Notice ${n.number}`)),
-    h("div", { class: "notice-grid" },
+    h("div", { class: letter ? "notice-grid" : "notice-grid single" },
       h("div", {},
         h("section", { class: "panel", "aria-labelledby": "where-h" },
           h("h2", { id: "where-h" }, n.address),

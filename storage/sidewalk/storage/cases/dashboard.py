@@ -18,6 +18,8 @@ from sidewalk.storage.cases.records import (
     DashboardRole,
     DashboardSessionRecord,
     DashboardUserRecord,
+    FrontageRecord,
+    ViolationRecord,
     from_row,
 )
 from sidewalk.storage.cases.unit_of_work import UnitOfWork, aware, now
@@ -200,3 +202,63 @@ class DashboardRecords:
                 )
                 for row, total in session.execute(query)
             ]
+
+    # -- a property's page and the search box (issue 15)
+
+    def frontages_of_parcel(self, parcel_id: str) -> list[FrontageRecord]:
+        """The parcel's frontages, retired ones too (a property page shows its history)."""
+        query = select(m.Frontage).where(m.Frontage.parcel_id == parcel_id).order_by(m.Frontage.id)
+        with self._uow.read() as session:
+            return [from_row(FrontageRecord, r) for r in session.scalars(query)]
+
+    def bills_of_frontages(self, frontage_ids: Sequence[str]) -> list[BillRecord]:
+        """The frontages' bills with what is paid on each, oldest first, in one query."""
+        paid = (
+            select(m.Payment.bill_id, func.sum(m.Payment.amount).label("paid"))
+            .group_by(m.Payment.bill_id)
+            .subquery()
+        )
+        query = (
+            select(m.Bill, paid.c.paid)
+            .outerjoin(paid, paid.c.bill_id == m.Bill.id)
+            .where(m.Bill.frontage_id.in_(list(frontage_ids)))
+            .order_by(m.Bill.issued_at, m.Bill.id)
+        )
+        with self._uow.read() as session:
+            return [
+                from_row(
+                    BillRecord, row, paid=total if isinstance(total, Decimal) else Decimal("0.00")
+                )
+                for row, total in session.execute(query)
+            ]
+
+    def notices_numbered_like(self, text: str, limit: int = 10) -> list[tuple[str, str, str]]:
+        """``(number, kind, frontage id)`` of notices whose number contains ``text``
+        (case-insensitive), newest first: the search box's notice matches."""
+        pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        query = (
+            select(m.Notice.number, m.Notice.kind, m.Notice.frontage_id)
+            .where(m.Notice.number.ilike(pattern, escape="\\"))
+            .order_by(m.Notice.id.desc())
+            .limit(limit)
+        )
+        with self._uow.read() as session:
+            return [(str(n), str(k), str(f)) for n, k, f in session.execute(query)]
+
+    def violations_of_frontages(self, frontage_ids: Sequence[str]) -> list[ViolationRecord]:
+        """The frontages' recorded violations, in the order they were decided."""
+        query = (
+            select(m.Violation)
+            .where(m.Violation.frontage_id.in_(list(frontage_ids)))
+            .order_by(m.Violation.detected_at, m.Violation.id)
+        )
+        with self._uow.read() as session:
+            return [from_row(ViolationRecord, r) for r in session.scalars(query)]
+
+    def frontage_geometries_of(self, frontage_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """``{frontage id: GeoJSON geometry}`` of those of the frontages that have one."""
+        query = select(m.FrontageGeometry).where(
+            m.FrontageGeometry.frontage_id.in_(list(frontage_ids))
+        )
+        with self._uow.read() as session:
+            return {r.frontage_id: dict(r.geometry) for r in session.scalars(query)}

@@ -1,5 +1,7 @@
-"""The registry (issue 13): streets, parcels, owners of record with effective dates,
-occupants, cameras, pole locations and calibration, and registry events.
+"""The registry (issue 13): parcels, owners of record, occupants, cameras, events.
+
+Streets, parcels, owners of record with effective dates, occupants, cameras,
+pole locations and calibration, and registry events.
 
 Frontages gain their parcel, street side, walk width and corner flag; a running
 analytics picks registry changes up from ``registry_events`` in id order.
