@@ -175,6 +175,16 @@ class RabbitCluster:
         cookie.write_text("SIDEWALKBENCHCOOKIE")
         cookie.chmod(0o400)
         self.nodes = [RabbitNode(root, i + 1) for i in range(size)]
+        # Erlang's port mapper, which the first node starts as a daemon: stopped
+        # again at the end unless it was running before.
+        self._epmd = shutil.which("epmd")
+        self._epmd_was_running = (
+            self._epmd is not None
+            and subprocess.run(
+                [self._epmd, "-names"], capture_output=True, check=False, timeout=10
+            ).returncode
+            == 0
+        )
 
     def start(self) -> None:
         """Start every node and join the others to the first."""
@@ -193,9 +203,11 @@ class RabbitCluster:
         return sorted(json.loads(out)["running_nodes"])
 
     def stop(self) -> None:
-        """Stop every node."""
+        """Stop every node (and the port mapper, if they started it)."""
         for node in self.nodes:
             node.stop()
+        if self._epmd is not None and not self._epmd_was_running:
+            subprocess.run([self._epmd, "-kill"], capture_output=True, check=False, timeout=10)
 
 
 def mqtt(port: int, client_id: str) -> MqttSettings:

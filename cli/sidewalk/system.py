@@ -33,6 +33,7 @@ from sidewalk.edge.publisher import Publisher
 from sidewalk.edge.simulated import SimulatedPole
 from sidewalk.ingest.consumer import IngestConsumer
 from sidewalk.ingest.embedded_broker import EmbeddedBroker
+from sidewalk.ingest.known import KnownDevices
 from sidewalk.scenarios import Scenario, expand, to_readings
 from sidewalk.storage.cases import CaseStore, NoticeRecord, TransitionRecord
 from sidewalk.storage.connect import open_cases
@@ -247,6 +248,8 @@ def run_through_broker(
             site=site,
             # A replay runs on the scenario's time, not the wall clock's: no "ahead".
             time_policy=TimePolicy(max_ahead_ms=None),
+            # As `sidewalk ingest` runs: only the registry's poles are stored.
+            known_devices=KnownDevices(cases.registry.known_device_ids),
         )
         ingest.start()
         analytics = build_analytics(

@@ -350,7 +350,7 @@ def test_the_inspector_taps_a_hazard_with_a_photo_and_posts_the_notice_on_a_phon
     assert no_sideways_scroll(page)
     stop.get_by_role("button", name="Hazard", exact=True).click()
     note = page.locator("#rounds-note")
-    expect(note).to_contain_text("105 Main St: Hazard confirmed")
+    expect(note).to_contain_text("Hazard confirmed: the 2-hour notice is being prepared at 105")
     expect(note).to_contain_text("The photo is kept with it.")
     kept = dashboard.storm.cases.audit.list(subject="frontage:main-st-105")
     sha = hashlib.sha256(jpeg.tobytes()).hexdigest()

@@ -269,10 +269,10 @@ def test_map_click_opens_the_property_page_in_plain_words(
     expect(page.locator(".geo-map .parcel")).to_have_count(1)
     expect(page.locator("#map-count")).to_have_text("3 of 3 frontages shown.")
     # Filter by state (the legend and the filter say it in words) and by street.
-    page.get_by_label("State").select_option(label="Violation / notice")
+    page.get_by_label("State", exact=True).select_option(label="Violation / notice")
     expect(page.locator("#map-count")).to_have_text("2 of 3 frontages shown.")
     expect(page.locator(".legend")).to_contain_text("Violation / notice (2)")
-    page.get_by_label("Street").select_option(label="Main St")
+    page.get_by_label("Street", exact=True).select_option(label="Main St")
     expect(page.locator("#map-count")).to_have_text("2 of 3 frontages shown.")
     assert no_sideways_scroll(page)
     shot(page, "30-map-1366")

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from sidewalk.core.config import Settings
+    from sidewalk.ingest.known import KnownDevices
+    from sidewalk.storage.cases import CaseStore
     from sidewalk.storage.evidence import EvidenceStore
     from sidewalk.storage.influx import InfluxForwarder
     from sidewalk.storage.timeseries import SqliteTimeSeriesStore
@@ -52,12 +54,15 @@ def ingest(
     from sidewalk.storage.evidence import EvidenceStore
     from sidewalk.storage.space import FreeSpaceFloor
 
-    settings = village(config).settings
+    place = village(config)
+    settings = place.settings
     configure_logging(settings, log_format)
     require_broker(settings)
     stop = _stop_signal()
     limits = settings.ingest
     with ExitStack() as running:
+        cases = running.enter_context(place.cases()) if limits.known_devices_only else None
+        known = None if cases is None else _known_devices(cases)
         store = _timeseries(settings)
         running.callback(store.close)
         influx = _influx(settings, running)
@@ -82,9 +87,12 @@ def ingest(
             limits=SizeLimits(limits.max_message_bytes, limits.max_jpeg_bytes),
             evidence_quota_bytes=limits.evidence_quota_bytes_per_day,
             space=space,
+            known_devices=known,
         )
         try:
             consumer.start()
+            if cases is not None:
+                _listen_to_health(settings, cases, running)
         except MqttError as exc:
             unreachable_broker(settings, exc)
         running.callback(consumer.stop)
@@ -95,6 +103,36 @@ def ingest(
         _start_pruner(settings, store, evidence, running)
         console().print(f"ingest consuming {settings.site} into {settings.timeseries.sqlite_path}")
         stop.wait()
+
+
+def _known_devices(cases: CaseStore) -> KnownDevices:
+    """The registry's poles (``[ingest] known_devices_only``), read once now: a case
+    database ingest cannot read is one line and exit 2, not a silent accept-all."""
+    from sidewalk.ingest.known import KnownDevices
+
+    known = KnownDevices(cases.registry.known_device_ids)
+    if not known.refresh():
+        fail(
+            "cannot read the registry's poles from the case database: fix cases.database_url"
+            " (SIDEWALK_CASES__DATABASE_URL), or set [ingest] known_devices_only = false"
+        )
+    if not len(known):
+        console().print(
+            "no poles are registered yet: their readings are kept as dead letters until"
+            " `sidewalk registry pole add` registers them"
+        )
+    return known
+
+
+def _listen_to_health(settings: Settings, cases: CaseStore, running: ExitStack) -> None:
+    """Record each registered pole's health report (last heard, calibration it runs)."""
+    from sidewalk.core.config import mqtt_settings
+    from sidewalk.ingest.health import HealthListener
+
+    client_id = f"{settings.mqtt.client_id}-health"
+    listener = HealthListener(mqtt_settings(settings, client_id), settings.site, cases.registry)
+    listener.connect()
+    running.callback(listener.close)
 
 
 def _start_pruner(

@@ -181,6 +181,10 @@ class IngestConfig(_Section):
     dead_letter_prefix_bytes: Annotated[int, Field(ge=0, le=1_048_576)] = Field(
         default=4096, description="bytes of a dead letter's payload kept (plus length and sha256)"
     )
+    known_devices_only: bool = Field(
+        default=True,
+        description="store readings only from poles in the registry (others: unknown_device)",
+    )
 
 
 class RetentionConfig(_Section):

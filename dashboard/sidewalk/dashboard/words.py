@@ -63,6 +63,12 @@ SERVED_BY: Final = {
     "email": "by e-mail",
 }
 
+# Why the Village does the work itself (a work order's reason).
+ABATEMENT_REASONS: Final = {
+    "notice_expired": "the owner did not clear it by the deadline in the notice",
+    "owner_unavailable": "a hazard, and the owner could not be reached",
+}
+
 NOTICE_STATUS: Final = {
     "pending": "Being prepared",
     "held": "Held until the Village confirms a value it relies on",

@@ -50,6 +50,7 @@ from sidewalk.core.contract import (
     topic_for,
 )
 from sidewalk.core.mqtt import MqttClient, MqttMessage, MqttSettings
+from sidewalk.ingest.known import KnownDevices, unknown_device_detail
 from sidewalk.ingest.validate import (
     Accepted,
     Availability,
@@ -98,6 +99,8 @@ class IngestStats:
     # Dead letters for size (too_large) and evidence quota (evidence_quota).
     too_large: int = 0
     over_quota: int = 0
+    # Messages from a device the registry does not know (unknown_device dead letters).
+    unknown_device: int = 0
 
 
 # Ten minutes either way (``TimePolicy``'s defaults); ``None`` judges no times.
@@ -171,7 +174,10 @@ class IngestConsumer:
         limits: SizeLimits | None = None,
         evidence_quota_bytes: int | None = None,
         space: FreeSpaceFloor | None = None,
+        known_devices: KnownDevices | None = None,
     ) -> None:
+        """``known_devices``: accept only the registry's poles (``known``); ``None``
+        accepts any device (tests and replays that register nothing)."""
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         self.store = store
@@ -198,6 +204,7 @@ class IngestConsumer:
         # Bytes of evidence per device per 24 hours (None: no quota).
         self._evidence_quota = evidence_quota_bytes
         self._space = space
+        self._known = known_devices
         # Why the writer is not committing right now (None: it is).
         self.write_problem: str | None = None
         self._stall_logged: tuple[str, float, int] | None = None
@@ -221,6 +228,11 @@ class IngestConsumer:
         self._committed = threading.Condition()
         # Size of the batch the writer holds (taken off the queue, not committed).
         self._in_batch = 0
+
+    @property
+    def known_devices(self) -> KnownDevices | None:
+        """The registry's poles this consumer accepts (``None``: any)."""
+        return self._known
 
     @property
     def protocol(self) -> str | None:
@@ -358,7 +370,8 @@ class IngestConsumer:
         sites: dict[str, str] = {}
         frames: list[tuple[str, bytes]] = []
         charged = _QuotaTally()
-        for msg, verdict in batch:
+        for msg, received in batch:
+            verdict = self._screen(msg, received, now)
             if isinstance(verdict, Accepted):
                 readings.append(verdict.reading)
                 sites[verdict.reading.device] = verdict.site
@@ -372,17 +385,7 @@ class IngestConsumer:
                 else:
                     dead.append(refused)
             elif isinstance(verdict, Rejected):
-                dead.append(dataclasses.replace(verdict.dead_letter, received_at_ms=now))
-                letter = verdict.dead_letter
-                self.stats.too_large += letter.reason == "too_large"
-                log.warning(
-                    "dead letter %s on %s: %s",
-                    letter.reason,
-                    msg.topic,
-                    letter.detail,
-                    # Separate fields in JSON logs, for a log search by reason or device.
-                    extra={"reason": letter.reason, "topic": msg.topic, "device": letter.device},
-                )
+                dead.append(self._rejected(msg, verdict, now))
             else:
                 assert isinstance(verdict, Ignored)
         while True:
@@ -403,6 +406,39 @@ class IngestConsumer:
         self._sites.update(sites)
         self._after_commit(result, len(batch), len(statuses), len(dead))
         return True
+
+    def _rejected(self, msg: MqttMessage, verdict: Rejected, now: int) -> DeadLetter:
+        letter = verdict.dead_letter
+        self.stats.too_large += letter.reason == "too_large"
+        log.warning(
+            "dead letter %s on %s: %s",
+            letter.reason,
+            msg.topic,
+            letter.detail,
+            # Separate fields in JSON logs, for a log search by reason or device.
+            extra={"reason": letter.reason, "topic": msg.topic, "device": letter.device},
+        )
+        return dataclasses.replace(letter, received_at_ms=now)
+
+    def _screen(self, msg: MqttMessage, verdict: Verdict, now: int) -> Verdict:
+        """A reading, frame or status from a pole the registry does not know
+        (``known``) becomes an ``unknown_device`` dead letter."""
+        if self._known is None:
+            return verdict
+        if isinstance(verdict, Accepted):
+            device, site = verdict.reading.device, verdict.site
+        elif isinstance(verdict, Availability):
+            device, site = verdict.update.status.device, verdict.update.site
+        elif isinstance(verdict, Evidence):
+            device, site = verdict.device, msg.topic.split("/")[2]
+        else:
+            return verdict
+        if device in self._known:
+            return verdict
+        self.stats.unknown_device += 1
+        self._known.count_unknown(site)
+        detail = unknown_device_detail(device)
+        return Rejected(DeadLetter(now, msg.topic, device, msg.payload, "unknown_device", detail))
 
     def _written(self, result: BatchResult) -> None:
         """After a durable write: end a stall, note which images a FrameRef names."""

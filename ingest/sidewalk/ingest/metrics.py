@@ -81,6 +81,19 @@ class IngestCollector(Collector):
         )
         for name, doc, value in counters:
             yield CounterMetricFamily(name, doc, value=value)
+        known = self._consumer.known_devices
+        if known is not None:
+            unknown = CounterMetricFamily(
+                "sidewalk_ingest_unknown_device_messages",
+                "Messages from devices the registry does not know (unknown_device dead letters)",
+                labels=["site"],
+            )
+            for site, count in sorted(known.unknown_by_site.items()):
+                unknown.add_metric([site], count)
+            yield unknown
+            yield GaugeMetricFamily(
+                "sidewalk_ingest_known_devices", "Poles in the registry", value=len(known)
+            )
         yield GaugeMetricFamily(
             "sidewalk_ingest_consumer_lag_messages",
             "Messages received from the broker but not yet committed and acknowledged",

@@ -23,6 +23,8 @@ OpenAPI document (``/openapi.json``) describes what the browser receives.
 | ``cold_weather`` | ``cold-weather`` |
 | ``property`` | ``properties/{frontage or parcel}`` (a page per property), ``parcels`` (map) |
 | ``search`` | ``search?q=`` (addresses, owners, parcel and notice numbers) |
+| ``admin`` | ``admin/letterhead``, ``admin/confirmations`` (profile values the Village confirms) |
+| ``exports`` | ``exports/{notices,bills,payments,tax-roll}.{csv,xlsx}`` |
 
 ``deps`` holds the dependencies (stores, profile, clock, who may call) and
 ``views`` the response models several areas share.
@@ -34,10 +36,12 @@ from fastapi import APIRouter
 
 from sidewalk.dashboard.routes import (
     accounts,
+    admin,
     clocks,
     cold_weather,
     defects,
     devices,
+    exports,
     money,
     notices,
     overview,
@@ -54,7 +58,7 @@ __all__ = ["AREAS", "DashboardContext", "api_router", "refuse_nul_bytes"]
 
 AREAS = (
     accounts, today, overview, clocks, notices, rounds, money, devices, sites, defects,
-    cold_weather, registry, property, search,
+    cold_weather, registry, property, search, admin, exports,
 )  # fmt: skip
 
 

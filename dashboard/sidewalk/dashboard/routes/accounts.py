@@ -1,7 +1,14 @@
-"""Accounts: log in and out, who is logged in, the users (admin) and the audit log."""
+"""Accounts: log in and out, who is logged in, the users (admin) and the audit log.
+
+An admin adds accounts, changes a role, disables or re-enables an account and
+resets a password (one the admin types, or a one-time password shown once);
+every change is audited by the case records (``user.created``,
+``user.changed``) and ends the account's sessions.
+"""
 
 from __future__ import annotations
 
+import secrets
 from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response
@@ -22,6 +29,8 @@ from sidewalk.storage.cases import CaseStoreError
 
 router = APIRouter()
 
+Role = Literal["viewer", "inspector", "clerk", "admin"]
+
 
 class LoginBody(RequestBody):
     username: str = Field(min_length=1, max_length=64)
@@ -31,7 +40,27 @@ class LoginBody(RequestBody):
 class UserBody(RequestBody):
     username: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.@-]+$")
     password: str = Field(min_length=8, max_length=200)
-    role: Literal["viewer", "inspector", "clerk", "admin"]
+    role: Role
+
+
+class UserChange(RequestBody):
+    """A role change or disabling/enabling; absent keys stay as they are."""
+
+    role: Role | None = None
+    disabled: bool | None = None
+
+
+class PasswordReset(RequestBody):
+    """A new password the admin types; without one, a one-time password is made."""
+
+    password: str | None = Field(default=None, min_length=8, max_length=200)
+
+
+class PasswordResult(BaseModel):
+    username: str
+    one_time_password: str | None = Field(
+        description="shown once when the dashboard made it; give it to the person"
+    )
 
 
 class LoginResult(BaseModel):
@@ -147,6 +176,39 @@ def create_user(body: UserBody, user: MayManageUsers, records: Records) -> Creat
     except CaseStoreError as exc:
         raise HTTPException(409, str(exc)) from None
     return CreatedUser(username=body.username, role=body.role)
+
+
+def _known(records: Records, username: str) -> None:
+    if records.get_user(username) is None:
+        raise HTTPException(404, f"there is no account named {username}")
+
+
+@router.patch("/users/{username}", tags=["users"])
+def change_user(
+    username: str, body: UserChange, user: MayManageUsers, records: Records
+) -> UserView:
+    """Change an account's role or disable/enable it (audited; its sessions end)."""
+    _known(records, username)
+    if username == user.username and (body.disabled or (body.role and body.role != "admin")):
+        # Nobody locks the Village out of its own accounts page by one click.
+        raise HTTPException(409, "you cannot disable your own account or give up admin here")
+    u = records.update_user(username, user.username, role=body.role, disabled=body.disabled)
+    return UserView(
+        username=u.username, role=u.role, disabled=u.disabled, created_at=iso(u.created_at)
+    )
+
+
+@router.post("/users/{username}/password", tags=["users"])
+def reset_password(
+    username: str, body: PasswordReset, user: MayManageUsers, records: Records
+) -> PasswordResult:
+    """Set a new password (audited as a change; the account's sessions end)."""
+    _known(records, username)
+    made = None if body.password else secrets.token_urlsafe(9)  # 12 characters, 72 bits
+    password = body.password or made
+    assert password is not None
+    records.update_user(username, user.username, password_hash=hash_password(password))
+    return PasswordResult(username=username, one_time_password=made)
 
 
 @router.get("/audit", tags=["records"])

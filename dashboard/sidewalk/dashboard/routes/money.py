@@ -21,6 +21,7 @@ from sidewalk.dashboard.routes.deps import (
     money,
 )
 from sidewalk.dashboard.routes.views import BillView, bill_view
+from sidewalk.dashboard.words import ABATEMENT_REASONS
 from sidewalk.storage.cases import BillingError, CaseStoreError, NotFoundError
 
 router = APIRouter()
@@ -52,7 +53,9 @@ class AbatementView(BaseModel):
 
     id: int
     frontage: str
+    address: str = Field(description="the property's street address")
     reason: str
+    reason_words: str = Field(description="why the Village does the work, in plain words")
     ordered_at: str | None
     completed_at: str | None
     status: str
@@ -76,11 +79,14 @@ class PaymentResult(BaseModel):
 def abatements(user: Reader, cases: Cases) -> list[AbatementView]:
     """Work orders with their expense ledgers and bills."""
     out = []
+    addresses = {f.id: f.street_address for f in cases.registry.list_frontages()}
     for a in cases.bills.list_abatements():
         bill = cases.bills.for_abatement(a.id)
         out.append(
             AbatementView(
                 id=a.id, frontage=a.frontage_id, reason=a.reason,
+                address=addresses.get(a.frontage_id, a.frontage_id),
+                reason_words=ABATEMENT_REASONS.get(a.reason, a.reason.replace("_", " ")),
                 ordered_at=iso(a.ordered_at), completed_at=iso(a.completed_at),
                 status=a.status, violation_id=a.violation_id,
                 expenses=[

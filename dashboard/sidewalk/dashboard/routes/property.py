@@ -39,6 +39,7 @@ from sidewalk.storage.cases import (
     ClockRecord,
     FrontageRecord,
     NotFoundError,
+    NoticeRecord,
     ViolationRecord,
 )
 from sidewalk.storage.cases.records import ParcelRecord
@@ -155,7 +156,9 @@ class NoticeLine(BaseModel):
     kind: str
     status: str
     issued_at: str | None
-    deadline: str | None
+    deadline: str | None = Field(
+        description="the owner's deadline once served (its case's running clock); null before"
+    )
     served_at: str | None
     href: str = Field(description="the notice's own page (a hash route)")
 
@@ -279,6 +282,37 @@ def _deciding(clocks: list[ClockRecord]) -> ClockRecord | None:
     return chosen
 
 
+def _frontage_features(
+    cases: CaseStore,
+    frontages: list[FrontageRecord],
+    geometry_file: Mapping[str, Mapping[str, Any]],
+) -> list[dict[str, Any]]:
+    """The property's frontages as drawn on the map page: the file's or the stored line,
+    else where the generated street plan puts them (which needs every frontage without one,
+    so it is read only when the property has such a frontage)."""
+    ids = {f.id for f in frontages}
+    stored = cases.dashboard.frontage_geometries_of(list(ids))
+    if all(f.id in stored or f.id in geometry_file for f in frontages):
+        return frontage_features(frontages, stored, geometry_file)
+    every = cases.registry.list_frontages()
+    stored = cases.registry.frontage_geometries()
+    return [f for f in frontage_features(every, stored, geometry_file) if f["id"] in ids]
+
+
+def owners_deadline(notice: NoticeRecord, clocks: list[ClockRecord]) -> str | None:
+    """The deadline that matters to the owner: none before service (the period starts when
+    the notice is served); after it, the running enforcement clock's of the frontage. The
+    notice's own ``deadline`` is the clearing deadline that had passed when it was issued."""
+    if notice.delivered_at is None:
+        return None
+    running = [
+        c for c in clocks
+        if c.kind == "enforcement" and c.active and c.deadline is not None
+        and c.started_at >= notice.issued_at
+    ]  # fmt: skip
+    return iso(running[-1].deadline) if running else None
+
+
 def _ms(value: Any) -> int | None:
     if not isinstance(value, str):
         return None
@@ -366,16 +400,7 @@ def property_page(
     notices = [n for fid in ids for n in cases.notices.list(frontage_id=fid)]
     notices.sort(key=lambda n: (n.issued_at, n.id))
     violations = cases.dashboard.violations_of_frontages(ids)
-    # Geometry: the stored line (or the file's) of each frontage; no generated layout here.
-    stored = cases.dashboard.frontage_geometries_of(ids)
-    features = [
-        f
-        for f in frontage_features(
-            [f for f in frontages if f.id in stored or f.id in geometry_file],
-            stored,
-            geometry_file,
-        )
-    ]
+    features = _frontage_features(cases, frontages, geometry_file)
     views: list[PropertyFrontage] = []
     for f in frontages:
         clock = _deciding(clocks[f.id])
@@ -517,7 +542,7 @@ def property_page(
                 kind=notice_kind(n.kind),
                 status=NOTICE_STATUS.get(n.status, words(n.status, {})),
                 issued_at=iso(n.issued_at),
-                deadline=iso(n.deadline),
+                deadline=owners_deadline(n, clocks[n.frontage_id]),
                 served_at=iso(n.delivered_at),
                 href=f"#notice/{n.number}",
             )

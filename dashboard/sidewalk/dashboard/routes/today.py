@@ -25,7 +25,7 @@ from sidewalk.core.profile import Profile
 from sidewalk.dashboard.casework import AWAITS_DELIVERY, case_clock_key
 from sidewalk.dashboard.routes.deps import Cases, Now, Reader, VillageProfile, iso
 from sidewalk.dashboard.states import label
-from sidewalk.dashboard.words import notice_kind, setting_words
+from sidewalk.dashboard.words import ABATEMENT_REASONS, notice_kind, setting_words
 from sidewalk.storage.cases import (
     AbatementRecord,
     AuditRecord,
@@ -45,10 +45,6 @@ WINDOW: Final = timedelta(hours=24)
 # An owner's deadline this close is marked urgent (someone should look right after it).
 URGENT: Final = timedelta(hours=4)
 CANDIDATE_STATES: Final = frozenset({CaseState.NOTICE_ISSUED, CaseState.NOTICE_PERIOD})
-ABATEMENT_REASONS: Final = {
-    "notice_expired": "the owner did not clear it by the deadline in the notice",
-    "owner_unavailable": "a hazard, and the owner could not be reached",
-}
 
 
 class TodayItem(BaseModel):

@@ -1,7 +1,9 @@
 // Sidewalk Watch dashboard: plain ES module, no build step, no CDN.
 // Every read and action goes through the same JSON API (see /docs for OpenAPI).
+import { adminPage } from "./admin.js";
 import { polesPage } from "./commission.js";
 import { h, lineChart, mapSvg } from "./draw.js";
+import { exportsPage } from "./exports.js";
 import { roundsPage } from "./inspector.js";
 import { mapPage } from "./map.js";
 import { noticePage, noticesPage } from "./notices.js";
@@ -207,10 +209,10 @@ function abatementBlock(a) {
     h("label", { for: `method-${a.id}` }, "by"), h("select", { id: `method-${a.id}`, name: "method" }, h("option", {}, "check"), h("option", {}, "cash"), h("option", {}, "card")),
     h("button", { type: "submit" }, "Record payment")) : "";
   return h("div", { class: "panel" },
-    h("h2", {}, `Work order ${a.id} · ${a.frontage} · ${a.status}`),
-    h("p", {}, `${a.reason}, ordered ${fmt(a.ordered_at)}`),
+    h("h2", {}, `Village work at ${a.address}: ${({ ordered: "crew to send", completed: "work done" })[a.status] || a.status}`),
+    h("p", {}, `Why: ${a.reason_words}. Ordered ${fmt(a.ordered_at)}.`),
     h("ul", {}, ...a.expenses.map((e) => h("li", {}, `$${e.amount} ${e.description} (${fmt(e.incurred_at)})`))),
-    a.bill ? h("p", {}, `Bill ${a.bill.id}: $${a.bill.amount}, paid $${a.bill.paid}, balance $${a.bill.balance}, ${a.bill.status}${a.bill.due_date ? `, due ${a.bill.due_date}` : ""}`) : "",
+    a.bill ? h("p", {}, `Bill: $${a.bill.amount}, paid $${a.bill.paid}, left to pay $${a.bill.balance} (${({ open: "unpaid", paid: "paid", certified: "on the tax roll" })[a.bill.status] || a.bill.status})${a.bill.due_date ? `, due ${a.bill.due_date}` : ""}`) : "",
     expenseForm, payForm);
 }
 
@@ -363,6 +365,7 @@ const PAGES = {
   notice: (number) => noticePage(ctx, number), rounds: () => roundsPage(ctx),
   site: sitePage, defects: defectsPage, cold: coldPage, devices: devicesPage,
   poles: (device) => polesPage(ctx, device),
+  admin: () => adminPage(ctx), exports: () => exportsPage(ctx),
   map: () => mapPage(ctx), property: (id) => propertyPage(ctx, id), search: (q) => searchPage(ctx, q),
 };
 // "#notice/CLY-2026-000001": a page and its argument.
@@ -391,6 +394,8 @@ async function start() {
   });
   // Commissioning poles is the administrator's (the API refuses everyone else).
   document.querySelector('nav a[data-page="poles"]').hidden = !may("users");
+  document.querySelector('nav a[data-page="admin"]').hidden = !may("users");
+  document.querySelector('nav a[data-page="exports"]').hidden = !may("owner_details");
   window.addEventListener("hashchange", route);
   connectLive();
   installSearch(ctx);

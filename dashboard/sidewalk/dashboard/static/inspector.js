@@ -69,7 +69,7 @@ async function sendTap(ctx, s, t, card, status, button) {
     button.classList.add("chosen");
     toast(result.message);
     // The stop as it stands now (a posted notice's deadline, the taps that still mean something).
-    ctx.state.roundsNote = `${s.address}: ${result.message}`;
+    ctx.state.roundsNote = result.message;
     await ctx.route();
   } catch (err) {
     status.textContent = err.message;

@@ -58,7 +58,12 @@ export function drawMap(layers, categories, { label, width = 1000, minHeight = 1
     for (const ring of rings(parcel.geometry)) svg.append(s("path", { d: pathOf(ring, px, true), class: "parcel", "aria-hidden": "true" }));
   }
   for (const street of layers.streets || []) {
-    for (const ring of rings(street.geometry)) svg.append(s("path", { d: pathOf(ring, px, true), class: "street", "aria-hidden": "true" }));
+    for (const ring of rings(street.geometry)) {
+      const pts = ring.map(px);
+      svg.append(s("path", { d: pathOf(ring, px, true), class: "street", "aria-hidden": "true" }));
+      const ys = pts.map((p) => p[1]);
+      svg.append(s("text", { x: Math.min(...pts.map((p) => p[0])) + 6, y: (Math.min(...ys) + Math.max(...ys)) / 2 + 5, class: "street-name", "aria-hidden": "true" }, street.properties.street));
+    }
   }
   const labelled = numbers && frontages.length <= 80;
   for (const feature of frontages) {
@@ -121,7 +126,7 @@ export async function mapPage(ctx) {
     for (const f of shown) counts[f.properties.category] = (counts[f.properties.category] || 0) + 1;
     for (const f of shown) f.properties.state_words = categories[f.properties.category]?.label;
     const wantStreets = streetSel.value ? map.streets.filter((st) => st.properties.street === streetSel.value) : map.streets;
-    holder.replaceChildren(drawMap({ parcels: streetSel.value ? [] : parcels.features, streets: wantStreets, frontages: shown }, categories, { label }));
+    holder.replaceChildren(drawMap({ parcels: streetSel.value ? parcels.features.filter((p) => streetOf(p.properties.address) === streetSel.value) : parcels.features, streets: wantStreets, frontages: shown }, categories, { label }));
     keyHolder.replaceChildren(legend(categories, counts));
     count.textContent = `${shown.length} of ${map.features.length} frontages shown.`;
     const cap = 300;

@@ -62,10 +62,10 @@ export async function propertyPage(ctx, id) {
       cell("Citation", c.citation || "–"))), "No clock has run on this property."));
 
   const notices = panel("notices", "Notices",
-    table(["Notice", "What", "Status", "Issued", "Deadline", "Served"], p.notices.map((n) => h("tr", { "data-notice": n.number },
+    table(["Notice", "What", "Status", "Issued", "Owner's deadline", "Served"], p.notices.map((n) => h("tr", { "data-notice": n.number },
       cell("Notice", h("a", { href: n.href, "aria-label": `Open notice ${n.number}` }, n.number)), cell("What", n.kind),
       cell("Status", n.status), cell("Issued", at(n.issued_at)),
-      cell("Deadline", n.deadline ? at(n.deadline) : n.served_at ? "–" : "starts when served"), cell("Served", n.served_at ? at(n.served_at) : "not yet"))),
+      cell("Owner's deadline", n.deadline ? at(n.deadline) : n.served_at ? "–" : "starts when it is served"), cell("Served", n.served_at ? at(n.served_at) : "not yet"))),
     "No notice has been issued for this property."));
 
   const frame = (f) => h("figure", { class: "decision-frame" },
