@@ -193,7 +193,10 @@ class StoreCollector(Collector):
                 seen.add_metric([device], last_seen / 1000)
             online.add_metric([device], 1.0 if status == "online" else 0.0)
             max_seq.add_metric([device], top)
-            clock_faults.add_metric([device], faults)
+            # Only poles whose clock has jumped: a series per pole per scrape adds up
+            # (issue 17: the scrape stays small with thousands of registered poles).
+            if faults:
+                clock_faults.add_metric([device], faults)
         yield seen
         yield online
         yield max_seq
