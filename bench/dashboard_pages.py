@@ -12,7 +12,9 @@ through the app in process (routing, auth, the queries, JSON; no network):
 * ``GET /api/search?q=…`` for an address (a quarter of the village matches),
   an owner and a notice number,
 * the floor: the same property route in a village of that one frontage, with
-  the same records, measured in the same run.
+  the same records, measured in the same run; and the SQL SELECTs one page
+  takes in each (a load-independent figure: the same count means no query
+  per frontage of the village).
 
 Each figure is ``--runs`` requests per run, three runs; the machine is shared,
 so every run is printed.
@@ -35,11 +37,11 @@ from sqlalchemy import event
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sidewalk.core.profile import load_profile  # noqa: E402 (after the path)
-from sidewalk.dashboard.app import create_app  # noqa: E402
-from sidewalk.dashboard.auth import add_user  # noqa: E402
-from sidewalk.storage.cases import CaseStore  # noqa: E402
-from tests.dashboard.test_today import NOW, add_block  # noqa: E402
+from sidewalk.core.profile import load_profile
+from sidewalk.dashboard.app import create_app
+from sidewalk.dashboard.auth import add_user
+from sidewalk.storage.cases import CaseStore
+from tests.dashboard.test_today import NOW, add_block
 
 PASSWORD = "bench password"
 PROPERTY = "f-0004"
@@ -116,7 +118,19 @@ def main() -> None:
             with TestClient(app) as client:
                 client.post("/api/session", json={"username": "bench", "password": PASSWORD})
                 page = client.get(f"/api/properties/{PROPERTY}").json()  # warm
-                assert page["bills"] and page["map"]["features"], "the bench property is empty"
+                assert page["bills"], "the bench property has no bill"
+                assert page["map"]["features"], "the bench property has no map"
+                selects: list[str] = []
+
+                def count(*a: object, into: list[str] = selects) -> None:
+                    if str(a[2]).lstrip().upper().startswith("SELECT"):
+                        into.append(str(a[2]))
+
+                engine = cases.unit_of_work.engine
+                event.listen(engine, "before_cursor_execute", count)
+                client.get(f"/api/properties/{PROPERTY}").raise_for_status()
+                event.remove(engine, "before_cursor_execute", count)
+                print(f"one property page, {name}: {len(selects)} SELECTs (auth included)")
                 show(
                     f"property page, {name}", runs(client, f"/api/properties/{PROPERTY}", args.runs)
                 )

@@ -28,12 +28,12 @@ from sqlalchemy import event
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sidewalk.core.profile import load_profile  # noqa: E402 (after the path)
-from sidewalk.dashboard.app import create_app  # noqa: E402
-from sidewalk.dashboard.auth import add_user  # noqa: E402
-from sidewalk.dashboard.routes.today import build_today  # noqa: E402
-from sidewalk.storage.cases import CaseStore  # noqa: E402
-from tests.dashboard.test_today import NOW, add_block  # noqa: E402
+from sidewalk.core.profile import load_profile
+from sidewalk.dashboard.app import create_app
+from sidewalk.dashboard.auth import add_user
+from sidewalk.dashboard.routes.today import build_today
+from sidewalk.storage.cases import CaseStore
+from tests.dashboard.test_today import NOW, add_block
 
 PASSWORD = "bench password"
 
@@ -80,7 +80,9 @@ def main() -> None:
         lines = {g.key: len(g.items) for g in today.groups}
         print(f"one Today: {len(selects)} SELECTs; lines {lines}")
         add_user(cases, "bench", PASSWORD, "clerk")
-        app = create_app(cases, None, profile, secret_key="bench-secret-0123456789", now=lambda: NOW)
+        app = create_app(
+            cases, None, profile, secret_key="bench-secret-0123456789", now=lambda: NOW
+        )
         with TestClient(app) as client:
             client.post("/api/session", json={"username": "bench", "password": PASSWORD})
             for path in ("/api/today", "/api/notices", "/api/overview"):

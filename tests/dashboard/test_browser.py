@@ -318,12 +318,8 @@ def test_a_notice_shows_only_the_steps_valid_now_and_refusals_in_plain_words(
     page.close()
 
 
-def test_the_inspector_taps_a_hazard_with_a_photo_and_posts_the_notice_on_a_phone(
-    browser_context: BrowserContext, dashboard: Dashboard, tmp_path: Path
-) -> None:
-    page, errors = fresh_page(browser_context, dashboard, "inspector", 390, 844)
-    assert no_sideways_scroll(page)
-    # The inspector sees the field steps the case accepts in its notice period, only those.
+def inspector_sees_only_the_field_steps(page: Page, dashboard: Dashboard) -> None:
+    """A served notice: the inspector sees the steps its notice period accepts, only those."""
     page.goto(f"{dashboard.url}/#notice/CLY-2026-000002")
     expect(page.locator("body")).to_have_attribute("data-ready", "notice")
     steps = page.locator("[data-step]")
@@ -334,6 +330,19 @@ def test_the_inspector_taps_a_hazard_with_a_photo_and_posts_the_notice_on_a_phon
     ]
     plain_words(page)
     shot(page, "22-notice-inspector-390")
+
+
+def test_the_inspector_taps_a_hazard_with_a_photo_and_posts_the_notice_on_a_phone(
+    browser_context: BrowserContext, dashboard: Dashboard, tmp_path: Path
+) -> None:
+    if dashboard.storm.cases.notices.get_by_number("CLY-2026-000002").delivered_at is None:
+        # Served (as the test before this one leaves it), so its notice period runs.
+        dashboard.login("clerk").post(
+            "/api/notices/CLY-2026-000002/service", json={"method": "hand", "served_by": "Pat"}
+        ).raise_for_status()
+    page, errors = fresh_page(browser_context, dashboard, "inspector", 390, 844)
+    assert no_sideways_scroll(page)
+    inspector_sees_only_the_field_steps(page, dashboard)
     page.get_by_role("link", name="Rounds").click()
     expect(page.locator("body")).to_have_attribute("data-ready", "rounds")
     stop = page.locator('li.stop[data-frontage="main-st-105"]')

@@ -27,6 +27,7 @@ from sidewalk.storage.evidence import EvidenceStore
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore
 from tests.dashboard import test_browser as browser
 from tests.dashboard.conftest import PASSWORD, SECRET_KEY, Dashboard
+from tests.dashboard.test_accessibility import axe_source, axe_violations
 from tests.dashboard.test_browser import CHROMIUM, fresh_page, no_sideways_scroll, plain_words, shot
 
 NOW = datetime(2026, 12, 12, 18, 0, tzinfo=UTC)
@@ -274,8 +275,9 @@ def test_map_click_opens_the_property_page_in_plain_words(
     expect(page.locator(".legend")).to_contain_text("Violation / notice (2)")
     page.get_by_label("Street", exact=True).select_option(label="Main St")
     expect(page.locator("#map-count")).to_have_text("2 of 3 frontages shown.")
-    assert no_sideways_scroll(page)
-    shot(page, "30-map-1366")
+    views(page, "30-map")
+    page.set_viewport_size({"width": 1366, "height": 900})
+    assert axe_violations(page, axe_source()) == []  # WCAG 2.1 AA: no serious or critical
     page.locator('[data-frontage-shape="main-st-105"]').click()
     expect(page.locator("body")).to_have_attribute("data-ready", "property")
     expect(page.locator("#property-title")).to_have_text("105 Main St")
@@ -322,6 +324,7 @@ def test_search_from_any_page_by_keyboard(
     expect(page.locator("#search-list")).to_contain_text("Owner")
     assert no_sideways_scroll(page)
     shot(page, "32-search-1366")
+    assert axe_violations(page, axe_source()) == []  # the open list of matches too
     box.fill("000001")
     box.press("Enter")
     expect(page.locator("body")).to_have_attribute("data-ready", "notice")

@@ -561,10 +561,14 @@ def _owner_details(
     cases: CaseStore, page: PropertyPage, parcel: ParcelRecord | None, first: FrontageRecord
 ) -> None:
     """Owner of record, its history and the occupants: only for roles that may see them."""
-    owners = {o.id: o for o in cases.registry.list_owners()}
+    records = cases.registry.ownerships(parcel.id) if parcel is not None else []
+    # Only the owners this page names (the village's thousands are not read).
+    owners = {
+        i: cases.registry.get_owner(i) for i in {o.owner_id for o in records} | {first.owner_id}
+    }
     history: list[OwnershipView] = []
     if parcel is not None:
-        for o in cases.registry.ownerships(parcel.id):
+        for o in records:
             owner = owners.get(o.owner_id)
             history.append(
                 OwnershipView(

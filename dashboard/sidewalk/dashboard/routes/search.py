@@ -48,70 +48,51 @@ def search(
     """Frontages and parcels by address or parcel number, owners, notices by number."""
     needle = _norm(q)
     matches: list[SearchMatch] = []
-    frontages = cases.registry.list_frontages()
     # Numbers first: a notice or parcel number is exact enough to go straight to.
     for number, kind, _frontage in cases.dashboard.notices_numbered_like(needle, LIMIT + 1):
         matches.append(
             SearchMatch(
-                kind="notice",
-                what="Notice",
-                label=number,
-                detail=f"{notice_kind(kind)}",
+                kind="notice", what="Notice", label=number, detail=notice_kind(kind),
                 href=f"#notice/{number}",
             )
-        )
-    address_of = {f.id: f.street_address for f in frontages}
-    for f in frontages:
-        if needle in _norm(f.parcel_number):
-            matches.append(
-                SearchMatch(
-                    kind="parcel",
-                    what="Tax parcel",
-                    label=f.parcel_number,
-                    detail=f.street_address,
-                    href=f"#property/{f.id}",
-                )
+        )  # fmt: skip
+    found = cases.dashboard.search_registry(needle, LIMIT + 1, owners=user.may("owner_details"))
+    for fid, address, _zone, tax_parcel in found["tax_parcel"]:
+        matches.append(
+            SearchMatch(
+                kind="parcel", what="Tax parcel", label=tax_parcel, detail=address,
+                href=f"#property/{fid}",
             )
-    for p in cases.registry.list_parcels():
-        if needle in _norm(p.id) or (p.tax_parcel_id and needle in _norm(p.tax_parcel_id)):
-            if any(m.label in (p.id, p.tax_parcel_id) for m in matches):
-                continue
-            matches.append(
-                SearchMatch(
-                    kind="parcel",
-                    what="Parcel",
-                    label=p.id,
-                    detail=p.site_address or "",
-                    href=f"#property/{p.id}",
-                )
+        )  # fmt: skip
+    listed = {m.label for m in matches}
+    for parcel, tax_parcel, site in found["parcel"]:
+        if parcel in listed or tax_parcel in listed:
+            continue
+        matches.append(
+            SearchMatch(
+                kind="parcel", what="Parcel", label=parcel, detail=site,
+                href=f"#property/{parcel}",
             )
-    for f in frontages:
-        if needle in _norm(f.street_address):
-            matches.append(
-                SearchMatch(
-                    kind="address",
-                    what="Address",
-                    label=f.street_address,
-                    detail=f"{f.zone.capitalize()} frontage, parcel {f.parcel_number}",
-                    href=f"#property/{f.id}",
-                )
+        )  # fmt: skip
+    for fid, address, zone, tax_parcel in found["address"]:
+        matches.append(
+            SearchMatch(
+                kind="address", what="Address", label=address,
+                detail=f"{zone.capitalize()} frontage, tax parcel {tax_parcel}",
+                href=f"#property/{fid}",
             )
-    if user.may("owner_details"):
-        owned: dict[str, list[str]] = {}
-        for f in frontages:
-            owned.setdefault(f.owner_id, []).append(f.id)
-        for o in cases.registry.list_owners():
-            if needle in _norm(o.name) and o.id in owned:
-                first = owned[o.id][0]
-                places = ", ".join(address_of[i] for i in owned[o.id][:3])
-                more = len(owned[o.id]) - 3
-                matches.append(
-                    SearchMatch(
-                        kind="owner",
-                        what="Owner",
-                        label=o.name,
-                        detail=places + (f" and {more} more" if more > 0 else ""),
-                        href=f"#property/{first}",
-                    )
-                )
+        )  # fmt: skip
+    # An owner once, at their first frontage, with where else they own.
+    places: dict[str, list[tuple[str, str]]] = {}
+    for name, fid, address in found.get("owner", []):
+        places.setdefault(name, []).append((fid, address))
+    for name, owned in places.items():
+        more = len(owned) - 3
+        matches.append(
+            SearchMatch(
+                kind="owner", what="Owner", label=name,
+                detail=", ".join(a for _f, a in owned[:3]) + (" and more" if more > 0 else ""),
+                href=f"#property/{owned[0][0]}",
+            )
+        )  # fmt: skip
     return SearchResults(query=q, matches=matches[:LIMIT], more=len(matches) > LIMIT)

@@ -32,6 +32,14 @@ function askFirst(ctx, place, text, yesLabel, act) {
   yes.focus();
 }
 
+export function stylesheet() {
+  // The pages' own rules, loaded once (the CSP allows same-origin stylesheets only).
+  if (document.getElementById("desk-css")) return;
+  const link = document.createElement("link");
+  Object.assign(link, { id: "desk-css", rel: "stylesheet", href: "/static/admin.css" });
+  document.head.append(link);
+}
+
 function field(h, id, text, input, hint = "") {
   return h("div", { class: "field" }, h("label", { for: id }, text), input,
     hint ? h("p", { class: "muted hint", id: `${id}-hint` }, hint) : "");
@@ -39,13 +47,14 @@ function field(h, id, text, input, hint = "") {
 
 export async function adminPage(ctx) {
   const { api, h, main } = ctx;
+  stylesheet();
   const [users, letterhead, values] = await Promise.all([
     api("/api/users"), api("/api/admin/letterhead"), api("/api/admin/confirmations")]);
-  main.replaceChildren(
+  main.replaceChildren(h("div", { class: "desk" },
     h("h1", {}, "Admin"),
     accountsSection(ctx, users),
     letterheadSection(ctx, letterhead),
-    confirmationsSection(ctx, values));
+    confirmationsSection(ctx, values)));
 }
 
 function accountsSection(ctx, users) {
@@ -75,9 +84,9 @@ function accountsSection(ctx, users) {
     const reset = h("button", { type: "button", class: "secondary", onclick: () => resetForm(ctx, work, u.username) }, "Reset password");
     return h("tr", {},
       h("th", { scope: "row" }, u.username, self ? h("span", { class: "muted" }, " (you)") : ""),
-      h("td", {}, role, " ", changeRole),
-      h("td", {}, u.disabled ? h("span", { class: "error-text" }, "Disabled") : "Active"),
-      h("td", {}, when(u.created_at, false)),
+      h("td", { "data-label": "Role" }, role, " ", changeRole),
+      h("td", { "data-label": "Status" }, u.disabled ? h("span", { class: "error-text" }, "Disabled") : "Active"),
+      h("td", { "data-label": "Added" }, when(u.created_at, false)),
       h("td", {}, h("div", { class: "actions" }, toggle, reset)));
   });
   const add = h("form", { class: "entry", id: "add-user", onsubmit: (e) => {
@@ -97,7 +106,7 @@ function accountsSection(ctx, users) {
     h("button", { type: "submit" }, "Add account"));
   return h("section", { class: "panel", "aria-labelledby": "accounts-h" },
     h("h2", { id: "accounts-h" }, "Accounts"),
-    h("table", { class: "accounts" },
+    h("table", { class: "accounts stack" },
       h("thead", {}, h("tr", {}, ...["User", "Role", "Status", "Added", "Account"].map((t) => h("th", { scope: "col" }, t)))),
       h("tbody", {}, ...rows)),
     work,
@@ -114,10 +123,10 @@ function resetForm(ctx, work, username) {
     if (typed && typed.length < 8) { input.focus(); input.setAttribute("aria-invalid", "true"); return; }
     askFirst(ctx, work, typed ? `Set the password you typed for ${username}? Their sessions end.` : `Make a one-time password for ${username}? Their sessions end; it is shown once.`, "Reset password", async () => {
       const r = await api(`/api/users/${encodeURIComponent(username)}/password`, { method: "POST", body: typed ? { password: typed } : {} });
-      work.replaceChildren(h("div", { class: "panel", role: "status" },
-        r.one_time_password
-          ? [h("p", {}, `One-time password for ${username} (shown only now; give it to them and ask them to keep it private):`), h("p", {}, h("code", { class: "otp" }, r.one_time_password))]
-          : h("p", {}, `Password for ${username} changed.`)));
+      const said = r.one_time_password
+        ? [h("p", {}, `One-time password for ${username} (shown only now; give it to them and ask them to keep it private):`), h("p", {}, h("code", { class: "otp" }, r.one_time_password))]
+        : [h("p", {}, `Password for ${username} changed.`)];
+      work.replaceChildren(h("div", { class: "panel", role: "status" }, ...said));
     });
   } },
     h("h3", {}, `Reset the password of ${username}`),
@@ -143,17 +152,19 @@ function letterheadSection(ctx, lh) {
 function confirmationsSection(ctx, values) {
   const { api, h, toast } = ctx;
   const work = h("div", { id: "confirm-work", "aria-live": "polite" });
-  const rows = values.map((v) => h("tr", {},
+  // What still waits comes first.
+  const ordered = [...values.filter((v) => !v.confirmed_by), ...values.filter((v) => v.confirmed_by)];
+  const rows = ordered.map((v) => h("tr", {},
     h("th", { scope: "row" }, v.label),
-    h("td", {}, v.value),
-    h("td", {}, v.note || "–"),
-    h("td", {}, v.confirmed_by ? `${v.confirmed_by}, ${when(v.confirmed_at, false)} (${v.reference})` : h("span", { class: "unconfirmed" }, "Not confirmed")),
-    h("td", {}, String(v.held_notices)),
+    h("td", { "data-label": "As set" }, v.value),
+    h("td", { "data-label": "Why it is open" }, v.note || "–"),
+    h("td", { "data-label": "Confirmed" }, v.confirmed_by ? `${v.confirmed_by}, ${when(v.confirmed_at, false)} (${v.reference})` : h("span", { class: "unconfirmed" }, "Not confirmed")),
+    h("td", { "data-label": "Notices held" }, String(v.held_notices)),
     h("td", {}, v.confirmed_by ? "" : h("button", { type: "button", class: "secondary", "aria-label": `Confirm ${v.label}`, onclick: () => confirmForm(ctx, work, v) }, "Confirm…"))));
   return h("section", { class: "panel", "aria-labelledby": "confirm-h" },
     h("h2", { id: "confirm-h" }, "Values awaiting the Village's confirmation"),
     h("p", { class: "muted" }, "The ordinance leaves these open; no notice relying on one is sent until the Village confirms the value."),
-    values.length ? h("table", {},
+    values.length ? h("table", { class: "stack" },
       h("thead", {}, h("tr", {}, ...["Value", "As set", "Why it is open", "Confirmed", "Notices held", ""].map((t) => h("th", { scope: "col" }, t)))),
       h("tbody", {}, ...rows)) : h("p", {}, "Every value is settled by the code text."),
     work);

@@ -262,3 +262,46 @@ class DashboardRecords:
         )
         with self._uow.read() as session:
             return {r.frontage_id: dict(r.geometry) for r in session.scalars(query)}
+
+    def search_registry(
+        self, text: str, limit: int = 20, *, owners: bool = False
+    ) -> dict[str, list[tuple[str, ...]]]:
+        """The search box's registry matches (case-insensitive substring), by the database:
+
+        * ``address``: ``(frontage id, address, zone, tax parcel number)``,
+        * ``tax_parcel``: the same rows, matched on the frontage's tax parcel number,
+        * ``parcel``: ``(parcel id, tax parcel id or "", site address or "")``,
+        * ``owner`` (only when ``owners``): ``(owner name, frontage id, address)``, one row per
+          frontage the owner has.
+
+        Frontages no longer watched and retired parcels are left out; ``limit`` rows each.
+        """
+        pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        f = m.Frontage
+        row = (f.id, f.street_address, f.zone, f.parcel_number)
+        watched = f.retired_at.is_(None)
+        queries = {
+            "address": select(*row).where(watched, f.street_address.ilike(pattern, escape="\\")),
+            "tax_parcel": select(*row).where(watched, f.parcel_number.ilike(pattern, escape="\\")),
+            "parcel": select(
+                m.Parcel.id,
+                func.coalesce(m.Parcel.tax_parcel_id, ""),
+                func.coalesce(m.Parcel.site_address, ""),
+            ).where(
+                m.Parcel.retired_at.is_(None),
+                m.Parcel.id.ilike(pattern, escape="\\")
+                | m.Parcel.tax_parcel_id.ilike(pattern, escape="\\"),
+            ),
+        }
+        if owners:
+            queries["owner"] = (
+                select(m.Owner.name, f.id, f.street_address)
+                .join(f, f.owner_id == m.Owner.id)
+                .where(watched, m.Owner.name.ilike(pattern, escape="\\"))
+                .order_by(m.Owner.name, f.id)
+            )
+        with self._uow.read() as session:
+            return {
+                key: [tuple(str(v) for v in r) for r in session.execute(q.limit(limit))]
+                for key, q in queries.items()
+            }

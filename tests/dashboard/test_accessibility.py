@@ -1,0 +1,149 @@
+"""WCAG 2.1 AA in the browser: axe-core on every page at 1366 px, no serious or critical
+violation; the Admin and Exports pages at 390 and 1366 px (screenshots kept).
+
+axe-core comes from the npm registry, pinned (``AXE_VERSION``), installed once into
+``.venv-tools/axe`` (``scripts/services`` does it too); nothing is vendored. It is
+evaluated into the page through the DevTools protocol, so the dashboard's
+Content-Security-Policy stays as it is served.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.dashboard.conftest import ARTIFACTS, Dashboard
+from tests.dashboard.test_browser import CHROMIUM, browser_context, log_in
+
+__all__ = ["browser_context"]  # the shared module-scoped browser (test_browser.py)
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="Debian chromium is not installed (apt-get install chromium)"
+)
+
+if CHROMIUM.exists():
+    from playwright.sync_api import BrowserContext, Page, expect
+
+AXE_VERSION = "4.10.3"
+ROOT = Path(__file__).resolve().parents[2]
+AXE_DIR = ROOT / ".venv-tools" / "axe"
+AXE_JS = AXE_DIR / "node_modules" / "axe-core" / "axe.min.js"
+# WCAG 2.0 and 2.1, levels A and AA.
+WCAG_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+SERIOUS = {"serious", "critical"}
+
+
+def axe_source() -> str:
+    """axe-core's script, installed from the npm registry at the pinned version if missing."""
+    installed = AXE_DIR / "node_modules" / "axe-core" / "package.json"
+    if not AXE_JS.exists() or f'"version": "{AXE_VERSION}"' not in installed.read_text():
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.fail("npm installs axe-core for this test: apt-get install npm")
+        subprocess.run(
+            [npm, "install", "--prefix", str(AXE_DIR), "--no-save", "--no-audit", "--no-fund",
+             f"axe-core@{AXE_VERSION}"],
+            check=True, capture_output=True, timeout=180,
+        )  # fmt: skip
+    return AXE_JS.read_text(encoding="utf-8")
+
+
+def axe_violations(page: Page, source: str) -> list[dict[str, Any]]:
+    """Serious and critical WCAG 2.1 AA violations on the page as it stands."""
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.evaluate(f"() => {{ {source}\n }}")
+    results: list[dict[str, Any]] = page.evaluate(
+        "(tags) => axe.run(document, { runOnly: { type: 'tag', values: tags } })"
+        ".then(r => r.violations.map(v => ({ id: v.id, impact: v.impact, help: v.help,"
+        " nodes: v.nodes.map(n => n.target.join(' ')) })))",
+        WCAG_AA,
+    )
+    return [v for v in results if v["impact"] in SERIOUS]
+
+
+def visit(page: Page, dashboard: Dashboard, route: str, ready: str) -> None:
+    page.goto(f"{dashboard.url}/#{route}")
+    expect(page.locator("body")).to_have_attribute("data-ready", ready)
+
+
+@pytest.fixture(scope="module")
+def admin_page(browser_context: BrowserContext, dashboard: Dashboard) -> Iterator[Page]:
+    page = browser_context.new_page()
+    page.set_viewport_size({"width": 1366, "height": 900})
+    yield page
+    page.close()
+
+
+def test_axe_finds_no_serious_or_critical_violation_on_any_page(
+    admin_page: Page, dashboard: Dashboard
+) -> None:
+    source = axe_source()
+    page = admin_page
+    page.goto(f"{dashboard.url}/login")
+    found: dict[str, list[dict[str, Any]]] = {"login": axe_violations(page, source)}
+    # axe is really looking: a button without a name is a critical violation.
+    page.evaluate("document.body.append(document.createElement('button'))")
+    assert "button-name" in {v["id"] for v in axe_violations(page, source)}
+    log_in(page, dashboard, "admin")
+    notice = dashboard.storm.cases.notices.list()[0].number
+    pages = [
+        ("today", "today"), ("notices", "notices"), (f"notice/{notice}", "notice"),
+        ("property/main-st-105", "property"), ("poles", "poles"), ("admin", "admin"),
+        ("exports", "exports"),
+    ]  # fmt: skip
+    for route, ready in pages:
+        visit(page, dashboard, route, ready)
+        found[route] = axe_violations(page, source)
+    report = "\n".join(
+        f"{route}: {v['id']} ({v['impact']}): {v['help']}: {', '.join(v['nodes'][:5])}"
+        for route, violations in found.items()
+        for v in violations
+    )
+    (ARTIFACTS / "axe-report.txt").write_text(report or "no serious or critical violation\n")
+    assert not report, report
+
+
+def test_admin_and_exports_pages_at_390_and_1366_px(admin_page: Page, dashboard: Dashboard) -> None:
+    page = admin_page
+    page.goto(f"{dashboard.url}/")
+    if page.url.endswith("/login"):
+        log_in(page, dashboard, "admin")
+    for width in (1366, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        visit(page, dashboard, "admin", "admin")
+        expect(page.get_by_role("heading", name="Accounts")).to_be_visible()
+        expect(page.get_by_role("heading", name="Letterhead and issuing officer")).to_be_visible()
+        # The page itself never scrolls sideways; a wide table scrolls in its panel.
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        page.screenshot(path=str(ARTIFACTS / f"admin-{width}.png"), full_page=True)
+        visit(page, dashboard, "exports", "exports")
+        link = page.get_by_role("link", name="Notices as CSV")
+        expect(link).to_be_visible()
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        page.screenshot(path=str(ARTIFACTS / f"exports-{width}.png"), full_page=True)
+    # A download link gives the file the clerk expects.
+    with page.expect_download() as download:
+        page.get_by_role("link", name="Bills as Spreadsheet (.xlsx)").click()
+    assert download.value.suggested_filename.startswith("bills-")
+    assert download.value.suggested_filename.endswith(".xlsx")
+    # Keyboard: the Admin page's account controls are reachable and labelled.
+    page.set_viewport_size({"width": 1366, "height": 900})
+    visit(page, dashboard, "admin", "admin")
+    inspector = page.get_by_role("row").filter(
+        has=page.get_by_role("rowheader", name="inspector", exact=True)
+    )
+    inspector.get_by_role("button", name="Reset password").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_label("New password")).to_be_focused()
+    page.keyboard.press("Enter")  # blank: a one-time password, after a confirmation
+    yes = page.locator("#account-work .confirm-yes")
+    expect(yes).to_be_focused()
+    page.keyboard.press("Enter")
+    otp = page.locator("#account-work .otp")
+    expect(otp).to_be_visible()
+    assert len(otp.inner_text()) >= 12
