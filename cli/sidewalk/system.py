@@ -150,6 +150,51 @@ def seed_scenario(
     confirm_for_demo(cases, profile or load_profile(), head.name, echo=echo)
 
 
+def commission_scenario(
+    cases: CaseStore,
+    scenario: Scenario,
+    parcels: Path,
+    *,
+    profile: Profile | None = None,
+    echo: Callable[[str], None] | None = None,
+) -> Scenario:
+    """Set the scenario's street up as a village does (issue 13): the county's parcel
+    file through the same import as ``sidewalk registry import``, then the pole
+    registered and assigned to the scenario's frontages (matched by address), then
+    the profile values its notices need confirmed in the open. Returns the scenario
+    with the registry's frontage ids, for the pole simulator. Idempotent."""
+    from sidewalk.registry.apply import apply, compare, snapshot
+    from sidewalk.registry.county import parse_records, read_parcel_file
+    from sidewalk.registry.frontages import derive_frontages
+
+    head = scenario.scenario
+    say = echo or (lambda _line: None)
+    parsed = parse_records(read_parcel_file(parcels))
+    derived = derive_frontages(parsed.parcels)
+    snap = snapshot(cases)
+    effective = head.start - timedelta(days=365)  # owners of record long before the storm
+    diff = compare(parsed, snap, effective)
+    if not diff.is_empty():
+        done = apply(cases, parsed, derived, diff, snap, effective=effective, site=head.site,
+                     who="demo setup")  # fmt: skip
+        say(f"registry import {parcels.name}: {done.parcels} parcels, {done.frontages} frontages")
+    by_address = {f.street_address.casefold(): f for f in cases.registry.list_frontages()}
+    ids: dict[str, str] = {}
+    for f in scenario.frontage:
+        found = by_address.get(f.address.casefold())
+        if found is None:
+            raise ValueError(f"{parcels.name} has no parcel at {f.address} (frontage {f.id})")
+        ids[f.id] = found.id
+    cases.registry.upsert_device(head.device, head.site, label="demo pole", who="demo setup")
+    cases.registry.assign_pole(head.device, sorted(ids.values()), at=effective, who="demo setup")
+    say(
+        f"registry pole add {head.device} --watches "
+        + ", ".join(f.address for f in scenario.frontage)
+    )
+    confirm_for_demo(cases, profile or load_profile(), head.name, echo=echo)
+    return scenario.renamed(ids)
+
+
 def build_analytics(
     cases: CaseStore,
     profile: Profile,
@@ -198,6 +243,8 @@ class DemoResult:
     protocol: str | None
     notices: list[NoticeRecord]
     history: dict[str, list[TransitionRecord]] = field(default_factory=dict)
+    # The scenario as played: with the registry's frontage ids after a county import.
+    scenario: Scenario | None = None
 
 
 def run_through_broker(
@@ -211,11 +258,14 @@ def run_through_broker(
     timeout_s: float = 120.0,
     letterhead: Letterhead | None = None,
     echo: Callable[[str], None] | None = None,
+    parcels: Path | None = None,
 ) -> DemoResult:
     """Play a scenario through a real broker, ingest, analytics and alerts.
 
     With no ``mqtt_url`` an embedded broker (amqtt) starts on a free loopback
-    port. Both stores default to SQLite files in ``workdir``.
+    port. Both stores default to SQLite files in ``workdir``. With ``parcels``
+    (a county parcel file) the street comes in as a village's does
+    (``commission_scenario``); otherwise the scenario seeds the registry.
     """
     workdir.mkdir(parents=True, exist_ok=True)
     profile = profile or load_profile()
@@ -241,7 +291,10 @@ def run_through_broker(
     analytics: AnalyticsRunner | None = None
     publisher: Publisher | None = None
     try:
-        seed_scenario(cases, scenario, profile=profile, echo=echo)
+        if parcels is not None:
+            scenario = commission_scenario(cases, scenario, parcels, profile=profile, echo=echo)
+        else:
+            seed_scenario(cases, scenario, profile=profile, echo=echo)
         ingest = IngestConsumer(
             store,
             mqtt_settings(settings, f"{run_id}-ingest", protocol=protocol),
@@ -290,6 +343,7 @@ def run_through_broker(
             protocol=ingest.protocol,
             notices=cases.notices.list(),
             history=history,
+            scenario=scenario,
         )
     finally:
         for component in (publisher, analytics, ingest):

@@ -262,6 +262,15 @@ NOT_JSON = {
     "/api/events": "text/event-stream",
     "/api/frames/{sha256}": "image/jpeg",
     "/api/notices/{number}/letter.pdf": "application/pdf",
+    # The exports: CSV and spreadsheet downloads (routes/exports.py).
+    **{
+        f"/api/exports/{name}.{fmt}": media
+        for name in ("notices", "bills", "payments", "tax-roll")
+        for fmt, media in (
+            ("csv", "text/csv"),
+            ("xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
+        )
+    },
 }
 
 

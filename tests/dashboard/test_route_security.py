@@ -105,6 +105,7 @@ def fill(endpoint: Endpoint, d: Dashboard, *, real: bool) -> tuple[str, dict[str
         "device": "pole-main-01",
         "sha256": d.frame_sha256,
         "frontage": "main-st-105" if real else "no-such-frontage",
+        "username": "no-such-user",  # an admin's account changes: never a real account here
     }
     names = re.findall(r"{(\w+)(?::\w+)?}", endpoint.path)
     missing = [n for n in names if n not in values]

@@ -17,7 +17,7 @@ from sidewalk.core.clock import StreamClock, to_ms
 from sidewalk.core.contract import SnowMeasurement, WeatherReading
 from sidewalk.core.mqtt import MqttClient, MqttSettings
 from sidewalk.core.profile import load_profile
-from sidewalk.scenarios import load_scenario
+from sidewalk.scenarios import bundled_parcels, load_scenario
 from sidewalk.storage.cases import CaseStore
 from sidewalk.system import (
     build_analytics,
@@ -62,12 +62,28 @@ def test_replay_in_process_gives_notices_for_b_and_c_only(tmp_path: Path) -> Non
     cases.close()
 
 
-def test_through_the_embedded_broker_matches_the_replay(tmp_path: Path) -> None:
-    result = run_through_broker(load_scenario("first-storm"), tmp_path)
+def test_the_street_from_the_county_file_through_the_embedded_broker_matches_the_replay(
+    tmp_path: Path,
+) -> None:
+    """As the demo runs: the street comes in through `sidewalk registry import` of a
+    county-format parcel file and a pole registration, not from the scenario."""
+    parcels = bundled_parcels("first-storm")
+    assert parcels is not None
+    result = run_through_broker(load_scenario("first-storm"), tmp_path, parcels=parcels)
     assert result.protocol == "3.1.1"
     assert result.stored == result.published
     assert result.dead_letters == 0
-    assert notice_summary(result.notices) == EXPECTED
+    # The registry's ids: parcel number and street, from the county's PARCELID.
+    registry_ids = {"main-st-103": "026-0815-0103-main-st", "main-st-105": "026-0815-0105-main-st"}
+    expected = sorted((registry_ids[f], kind, deadline) for f, kind, deadline in EXPECTED)
+    assert notice_summary(result.notices) == expected
+    assert result.scenario is not None
+    assert {
+        (e.frontage, e.deadline.astimezone(UTC).isoformat()) for e in result.scenario.expect
+    } == {(f, d) for f, _kind, d in expected}
+    # Mailed to the owner of record the county file names, at its postal address.
+    b = next(n for n in result.notices if n.frontage_id == "026-0815-0103-main-st")
+    assert (b.owner_name, b.owner_address_lines[0]) == ("BERT BRANDT", "PO BOX 12")
 
 
 @pytest.mark.services

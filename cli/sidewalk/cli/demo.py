@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from sidewalk.system import DemoResult
 
 
-def demo(
+def demo(  # noqa: PLR0917 (Typer maps parameters to options)
     scenario: Annotated[
         str, typer.Argument(help="bundled scenario name or TOML path")
     ] = "first-storm",
@@ -33,11 +33,19 @@ def demo(
         bool, typer.Option("--serve", help="then open the dashboard on the replayed storm")
     ] = False,
     port: Annotated[int, typer.Option(help="dashboard port with --serve")] = 8080,
+    parcels: Annotated[
+        Path | None,
+        typer.Option(
+            help="the county parcel file the street comes in through (default: the bundled"
+            " scenario's own; none: the scenario's frontages are entered directly)"
+        ),
+    ] = None,
 ) -> None:
     """Replay a storm through the real MQTT path on embedded defaults and print the notices."""
     import logging
     import tempfile
 
+    from sidewalk.scenarios import bundled_parcels
     from sidewalk.system import run_through_broker, serve_demo
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
@@ -66,7 +74,10 @@ def demo(
             profile=profile,
             letterhead=_letterhead(settings, profile),
             echo=lambda line: console().print(line, markup=False, highlight=False),
+            # The street comes in as a village's does: `sidewalk registry import`.
+            parcels=parcels or bundled_parcels(story.scenario.name),
         )
+    story = result.scenario or story
     _print(result, profile)
     expected = {(e.frontage, e.notice, e.deadline) for e in story.expect}
     got = {(n.frontage_id, n.kind, n.deadline) for n in result.notices}

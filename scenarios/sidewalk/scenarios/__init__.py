@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import random
 import tomllib
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -99,6 +100,9 @@ class Expectation(_Strict):
     deadline: datetime
 
 
+_F = TypeVar("_F", Clearing, Surface, Expectation)
+
+
 class Scenario(_Strict):
     scenario: ScenarioHeader
     frontage: list[ScenarioFrontage] = Field(min_length=1)
@@ -123,6 +127,31 @@ class Scenario(_Strict):
             if f.frontage not in ids:
                 raise ValueError(f"surface names unknown frontage {f.frontage!r}")
         return self
+
+    def renamed(self, ids: Mapping[str, str]) -> Scenario:
+        """The same story with frontage ids replaced (``{old: new}``): the registry's ids
+        once the street came in through the county's parcel file (the demo)."""
+
+        def moved(items: list[_F]) -> list[_F]:
+            return [i.model_copy(update={"frontage": ids.get(i.frontage, i.frontage)})
+                    for i in items]  # fmt: skip
+
+        frontages = [f.model_copy(update={"id": ids.get(f.id, f.id)}) for f in self.frontage]
+        return self.model_copy(
+            update={
+                "frontage": frontages,
+                "clearing": moved(self.clearing),
+                "surface": moved(self.surface),
+                "expect": moved(self.expect),
+            }
+        )
+
+
+def bundled_parcels(name: str) -> Path | None:
+    """The county-format parcel file a bundled scenario's street comes in through
+    (``<name>-parcels.geojson``), if it has one."""
+    found = resources.files("sidewalk.scenarios").joinpath(f"{name}-parcels.geojson")
+    return Path(str(found)) if found.is_file() else None
 
 
 def load_scenario(name_or_path: str | Path) -> Scenario:

@@ -1,6 +1,6 @@
 """Exports: notices, bills, payments and the tax-roll list as CSV and spreadsheet.
 
-One route per export, ``/api/exports/{name}.csv`` or ``.xlsx``, for the roles
+One route per export and format, ``/api/exports/{name}.csv`` or ``.xlsx``, for the roles
 that may see owners' names and addresses (clerk, admin). Columns carry the
 clerk's names, not field names; times are in the Village's zone; money is
 dollars and cents (numbers in the spreadsheet, formatted as dollars; plain
@@ -14,17 +14,18 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Annotated, Final, Literal
+from typing import Annotated, Final, Literal, get_args
 from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import Response
 
 from sidewalk.alerts.documents import tax_roll_lines
+from sidewalk.core.profile import Profile
 from sidewalk.dashboard.auth import User, require
 from sidewalk.dashboard.routes.deps import Cases, Now, VillageProfile
 from sidewalk.dashboard.words import NOTICE_STATUS, notice_kind
@@ -123,7 +124,7 @@ def payments_table(
     )  # fmt: skip
 
 
-def tax_roll_table(cases: CaseStore, profile: VillageProfile, year: int | None) -> Table:
+def tax_roll_table(cases: CaseStore, profile: Profile, year: int | None) -> Table:
     """The certified special taxes (``sidewalk notices tax-roll``'s lines), every year or one."""
     years = sorted({e.tax_year for e in cases.bills.list_tax_roll(year)})
     rows: list[tuple[Cell, ...]] = []
@@ -189,47 +190,77 @@ def xlsx_bytes(table: Table) -> bytes:
     return out.getvalue()
 
 
+class CsvResponse(Response):
+    media_type = "text/csv"
+
+
+class XlsxResponse(Response):
+    media_type = XLSX
+
+
 def download(table: Table, fmt: Format, now: datetime, zone: ZoneInfo) -> Response:
     stem = f"{table.title.lower().replace(' ', '-')}-{now.astimezone(zone):%Y-%m-%d}"
     disposition = {"Content-Disposition": f'attachment; filename="{stem}.{fmt}"'}
     if fmt == "csv":
         # The byte-order mark makes Excel read the names' diacritics as UTF-8.
         body = ("\ufeff" + csv_text(table)).encode("utf-8")
-        return Response(body, media_type="text/csv; charset=utf-8", headers=disposition)
-    return Response(xlsx_bytes(table), media_type=XLSX, headers=disposition)
+        return CsvResponse(body, media_type="text/csv; charset=utf-8", headers=disposition)
+    return XlsxResponse(xlsx_bytes(table), headers=disposition)
 
 
-@router.get("/notices.{fmt}", response_class=Response)
-def export_notices(
-    fmt: Format, user: MayExport, cases: Cases, profile: VillageProfile, now: Now
-) -> Response:
-    """Every notice: number, kind, property, owner, issued, deadline, status, served."""
-    table = notices_table(cases.notices.list(), cases, profile.zone)
-    return download(table, fmt, now, profile.zone)
+Build = Callable[[CaseStore, Profile], Table]
 
 
-@router.get("/bills.{fmt}", response_class=Response)
-def export_bills(
-    fmt: Format, user: MayExport, cases: Cases, profile: VillageProfile, now: Now
-) -> Response:
-    """Every bill for work the Village did, with what was paid and what is due."""
-    return download(bills_table(cases.bills.list(), cases, profile.zone), fmt, now, profile.zone)
+def _notices(cases: CaseStore, profile: Profile) -> Table:
+    return notices_table(cases.notices.list(), cases, profile.zone)
 
 
-@router.get("/payments.{fmt}", response_class=Response)
-def export_payments(
-    fmt: Format, user: MayExport, cases: Cases, profile: VillageProfile, now: Now
-) -> Response:
-    """Every payment against a bill."""
+def _bills(cases: CaseStore, profile: Profile) -> Table:
+    return bills_table(cases.bills.list(), cases, profile.zone)
+
+
+def _payments(cases: CaseStore, profile: Profile) -> Table:
     paid = [(b, p) for b in cases.bills.list() for p in cases.bills.list_payments(b.id)]
-    return download(payments_table(paid, cases, profile.zone), fmt, now, profile.zone)
+    return payments_table(paid, cases, profile.zone)
 
 
-@router.get("/tax-roll.{fmt}", response_class=Response)
-def export_tax_roll(
-    *,
-    fmt: Format, user: MayExport, cases: Cases, profile: VillageProfile, now: Now,
-    year: int | None = Query(None, ge=2000, le=2100, description="one tax year; default all"),
-) -> Response:  # fmt: skip
-    """The special taxes certified to the tax roll (§ 370-10 G), as the command line lists them."""
-    return download(tax_roll_table(cases, profile, year), fmt, now, profile.zone)
+def _route(name: str, fmt: Format, build: Build, summary: str) -> None:
+    """``GET /exports/{name}.{fmt}``: one route per export and format (one media type each)."""
+
+    def export(user: MayExport, cases: Cases, profile: VillageProfile, now: Now) -> Response:
+        return download(build(cases, profile), fmt, now, profile.zone)
+
+    response_class = CsvResponse if fmt == "csv" else XlsxResponse
+    router.add_api_route(
+        f"/{name}.{fmt}", export, methods=["GET"], response_class=response_class,
+        summary=f"{summary} ({fmt.upper()})", name=f"export_{name}_{fmt}",
+    )  # fmt: skip
+
+
+for _name, _build, _summary in (
+    ("notices", _notices, "Every notice: number, kind, property, owner, issued, deadline, status"),
+    ("bills", _bills, "Every bill for work the Village did, with what was paid and is due"),
+    ("payments", _payments, "Every payment against a bill"),
+):
+    for _fmt in get_args(Format):
+        _route(_name, _fmt, _build, _summary)
+
+Year = Annotated[
+    int | None, Query(ge=2000, le=2100, description="one tax year; default every year")
+]
+
+
+@router.get("/tax-roll.csv", response_class=CsvResponse)
+def export_tax_roll_csv(
+    user: MayExport, cases: Cases, profile: VillageProfile, now: Now, year: Year = None
+) -> Response:
+    """The special taxes certified to the tax roll, as ``sidewalk notices tax-roll`` lists them."""
+    return download(tax_roll_table(cases, profile, year), "csv", now, profile.zone)
+
+
+@router.get("/tax-roll.xlsx", response_class=XlsxResponse)
+def export_tax_roll_xlsx(
+    user: MayExport, cases: Cases, profile: VillageProfile, now: Now, year: Year = None
+) -> Response:
+    """The special taxes certified to the tax roll, as a spreadsheet."""
+    return download(tax_roll_table(cases, profile, year), "xlsx", now, profile.zone)
