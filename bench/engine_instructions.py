@@ -10,8 +10,9 @@ child process under callgrind validates them and builds the engine with
 collection off, then feeds every reading through ``observe`` + ``advance``
 from inside ``itertools.starmap``, and callgrind counts only while that runs
 (``--toggle-collect=starmap_next``: the engine's code never calls starmap).
-Hash randomisation is fixed (``PYTHONHASHSEED=0``), so a re-run gives the
-same count to within a few hundredths of a percent.
+Hash randomisation is fixed (``PYTHONHASHSEED=0``), so every run does the
+same work. Under callgrind the run takes minutes of CPU; on a busy machine,
+much longer.
 
 The script needs only ``bench.engine_throughput``'s stream, so it can be
 copied into an older tree to measure that tree the same way.
@@ -70,7 +71,7 @@ def main() -> None:
     poles = -(-args.frontages // PER_POLE)
     templates = _templates(args.days)
     payloads = list(_stream(templates, poles, _specs(args.frontages), args.days, 60))
-    print(f"{args.frontages} frontages, {args.days} days: under callgrind (a minute or two) ...")
+    print(f"{args.frontages} frontages, {args.days} days: under callgrind (minutes) ...")
     with tempfile.TemporaryDirectory() as tmp:
         stream, out = Path(tmp) / "payloads.json", Path(tmp) / "callgrind.out"
         stream.write_text(json.dumps(payloads))
