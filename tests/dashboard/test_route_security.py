@@ -106,6 +106,7 @@ def fill(endpoint: Endpoint, d: Dashboard, *, real: bool) -> tuple[str, dict[str
         "sha256": d.frame_sha256,
         "frontage": "main-st-105" if real else "no-such-frontage",
         "username": "no-such-user",  # an admin's account changes: never a real account here
+        "key": "main-st-105" if real else "no-such-property",
     }
     names = re.findall(r"{(\w+)(?::\w+)?}", endpoint.path)
     missing = [n for n in names if n not in values]
@@ -117,7 +118,7 @@ def fill(endpoint: Endpoint, d: Dashboard, *, real: bool) -> tuple[str, dict[str
     if endpoint.dependant is not None:
         for param in endpoint.dependant.query_params:
             if param.field_info.is_required():
-                assert param.name in {"n"}, f"{endpoint}: teach the walk query {param.name}"
+                assert param.name in {"n", "q"}, f"{endpoint}: teach the walk query {param.name}"
                 query[param.name] = number
     return path, query
 

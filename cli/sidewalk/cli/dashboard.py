@@ -89,6 +89,8 @@ def serve(place: Village, secret: str, *, host: str, port: int, geojson: Path | 
             space=space, trusted_proxies=settings.dashboard.trusted_proxies,
             secure_cookies=tls is not None,
         )  # fmt: skip
+        # The Admin page's letterhead view reads the settings' [village] table.
+        app.state.village = settings.village
         # Commissioning: commands to the poles and their health reports (docs/commissioning.md).
         mqtt = mqtt_settings(settings, f"{settings.mqtt.client_id}-dashboard")
         app.state.poles = poles = PoleLink(mqtt, settings.site, cases)

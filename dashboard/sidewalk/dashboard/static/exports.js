@@ -37,5 +37,5 @@ export async function exportsPage(ctx) {
       h("p", { class: "muted" }, "Times are the Village's local time; amounts are in dollars. Owner names and addresses are included: keep the files private."),
       h("div", { class: "field" }, h("label", { for: "tax-year" }, "Tax year for the tax roll"), year,
         h("p", { class: "muted", id: "tax-year-hint" }, "Leave blank for every year.")),
-      table));
+      table)));
 }
