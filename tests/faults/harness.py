@@ -326,12 +326,12 @@ def ingest_config(path: Path, broker: MosquittoServer, site: str, influx_url: st
         f'site = "{site}"\ndata_dir = "{path.parent / "var"}"\n'
         f'[mqtt]\nurl = "mqtt://{broker.host}:{broker.port}"\nclient_id = "ingest-{site}"\n'
         f'[timeseries]\nsqlite_path = "{path.parent / "ts.db"}"\n'
-        # The fault runs' poles are made up per run; known devices only is
-        # tested on its own (tests/ingest/test_known_devices.py).
-        "[ingest]\nknown_devices_only = false\n"
     )
     if influx_url is not None:
         text += f'influx_url = "{influx_url}"\n'
+    # The fault runs' poles are made up per run; known devices only is tested on
+    # its own (tests/ingest/test_known_devices.py).
+    text += "[ingest]\nknown_devices_only = false\n"
     path.write_text(text)
     return path
 

@@ -29,6 +29,8 @@ def test_ingest_command_serves_endpoints_and_logs_json(
         "SIDEWALK_MQTT__URL": f"mqtt://{broker.host}:{broker.port}",
         "SIDEWALK_MQTT__CLIENT_ID": slug("ingest"),
         "SIDEWALK_TIMESERIES__SQLITE_PATH": str(tmp_path / "ts.db"),
+        # Ingest reads the registry's poles (known devices only) from the case records.
+        "SIDEWALK_CASES__DATABASE_URL": f"sqlite:///{tmp_path / 'cases.db'}",
         "SIDEWALK_MQTT_PASSWORD": "never-in-a-log",
     }
     command = [sys.executable, "-m", "sidewalk.cli", "ingest", "--metrics-port", str(port)]

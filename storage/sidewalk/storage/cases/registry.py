@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, cast
 
 from sqlalchemy import func, or_, select
@@ -43,6 +43,9 @@ from sidewalk.storage.cases.records import (
     from_row,
 )
 from sidewalk.storage.cases.unit_of_work import UnitOfWork, aware, jsonable, now
+
+# The effective time of a frontage registered with no date: before any reading.
+ALWAYS = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class RegistryError(CaseStoreError):
@@ -321,8 +324,10 @@ class RegistryRepository:
         """Create or update a frontage; its owner (and device, parcel, if any) must exist.
 
         A change the clocks care about (new, pole, zone, § 370-10 C flag) is a
-        registry event at ``effective_at`` (default now)."""
-        when = aware("effective_at", effective_at) if effective_at is not None else now()
+        registry event at ``effective_at``. With no date, a change takes effect now,
+        and a new frontage counts as always having been there (``ALWAYS``): a replay
+        of earlier readings watches it, as it would once registered."""
+        given = aware("effective_at", effective_at) if effective_at is not None else None
         with self._uow.write() as session:
             self._uow.get(session, m.Owner, owner_id)
             if device_id is not None:
@@ -352,6 +357,7 @@ class RegistryRepository:
             session.flush()
             after = (row.device_id, row.zone, row.may_deposit_on_street, row.retired_at)
             if added or before != after:
+                when = given or (ALWAYS if added else now())
                 self._event(
                     session, "frontage.added" if added else "frontage.changed",
                     f"frontage:{frontage_id}", when,
