@@ -66,9 +66,7 @@ def test_posted_hazard_notice_starts_the_two_hours_and_payment_closes_the_case( 
     assert enforcement_state(runner, key) == "hazard_notice_issued"
     # The officer posts it on the premises and enters the time: the 2 h run from it.
     posted_at = sent_at + timedelta(minutes=25)
-    record_notice_delivery(
-        cases, hazard.id, posted_at, "Officer Quinn", "posted", profile=profile
-    )
+    record_notice_delivery(cases, hazard.id, posted_at, "Officer Quinn", "posted", profile=profile)
     runner.tick()
     assert enforcement_state(runner, key) == "hazard_period"
     runner.advance(posted_at + timedelta(hours=2))
