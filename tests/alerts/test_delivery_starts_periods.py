@@ -200,7 +200,7 @@ def test_370_10_B1_the_hazard_notice_goes_to_the_person_in_charge_the_copy_to_th
     runner.tick()
     [hazard] = cases.notices.list(kind="hazard_notice")
     assert (hazard.owner_name, hazard.owner_address_lines) == (
-        "Frieda Fuchs", ("105 Main St", "Clyman 53016"),
+        "Frieda Fuchs", ("105 Main St", "Clyman WI 53016"),
     )  # fmt: skip
     assert hazard.detail["served_on"] == {"name": "Frieda Fuchs", "role": "person in charge"}
     posted = confirmed + timedelta(minutes=10)

@@ -18,6 +18,7 @@ with each notice, so the letter keeps the officer who issued it.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
@@ -157,9 +158,15 @@ class NoticeIssuer:
             return None
         person = people[0]
         parcel = self.cases.registry.get_parcel(frontage.parcel_id)
-        town = " ".join(x for x in (parcel.place, parcel.zip_code) if x)
-        lines = [frontage.street_address] + ([f"{town}"] if town else [])
-        return (person.name, lines), {"name": person.name, "role": person.role}
+        # The county's PLACENAME is the municipality ("VILLAGE OF CLYMAN"); an address
+        # line wants the town, the state and the ZIP code.
+        village = self.profile.village
+        town = re.sub(r"^(village|city|town) of\s+", "", parcel.place or village.name, flags=re.I)
+        postal = " ".join(x for x in (town, village.state, parcel.zip_code) if x)
+        return (person.name, [frontage.street_address, postal]), {
+            "name": person.name,
+            "role": person.role,
+        }
 
     # -- the other notices the ordinance implies -----------------------------------
 

@@ -91,21 +91,19 @@ class RegistryWatch:
         self._times: list[datetime] = []
 
     def refresh(self) -> bool:
-        """Read the registry again if it has new events; True if it had."""
-        last = self._cases.registry.last_event_id()
-        if last == self.last_event_id and self._frontages:
+        """Read the registry's new events (the log is append-only), and its frontages
+        again if there were any; True if there were."""
+        new = self._cases.registry.events_since(self.last_event_id, limit=1_000_000)
+        if not new and self._frontages:
             return False
         self._frontages = self._cases.registry.list_frontages(include_retired=True)
-        self._events = [
-            e for e in self._cases.registry.events_since(0, limit=1_000_000)
-            if e.kind in _FRONTAGE_EVENTS
-        ]  # fmt: skip
+        self._events += [e for e in new if e.kind in _FRONTAGE_EVENTS]
         times = {e.effective_at for e in self._events}
         times.update(f.retired_at for f in self._frontages if f.retired_at is not None)
         self._times = sorted(times)
-        changed = last != self.last_event_id
-        self.last_event_id = last
-        return changed
+        if new:
+            self.last_event_id = new[-1].id
+        return bool(new)
 
     def specs_at(self, at: datetime | None) -> list[FrontageSpec]:
         return frontage_specs_at(self._frontages, self._events, at, site=self._site)
