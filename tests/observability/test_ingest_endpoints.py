@@ -116,7 +116,11 @@ def test_metrics_count_readings_dead_letters_and_lag(
             status = Status(device=device, state="online", ts=T0, buffer_floor_seq=1)
             assert pub.publish_and_wait(topic_for(site, device, "status"), status.to_json())
             s = consumer.stats
-            assert consumer.wait_for(lambda: (s.stored, s.dead_letters, s.statuses) == (10, 4, 1))
+            # The counters move inside the commit; the batch leaves the lag
+            # just after it, so wait for both before the scrape.
+            assert consumer.wait_for(
+                lambda: (s.stored, s.dead_letters, s.statuses, consumer.pending) == (10, 4, 1, 0)
+            )
             text = scrape(server.url)
             assert value(text, "sidewalk_readings_stored_total") == 10
             # Ingest also hears its own retained watermarks (ignored): at least the 15.
