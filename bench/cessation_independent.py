@@ -14,8 +14,11 @@ simulated, truth = last labelled hour + 30 min) is measured in the same run,
 on the same seeds, for comparison only: it measures how well the detector
 recovers its own simulator.
 
-Data: every ``*.csv`` / ``*.csv.gz`` ASOS export (``station,valid,...,metar``)
-under ``tests/data/metar/`` (or ``--data``), split into winters (Oct-Apr).
+Data: every ``*.csv`` / ``*.csv.gz`` under ``tests/data/metar/`` (or ``--data``),
+split into winters (Oct-Apr): an ASOS export (``station,valid,...,metar``) or a
+NOAA Local Climatological Data file (``STATION,DATE,REPORT_TYPE,...,REM``:
+the METAR/SPECI text in ``REM``, the hourly record in the ``Hourly*`` columns;
+``read_lcd_csv``).
 
     uv run python -m bench.cessation_independent [--seeds 3] [--data DIR] [--storms]
 """
@@ -23,11 +26,14 @@ under ``tests/data/metar/`` (or ``--data``), split into winters (Oct-Apr).
 from __future__ import annotations
 
 import argparse
+import csv
+import gzip
 import math
+import re
 import time
 from collections import defaultdict
 from dataclasses import replace
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from sidewalk.analytics.clocks.cessation import DetectionParams
@@ -39,7 +45,13 @@ from sidewalk.scenarios.independent import (
     score_station_hourly_truth,
     shifted,
 )
-from sidewalk.scenarios.metar import Report, read_asos_csv
+from sidewalk.scenarios.metar import (
+    MM_PER_INCH,
+    MetarFormatError,
+    Report,
+    read_asos_csv,
+    report_time,
+)
 from sidewalk.scenarios.sensors import simulate_pole
 from sidewalk.scenarios.weather import WeatherDataMissing, load_minneapolis, winter_bounds
 
@@ -48,11 +60,122 @@ CIRCULAR_WINTERS = ("2016-17", "2017-18")
 _SEEDS = [1]  # poles per station-winter, for the per-winter storm count
 
 
+# LCD ``REM`` of a METAR/SPECI: "MET" + length + local time + type + the report.
+_LCD_MET = re.compile(r"^MET\d{3}\d\d/\d\d/\d\d \d\d:\d\d:\d\d (?:METAR|SPECI) (.+)$")
+_LCD_EDIT = re.compile(r"\s*\([A-Z]{2}\)$")  # the observer's or editor's initials
+_METAR_TEMP = re.compile(r" (M?\d\d)/(?:M?\d\d)? ")
+_LCD_COLUMNS = (
+    "STATION",
+    "DATE",
+    "REPORT_TYPE",
+    "HourlyDryBulbTemperature",
+    "HourlyPrecipitation",
+    "REM",
+)
+
+
+def _lcd_number(text: str) -> float | None:
+    """An LCD value: ``M``/blank missing; a trailing flag (``s`` suspect, ``V``) dropped."""
+    text = text.strip().rstrip("sVA*")
+    try:
+        return float(text) if text not in ("", "M") else None
+    except ValueError:
+        return None
+
+
+def _lcd_metric(rows: list[tuple[float, str]]) -> bool:
+    """Whether the file's ``HourlyDryBulbTemperature`` is °C (LCD v2 metric) or °F.
+
+    Decided on the reports' own temperature group (whole °C): an LCD order can
+    be either, and the file does not say which.
+    """
+    as_c = as_f = 0
+    for column, metar in rows:
+        m = _METAR_TEMP.search(metar)
+        if m is None:
+            continue
+        c = -int(m.group(1)[1:]) if m.group(1).startswith("M") else int(m.group(1))
+        as_c += abs(column - c) <= 1.0
+        as_f += abs((column - 32) * 5 / 9 - c) <= 1.0
+    if max(as_c, as_f) < 0.9 * len(rows) or as_c == as_f:
+        raise MetarFormatError(
+            "HourlyDryBulbTemperature matches the reports' temperatures neither in °C nor in °F"
+        )
+    return as_c > as_f
+
+
+def read_lcd_csv(path: Path) -> list[Report]:
+    """Reports from a NOAA Local Climatological Data CSV (plain or ``.gz``).
+
+    Rows of type ``FM-15`` (METAR) and ``FM-16`` (SPECI) only; the report is
+    the METAR text in ``REM`` (the truth's remarks come from it), its UTC time
+    the report's own ``DDHHMMZ`` (``DATE`` is local standard time). The hourly
+    record's own columns give the input's temperature and precipitation
+    (``HourlyPrecipitation``: ``T`` = trace; mm and °C in a metric file, inches
+    and °F otherwise).
+    """
+    raw = path.read_bytes()
+    text = (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8")
+    reader = csv.DictReader(text.splitlines())
+    missing = set(_LCD_COLUMNS) - set(reader.fieldnames or [])
+    if missing:
+        raise MetarFormatError(
+            f"{path.name}: LCD file lacks column(s) {', '.join(sorted(missing))}"
+        )
+    parsed: list[tuple[str, datetime, str, float | None, str]] = []
+    for n, row in enumerate(reader, start=2):
+        if row["REPORT_TYPE"].strip() not in ("FM-15", "FM-16"):
+            continue
+        m = _LCD_MET.match(row["REM"].strip())
+        if m is None:
+            continue  # a report without its METAR text: nothing to read
+        metar = _LCD_EDIT.sub("", m.group(1).strip())
+        try:
+            # Local standard time, used only to place the report's DDHHMMZ (within a day).
+            near = datetime.strptime(row["DATE"].strip(), "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
+        except ValueError as exc:
+            raise MetarFormatError(
+                f"{path.name} line {n}: DATE {row['DATE']!r} is not YYYY-MM-DDTHH:MM:SS"
+            ) from exc
+        station = metar.split()[0]
+        parsed.append(
+            (
+                station[1:] if len(station) == 4 and station.startswith("K") else station,
+                report_time(metar, near),
+                metar,
+                _lcd_number(row["HourlyDryBulbTemperature"]),
+                row["HourlyPrecipitation"].strip(),
+            )
+        )
+    temps = [(t, metar) for _, _, metar, t, _ in parsed if t is not None]
+    metric = _lcd_metric(temps) if temps else True
+    reports: dict[tuple[str, datetime, str], Report] = {}
+    for station, at, metar, column_temp, precip in parsed:
+        temp = column_temp
+        if temp is not None and not metric:
+            temp = round((temp - 32) * 5 / 9, 2)
+        amount = 0.0 if precip == "T" else _lcd_number(precip)
+        if amount is not None and not metric:
+            amount = round(amount * MM_PER_INCH, 2)
+        reports[(station, at, metar)] = Report(
+            station, at, metar, air_temp_c=temp, precip_mm=amount, trace=precip == "T"
+        )
+    return sorted(reports.values(), key=lambda r: r.at)
+
+
+def read_reports(path: Path) -> list[Report]:
+    """An ASOS export or an LCD file, told apart by the header."""
+    raw = path.read_bytes()
+    head = (gzip.decompress(raw) if path.suffix == ".gz" else raw)[:4096].decode("utf-8", "replace")
+    header = next((ln for ln in head.splitlines() if ln and not ln.startswith("#")), "")
+    return read_lcd_csv(path) if "REPORT_TYPE" in header else read_asos_csv(path)
+
+
 def station_winters(paths: list[Path]) -> dict[tuple[str, str], list[Report]]:
     """Reports grouped by (station, winter), winters Oct 1 - May 1."""
     groups: dict[tuple[str, str], list[Report]] = defaultdict(list)
     for path in paths:
-        for r in read_asos_csv(path):
+        for r in read_reports(path):
             first = r.at.year if r.at.month >= 10 else r.at.year - 1
             if r.at.month in (5, 6, 7, 8, 9):
                 continue
@@ -80,15 +203,42 @@ def circular(seeds: int, params: DetectionParams | None = None) -> IndependentSc
     return out
 
 
-def tip_interval(paths: list[Path], seeds: int, params: DetectionParams) -> IndependentScore:
+def tip_interval(
+    paths: list[Path], seeds: int, params: DetectionParams
+) -> dict[str, IndependentScore]:
     """The tip-interval end (``DetectionParams.tip_interval_end``, off by default)
-    on the same poles: a last-tip end moved one median tip spacing later."""
-    out = IndependentScore("tip-interval end")
-    for (_, winter), exported in station_winters(paths).items():
+    on the same poles, per station: a last-tip end moved one median tip spacing later."""
+    out: dict[str, IndependentScore] = {}
+    for (station, winter), exported in station_winters(paths).items():
         reports = in_window(exported, *winter_bounds(winter))
         for seed in range(seeds):
-            out.add(score_station(reports, "tip", seed, params))
+            out.setdefault(station, IndependentScore(station)).add(
+                score_station(reports, "tip", seed, params)
+            )
     return out
+
+
+def tip_rows(tips: dict[str, IndependentScore]) -> list[str]:
+    """The tip-interval end per station (when there are several) and over all."""
+    total = IndependentScore("tip-interval end")
+    out: list[str] = []
+    for station, one in tips.items():
+        total.add(one)
+        if len(tips) > 1:
+            out.append(row(f"tip-interval end\u2021, {station}", one, 0.0))
+    return [*out, row("tip-interval end\u2021, METAR", total, 0.0)]
+
+
+def _print_storms(label: str, seed: int, one: IndependentScore) -> None:
+    """One pole's errors, and each early one split into the input's and the detector's part."""
+    print(f"{label} seed {seed}: errors {[round(e) for e in one.errors]}")
+    for end, inp, det in one.parts:
+        if inp + det < 0:
+            print(
+                f"  early: storm ending {end:%Y-%m-%d %H:%M}Z {inp + det:+.0f} min ="
+                f" input {inp:+.0f} (simulated snow end - true end)"
+                f" + detector {det:+.0f}"
+            )
 
 
 def self_check_rows(seeds: int, tip_params: DetectionParams) -> list[str]:
@@ -127,12 +277,13 @@ def main() -> None:
     _SEEDS[0] = args.seeds
     paths = sorted([*args.data.glob("*.csv"), *args.data.glob("*.csv.gz")])
     if not paths:
-        raise SystemExit(f"no ASOS exports (*.csv, *.csv.gz) under {args.data}")
+        raise SystemExit(f"no ASOS or LCD files (*.csv, *.csv.gz) under {args.data}")
     params = DetectionParams()
     lines: list[str] = []
     total = IndependentScore("all stations")
     hourly_total = IndependentScore("hourly-label truth")
     per_winter: list[IndependentScore] = []
+    per_station: dict[str, IndependentScore] = {}
     t_all = 0.0
     for (station, winter), exported in station_winters(paths).items():
         reports = in_window(exported, *winter_bounds(winter))
@@ -143,25 +294,21 @@ def main() -> None:
             one = score_station(reports, s.label, seed, params)
             s.add(one)
             if args.storms:
-                print(f"{s.label} seed {seed}: errors {[round(e) for e in one.errors]}")
-                for end, inp, det in one.parts:
-                    if inp + det < 0:
-                        print(
-                            f"  early: storm ending {end:%Y-%m-%d %H:%M}Z {inp + det:+.0f} min ="
-                            f" input {inp:+.0f} (simulated snow end - true end)"
-                            f" + detector {det:+.0f}"
-                        )
+                _print_storms(s.label, seed, one)
         seconds = time.perf_counter() - t0
         t_all += seconds
         for seed in range(args.seeds):
             hourly_total.add(score_station_hourly_truth(reports, s.label, seed, params))
         total.add(s)
         per_winter.append(s)
+        per_station.setdefault(station, IndependentScore(station)).add(s)
         lines.append(row(s.label, s, seconds))
+    if len(per_station) > 1:
+        for station, one in per_station.items():
+            lines.append(row(f"{station}, all its winters", one, 0.0))
     lines.append(row("all METAR truth", total, t_all))
     tip_params = replace(params, tip_interval_end=True)
-    tips = tip_interval(paths, args.seeds, tip_params)
-    lines.append(row("tip-interval end\u2021, METAR", tips, 0.0))
+    lines += tip_rows(tip_interval(paths, args.seeds, tip_params))
     lines.append(row("same poles, hourly truth\u2020", hourly_total, 0.0, "~30 min"))
     lines += self_check_rows(args.seeds, tip_params)
     # What-if, not applied: the smallest margin (5-min steps) that makes no storm

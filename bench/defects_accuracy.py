@@ -52,6 +52,7 @@ from sidewalk.analytics.defects import (
     LaserRig,
     LevelReference,
     MeasurementError,
+    PhotoParams,
     SegmentationScore,
     SurfaceParams,
     measure_depth_map,
@@ -71,6 +72,7 @@ from sidewalk.analytics.defects.synthetic import (
     laser_pair_survey_rig,
     laser_survey_rig,
     place_marker,
+    place_markers,
     random_scene,
     render_depth,
     render_laser,
@@ -569,6 +571,204 @@ def marker_sweep(n: int, base: int = 310_000) -> list[str]:
     return lines
 
 
+SEVERAL_TUNE_SEEDS = 320_000  # the several-marker constants are chosen here, never scored
+
+
+def several_photo(seed: int, *, disturbed: bool) -> dict[str, Any]:
+    """One survey photo with 2-4 loose markers of 50-150 mm at 30-120 px
+    (the focal length set to give that size), rendered with its truth; with
+    ``disturbed`` one marker other than the first is tilted 10-40 degrees or
+    raised 20-60 mm (not lying flat on the walk)."""
+    rng = np.random.default_rng(seed)
+    scene = random_scene(rng, gap_range_mm=(0.5, 3 * MM_PER_INCH))
+    side = float(rng.uniform(50, 150))
+    want_px = float(rng.uniform(30, 120))
+    count = int(rng.integers(2, 5))
+    probe = survey_photo_camera(scene, np.random.default_rng(seed + 7), 0)
+    rng_mm = float(probe.center_mm[2]) * 1.15  # about the range at 20-40 degrees from nadir
+    cam = survey_photo_camera(scene, rng, 0, focal_px=want_px * rng_mm / side)
+    markers = place_markers(scene, cam, rng, count, side)
+    if disturbed:
+        k = int(rng.integers(1, count))
+        if rng.uniform() < 0.5:
+            markers[k] = replace(markers[k], tilt_deg=float(rng.uniform(10, 40)))
+        else:
+            markers[k] = replace(markers[k], lift_mm=float(rng.uniform(20, 60)))
+    img = render_photo(scene, cam, markers, rng)
+    z = float(np.mean([b.z0_mm for b in scene.blocks]))
+    px = []
+    for m in markers:
+        c = m.marker_to_world(np.array([[0, 0], [side, 0], [side, side], [0, side]], float))
+        uv = _project(cam, cam.world_to_camera(np.column_stack([c, np.full(4, z)])))
+        px.append(float(np.linalg.norm(uv - np.roll(uv, -1, 0), axis=1).min()))
+    return {"scene": scene, "cam": cam, "markers": markers, "img": img, "side": side,
+            "px": px, "z": z}  # fmt: skip
+
+
+def _span_error(ph: dict[str, Any], gf: Any, calib: CameraCalibration) -> float:
+    """Error (mm) of a 1 1/4 in span across the joint at mid-walk through ``gf``."""
+    scene, cam, z = ph["scene"], ph["cam"], ph["z"]
+    y = scene.walk_width_mm / 2
+    x = float(scene.joint_center_x(scene.joints[0], np.array([y]))[0])
+    w = np.array([[x - GAP / 2, y, z], [x + GAP / 2, y, z]])
+    g = gf.to_ground(_project(cam, cam.world_to_camera(w)), calib)
+    return float(np.linalg.norm(g[1] - g[0])) - GAP
+
+
+def several_records(
+    seeds: range, limits: FiducialLimits, *, disturbed: bool
+) -> list[dict[str, Any]]:
+    """Per photo: the ground frame's fit (residuals, span error), the one-marker
+    reference on the same image, and what measure_photo made of it."""
+    recs: list[dict[str, Any]] = []
+    for seed in seeds:
+        try:
+            ph = several_photo(seed, disturbed=disturbed)
+        except ValueError:
+            continue
+        cam, side, markers = ph["cam"], ph["side"], ph["markers"]
+        calib = CameraCalibration(cam.matrix, cam.distortion)
+        gray = np.asarray(cv2.cvtColor(ph["img"], cv2.COLOR_BGR2GRAY), np.uint8)
+        ids = tuple(m.marker_id for m in markers)
+        rec: dict[str, Any] = {"seed": seed, "px": min(ph["px"]), "n": len(markers),
+                               "mm_px": side / float(np.mean(ph["px"]))}  # fmt: skip
+        # What the fit alone gives (no gates): residuals and the span's error.
+        loose = replace(limits, min_side_px_several=1.0, max_marker_residual_px=1e9)
+        try:
+            gf = find_ground_frame(gray, calib, FiducialSpec(side, marker_ids=ids), loose)
+            rec["span_err"] = _span_error(ph, gf, calib)
+            rec["resid"] = _marker_residuals(gray, calib, side, ids)
+        except MeasurementError as e:
+            rec["span_err"], rec["resid"] = None, None
+            rec["fit_fail"] = e.problem.value
+        # The same photo with its first marker alone (the reference: its gates).
+        try:
+            find_ground_frame(gray, calib, FiducialSpec(side, marker_id=ids[0]), limits)
+            rec["single"] = "frame found"
+        except MeasurementError as e:
+            rec["single"] = f"not measured ({e.problem.value})"
+        params = PhotoParams(fiducial_limits=limits)
+        try:
+            insp = measure_photo(
+                ph["img"], calib, FiducialSpec(side, marker_ids=ids), params=params
+            )
+        except MeasurementError as e:
+            rec["outcome"] = f"not measured ({e.problem.value})"
+            recs.append(rec)
+            continue
+        scene, ref = ph["scene"], markers[0]
+        pairs = []
+        for c in insp.cracks:
+            w = ref.marker_to_world(np.array([c.center_mm[:2]]))[0]
+            yy = np.array([w[1]])
+            j = min(scene.joints, key=lambda jt: abs(float(scene.joint_center_x(jt, yy)[0]) - w[0]))
+            if abs(float(scene.joint_center_x(j, yy)[0]) - w[0]) <= 30:
+                pairs.append((c, j.gap_mm))
+        if not insp.cracks:
+            rec["outcome"] = "not measured (no gap found)"  # inspect.py's rule
+        else:
+            rec["outcome"] = "measured"
+            rec["pairs"] = [(c.gap_width_mm, c.gap_width_uncertainty_mm, g) for c, g in pairs]
+            truth = max(j.gap_mm for j in scene.joints[:1])
+            rec["wrong_pass"] = (
+                all(c.gap_width_mm < GAP for c in insp.cracks) and truth >= GAP + TARGET
+            )
+        recs.append(rec)
+    return recs
+
+
+def _marker_residuals(
+    gray: np.ndarray, calib: CameraCalibration, side: float, ids: tuple[int, ...]
+) -> float:
+    """The largest per-marker RMS corner residual (px) of the plane fit."""
+    from sidewalk.analytics.defects.fiducial import _detect, _fit_markers, _refine_linear
+
+    corners, found = _detect(gray, FiducialSpec(side))
+    cs = [
+        _refine_linear(gray, c.reshape(4, 2).astype(np.float64))
+        for c, i in zip(corners, np.asarray(found).ravel(), strict=True)
+        if int(i) in ids
+    ]
+    if len(cs) < 2:
+        return float("nan")
+    return float(_fit_markers(cs, side, calib)[1].max())
+
+
+def tune_several(n: int) -> list[str]:
+    """Choose the several-marker constants on the tuning seeds (never scored)."""
+    lim = FiducialLimits()
+    flat = several_records(range(SEVERAL_TUNE_SEEDS, SEVERAL_TUNE_SEEDS + n), lim, disturbed=False)
+    bad = several_records(
+        range(SEVERAL_TUNE_SEEDS + n, SEVERAL_TUNE_SEEDS + n + max(n // 2, 1)), lim, disturbed=True
+    )
+    rf = np.array([r["resid"] for r in flat if r.get("resid") is not None])
+    rb = np.array([r["resid"] for r in bad if r.get("resid") is not None])
+    lines = [
+        f"several markers, tuning seeds {SEVERAL_TUNE_SEEDS}-{SEVERAL_TUNE_SEEDS + 2 * n - 1}:",
+        f"  flat: worst marker residual p50 {np.nanpercentile(rf, 50):.2f} p95"
+        f" {np.nanpercentile(rf, 95):.2f} max {np.nanmax(rf):.2f} px",
+        f"  one not flat: residual p5 {np.nanpercentile(rb, 5):.2f} p50"
+        f" {np.nanpercentile(rb, 50):.2f} px",
+        "| smallest marker (px) | photos | span error p50 | p95 | max |",
+        "|---|---|---|---|---|",
+    ]
+    for lo, hi in ((0, 30), (30, 40), (40, 50), (50, 60), (60, 90), (90, 200)):
+        e = np.abs(
+            [r["span_err"] for r in flat if r.get("span_err") is not None and lo <= r["px"] < hi]
+        )
+        if len(e):
+            lines.append(
+                f"| {lo}-{hi} | {len(e)} | {np.percentile(e, 50):.2f} |"
+                f" {np.percentile(e, 95):.2f} | {e.max():.2f} |"
+            )
+    return lines
+
+
+def several_bench(n: int, base: int) -> list[str]:
+    """Scored: flat photos and photos with one marker not lying flat."""
+    lim = FiducialLimits()
+    out: list[str] = []
+    for disturbed in (False, True):
+        seeds = (
+            range(base, base + n) if not disturbed else range(base + n, base + n + max(n // 2, 1))
+        )
+        recs = several_records(seeds, lim, disturbed=disturbed)
+        outcomes: dict[str, int] = {}
+        single: dict[str, int] = {}
+        for r in recs:
+            outcomes[r["outcome"]] = outcomes.get(r["outcome"], 0) + 1
+            single[r["single"]] = single.get(r["single"], 0) + 1
+        pairs = [p for r in recs for p in r.get("pairs", ())]
+        err = [m - t for m, _, t in pairs]
+        within = sum(abs(m - t) <= 2 * u for m, u, t in pairs)
+        wrong = sum(misclassified(t, m, GAP) for m, _, t in pairs)
+        wrong_pass = sum(bool(r.get("wrong_pass")) for r in recs)
+        spans = [
+            r["span_err"]
+            for r in recs
+            if r.get("span_err") is not None and r["outcome"] == "measured"
+        ]
+        meas = outcomes.get("measured", 0)
+        what = (
+            "one marker not flat (tilted 10-40 deg or raised 20-60 mm)" if disturbed else "all flat"
+        )
+        out += [
+            f"Survey photos, 2-4 loose markers of 50-150 mm at 30-120 px, {what}"
+            f" (seeds {seeds.start}-{seeds.stop - 1}): {len(recs)} photos; measured {meas}"
+            f" ({100 * meas / max(len(recs), 1):.0f} %);"
+            f" {', '.join(f'{v} {k}' for k, v in sorted(outcomes.items()))};"
+            f" passed with a gap over the limit or none found: {wrong_pass};"
+            f" misclassified {wrong}/{len(pairs)} gaps; gap within 2 sigma {within}/{len(pairs)}",
+            f"  reference, first marker alone on the same photos:"
+            f" {', '.join(f'{v} {k}' for k, v in sorted(single.items()))}",
+            *HEADER,
+            row("gap width (mm)", err),
+            row("1 1/4 in span through the markers' frame (mm)", spans),
+            "",
+        ]
+    return out
+
+
 HEADER = ["| measure | n | p50 | p95 | max | target p95 |", "|---|---|---|---|---|---|"]
 
 
@@ -595,6 +795,10 @@ def _issue16(args: argparse.Namespace) -> None:
     if args.marker_sweep:
         print("\n".join(marker_sweep(args.marker_sweep)))
         print(flush=True)
+    if args.tune_several:
+        print("\n".join(tune_several(args.tune_several)), flush=True)
+    if args.several_markers:
+        print("\n".join(several_bench(args.several_markers, args.several_seed)), flush=True)
 
 
 def main() -> None:
@@ -616,10 +820,27 @@ def main() -> None:
     ap.add_argument("--small-markers", type=int, default=0, help="photos, 100 mm marker at 40 px")
     ap.add_argument("--small-marker-seed", type=int, default=300_000)
     ap.add_argument("--marker-sweep", type=int, default=0, help="photos per marker size")
+    ap.add_argument(
+        "--several-markers",
+        type=int,
+        default=0,
+        help="photos with 2-4 loose markers (and half as many with one not flat)",
+    )
+    ap.add_argument("--several-seed", type=int, default=330_000)
+    ap.add_argument(
+        "--tune-several",
+        type=int,
+        default=0,
+        help="choose the several-marker constants on N (+N not flat) tuning seeds",
+    )
     ap.add_argument("--cache", type=Path, default=None, help="keep rendered depth frames here")
     args = ap.parse_args()
     if args.beyond_seed <= TUNE_SEEDS + 999 and args.beyond_seed + args.beyond > TUNE_SEEDS:
         ap.error("the scored seeds overlap the tuning seeds 1000-1999")
+    tuned = range(SEVERAL_TUNE_SEEDS, SEVERAL_TUNE_SEEDS + 2 * max(args.tune_several, 200))
+    scored = range(args.several_seed, args.several_seed + 2 * args.several_markers)
+    if args.several_markers and (scored.start < tuned.stop and tuned.start < scored.stop):
+        ap.error("the scored several-marker seeds overlap the tuning seeds 320000-320399")
     _issue16(args)
     header = ["| measure | n | p50 | p95 | max | target p95 |", "|---|---|---|---|---|---|"]
     runs: list[tuple[Callable[..., list[str]], tuple[int, ...], bool]] = []

@@ -131,8 +131,78 @@ def test_treatment_takes_the_street_address(storm: Storm) -> None:
 def test_the_steps_are_the_case_steps_and_treatment() -> None:
     from typing import get_args
 
-    from sidewalk.analytics.clocks.actions import EnforcementAction
+    from sidewalk.analytics.clocks.actions import CaseStep
     from sidewalk.cli.act import STEPS
 
-    case_steps = {t.model_fields["kind"].default for t in get_args(EnforcementAction)}
+    case_steps = {t.model_fields["kind"].default for t in get_args(CaseStep)}
     assert set(STEPS) == case_steps | {"record_treated", "record_ice"}
+
+
+def test_370_10_b_a_wrong_service_is_corrected_then_undone_and_the_clock_follows(
+    storm: Storm,
+) -> None:
+    """A service entered at the wrong time is corrected (the owner's deadline moves); once
+    the corrected period runs out and removal is ordered, undoing the service (entered on
+    the wrong notice) withdraws the order: no order stands on a void service. The entry
+    stays on record; each correction names who and why."""
+    number, frontage = "CLY-2026-000002", "main-st-105"
+
+    def clock() -> tuple[str, datetime | None]:
+        [c] = storm.cases.clocks.list(frontage_id=frontage, kind="enforcement")
+        return c.state, c.deadline
+
+    status, out = storm.act("record_delivery", number, "--who", "Pat Clerk",
+                            "--at", "2026-12-11T09:30")  # fmt: skip
+    assert status == 0, out
+    storm.runner.tick()
+    assert clock() == ("notice_period", datetime(2026, 12, 12, 15, 30, tzinfo=UTC))
+
+    status, out = storm.act("record_delivery", number, "--who", "Pat Clerk", "--correct",
+                            "--at", "2026-12-11T13:00")  # fmt: skip
+    assert status == 2
+    assert "--reason" in out
+    why = "served at 1 PM, not 9:30"
+    status, out = storm.act("record_delivery", number, "--who", "Pat Clerk", "--correct",
+                            "--at", "2026-12-11T13:00", "--reason", why)  # fmt: skip
+    assert status == 0, out
+    assert "corrected to Friday, December 11, 2026 at 1:00 PM CST" in out
+    storm.runner.tick()
+    assert clock() == ("notice_period", datetime(2026, 12, 12, 19, 0, tzinfo=UTC))
+    notice = storm.cases.notices.get_by_number(number)
+    assert notice.delivered_at == datetime(2026, 12, 11, 19, 0, tzinfo=UTC)
+    first, fix = storm.cases.actions.list()
+    assert (first.kind, first.at) == ("record_delivery", datetime(2026, 12, 11, 15, 30, tzinfo=UTC))
+    assert fix.error is None
+    assert (fix.who, fix.detail["entry"], fix.detail["reason"]) == (
+        "Pat Clerk", first.id, "served at 1 PM, not 9:30",
+    )  # fmt: skip
+    [audited] = [a for a in storm.cases.audit.list(f"notice:{number}")
+                 if a.action == "notice.delivery_corrected"]  # fmt: skip
+    assert (audited.actor, audited.detail["reason"]) == ("Pat Clerk", "served at 1 PM, not 9:30")
+
+    storm.runner.advance(datetime(2026, 12, 12, 19, 30, tzinfo=UTC))  # the period ran out
+    assert clock()[0] == "abatement_ordered"
+    [order] = storm.cases.bills.list_abatements()
+    assert (order.status, order.ordered_at) == (
+        "ordered",
+        datetime(2026, 12, 12, 19, 0, tzinfo=UTC),
+    )
+
+    status, out = storm.act("record_delivery", number, "--who", "Pat Clerk", "--undo",
+                            "--reason", "entered on the wrong notice")  # fmt: skip
+    assert status == 0, out
+    storm.runner.tick()
+    storm.runner.advance(datetime(2026, 12, 13, 19, 30, tzinfo=UTC))
+    assert clock() == ("notice_issued", None)
+    assert storm.cases.bills.list_abatements()[0].status == "withdrawn"
+    notice = storm.cases.notices.get_by_number(number)
+    assert (notice.delivered_at, notice.status) == (None, "rendered")
+    assert storm.cases.actions.list()[0].kind == "record_delivery"  # kept as recorded
+    status, out = storm.act("record_delivery", number, "--who", "Pat Clerk", "--undo",
+                            "--reason", "again")  # fmt: skip
+    assert (status, out.strip()) == (
+        2,
+        "refused: the service of the notice is not on record"
+        f" for notice {number} (never recorded, or undone)",
+    )
+    assert len(storm.cases.actions.list()) == 3  # nothing recorded by the refusal

@@ -1,4 +1,11 @@
-"""A replayed first storm, a real uvicorn server on a loopback port, one account per role."""
+"""A replayed first storm, a real uvicorn server on a loopback port, one account per role;
+and one headless Chromium for the package's browser tests.
+
+Setting a storm up costs seconds, so it is shared as far as is safe: ``dashboard``
+is a module's own (change what you like); ``shared_dashboard`` is one for the whole
+package, for modules that change no records (logging in aside). A module opts in
+by overriding ``dashboard`` with it (see test_route_security.py).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +13,9 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import cv2
@@ -16,7 +25,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from sidewalk.alerts.inspections import inspect_files
-from sidewalk.analytics.inspect import load_intrinsics, write_demo_scene
+from sidewalk.analytics.inspect import load_intrinsics
 from sidewalk.core.contract import SnowMeasurement
 from sidewalk.core.profile import load_profile
 from sidewalk.dashboard.app import create_app
@@ -28,6 +37,20 @@ from sidewalk.system import ActionTicker, ReplayedStorm, replay_storm
 
 PASSWORD = "correct horse battery"
 SECRET_KEY = "test-secret-key-0123456789"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+if CHROMIUM.exists():
+    from playwright.sync_api import Browser, sync_playwright
 
 
 @dataclass
@@ -50,12 +73,17 @@ class Dashboard:
         return client
 
 
-def add_camera_frame(storm: ReplayedStorm, evidence: EvidenceStore) -> str:
-    """A rendered 105 Main St frame in the evidence store, cited by one more measurement."""
+@cache
+def _camera_jpeg() -> bytes:
     scene = make_scene(seed=7, path_width_mm=0.0)
     ok, jpeg = cv2.imencode(".jpg", scene.frame)
     assert ok
-    sha = evidence.put(jpeg.tobytes())
+    return bytes(jpeg.tobytes())
+
+
+def add_camera_frame(storm: ReplayedStorm, evidence: EvidenceStore) -> str:
+    """A rendered 105 Main St frame in the evidence store, cited by one more measurement."""
+    sha = evidence.put(_camera_jpeg())
     device = "pole-main-01"
     measurement = SnowMeasurement(
         device=device, seq=storm.timeseries.stored_up_to(device) + 1,
@@ -66,11 +94,10 @@ def add_camera_frame(storm: ReplayedStorm, evidence: EvidenceStore) -> str:
     return sha
 
 
-def add_inspection(storm: ReplayedStorm, evidence: EvidenceStore, out: Path) -> str:
-    """A 1-in fault measured on 101 Main St (Alice Anders, 10 blocks on record),
-    stored without a notice (so the storm's notice list is unchanged); returns the
-    evidence image's sha256."""
-    files = write_demo_scene(out)
+def add_inspection(storm: ReplayedStorm, evidence: EvidenceStore, files: dict[str, Path]) -> str:
+    """A 1-in fault measured on 101 Main St (Alice Anders, 10 blocks on record) in the
+    demo scene ``files``, stored without a notice (so the storm's notice list is
+    unchanged); returns the evidence image's sha256."""
     report = inspect_files(
         [files["depth"]], frontage="main-st-101", kind="depth", cases=storm.cases,
         evidence=evidence, profile=load_profile(), intrinsics=load_intrinsics(files["intrinsics"]),
@@ -87,15 +114,18 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
+@contextmanager
+def serve_storm(
+    tmp_path_factory: pytest.TempPathFactory, demo_scene: dict[str, Path]
+) -> Iterator[Dashboard]:
+    """The first storm replayed into fresh stores, served until the block ends."""
     profile = load_profile()
     storm = replay_storm(load_scenario("first-storm"), tmp_path_factory.mktemp("storm"), profile)
     for role in ROLES:
         add_user(storm.cases, role, PASSWORD, role, who="test")
     evidence = EvidenceStore(tmp_path_factory.mktemp("evidence"))
     frame_sha256 = add_camera_frame(storm, evidence)
-    inspection_sha256 = add_inspection(storm, evidence, tmp_path_factory.mktemp("demo-scene"))
+    inspection_sha256 = add_inspection(storm, evidence, demo_scene)
     app = create_app(
         storm.cases, storm.timeseries, profile, secret_key=SECRET_KEY,
         now=lambda: storm.end, login_max_failures=3, evidence=evidence,
@@ -114,11 +144,50 @@ def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
         time.sleep(0.02)
     ticker = ActionTicker(storm.runner, interval_s=0.1)
     ticker.start()
-    yield Dashboard(f"http://127.0.0.1:{port}", storm, ticker, frame_sha256, inspection_sha256, app)
-    ticker.stop()
-    server.should_exit = True
-    thread.join(timeout=10)
-    storm.close()
+    try:
+        yield Dashboard(
+            f"http://127.0.0.1:{port}", storm, ticker, frame_sha256, inspection_sha256, app
+        )
+    finally:
+        ticker.stop()
+        server.should_exit = True
+        thread.join(timeout=10)
+        storm.close()
+
+
+@pytest.fixture(scope="module")
+def dashboard(
+    tmp_path_factory: pytest.TempPathFactory, demo_scene: dict[str, Path]
+) -> Iterator[Dashboard]:
+    """This module's own storm and server: its tests may change any record."""
+    with serve_storm(tmp_path_factory, demo_scene) as served:
+        yield served
+
+
+@pytest.fixture(scope="package")
+def shared_dashboard(
+    tmp_path_factory: pytest.TempPathFactory, demo_scene: dict[str, Path]
+) -> Iterator[Dashboard]:
+    """One storm and server for every module that changes no records (logging in,
+    out and accounts of its own aside), so no module depends on another's order."""
+    with serve_storm(tmp_path_factory, demo_scene) as served:
+        yield served
+
+
+@pytest.fixture(scope="package")
+def chromium_browser() -> Iterator[Browser]:
+    """One headless Debian Chromium for the package; each module opens its own context
+    (cookies and storage of its own), which is cheap where a launch is not."""
+    if not CHROMIUM.exists():
+        pytest.skip("Debian chromium is not installed (apt-get install chromium)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
 
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "dashboard"

@@ -1,5 +1,6 @@
 """WCAG 2.1 AA in the browser: axe-core on every page at 1366 px, no serious or critical
-violation; the Admin and Exports pages at 390 and 1366 px (screenshots kept).
+violation; the Admin and Exports pages at 390 and 1366 px; the header at 390, 1366 and
+1920 px; Rounds with no signal on a phone (screenshots kept).
 
 axe-core comes from the npm registry, pinned (``AXE_VERSION``), installed once into
 ``.venv-tools/axe`` (``scripts/services`` does it too); nothing is vendored. It is
@@ -12,15 +13,17 @@ from __future__ import annotations
 import shutil
 import subprocess
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.dashboard.conftest import ARTIFACTS, Dashboard
-from tests.dashboard.test_browser import CHROMIUM, browser_context, log_in
+from sidewalk.dashboard.auth import add_user
+from tests.dashboard.conftest import ARTIFACTS, CHROMIUM, PASSWORD, Dashboard
+from tests.dashboard.test_browser import browser_context, log_in
 
-__all__ = ["browser_context"]  # the shared module-scoped browser (test_browser.py)
+__all__ = ["browser_context"]  # a context of its own per module (test_browser.py)
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason="Debian chromium is not installed (apt-get install chromium)"
@@ -72,6 +75,12 @@ def visit(page: Page, dashboard: Dashboard, route: str, ready: str) -> None:
 
 
 @pytest.fixture(scope="module")
+def dashboard(shared_dashboard: Dashboard) -> Dashboard:
+    """Nothing here changes a record but an account of its own: the package's shared storm."""
+    return shared_dashboard
+
+
+@pytest.fixture(scope="module")
 def admin_page(browser_context: BrowserContext, dashboard: Dashboard) -> Iterator[Page]:
     page = browser_context.new_page()
     page.set_viewport_size({"width": 1366, "height": 900})
@@ -94,7 +103,7 @@ def test_axe_finds_no_serious_or_critical_violation_on_any_page(
     pages = [
         ("today", "today"), ("notices", "notices"), (f"notice/{notice}", "notice"),
         ("property/main-st-105", "property"), ("poles", "poles"), ("admin", "admin"),
-        ("exports", "exports"),
+        ("exports", "exports"), ("overview", "overview"), ("map", "map"), ("rounds", "rounds"),
     ]  # fmt: skip
     for route, ready in pages:
         visit(page, dashboard, route, ready)
@@ -109,6 +118,8 @@ def test_axe_finds_no_serious_or_critical_violation_on_any_page(
 
 
 def test_admin_and_exports_pages_at_390_and_1366_px(admin_page: Page, dashboard: Dashboard) -> None:
+    # The account whose password the keyboard resets below (the shared storm's stay as they are).
+    add_user(dashboard.storm.cases, "keyboard-reset", PASSWORD, "inspector", who="test")
     page = admin_page
     page.goto(f"{dashboard.url}/")
     if page.url.endswith("/login"):
@@ -135,7 +146,7 @@ def test_admin_and_exports_pages_at_390_and_1366_px(admin_page: Page, dashboard:
     page.set_viewport_size({"width": 1366, "height": 900})
     visit(page, dashboard, "admin", "admin")
     inspector = page.get_by_role("row").filter(
-        has=page.get_by_role("rowheader", name="inspector", exact=True)
+        has=page.get_by_role("rowheader", name="keyboard-reset", exact=True)
     )
     inspector.get_by_role("button", name="Reset password").focus()
     page.keyboard.press("Enter")
@@ -147,3 +158,101 @@ def test_admin_and_exports_pages_at_390_and_1366_px(admin_page: Page, dashboard:
     otp = page.locator("#account-work .otp")
     expect(otp).to_be_visible()
     assert len(otp.inner_text()) >= 12
+
+
+def test_the_header_is_one_line_at_a_desk_and_a_scrolling_row_on_a_phone(
+    admin_page: Page, dashboard: Dashboard
+) -> None:
+    """The admin's header (every link) at 1366 and 1920 px: brand, links, search, name and
+    "Log out" on one line; at 390 px the links scroll in their row, the page never sideways."""
+    page = admin_page
+    page.goto(f"{dashboard.url}/")
+    if page.url.endswith("/login"):
+        log_in(page, dashboard, "admin")
+    for width in (1366, 1920, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        visit(page, dashboard, "rounds", "rounds")
+        centres = page.evaluate(
+            "() => [...document.querySelectorAll('header.top .brand,"
+            " header.top nav a:not([hidden]), #search-q, #logout')].map(e => {"
+            " const r = e.getBoundingClientRect();"
+            " return Math.round(r.top + r.height / 2); })"
+        )
+        assert len(centres) == 12 + 3  # every page's link, the brand, the search, Log out
+        if width >= 1366:
+            assert max(centres) - min(centres) <= 4, (width, centres)
+        else:
+            nav = page.locator("header.top nav")
+            assert nav.evaluate("n => n.scrollWidth > n.clientWidth")  # one row that scrolls
+            assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+            # The page being shown has its link in view.
+            current = page.locator("header.top nav a[aria-current]").bounding_box()
+            assert current is not None
+            assert current["x"] >= 0
+            assert current["x"] + current["width"] <= width
+        page.screenshot(path=str(ARTIFACTS / f"header-rounds-{width}.png"))
+
+
+def test_rounds_with_no_signal_findings_wait_on_the_phone_and_go_once(
+    browser_context: BrowserContext, dashboard: Dashboard
+) -> None:
+    """An inspector taps "Not cleared" with no signal: the page says one finding waits; when
+    the connection returns it is sent by itself, recorded once, with the time of the tap."""
+    cases = dashboard.storm.cases
+    if "walker" not in {u.username for u in cases.dashboard.list_users()}:
+        add_user(cases, "walker", PASSWORD, "inspector", who="test")
+    browser_context.clear_cookies()
+    page = browser_context.new_page()
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{dashboard.url}/login")
+    page.get_by_label("User name").fill("walker")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.locator("body")).to_have_attribute("data-ready", "today")
+    visit(page, dashboard, "rounds", "rounds")
+    stop = page.locator('li.stop[data-frontage="main-st-103"]')
+    link = page.locator('nav a[data-page="rounds"]')
+    seen = "inspection.observed"
+    before = [a for a in cases.audit.list(subject="frontage:main-st-103") if a.action == seen]
+    browser_context.set_offline(True)
+    try:
+        stop.get_by_role("button", name="Not cleared").click()
+        expect(stop.locator(".stop-status")).to_contain_text("Not cleared: saved on this phone")
+        expect(page.locator("#outbox-count")).to_have_text(
+            "1 finding is waiting to send. They are kept on this phone and go by themselves"
+            " when the connection returns, each with the time you tapped."
+        )
+        expect(link).to_have_text("Rounds (1 to send)")
+        expect(page.locator("#live-status")).to_have_text("no connection")
+        assert axe_violations(page, axe_source()) == []
+        page.screenshot(path=str(ARTIFACTS / "rounds-offline-390.png"), full_page=True)
+        assert [
+            a for a in cases.audit.list(subject="frontage:main-st-103") if a.action == seen
+        ] == before
+    finally:
+        browser_context.set_offline(False)
+    expect(page.locator("#rounds-note")).to_have_text(
+        "Connection back: 1 finding kept on this phone was sent and recorded.", timeout=10_000
+    )
+    expect(link).to_have_text("Rounds")
+    expect(page.locator("#outbox")).to_be_hidden()
+    page.screenshot(path=str(ARTIFACTS / "rounds-sent-390.png"), full_page=True)
+    rows = cases.audit.list(subject="frontage:main-st-103")
+    [found] = [a for a in rows if a.action == seen][len(before) :]
+    assert found.detail["seen"] == "not cleared"
+    # The time of the tap (the dashboard's clock stands still at the storm's end; the phone's
+    # moved on a little), not the time it arrived.
+    at = datetime.fromisoformat(found.detail["at"])
+    assert dashboard.storm.end < at < dashboard.storm.end + timedelta(minutes=1)
+    # Its answer lost, the phone sends it again under the same key: nothing more is recorded.
+    [kept] = [
+        a for a in rows if a.action == "inspection.tap" and a.detail["at"] == found.detail["at"]
+    ]
+    again = dashboard.login("walker").post(
+        "/api/rounds/main-st-103/taps",
+        json={"tap": "not_cleared", "at": found.detail["at"], "key": kept.detail["key"]},
+    )
+    assert again.json()["repeated"] is True
+    rows = cases.audit.list(subject="frontage:main-st-103")
+    assert len([a for a in rows if a.action == seen]) == len(before) + 1
+    page.close()

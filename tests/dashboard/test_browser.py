@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urljoin
@@ -17,44 +16,23 @@ import cv2
 import numpy as np
 import pytest
 
-from tests.dashboard.conftest import ARTIFACTS, PASSWORD, Dashboard
+from tests.dashboard.conftest import ARTIFACTS, CHROMIUM, PASSWORD, Dashboard
 
-CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason="Debian chromium is not installed (apt-get install chromium)"
 )
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 if CHROMIUM.exists():
-    from playwright.sync_api import BrowserContext, Page, expect, sync_playwright
+    from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 
 @pytest.fixture(scope="module")
-def browser_context(dashboard: Dashboard) -> Iterator[BrowserContext]:
-    # Depends on the server so the browser (and its event streams) goes first.
+def browser_context(chromium_browser: Browser, dashboard: Dashboard) -> Iterator[BrowserContext]:
+    # Depends on the server so the context (and its event streams) goes first.
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with (
-        tempfile.TemporaryDirectory(prefix="sidewalk-chromium-") as profile_dir,
-        sync_playwright() as playwright,
-    ):
-        context = playwright.chromium.launch_persistent_context(
-            profile_dir,
-            executable_path=str(CHROMIUM),
-            args=CHROMIUM_ARGS,
-            headless=True,
-            viewport={"width": 1400, "height": 1000},
-        )
-        yield context
-        context.close()
+    context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
+    yield context
+    context.close()
 
 
 def log_in(page: Page, dashboard: Dashboard, role: str) -> None:

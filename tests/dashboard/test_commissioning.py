@@ -23,12 +23,11 @@ from sidewalk.edge.camera.synthetic import PoleCamera, make_scene
 from sidewalk.storage.cases import CaseStore
 from sidewalk.storage.evidence import EvidenceStore
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore
-from tests.dashboard.conftest import ARTIFACTS, PASSWORD, SECRET_KEY, free_port
-from tests.dashboard.test_browser import CHROMIUM, CHROMIUM_ARGS
+from tests.dashboard.conftest import ARTIFACTS, CHROMIUM, PASSWORD, SECRET_KEY, free_port
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed")
 if CHROMIUM.exists():
-    from playwright.sync_api import Page, expect, sync_playwright
+    from playwright.sync_api import Browser, Page, expect
 
 FT = 304.8
 POLE = "pole-main-02"
@@ -107,12 +106,11 @@ def _register_and_assign(page: Page) -> None:
     expect(pole.get_by_text("not calibrated", exact=True)).to_have_count(2)
 
 
-def test_an_admin_calibrates_a_pole_by_clicking_the_walks_corners(served: Served) -> None:
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
-        )
-        page = browser.new_page(viewport={"width": 1366, "height": 900})
+def test_an_admin_calibrates_a_pole_by_clicking_the_walks_corners(
+    served: Served, chromium_browser: Browser
+) -> None:
+    # A page in a context of its own, closed with it (the browser is the package's).
+    with chromium_browser.new_page(viewport={"width": 1366, "height": 900}) as page:
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         page.goto(f"{served.url}/login")
@@ -153,7 +151,6 @@ def test_an_admin_calibrates_a_pole_by_clicking_the_walks_corners(served: Served
         expect(board).to_have_attribute("data-clicks", "4")
         _shot(page, "22-commission-390")
         assert not errors, errors
-        browser.close()
 
     cameras = served.cases.registry.cameras(device_id=POLE)
     assert [c.frontage_id for c in cameras] == ["main-st-101"]

@@ -9,7 +9,6 @@ tests on the replayed first storm in Debian Chromium at 390, 1366 and 1920 px.
 from __future__ import annotations
 
 import re
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -31,15 +30,9 @@ from sidewalk.dashboard.routes.property import feet, feet_mm, inches_mm
 from sidewalk.storage.cases import CaseStore, Cause
 from sidewalk.storage.evidence import EvidenceStore
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore
-from tests.dashboard.conftest import ARTIFACTS, PASSWORD, SECRET_KEY, free_port
+from tests.dashboard.conftest import ARTIFACTS, CHROMIUM, PASSWORD, SECRET_KEY, free_port
 from tests.dashboard.test_accessibility import axe_source, axe_violations
-from tests.dashboard.test_browser import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    no_sideways_scroll,
-    plain_words,
-    shot,
-)
+from tests.dashboard.test_browser import no_sideways_scroll, plain_words, shot
 
 NOW = datetime(2026, 12, 12, 18, 0, tzinfo=UTC)
 LINE = {"type": "LineString", "coordinates": [[-88.7240, 43.3125], [-88.7238, 43.3125]]}
@@ -229,7 +222,7 @@ def test_the_map_has_the_registrys_parcels(village: Village) -> None:
 # The same small village, served by uvicorn (a replayed storm would add about 20 s).
 
 if CHROMIUM.exists():
-    from playwright.sync_api import BrowserContext, Page, expect, sync_playwright
+    from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 needs_chromium = pytest.mark.skipif(
     not CHROMIUM.exists(), reason="Debian chromium is not installed"
@@ -255,17 +248,11 @@ def served(village: Village) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def chromium(served: str) -> Iterator[BrowserContext]:
+def chromium(chromium_browser: Browser, served: str) -> Iterator[BrowserContext]:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with (
-        tempfile.TemporaryDirectory(prefix="sidewalk-chromium-") as profile_dir,
-        sync_playwright() as playwright,
-    ):
-        context = playwright.chromium.launch_persistent_context(
-            profile_dir, executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
-        )
-        yield context
-        context.close()
+    context = chromium_browser.new_context()
+    yield context
+    context.close()
 
 
 def open_as(

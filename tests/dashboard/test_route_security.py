@@ -150,6 +150,12 @@ def send(
         return response.status_code, response.text, response.headers
 
 
+@pytest.fixture(scope="module")
+def dashboard(shared_dashboard: Dashboard) -> Dashboard:
+    """The walk changes no records (sessions and accounts of its own aside): the shared storm."""
+    return shared_dashboard
+
+
 def test_the_walk_finds_the_api(dashboard: Dashboard) -> None:
     found = {str(e) for e in endpoints(dashboard.app)}
     assert {"GET /api/overview", "POST /api/notices/{number}/actions", "GET /"} <= found

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from sidewalk.analytics.defects import MM_PER_INCH
 from sidewalk.analytics.inspect import write_demo_scene
 from sidewalk.core.profile import Profile, load_profile
 from sidewalk.storage.cases import CaseStore
@@ -20,9 +19,12 @@ FRONTAGES = ("main-101", "main-103", "main-105", "main-107")
 
 
 @pytest.fixture(scope="session")
-def faulted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """A walk whose first joint is faulted 1 in (limit 3/4 in): both blocks defective."""
-    return write_demo_scene(tmp_path_factory.mktemp("faulted"), fault_mm=1.0 * MM_PER_INCH)
+def faulted(demo_scene: dict[str, Path]) -> dict[str, Path]:
+    """A walk whose first joint is faulted 1 in (limit 3/4 in): both blocks defective.
+
+    That is the demo scene's default, rendered once for the session (tests/conftest.py).
+    """
+    return demo_scene
 
 
 @pytest.fixture(scope="session")

@@ -446,9 +446,14 @@ def _inspect_one(
     try:
         measured, blocks, jpeg = _measure(raw, kind, limits, **options)
     except MeasurementError as exc:
+        # The file is kept (the store names it by its sha256) with its first
+        # block, so it can be measured again with other options later
+        # (``sidewalk.analytics.reinspect``).
+        evidence.put(raw)
         rec = cases.inspections.record(
             frontage, surveyed_at=when, kind=kind, source_name=str(path), source_sha256=sha,
-            result={"survey": survey}, failure=f"{exc.problem.value}: {exc.detail}",
+            result={"survey": {**survey, "first_block": offset}},
+            failure=f"{exc.problem.value}: {exc.detail}",
         )  # fmt: skip
         return FileOutcome(str(path), rec)
     except Exception as exc:

@@ -31,6 +31,7 @@ from sidewalk.analytics.clocks.enforcement import ENFORCEMENT
 from sidewalk.analytics.clocks.engine import CLEARING
 from sidewalk.analytics.clocks.events import (
     AbatementOrdered,
+    AbatementWithdrawn,
     Cause,
     ClearingNeedsReview,
     ClearingUnverified,
@@ -123,7 +124,7 @@ class CaseRecorder:
                     event.key, event.frontage, event.rule, event.at,
                     citation=event.citation, evidence=event.evidence,
                 )  # fmt: skip
-            elif isinstance(event, AbatementOrdered):
+            elif isinstance(event, AbatementOrdered | AbatementWithdrawn):
                 self._abatement(event)
             elif isinstance(event, OffenseCounted):
                 violation = self._known_violation(event.violation_key)
@@ -332,8 +333,8 @@ class CaseRecorder:
         raw = t.detail.get("deadline")
         if isinstance(raw, str):
             deadline = datetime.fromisoformat(raw)
-        elif t.to_state == ClearingState.SNOWING:
-            deadline = None
+        elif t.to_state == ClearingState.SNOWING or ("deadline" in t.detail and raw is None):
+            deadline = None  # a new snowfall; a service undone (no period runs)
         closes = t.to_state in CLOSING.get(t.clock, frozenset())
         self.cases.clocks.record_transition(
             clock_id, t.to_state, t.at, cause, detail=t.detail, deadline=deadline, closes=closes
@@ -347,8 +348,17 @@ class CaseRecorder:
                 # G: the crew's recorded completion is the date the costs were incurred,
                 # the one the bill prints and the tax-roll clock counts from.
                 abatement = self.cases.bills.abatement_by_key(f"{violation.key}/abatement")
-                if abatement is not None:
+                if abatement is not None and "corrects" in t.detail:
+                    self.cases.bills.correct_completion(abatement.id, t.at, str(t.detail["reason"]))
+                elif abatement is not None:
                     self.cases.bills.complete_abatement(abatement.id, t.at)
+        if t.clock == ENFORCEMENT and t.detail.get("undone") == "abatement_done":
+            # The crew's completion undone: the work is ordered again, the violation open.
+            violation = self._known_violation(str(t.detail["violation"]))
+            self.cases.clocks.set_violation_status(violation.id, "open")
+            abatement = self.cases.bills.abatement_by_key(f"{violation.key}/abatement")
+            if abatement is not None:
+                self.cases.bills.correct_completion(abatement.id, None, str(t.detail["reason"]))
 
     # -- decisions -------------------------------------------------------------------
 
@@ -387,12 +397,21 @@ class CaseRecorder:
         if self.on_notice is not None:
             self.on_notice(n, self._known_violation(n.violation_key))
 
-    def _abatement(self, a: AbatementOrdered) -> None:
+    def _abatement(self, a: AbatementOrdered | AbatementWithdrawn) -> None:
+        if isinstance(a, AbatementWithdrawn):
+            return self._withdrawn(a)
         violation = self._known_violation(a.violation_key)
-        self.cases.bills.order_abatement(
+        order = self.cases.bills.order_abatement(
             a.key, a.frontage, a.reason, a.at,
             violation_id=violation.id, detail={"citation": a.citation},
         )  # fmt: skip
+        if order.status == "withdrawn":  # withdrawn on a corrected service, due again now
+            self.cases.bills.reorder_abatement(order.id, a.at)
+
+    def _withdrawn(self, w: AbatementWithdrawn) -> None:
+        abatement = self.cases.bills.abatement_by_key(w.key)
+        if abatement is not None:
+            self.cases.bills.withdraw_abatement(abatement.id, w.at, w.reason)
 
     def _tax_roll(self, due: TaxRollDue | TaxRollHeld) -> None:
         if isinstance(due, TaxRollHeld):

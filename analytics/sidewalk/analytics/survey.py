@@ -71,3 +71,44 @@ class BlockSurvey:
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "frontages": [asdict(f) for f in self.frontages]}
+
+
+# Why an image was not measured (``InputProblem`` values, the first part of a stored
+# inspection's ``failure``), in the words the inspector and clerk read.
+FAILURE_WORDS: dict[str, str] = {
+    "unreadable": "the picture could not be read",
+    "wrong_format": "the file is not a picture that can be measured",
+    "too_small": "the picture is too small to measure",
+    "too_large": "the picture is too large to measure",
+    "no_fiducial": "the survey marker is not in the photo",
+    "fiducial_too_small": "the survey marker is too small in the photo; take it closer",
+    "fiducial_too_oblique": "the photo is at too steep an angle; hold the phone over the marker",
+    "overexposed": "the photo is too bright",
+    "underexposed": "the photo is too dark",
+    "motion_blur": "the photo is blurred; hold the phone still",
+    "no_ground_plane": "the walk's surface could not be found in the picture",
+    "no_laser_line": "the laser line is not in the picture",
+    "not_measured": "what the check needs was not seen (no joint or crack where one should be)",
+    "measurement_failed": "the measurement failed; the village IT person has the details",
+}
+# ``not_measured`` details with their own words (others get the default above).
+PHONE_NOT_CALIBRATED = "phone camera not calibrated"
+_NOT_MEASURED_WORDS: dict[str, str] = {
+    PHONE_NOT_CALIBRATED: "the phone's camera has no calibration on file"
+    " (the village IT person adds one)",
+    "no joint or crack found": "no joint or crack was found in the photo; take it over one",
+    "no joint found": "no joint was found in the depth picture",
+}
+
+
+def failure_words(failure: str) -> str:
+    """A stored inspection failure (``"problem: detail"``) as the inspector says it.
+
+    Never the raw problem name; an unknown problem reads as a failed measurement."""
+    problem, _, detail = failure.partition(":")
+    problem, detail = problem.strip(), detail.strip()
+    if problem == "not_measured":
+        for start, words in _NOT_MEASURED_WORDS.items():
+            if detail.startswith(start):
+                return words
+    return FAILURE_WORDS.get(problem, FAILURE_WORDS["measurement_failed"])

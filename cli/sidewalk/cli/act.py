@@ -7,6 +7,12 @@ case here, and the step is tried against the case's recorded state with the
 clock engine's own rules, so a mistyped number or a step the case cannot take
 is refused at once (exit 2) instead of later by the runner.
 
+``--correct`` and ``--undo`` (with ``--reason``) correct or undo the notice's
+entry of that step, a service or the crew's completion (``alerts.corrections``):
+the entry stays on record, the correction names who and why, and the case is
+recomputed from the corrected facts; an entry a later act rests on is refused,
+naming what to undo first.
+
 The records and the engine load when the command runs (``common``: a fast --help).
 """
 
@@ -30,6 +36,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from sidewalk.analytics.clocks.enforcement import Enforcement
+    from sidewalk.cli.common import Village
     from sidewalk.core.profile import Profile
     from sidewalk.storage.cases import CaseStore, FrontageRecord, NoticeRecord
 
@@ -59,18 +66,42 @@ def act(  # noqa: PLR0917 (Typer maps parameters to options)
     ],
     who: WhoOption,
     at: Annotated[
-        str | None, typer.Option(help="when it happened, ISO 8601 or local time (default: now)")
+        str | None,
+        typer.Option(
+            help="when it happened, ISO 8601 or local time (default: now); with --correct,"
+            " the right time"
+        ),
     ] = None,
     method: Annotated[
-        str,
+        str | None,
         typer.Option(
-            help="record_delivery: hand (personal service), posted (on the premises) or mail"
-            " (--at is its receipt); what starts a period is the profile's notice_delivery"
+            help="record_delivery: hand (personal service, the default), posted (on the"
+            " premises) or mail (--at is its receipt); what starts a period is the profile's"
+            " notice_delivery"
         ),
-    ] = "hand",
+    ] = None,
+    correct: Annotated[
+        bool,
+        typer.Option(
+            "--correct",
+            help="correct the entry of this step on the notice (record_delivery:"
+            " --at and/or --method; abatement_done: --at); needs --reason",
+        ),
+    ] = False,
+    undo: Annotated[
+        bool,
+        typer.Option(
+            "--undo",
+            help="undo the entry of this step on the notice (entered in error); needs --reason",
+        ),
+    ] = False,
+    reason: Annotated[
+        str | None, typer.Option(help="--correct, --undo: why (kept on record)")
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
-    """Record what a person did (hazard confirmed, notice delivered, …) for the clocks."""
+    """Record what a person did (hazard confirmed, notice delivered, …) for the clocks, or
+    correct or undo a wrong entry (--correct, --undo) with the reason."""
     from sidewalk.alerts.delivery import NotReadyError
     from sidewalk.core.clock import format_local
 
@@ -79,8 +110,15 @@ def act(  # noqa: PLR0917 (Typer maps parameters to options)
             f"unknown step {kind!r}: one of {', '.join(STEPS)} (pours and permits:"
             " sidewalk cold; obstructions, sweeping, street privileges: sidewalk street)"
         )
-    no_nul(target=target, who=who)
+    no_nul(target=target, who=who, reason=reason or "")
+    if correct and undo:
+        fail("--correct or --undo, not both")
     place = village(config)
+    if correct or undo:
+        _correct(place, kind, target, who, at=at, method=method, undo=undo, reason=reason)
+        return
+    if reason is not None:
+        fail("--reason goes with --correct or --undo")
     when = place.instant("--at", at)
     with place.cases() as cases, refusals(ValueError, NotReadyError):
         if kind in ("record_treated", "record_ice"):
@@ -90,15 +128,69 @@ def act(  # noqa: PLR0917 (Typer maps parameters to options)
             what = frontage.street_address
         else:
             notice = _notice(cases, target)
-            detail = {"method": method} if kind == "record_delivery" else {}
-            case = _case(cases, place.profile, notice, when)
+            detail = {"method": method or "hand"} if kind == "record_delivery" else {}
+            case = _case(cases, place.profile, notice)
             _try(kind, notice.number, when, who, case=case, detail=detail)
-            _record(cases, notice, kind, when, who, method=method, profile=place.profile)
+            _record(cases, notice, kind, when, who, method=method or "hand", profile=place.profile)
             address = cases.registry.get_frontage(notice.frontage_id).street_address
             what = f"notice {notice.number}, {address}"
     console().print(
         f"recorded: {STEPS[kind]} — {what}, {format_local(when, place.profile.zone)}, by {who};"
         " the analytics runner applies it",
+        soft_wrap=True,
+    )
+
+
+def _correct(
+    place: Village,
+    kind: str,
+    target: str,
+    who: str,
+    *,
+    at: str | None,
+    method: str | None,
+    undo: bool,
+    reason: str | None,
+) -> None:
+    """Correct or undo the standing entry of ``kind`` on the notice (``alerts.corrections``):
+    refused in the clerk's words, naming what to undo first, with nothing recorded."""
+    from sidewalk.alerts.corrections import ENTRY_WORDS, CorrectionRefused, entries_of
+    from sidewalk.alerts.corrections import correct_entry as correction
+    from sidewalk.core.clock import format_local
+
+    if kind not in ENTRY_WORDS:
+        fail(f"refused: only {' and '.join(ENTRY_WORDS)} entries are corrected or undone")
+    if undo and (at is not None or method is not None):
+        fail("--undo takes no --at or --method: the entry is undone, not corrected")
+    if not (reason or "").strip():
+        fail("--reason: say why the entry is corrected (it is kept on record)")
+    assert reason is not None
+    when = None if at is None else place.instant("--at", at)
+    with place.cases() as cases:
+        notice = _notice(cases, target)
+        standing = [e for e in entries_of(cases, notice) if e.kind == kind and not e.undone]
+        if not standing:
+            fail(
+                f"refused: {ENTRY_WORDS[kind]} is not on record for notice {notice.number}"
+                " (never recorded, or undone)"
+            )
+        entry = standing[-1]
+        try:
+            done = correction(
+                cases, place.profile, notice, entry.id, who=who, reason=reason,
+                at=when, method=method, undo=undo,
+            )  # fmt: skip
+        except CorrectionRefused as exc:
+            fail(f"refused: {exc}")
+    zone = place.profile.zone
+    was = format_local(entry.at, zone)
+    then = "undone" if undo else f"corrected to {format_local(done.at, zone)}"
+    if not undo and method is not None:
+        then += f", {method}"
+    console().print(
+        f"recorded: {ENTRY_WORDS[kind]} of {was} on notice {notice.number} {then}, by {who},"
+        f" because: {reason.strip()}; the entry stays on record and the analytics runner"
+        " recomputes the case",
         soft_wrap=True,
     )
 
@@ -119,30 +211,23 @@ def _notice(cases: CaseStore, number: str) -> NoticeRecord:
     return notice
 
 
-def _case(cases: CaseStore, profile: Profile, notice: NoticeRecord, at: datetime) -> Enforcement:
-    """A copy of the notice's case in the state the runner last recorded, keyed by the
-    notice's number; a case the runner has not moved yet has its notice issued."""
-    from datetime import datetime
+def _case(cases: CaseStore, profile: Profile, notice: NoticeRecord) -> Enforcement:
+    """A copy of the notice's case with every recorded entry counted (the dashboard's
+    own, ``analytics.casework``), keyed by the notice's number for its refusals."""
+    from dataclasses import replace
 
-    from sidewalk.analytics.clocks.enforcement import ENFORCEMENT, Enforcement, EnforcementCase
-    from sidewalk.analytics.clocks.states import CaseState
+    from sidewalk.analytics.casework import case_clock_key, case_copy
+    from sidewalk.analytics.clocks.enforcement import Enforcement
 
     assert notice.violation_id is not None
     violation = cases.clocks.get_violation(notice.violation_id)
-    # The recorder keys a case's clock record <frontage>/enforcement/<violation key>.
-    key = f"{violation.frontage_id}/{ENFORCEMENT}/{violation.key}"
-    clocks = cases.clocks.list(frontage_id=violation.frontage_id, kind=ENFORCEMENT)
-    state = next((c.state for c in clocks if c.key == key), CaseState.NOTICE_ISSUED)
-    deadline = violation.evidence.get("deadline")
-    case = EnforcementCase(
-        notice.number,
-        violation.frontage_id,
-        datetime.fromisoformat(deadline) if isinstance(deadline, str) else at,
-        float(violation.evidence.get("required_width_mm") or 0.0),
-        state=CaseState(state),
-    )
+    key = case_clock_key(violation)
+    clocks = cases.clocks.list(frontage_id=violation.frontage_id, kind="enforcement")
+    clock = next((c for c in reversed(clocks) if c.key == key), None)
+    played = case_copy(profile, violation, clock, cases.actions.list(violation.key))
+    case = played.cases[violation.key]
     copy = Enforcement(profile)
-    copy.load({case.key: case})
+    copy.load({notice.number: replace(case, key=notice.number, history=[])})
     return copy
 
 

@@ -24,6 +24,7 @@ from sidewalk.cli.common import (
 
 if TYPE_CHECKING:
     from sidewalk.cli.common import Village
+    from sidewalk.dashboard.survey_photos import PhoneCamera
 
 SECRET_ENV = "SIDEWALK_DASHBOARD_SECRET"
 ROLES = "viewer | inspector | clerk | admin"  # sidewalk.dashboard.auth.ROLES checks them
@@ -91,6 +92,7 @@ def serve(place: Village, secret: str, *, host: str, port: int, geojson: Path | 
         )  # fmt: skip
         # The Admin page's letterhead view reads the settings' [village] table.
         app.state.village = settings.village
+        app.state.phone_camera = _phone_camera(settings.data_dir / PHONE_CAMERA)
         # Commissioning: commands to the poles and their health reports (docs/commissioning.md).
         mqtt = mqtt_settings(settings, f"{settings.mqtt.client_id}-dashboard")
         app.state.poles = poles = PoleLink(mqtt, settings.site, cases)
@@ -101,6 +103,24 @@ def serve(place: Village, secret: str, *, host: str, port: int, geojson: Path | 
             poles.close()
             if timeseries is not None:
                 timeseries.close()
+
+
+PHONE_CAMERA = "phone-camera.json"
+
+
+def _phone_camera(path: Path) -> PhoneCamera:
+    """The inspectors' phone camera calibration (docs/dashboard.md, Rounds), if one is kept
+    in the data directory: round photos with the survey marker are then measured."""
+    from sidewalk.dashboard.survey_photos import PhoneCamera
+
+    if not path.exists():
+        return PhoneCamera()
+    from sidewalk.analytics.inspect import load_calibration
+
+    try:
+        return PhoneCamera(load_calibration(path))
+    except (OSError, ValueError) as exc:
+        fail(f"{path}: not a camera calibration ({exc}); fix or remove it")
 
 
 TLS_KEY_ENV = "SIDEWALK_DASHBOARD_TLS_KEYFILE"

@@ -196,6 +196,64 @@ def _print_frontage(report: InspectionReport) -> None:
             )
 
 
+MarkerIdsOption = Annotated[
+    str | None,
+    typer.Option(
+        help="several loose markers of the --marker-mm side fitted together, where one is too"
+        " small in the photo: their ids, e.g. 3,7 (the first one's x edge along the walk)"
+    ),
+]
+BoardOption = Annotated[
+    str | None,
+    typer.Option(
+        help="a ChArUco board on the walk instead of one marker:"
+        " SQUARES_XxSQUARES_Y:SQUARE_MM:MARKER_MM, e.g. 7x5:30:22"
+    ),
+]
+MinMarkerPxOption = Annotated[
+    float | None,
+    typer.Option(help="smallest marker side in pixels measured (default: the measured floor)"),
+]
+
+
+def _fiducial(  # noqa: PLR0917 - the photo options, as given
+    marker_mm: float,
+    marker_dictionary: str,
+    marker_id: int | None,
+    marker_ids: str | None,
+    board: str | None,
+    min_marker_px: float | None,
+) -> FiducialSpec:
+    """The ground marker options; DefectInputError (one line naming the option) if wrong."""
+    from sidewalk.analytics.defects import FiducialSpec
+    from sidewalk.analytics.defects.camera_inputs import (
+        DefectInputError,
+        aruco_dictionary,
+        charuco_board,
+    )
+
+    ids: tuple[int, ...] = ()
+    if marker_ids is not None:
+        try:
+            ids = tuple(int(v) for v in marker_ids.split(","))
+        except ValueError:
+            ids = ()
+        if len(ids) < 2 or len(set(ids)) != len(ids) or min(ids) < 0:
+            raise DefectInputError(
+                f"--marker-ids {marker_ids!r}", "give two or more different ids, e.g. 3,7"
+            )
+    if marker_mm <= 0:
+        raise DefectInputError(f"--marker-mm {marker_mm}", "the printed side must be over 0 mm")
+    return FiducialSpec(
+        side_mm=marker_mm,
+        dictionary=aruco_dictionary(marker_dictionary),
+        marker_id=marker_id,
+        board=None if board is None else charuco_board(board),
+        min_side_px=min_marker_px,
+        marker_ids=ids,
+    )
+
+
 @inspect_app.command("photos")
 def photos(  # noqa: PLR0917 (Typer maps parameters to options)
     files: Annotated[list[Path], typer.Argument(help="survey photos (JPEG/PNG)")],
@@ -214,17 +272,9 @@ def photos(  # noqa: PLR0917 (Typer maps parameters to options)
     marker_id: Annotated[
         int | None, typer.Option(help="the ground marker's id (default: the largest found)")
     ] = None,
-    board: Annotated[
-        str | None,
-        typer.Option(
-            help="a ChArUco board on the walk instead of one marker:"
-            " SQUARES_XxSQUARES_Y:SQUARE_MM:MARKER_MM, e.g. 7x5:30:22"
-        ),
-    ] = None,
-    min_marker_px: Annotated[
-        float | None,
-        typer.Option(help="smallest marker side in pixels measured (default: the measured floor)"),
-    ] = None,
+    marker_ids: MarkerIdsOption = None,
+    board: BoardOption = None,
+    min_marker_px: MinMarkerPxOption = None,
     surveyed_at: SurveyedOption = None,
     first_block: FirstBlockOption = 0,
     station: StationOption = None,
@@ -236,23 +286,12 @@ def photos(  # noqa: PLR0917 (Typer maps parameters to options)
 
     A photo in which no joint or crack is found, or whose marker is too small
     for the accuracy claimed, is recorded as not measured, never as a pass."""
-    from sidewalk.analytics.defects import FiducialSpec
-    from sidewalk.analytics.defects.camera_inputs import (
-        DefectInputError,
-        aruco_dictionary,
-        charuco_board,
-    )
+    from sidewalk.analytics.defects.camera_inputs import DefectInputError
     from sidewalk.analytics.inspect import load_calibration
 
     try:
         calib = load_calibration(calibration)
-        spec = FiducialSpec(
-            side_mm=marker_mm,
-            dictionary=aruco_dictionary(marker_dictionary),
-            marker_id=marker_id,
-            board=None if board is None else charuco_board(board),
-            min_side_px=min_marker_px,
-        )
+        spec = _fiducial(marker_mm, marker_dictionary, marker_id, marker_ids, board, min_marker_px)
     except DefectInputError as exc:
         fail(str(exc))
     _run(
@@ -389,6 +428,100 @@ def laser(  # noqa: PLR0917 (Typer maps parameters to options)
         frontage_blocks=frontage_blocks,
         rig=laser_rig,
     )
+
+
+@inspect_app.command("again")
+def again(  # noqa: PLR0917 (Typer maps parameters to options)
+    inspection: Annotated[int, typer.Argument(help="number of the not-measured inspection")],
+    by: Annotated[str, typer.Option("--by", help="who asks for the new measurement")],
+    file: Annotated[
+        Path | None,
+        typer.Option("--file", help="the survey file, if the store did not keep it"),
+    ] = None,
+    calibration: Annotated[
+        Path | None, typer.Option(help="photo: camera calibration (as for inspect photos)")
+    ] = None,
+    marker_mm: Annotated[float, typer.Option(help="photo: printed side of the marker(s)")] = 150.0,
+    marker_dictionary: Annotated[str, typer.Option(help="photo: ArUco dictionary")] = "4X4_50",
+    marker_id: Annotated[int | None, typer.Option(help="photo: the ground marker's id")] = None,
+    marker_ids: MarkerIdsOption = None,
+    board: BoardOption = None,
+    min_marker_px: MinMarkerPxOption = None,
+    intrinsics: Annotated[
+        Path | None, typer.Option(help="depth map: intrinsics file (as for inspect depth)")
+    ] = None,
+    depth_scale: Annotated[
+        float | None, typer.Option(help="depth map: units per count, in --depth-unit")
+    ] = None,
+    depth_unit: Annotated[str, typer.Option(help="depth map: mm, m, cm, um")] = "mm",
+    rig: Annotated[Path | None, typer.Option(help="laser frame: rig calibration JSON")] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Measure a stored "not measured" file again with new options.
+
+    The new result is stored beside the first (which is kept as it was), with
+    who asked, when and the options given. The file comes from the evidence
+    store (kept when it was not measured) or --file. No notice is issued."""
+    from datetime import UTC, datetime
+
+    from sidewalk.analytics.defects.camera_inputs import DefectInputError, depth_scale_mm
+    from sidewalk.analytics.inspect import load_calibration, load_intrinsics, load_laser_rig
+    from sidewalk.analytics.reinspect import remeasure
+
+    options = {
+        "calibration": None if calibration is None else str(calibration),
+        "marker_mm": marker_mm if calibration is not None else None,
+        "marker_dictionary": marker_dictionary if calibration is not None else None,
+        "marker_id": marker_id,
+        "marker_ids": marker_ids,
+        "board": board,
+        "min_marker_px": min_marker_px,
+        "intrinsics": None if intrinsics is None else str(intrinsics),
+        "depth_scale": depth_scale,
+        "depth_unit": depth_unit if intrinsics is not None else None,
+        "rig": None if rig is None else str(rig),
+    }
+    try:
+        calib = None if calibration is None else load_calibration(calibration)
+        spec = _fiducial(marker_mm, marker_dictionary, marker_id, marker_ids, board, min_marker_px)
+        scale = None if depth_scale is None else depth_scale_mm(depth_scale, depth_unit)
+        intr = None if intrinsics is None else load_intrinsics(intrinsics, depth_scale_mm=scale)
+    except DefectInputError as exc:
+        fail(str(exc))
+    try:
+        laser_rig = None if rig is None else load_laser_rig(rig)
+    except (OSError, ValueError, KeyError) as exc:
+        fail(f"--rig {rig}: {exc}")
+    try:
+        raw = None if file is None else file.read_bytes()
+    except OSError as exc:
+        fail(f"--file {file}: {exc.strerror or exc}")
+    place = village(config)
+    with _stores(place) as (cases, evidence):
+        out = remeasure(
+            inspection, by=by, cases=cases, evidence=evidence, profile=place.profile,
+            options=options, source=raw, calibration=calib, fiducial=spec, intrinsics=intr,
+            rig=laser_rig, now=datetime.now(UTC),
+        )  # fmt: skip
+    first, new = out.first, out.again
+    console().print(
+        f"inspection {first.id} ({Path(first.source_name).name}, frontage {first.frontage_id}):"
+        f" first {first.failure}"
+    )
+    if not out.ok:
+        console().print(f"[red]measured again as inspection {new.id}: failed: {new.failure}[/red]")
+        raise typer.Exit(1)
+    console().print(f"measured again as inspection {new.id}: ok (the first is kept)")
+    for b in new.blocks:
+        for c in b["checks"]:
+            verdict = "[red]DEFECTIVE[/red]" if c["failed"] else "ok"
+            value = f"{c['measured_mm']:.1f} ± {c['uncertainty_mm']:.1f} mm"
+            console().print(
+                f"block {b['block']} {c['rule']}: {value} vs {c['limit_mm']:.2f} mm, {verdict}"
+                + ("" if c["confident"] else " (within 2σ)")
+                + f" ({c['citation']})"
+            )
+    console().print("no notice issued (a new survey batch issues notices)")
 
 
 @inspect_app.command("demo-scene")

@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from typer import _click  # the Click that Typer carries
 
 # Each group is imported and built when it is used, not when ``sidewalk --help`` lists
-# it: building every command's parameters costs a few tenths of a second, and the
-# pole's own ``sidewalk-edge`` commands import their modules at the top.
+# it: building every command's parameters costs a few tenths of a second. Each command
+# (the pole's own ``sidewalk-edge`` ones too) imports what it uses when it runs.
 GROUPS = {
     "notices": (
         "sidewalk.cli.notices:notices_app",

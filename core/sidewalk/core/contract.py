@@ -39,6 +39,7 @@ from itertools import accumulate
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import CoreSchema, SchemaSerializer, SchemaValidator
 
 SCHEMA_VERSION = 1
 TOPIC_ROOT = "sidewalk"
@@ -112,8 +113,21 @@ class _Payload(BaseModel):
     device: Slug
 
     def to_json(self) -> bytes:
-        """Serialise with the wire names (``schema``, not ``schema_``)."""
-        return self.model_dump_json(by_alias=True, exclude_none=True).encode()
+        """Serialise with the wire names (``schema``, not ``schema_``): the canonical JSON.
+
+        The same bytes as ``model_dump_json(by_alias=True, exclude_none=True)``,
+        straight from pydantic-core: the wrapper and the str round trip cost
+        as much again as the serialising (ingest does this for every reading).
+        """
+        cls = type(self)
+        serializer = _SERIALIZERS.get(cls)
+        if serializer is None:
+            # A class attribute read goes through pydantic's metaclass (slow): once per class.
+            serializer = _SERIALIZERS[cls] = cls.__pydantic_serializer__
+        return serializer.to_json(self, by_alias=True, exclude_none=True)
+
+
+_SERIALIZERS: dict[type[_Payload], SchemaSerializer] = {}
 
 
 class Reading(_Payload):
@@ -428,31 +442,49 @@ def _parse_payload_fast(parts: TopicParts, payload: bytes) -> _Payload | None:
 
     Only ever accepts what ``_parse_payload_slow`` accepts, with an equal model;
     anything else (every rejection) goes the slow way, which gives the reason.
-    The byte checks close the gaps between the two parsers: the JSON-mode
-    ``Literal[1]`` would take ``1.0``, ``true`` or a missing ``schema`` that the
-    slow path rejects, so ``schema`` must appear exactly once, as ``:1`` and
-    unescaped (no backslash anywhere: no escaped key can hide a second one).
-    Rejections between the parsers differ (UTF-8 BOM, NaN, 4,300-digit ints,
-    nesting): none of those can be an accepted payload, as every stream
-    model field is a bounded number, a pattern-checked string, a bool or a
-    literal, and extra keys are forbidden.
+    The validator is the stream model's own with one change (``_fast_validator``):
+    ``schema`` is required and a strict integer equal to 1, so the JSON-mode
+    ``Literal[1]`` cannot take ``1.0``, ``true`` or a missing ``schema`` that
+    the slow path rejects as ``unknown_schema``. Both parsers let a repeated
+    key's last value win and unescape keys alike. Rejections between the
+    parsers differ (UTF-8 BOM, NaN, 4,300-digit ints, nesting): none of those
+    can be an accepted payload, as every stream model field is a bounded
+    number, a pattern-checked string, a bool or a literal, and extra keys are
+    forbidden.
     """
-    if (
-        b"\\" in payload
-        or payload.count(b'"schema"') != 1
-        or (b'"schema":1,' not in payload and b'"schema":1}' not in payload)
-    ):
-        return None
+    validator = _FAST_VALIDATORS.get(parts.stream)
+    if validator is None:
+        validator = _FAST_VALIDATORS[parts.stream] = _fast_validator(STREAM_MODELS[parts.stream])
     try:
-        msg = STREAM_MODELS[parts.stream].model_validate_json(payload)
+        msg: _Payload = validator.validate_json(payload)
     except Exception:
         return None
-    fields_set = msg.__pydantic_fields_set__
-    if "schema_" not in fields_set or msg.device != parts.device:
+    if msg.__dict__["device"] != parts.device:
         return None
     # The slow path sets ``stream`` from the topic before validating.
-    fields_set.add("stream")
+    msg.__pydantic_fields_set__.add("stream")
     return msg
+
+
+_FAST_VALIDATORS: dict[str, SchemaValidator] = {}
+# ``schema`` as the fast path validates it: present, an integer (not 1.0, not true), 1.
+_SCHEMA_FIELD: CoreSchema = {"type": "int", "strict": True, "ge": 1, "le": 1}
+
+
+def _fast_validator(model: type[_Payload]) -> SchemaValidator:
+    """``model``'s validator (same class, after-validators, config) with ``schema`` required."""
+
+    def swap(schema: Any) -> tuple[Any, Any]:
+        # Copies the path from the top down to the model's fields; returns (schema, config).
+        if schema["type"] == "model-fields":
+            fields = dict(schema["fields"])
+            fields["schema_"] = {**fields["schema_"], "schema": _SCHEMA_FIELD}
+            return {**schema, "fields": fields}, None
+        inner, config = swap(schema["schema"])
+        return {**schema, "schema": inner}, config or schema.get("config")
+
+    core, config = swap(model.__pydantic_core_schema__)
+    return SchemaValidator(core, config)
 
 
 def _parse_payload_slow(parts: TopicParts, payload: bytes) -> _Payload:

@@ -42,7 +42,14 @@ CSRF_HEADER: Final = "X-CSRF-Token"
 SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
 
 Permission = Literal[
-    "read", "owner_details", "field_action", "notice_action", "money", "print", "users"
+    "read",
+    "owner_details",
+    "field_action",
+    "notice_action",
+    "money",
+    "print",
+    "users",
+    "correct",
 ]
 
 # What each role may do. Owner names and mailing addresses are personal data:
@@ -55,6 +62,8 @@ PERMISSIONS: Final[dict[Permission, frozenset[Role]]] = {
     "money": frozenset({"clerk", "admin"}),
     "print": frozenset({"clerk", "admin"}),
     "users": frozenset({"admin"}),
+    # Correcting or undoing an entry on a case: the clerk keeps the official record.
+    "correct": frozenset({"clerk", "admin"}),
 }
 
 _hasher = PasswordHasher()

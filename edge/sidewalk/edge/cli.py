@@ -4,7 +4,9 @@
 ``command DEVICE NAME --arg k=v`` send a command from the server side, print the reply
 
 Imports only the edge and core packages: a pole installs nothing else. The
-server's ``sidewalk edge`` adds ``simulate`` (which needs the scenarios).
+server's ``sidewalk edge`` adds ``simulate`` (which needs the scenarios). Each
+command imports what it uses when it runs, so ``--help`` (on the server, of every
+``sidewalk edge`` command) loads none of the device, MQTT or settings code.
 """
 
 from __future__ import annotations
@@ -13,18 +15,12 @@ import json
 import signal
 import uuid
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from sidewalk.core.config import ConfigError, load_settings, mqtt_settings
-from sidewalk.core.contract import CommandArg
-from sidewalk.core.logs import configure_logging
-from sidewalk.core.mqtt import MqttConnectRefused, MqttError
-from sidewalk.edge.commands import CommandClient, CommandTimeout
-from sidewalk.edge.config import load_edge_settings
-from sidewalk.edge.device import Device
-from sidewalk.edge.metrics import device_observability
+if TYPE_CHECKING:
+    from sidewalk.core.contract import CommandArg
 
 edge_app = typer.Typer(
     add_completion=False,
@@ -60,6 +56,12 @@ def run(
     ] = "text",
 ) -> None:
     """Run the device loop until SIGTERM/SIGINT (systemd: Type=notify, watchdog)."""
+    from sidewalk.core.logs import configure_logging
+    from sidewalk.core.mqtt import MqttConnectRefused
+    from sidewalk.edge.config import load_edge_settings
+    from sidewalk.edge.device import Device
+    from sidewalk.edge.metrics import device_observability
+
     if log_format not in {"text", "json"}:
         raise _fail("--log-format is text or json")
     configure_logging("json" if log_format == "json" else "text", "INFO")
@@ -112,6 +114,10 @@ def command(
     timeout: Annotated[float, typer.Option(help="seconds to wait for the reply")] = 15.0,
 ) -> None:
     """Send a command to a device and print its reply (exit 1 on error or timeout)."""
+    from sidewalk.core.config import ConfigError, load_settings, mqtt_settings
+    from sidewalk.core.mqtt import MqttError
+    from sidewalk.edge.commands import CommandClient, CommandTimeout
+
     try:
         settings = load_settings(config)
     except ConfigError as exc:

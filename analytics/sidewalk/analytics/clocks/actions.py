@@ -353,6 +353,37 @@ class ReviewDetail(_Detail):
     deadline: Instant | None = None
 
 
+CorrectableStep = Literal["record_delivery", "abatement_done"]
+"""The entries a person may correct or undo: each moves a clock that can be moved back.
+
+A service (its time, its method, or it never happened: entered on the wrong notice) and
+the crew's completion (its time, or entered too soon). A later act resting on one (the
+crew's work after a period ran out, a bill after the work) must be undone first."""
+CORRECTABLE: Final[tuple[str, ...]] = get_args(CorrectableStep)
+
+
+def _why(reason: str) -> str:
+    if not reason.strip():
+        raise ValueError("a correction must give the person's reason")
+    return reason
+
+
+class CorrectionDetail(_Detail):
+    """A wrong entry corrected (``at`` of the action is the right time) or undone.
+
+    ``entry`` is the corrected entry's id in the case records, which stays as it was
+    recorded; ``step`` what it recorded; ``method`` a service's right method (default:
+    as recorded); ``undo``: the entry should never have been made.
+    """
+
+    entry: Count
+    step: Annotated[CorrectableStep, _choice("step", CORRECTABLE)]
+    reason: Annotated[str, AfterValidator(_why)]
+    undo: Flag = False
+    method: str | None = None
+    notice: str | None = None
+
+
 class InspectionDetail(_PrivilegeMeasures):
     """An inspector at a § 370-9 permit's site: is the material still there (and measures)."""
 
@@ -422,6 +453,14 @@ class PaidInFull(_CaseAction):
     """The bill is paid."""
 
     kind: Literal["paid_in_full"] = "paid_in_full"
+
+
+class CorrectEntry(_Action):
+    """A wrong entry on a violation's case corrected or undone, with the reason; the case
+    is recomputed from the corrected facts. ``target`` is the violation key."""
+
+    kind: Literal["correct_entry"] = "correct_entry"
+    detail: CorrectionDetail
 
 
 class RecordTreated(_Action):
@@ -556,7 +595,7 @@ class InspectionCorrected(_Action):
     detail: NoDetail = Field(default_factory=NoDetail)
 
 
-EnforcementAction = (
+CaseStep = (
     ConfirmHazard
     | RecordDelivery
     | OwnerUnavailable
@@ -565,7 +604,10 @@ EnforcementAction = (
     | BillReceived
     | PaidInFull
 )
-"""A step on a violation's case (§ 370-10 B–G): ``enforcement.Enforcement`` takes these."""
+"""A step a person records on a violation's case (§ 370-10 B–G)."""
+
+EnforcementAction = CaseStep | CorrectEntry
+"""What ``enforcement.Enforcement`` takes: a step, or the correction of one."""
 
 ColdAction = RecordPour | RecordPermit
 """Cold weather (§ 370-5 (9), §§ 370-6, 370-7)."""

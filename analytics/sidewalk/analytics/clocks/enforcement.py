@@ -54,10 +54,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from sidewalk.analytics.clocks.actions import EnforcementAction
+from sidewalk.analytics.clocks.actions import CaseStep, CorrectEntry, EnforcementAction
 from sidewalk.analytics.clocks.bill_terms import TAX_ROLLED, BillKind, BillTerms, bill_terms
 from sidewalk.analytics.clocks.events import (
     AbatementOrdered,
+    AbatementWithdrawn,
     Cause,
     Event,
     NoticeRequired,
@@ -308,6 +309,11 @@ class Enforcement:
         if case is None:
             raise KeyError(f"no enforcement case {action.target!r}")
         cause = action.cause
+        if isinstance(action, CorrectEntry):
+            events = self._correct(case, action, cause)
+            if case.state not in DONE_STATES:  # back in the running (its clocks recompute)
+                self._live.setdefault(case.frontage, set()).add(case.key)
+            return events
         handler = {
             "confirm_hazard": self._confirm_hazard,
             "record_delivery": self._delivered,
@@ -321,9 +327,7 @@ class Enforcement:
             raise ValueError(f"{action.kind} is not an enforcement action")
         return handler(case, action, cause)
 
-    def _confirm_hazard(
-        self, case: EnforcementCase, action: EnforcementAction, cause: Cause
-    ) -> list[Event]:
+    def _confirm_hazard(self, case: EnforcementCase, action: CaseStep, cause: Cause) -> list[Event]:
         if case.state not in {CaseState.NOTICE_ISSUED, CaseState.NOTICE_PERIOD}:
             raise ValueError(f"{case.key}: cannot confirm a hazard in state {case.state}")
         case.hazard = True
@@ -342,9 +346,7 @@ class Enforcement:
             ),
         ]
 
-    def _delivered(
-        self, case: EnforcementCase, action: EnforcementAction, cause: Cause
-    ) -> list[Event]:
+    def _delivered(self, case: EnforcementCase, action: CaseStep, cause: Cause) -> list[Event]:
         rules = self.profile.snow_and_ice
         if case.state == CaseState.NOTICE_ISSUED:
             rule, to_state = rules.nonhazard_notice_period, CaseState.NOTICE_PERIOD
@@ -352,19 +354,7 @@ class Enforcement:
             rule, to_state = rules.hazard_notice_period, CaseState.HAZARD_PERIOD
         else:
             raise ValueError(f"{case.key}: no notice awaits delivery in state {case.state}")
-        # What counts as delivery is the profile's (the Village confirms it): by default
-        # personal service, posting or mail by its receipt; the hazard notice hand or posted.
-        method = action.detail.method or action.detail.channel
-        how: dict[str, object] = {}
-        if method is not None:
-            kind = "hazard_notice" if to_state == CaseState.HAZARD_PERIOD else "clearing_violation"
-            name, methods = self.profile.notice_delivery.rule_for(kind)
-            if not methods.value or method not in methods.value:
-                raise ValueError(
-                    f"{case.key}: delivery by {method} does not start the period"
-                    f" ({name}: {', '.join(methods.value)})"
-                )
-            how = {"method": method, "delivery_rule_unconfirmed": methods.unconfirmed}
+        how = self._delivery_how(case, to_state, action.detail.method or action.detail.channel)
         case.notice_deadline = plus_elapsed(action.at, rule.duration)
         return [
             case.move(
@@ -378,9 +368,110 @@ class Enforcement:
             )
         ]
 
-    def _unavailable(
-        self, case: EnforcementCase, action: EnforcementAction, cause: Cause
+    def _delivery_how(
+        self, case: EnforcementCase, to_state: CaseState, method: str | None
+    ) -> dict[str, object]:
+        """What counts as delivery is the profile's (the Village confirms it): by default
+        personal service, posting or mail by its receipt; the hazard notice hand or posted."""
+        if method is None:
+            return {}
+        kind = "hazard_notice" if to_state == CaseState.HAZARD_PERIOD else "clearing_violation"
+        name, methods = self.profile.notice_delivery.rule_for(kind)
+        if not methods.value or method not in methods.value:
+            raise ValueError(
+                f"{case.key}: delivery by {method} does not start the period"
+                f" ({name}: {', '.join(methods.value)})"
+            )
+        return {"method": method, "delivery_rule_unconfirmed": methods.unconfirmed}
+
+    # -- corrections -----------------------------------------------------------------
+
+    def _correct(self, case: EnforcementCase, action: CorrectEntry, cause: Cause) -> list[Event]:
+        """A wrong entry corrected (``action.at`` is the right time) or undone: the case is
+        put where the corrected facts leave it. Only an entry no later act rests on: a
+        service before the crew's completion, a completion before the bill's receipt."""
+        if action.detail.step == "record_delivery":
+            return self._correct_service(case, action, cause)
+        return self._correct_completion(case, action, cause)
+
+    def _correct_service(
+        self, case: EnforcementCase, action: CorrectEntry, cause: Cause
     ) -> list[Event]:
+        rules = self.profile.snow_and_ice
+        if case.hazard:
+            rule = rules.hazard_notice_period
+            issued, period = CaseState.HAZARD_NOTICE_ISSUED, CaseState.HAZARD_PERIOD
+        else:
+            rule = rules.nonhazard_notice_period
+            issued, period = CaseState.NOTICE_ISSUED, CaseState.NOTICE_PERIOD
+        # The period ran out on this service and the Village's work is ordered, not done.
+        ran_out = case.state == CaseState.ABATEMENT_ORDERED and case.notice_deadline is not None
+        if case.state == CaseState.CURED:
+            return []  # cured: nothing runs from the service any more (the record is corrected)
+        if case.state != period and not ran_out:
+            raise ValueError(f"{case.key}: no service to correct in state {case.state}")
+        detail = action.detail
+        said = {"corrects": detail.entry, "reason": detail.reason}
+        events: list[Event] = []
+        if detail.undo:
+            # Void: no period runs, and an order resting on it falls with it (F).
+            old = case.notice_deadline
+            case.notice_deadline = None
+            events.append(case.move(issued, action.at, cause, deadline=None, undone=detail.step,
+                                    **said))  # fmt: skip
+            if ran_out and old is not None:
+                events.append(self._withdrawn(case, action))
+            return events
+        how = self._delivery_how(case, period, detail.method)
+        deadline = plus_elapsed(action.at, rule.duration)
+        if ran_out and deadline == case.notice_deadline:
+            # The same end of the period (another method): the order stands as it was.
+            return [case.move(case.state, action.at, cause, **how, **said)]
+        case.notice_deadline = deadline
+        events.append(
+            case.move(period, action.at, cause, deadline=deadline.isoformat(),
+                      citation=rule.citation, unconfirmed=rule.unconfirmed, **how, **said)
+        )  # fmt: skip
+        if ran_out:  # ordered on the old deadline; if the new one has passed, ``advance``
+            events.append(self._withdrawn(case, action))  # orders it again at that time
+        return events
+
+    def _withdrawn(self, case: EnforcementCase, action: CorrectEntry) -> AbatementWithdrawn:
+        reason = f"the service it ran from was {'undone' if action.detail.undo else 'corrected'}"
+        return AbatementWithdrawn(
+            f"{case.key}/abatement", case.key, case.frontage, action.at, reason
+        )
+
+    def _correct_completion(
+        self, case: EnforcementCase, action: CorrectEntry, cause: Cause
+    ) -> list[Event]:
+        if case.state != CaseState.ABATED:
+            raise ValueError(
+                f"{case.key}: the crew's completion can be corrected only before the bill's"
+                f" receipt (state {case.state})"
+            )
+        detail = action.detail
+        said = {"corrects": detail.entry, "reason": detail.reason}
+        case.tax_roll_held = False  # told again, if it comes to that, from the right dates
+        if detail.undo:
+            case.costs_incurred_at = case.tax_roll_at = None
+            return [case.move(CaseState.ABATEMENT_ORDERED, action.at, cause,
+                              undone=detail.step, **said)]  # fmt: skip
+        self._incurred(case, action.at)
+        assert case.tax_roll_at is not None
+        return [case.move(CaseState.ABATED, action.at, cause,
+                          tax_roll_at=case.tax_roll_at.isoformat(), **said)]  # fmt: skip
+
+    def _incurred(self, case: EnforcementCase, at: datetime) -> None:
+        """G (and § 370-8 F): the costs are incurred when the crew finished; day 0 of the 60."""
+        terms = self.terms(case)
+        case.costs_incurred_at = at
+        if terms.tax_roll is not None:
+            case.tax_roll_at = start_of_calendar_day(at, terms.tax_roll[1].days, self.profile.zone)
+        else:  # § 144-12 C: the next succeeding tax roll, with no period to pay first
+            case.tax_roll_at = at
+
+    def _unavailable(self, case: EnforcementCase, action: CaseStep, cause: Cause) -> list[Event]:
         if case.state != CaseState.HAZARD_NOTICE_ISSUED:
             raise ValueError(
                 f"{case.key}: owner unavailability applies to an undelivered hazard notice"
@@ -407,26 +498,17 @@ class Enforcement:
         ]
 
     def _inspected_clear(
-        self, case: EnforcementCase, action: EnforcementAction, cause: Cause
+        self, case: EnforcementCase, action: CaseStep, cause: Cause
     ) -> list[Event]:
         if case.state not in OPEN_STATES:
             raise ValueError(f"{case.key}: nothing to cure in state {case.state}")
         return [case.move(CaseState.CURED, action.at, cause, **action.detail.carried())]
 
-    def _abated(
-        self, case: EnforcementCase, action: EnforcementAction, cause: Cause
-    ) -> list[Event]:
+    def _abated(self, case: EnforcementCase, action: CaseStep, cause: Cause) -> list[Event]:
         if case.state != CaseState.ABATEMENT_ORDERED:
             raise ValueError(f"{case.key}: no abatement was ordered (state {case.state})")
-        terms = self.terms(case)
-        # G (and § 370-8 F): the costs are incurred when the crew finished; day 0 of the 60.
-        case.costs_incurred_at = action.at
-        if terms.tax_roll is not None:
-            case.tax_roll_at = start_of_calendar_day(
-                action.at, terms.tax_roll[1].days, self.profile.zone
-            )
-        else:  # § 144-12 C: the next succeeding tax roll, with no period to pay first
-            case.tax_roll_at = action.at
+        self._incurred(case, action.at)
+        assert case.tax_roll_at is not None
         section = {"section": case.section} if case.billing_only else {}
         return [
             case.move(
@@ -439,9 +521,7 @@ class Enforcement:
             )
         ]
 
-    def _bill_received(
-        self, case: EnforcementCase, action: EnforcementAction, cause: Cause
-    ) -> list[Event]:
+    def _bill_received(self, case: EnforcementCase, action: CaseStep, cause: Cause) -> list[Event]:
         if case.state != CaseState.ABATED:
             raise ValueError(f"{case.key}: no bill outstanding in state {case.state}")
         payable = self.terms(case).payable
@@ -459,7 +539,7 @@ class Enforcement:
             )
         ]
 
-    def _paid(self, case: EnforcementCase, action: EnforcementAction, cause: Cause) -> list[Event]:
+    def _paid(self, case: EnforcementCase, action: CaseStep, cause: Cause) -> list[Event]:
         if case.state not in BILLING_STATES:
             raise ValueError(f"{case.key}: nothing to pay in state {case.state}")
         return [case.move(CaseState.PAID, action.at, cause, **action.detail.carried())]

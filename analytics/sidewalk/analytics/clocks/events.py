@@ -119,6 +119,9 @@ ActionKind = Literal[
     "abatement_done",  # the village's crew finished; the costs are incurred (F, G)
     "bill_received",  # the owner received the bill: 10 calendar days run from here (G)
     "paid_in_full",  # the bill is paid
+    # A wrong entry above (a service, the crew's completion) corrected or undone, with the
+    # person's reason; ``target`` is the violation, the detail names the entry (its id).
+    "correct_entry",
     # Cold weather (§ 370-5 (9), §§ 370-6, 370-7): ``target`` is the pour or permit id.
     "record_pour",  # concrete placed: detail kind, site, at (location, frontage, forecast)
     "record_permit",  # a street-opening permit: detail street, opened_at (approved_at, …)
@@ -190,6 +193,18 @@ class AbatementOrdered:
     at: datetime
     reason: str
     citation: str
+
+
+@dataclass(frozen=True)
+class AbatementWithdrawn:
+    """An abatement ordered because a notice period ran out is void: the service it ran
+    from was undone or corrected to a later time (a new order follows if it runs out)."""
+
+    key: str
+    violation_key: str
+    frontage: str
+    at: datetime
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -272,7 +287,13 @@ class StreetCase:
 
 
 EnforcementEvent = (
-    NoticeRequired | HazardCandidate | AbatementOrdered | OffenseCounted | TaxRollDue | TaxRollHeld
+    NoticeRequired
+    | HazardCandidate
+    | AbatementOrdered
+    | AbatementWithdrawn
+    | OffenseCounted
+    | TaxRollDue
+    | TaxRollHeld
 )
 
 

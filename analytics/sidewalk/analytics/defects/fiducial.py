@@ -2,18 +2,24 @@
 
 A ChArUco board (printed from ``make_calibration_target``) calibrates the
 camera; a single ArUco marker of known side lying on the walk gives the
-image-to-ground homography in millimetres for each survey photo.
+image-to-ground homography in millimetres for each survey photo. Where one
+marker would be too small in the photo, several loose markers of the same
+printed side (``FiducialSpec.marker_ids``) are fitted together: one walk
+plane and each marker's place on it, from all their corners at once (their
+layout on the walk need not be known).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import cv2
 import numpy as np
 from numpy.typing import NDArray
+from scipy.optimize import least_squares
 
 from .errors import InputProblem, MeasurementError
 
@@ -50,8 +56,12 @@ class FiducialSpec:
     dictionary: int = cv2.aruco.DICT_4X4_50
     marker_id: int | None = None  # None: the largest marker found
     board: CharucoBoardSpec | None = None
-    # Smallest marker side (px) measured; None: ``FiducialLimits.min_side_px``.
+    # Smallest marker side (px) measured; None: ``FiducialLimits.min_side_px``
+    # (``min_side_px_several`` with several markers).
     min_side_px: float | None = None
+    # Two or more loose markers (ids, the first one's frame is the ground
+    # frame: lay it with its x edge along the walk), all ``side_mm`` across.
+    marker_ids: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +80,13 @@ class FiducialLimits:
     min_side_px: float = 60.0
     max_tilt_deg: float = 50.0
     corner_sigma_px: float = 0.15  # sub-pixel corner noise, for uncertainties
+    # Several loose markers fitted together (``FiducialSpec.marker_ids``):
+    # the smallest side of each, and the largest RMS distance (px) of one
+    # marker's corners from where the common plane puts them (a marker not
+    # lying flat on the walk, or raised on something). Both chosen on the
+    # tuning seeds of ``bench/defects_accuracy.py --several-markers``.
+    min_side_px_several: float = 30.0
+    max_marker_residual_px: float = 0.6
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -81,6 +98,8 @@ class GroundFrame:
     scale_uncertainty_fraction: float
     tilt_deg: float
     marker_corners_px: F64  # 4 x 2, distorted image
+    # Every marker's corners (distorted image) when several were fitted.
+    markers_px: tuple[F64, ...] = ()
 
     def to_ground(self, pts_px: F64, calib: CameraCalibration) -> F64:
         """Distorted image points (N x 2) to ground millimetres (N x 2)."""
@@ -182,12 +201,11 @@ def find_ground_frame(
     """
     if spec.board is not None:
         return _board_frame(gray, calib, spec, limits)
-    d = cv2.aruco.getPredefinedDictionary(spec.dictionary)
-    prm = cv2.aruco.DetectorParameters()
-    prm.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
-    corners, ids, _ = cv2.aruco.ArucoDetector(d, prm).detectMarkers(gray)
+    corners, ids = _detect(gray, spec)
     if ids is None or len(ids) == 0:
         raise MeasurementError(InputProblem.NO_FIDUCIAL, "no ArUco marker found")
+    if len(spec.marker_ids) >= 2:
+        return _several_frame(gray, calib, spec, limits, corners, ids)
     cands = [
         (c.reshape(4, 2).astype(np.float64), int(i))
         for c, i in zip(corners, ids.ravel(), strict=True)
@@ -197,13 +215,28 @@ def find_ground_frame(
         raise MeasurementError(InputProblem.NO_FIDUCIAL, f"marker {spec.marker_id} not found")
     c4, _ = max(cands, key=lambda ci: cv2.contourArea(ci[0].astype(np.float32)))
     c4 = _refine_linear(gray, c4)
+    return _single_frame(c4, calib, spec, limits)
+
+
+def _detect(gray: U8, spec: FiducialSpec) -> tuple[Sequence[NDArray[np.float32]], Any]:
+    d = cv2.aruco.getPredefinedDictionary(spec.dictionary)
+    prm = cv2.aruco.DetectorParameters()
+    prm.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
+    corners, ids, _ = cv2.aruco.ArucoDetector(d, prm).detectMarkers(gray)
+    return [np.asarray(c, np.float32) for c in corners], ids
+
+
+def _single_frame(
+    c4: F64, calib: CameraCalibration, spec: FiducialSpec, limits: FiducialLimits, note: str = ""
+) -> GroundFrame:
+    """The ground frame from one marker's four (refined) corners."""
     sides = np.linalg.norm(c4 - np.roll(c4, -1, 0), axis=1)
     floor = limits.min_side_px if spec.min_side_px is None else spec.min_side_px
     if sides.min() < floor:
         raise MeasurementError(
             InputProblem.FIDUCIAL_TOO_SMALL,
             f"marker side {sides.min():.0f} px < {floor:.0f} px (the size that keeps 1/16 in;"
-            " a larger marker, or a ChArUco board)",
+            f" a larger marker, several markers or a ChArUco board){note}",
         )
     s = spec.side_mm
     obj = np.array([[0, 0, 0], [s, 0, 0], [s, s, 0], [0, s, 0]], np.float64)
@@ -225,6 +258,166 @@ def find_ground_frame(
     # Corner noise moves the scale by about sigma * sqrt(2) / side.
     frac = limits.corner_sigma_px * math.sqrt(2) / float(sides.mean())
     return GroundFrame(np.asarray(i2g, np.float64), mm_px, frac, tilt, c4)
+
+
+def _square(side: float) -> F64:
+    return np.array([[0, 0], [side, 0], [side, side], [0, side]], np.float64)
+
+
+def _rigid(theta: float, x: float, y: float, pts: F64) -> F64:
+    """Plane points rotated by ``theta`` then moved by (x, y)."""
+    c, s = math.cos(theta), math.sin(theta)
+    out: F64 = pts @ np.array([[c, s], [-s, c]]) + np.array([x, y])
+    return out
+
+
+def _procrustes(local: F64, ground: F64) -> tuple[float, float, float]:
+    """The rotation and shift (no scale) taking ``local`` onto ``ground``."""
+    cl, cg = local.mean(0), ground.mean(0)
+    h = (local - cl).T @ (ground - cg)
+    theta = math.atan2(h[0, 1] - h[1, 0], h[0, 0] + h[1, 1])
+    x, y = cg - _rigid(theta, 0.0, 0.0, cl[None, :])[0]
+    return theta, float(x), float(y)
+
+
+def _several_frame(  # noqa: PLR0917 - the detection and the options
+    gray: U8,
+    calib: CameraCalibration,
+    spec: FiducialSpec,
+    limits: FiducialLimits,
+    corners: Sequence[NDArray[np.float32]],
+    ids: Any,
+) -> GroundFrame:
+    """One walk plane from several loose markers' corners together.
+
+    Unknowns: the plane's pose (that of the first listed marker found) and
+    every other marker's place and turn on it; each marker gives eight
+    coordinates, so two markers already over-determine the plane. Where one
+    small marker's four close corners leave the plane's tilt loose (its pose
+    flips or tilts), the markers' sizes and shapes across the view fix it.
+    A marker whose corners the common plane cannot place is not lying flat
+    on the walk: the photo is not measured rather than measured off it.
+    """
+    want = spec.marker_ids
+    found = [
+        (_refine_linear(gray, c.reshape(4, 2).astype(np.float64)), int(i))
+        for c, i in zip(corners, np.asarray(ids).ravel(), strict=True)
+        if int(i) in want
+    ]
+    missing = [i for i in want if i not in {m for _, m in found}]
+    note = f" (marker {', '.join(map(str, missing))} not found)" if missing else ""
+    if not found:
+        raise MeasurementError(
+            InputProblem.NO_FIDUCIAL, f"none of markers {', '.join(map(str, want))} found"
+        )
+    floor = limits.min_side_px_several if spec.min_side_px is None else spec.min_side_px
+    sides = [float(np.linalg.norm(c - np.roll(c, -1, 0), axis=1).min()) for c, _ in found]
+    usable = [f for f, sd in zip(found, sides, strict=True) if sd >= floor]
+    if len(usable) < 2:
+        # One marker (or none big enough): it must do alone, at the one-marker floor.
+        c4, _ = max(found, key=lambda ci: cv2.contourArea(ci[0].astype(np.float32)))
+        small = min(sides)
+        if small < floor:
+            note += f" (a marker of {small:.0f} px is under the {floor:.0f} px of several)"
+        return _single_frame(c4, calib, replace(spec, min_side_px=None), limits, note)
+    # The ground frame is the first listed marker's (its x edge along the walk).
+    ref_id = next(i for i in want if i in {m for _, m in usable})
+    usable.sort(key=lambda ci: (ci[1] != ref_id, -cv2.contourArea(ci[0].astype(np.float32))))
+    p, per = _fit_markers([c for c, _ in usable], spec.side_mm, calib)
+    worst = int(np.argmax(per))
+    if per[worst] > limits.max_marker_residual_px:
+        who = (
+            f"marker {usable[worst][1]}"
+            if len(usable) > 2
+            else f"markers {usable[0][1]} and {usable[1][1]}"
+        )
+        raise MeasurementError(
+            InputProblem.NOT_MEASURED,
+            f"the ground markers disagree: {who} {per[worst]:.1f} px off the walk plane of the"
+            f" others (> {limits.max_marker_residual_px} px; one is not lying flat on the walk)",
+        )
+    rot, _ = cv2.Rodrigues(p[:3])
+    tilt = math.degrees(math.acos(min(1.0, abs(float(rot[2, 2])))))
+    if tilt > limits.max_tilt_deg:
+        raise MeasurementError(
+            InputProblem.FIDUCIAL_TOO_OBLIQUE,
+            f"markers tilted {tilt:.0f} deg from the optical axis > {limits.max_tilt_deg:.0f}",
+        )
+    g2i = calib.matrix @ np.column_stack([rot[:, 0], rot[:, 1], p[3:6]])
+    i2g = np.linalg.inv(g2i)
+    i2g /= i2g[2, 2]
+    ref = usable[0][0]
+    side_px = [float(np.linalg.norm(c - np.roll(c, -1, 0), axis=1).mean()) for c, _ in usable]
+    # Corner noise (or the fit's own scatter, if larger) over every corner.
+    sigma = max(limits.corner_sigma_px, float(np.sqrt(np.mean(per**2))))
+    frac = sigma * math.sqrt(2) / float(np.mean(side_px)) / math.sqrt(len(usable))
+    return GroundFrame(
+        np.asarray(i2g, np.float64),
+        spec.side_mm / side_px[0],
+        frac,
+        tilt,
+        ref,
+        tuple(c for c, _ in usable),
+    )
+
+
+def _fit_markers(markers: list[F64], side_mm: float, calib: CameraCalibration) -> tuple[F64, F64]:
+    """The plane's pose (Rodrigues, translation) then (x, y, turn) of every
+    marker after the first on it, and each marker's RMS corner residual (px)."""
+    obs = np.concatenate(markers)
+    sq = _square(side_mm)
+    k, dist = calib.matrix, calib.distortion
+
+    def objects(p: F64) -> F64:
+        pts = [sq] + [
+            _rigid(p[6 + 3 * i + 2], p[6 + 3 * i], p[7 + 3 * i], sq)
+            for i in range(len(markers) - 1)
+        ]
+        flat = np.concatenate(pts)
+        out: F64 = np.column_stack([flat, np.zeros(len(flat))])
+        return out
+
+    def residual(p: F64) -> F64:
+        img, _ = cv2.projectPoints(objects(p), p[:3], p[3:6], k, dist)
+        out: F64 = (np.asarray(img, np.float64).reshape(-1, 2) - obs).ravel()
+        return out
+
+    und = [
+        np.asarray(cv2.undistortPoints(c.reshape(-1, 1, 2), k, dist, P=k), np.float64).reshape(
+            -1, 2
+        )
+        for c in markers
+    ]
+    best: Any = None
+    # Start from each marker's two IPPE poses: a small marker's right pose may be its second.
+    for c in markers:
+        ok, rvecs, tvecs, _err = cv2.solvePnPGeneric(
+            np.column_stack([sq, np.zeros(4)]), c, k, dist, flags=cv2.SOLVEPNP_IPPE
+        )
+        for rv, tv in zip(rvecs, tvecs, strict=True) if ok else ():
+            rot, _ = cv2.Rodrigues(rv)
+            h = np.linalg.inv(k @ np.column_stack([rot[:, 0], rot[:, 1], np.ravel(tv)]))
+            places = []
+            for u in und:
+                g = np.asarray(cv2.perspectiveTransform(u.reshape(-1, 1, 2), h), np.float64)
+                places.append(_procrustes(sq, g.reshape(-1, 2)))
+            th0, x0, y0 = places[0]
+            ca, sa = math.cos(th0), math.sin(th0)
+            rz = np.array([[ca, -sa, 0.0], [sa, ca, 0.0], [0.0, 0.0, 1.0]])
+            r_ref = rot @ rz
+            t_ref = rot @ np.array([x0, y0, 0.0]) + np.ravel(tv)
+            p0 = [*np.ravel(cv2.Rodrigues(r_ref)[0]), *t_ref]
+            for th, x, y in places[1:]:
+                rel = _rigid(-th0, 0.0, 0.0, np.array([[x - x0, y - y0]]))[0]
+                p0 += [float(rel[0]), float(rel[1]), th - th0]
+            fit = least_squares(residual, np.asarray(p0, np.float64), method="lm")
+            if best is None or fit.cost < best.cost:
+                best = fit
+    if best is None:
+        raise MeasurementError(InputProblem.NO_FIDUCIAL, "marker pose failed")
+    p = np.asarray(best.x, np.float64)
+    per = np.sqrt(np.mean(residual(p).reshape(len(markers), 8) ** 2, axis=1) * 2)
+    return p, per
 
 
 def _board_frame(

@@ -133,14 +133,14 @@ def measure_photo(
         mask &= _walk_surface(
             np.asarray(cv2.resize(image, (small.shape[1], small.shape[0])), np.uint8), p
         )
-    mask = _drop_marker(
-        mask, ground.marker_corners_px * s if ground.marker_corners_px.size else None
-    )
+    for corners in ground.markers_px or (ground.marker_corners_px,):
+        mask = _drop_marker(mask, corners * s if corners.size else None)
     stages.append(("segmentation", time.perf_counter() - t0))
     traces = _traces(gray, mask, s, calibration, ground=ground, p=p)
     stages.append(("widths", time.perf_counter() - t0))
-    # Both edges of the walk against turf, when the photo shows them (colour only).
-    board = fiducial is not None and fiducial.board is not None
+    # Both edges of the walk against turf, when the photo shows them (colour
+    # only; its uncertainty is worked out for one marker's frame).
+    board = (fiducial is not None and fiducial.board is not None) or bool(ground.markers_px)
     walk = (
         measure_walk_width(image, calibration, ground, p.walk_width)
         if image.ndim == 3 and p.walk_width is not None and not board

@@ -15,7 +15,8 @@ same scene live here too, so tests and benchmarks share one truth.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -501,6 +502,10 @@ class MarkerPlacement:
     side_mm: float
     marker_id: int = 0
     dictionary: int = 0  # cv2.aruco.DICT_4X4_50
+    # Not lying flat: turned about its own x axis through its centre (its
+    # far edge up) and raised by ``lift_mm`` (on a lump of snow, a stone).
+    tilt_deg: float = 0.0
+    lift_mm: float = 0.0
 
     def marker_to_world(self, pts: F64) -> F64:
         """N x 2 marker-frame millimetres to world x, y."""
@@ -631,15 +636,72 @@ def place_marker(
     raise ValueError("no room for the marker in this view")
 
 
-def render_photo(  # noqa: PLR0915 - a renderer is a long list of layers
+def place_markers(
     scene: SidewalkScene,
     camera: Camera,
-    marker: MarkerPlacement | None,
+    rng: np.random.Generator,
+    count: int,
+    side_mm: float,
+    *,
+    ids: Sequence[int] | None = None,
+) -> list[MarkerPlacement]:
+    """``count`` loose markers (ids ``ids``, default 0, 1, ...) on blocks clear
+    of every joint, anywhere across the view, at least 1.6 sides apart."""
+    out: list[MarkerPlacement] = []
+    for _ in range(60):
+        if len(out) == count:
+            break
+        m = place_marker(scene, camera, rng, side_mm, along=(0.05, 0.95))
+        c = m.marker_to_world(np.array([[side_mm / 2, side_mm / 2]]))[0]
+        if all(
+            np.hypot(*(c - o.marker_to_world(np.array([[side_mm / 2, side_mm / 2]]))[0]))
+            > 1.6 * side_mm
+            for o in out
+        ):
+            out.append(replace(m, marker_id=len(out) if ids is None else int(ids[len(out)])))
+    if len(out) < count:
+        raise ValueError("no room for the markers in this view")
+    return out
+
+
+def _paint_marker(
+    col: F64, camera: Camera, rays: F64, xyz: tuple[F64, F64, float], marker: MarkerPlacement
+) -> None:
+    """Paint one marker: flat markers on the mean walk plane, a tilted or
+    raised one on its own plane (it hides the walk behind it)."""
+    mk = make_marker_image(marker.marker_id, dictionary=marker.dictionary)
+    s = marker.side_mm
+    x, y, z_ref = xyz
+    if marker.tilt_deg == 0.0 and marker.lift_mm == 0.0:
+        mp = marker.world_to_marker(np.stack([x, y], 1))
+    else:
+        a, t = marker.angle_rad, math.radians(marker.tilt_deg)
+        ex = np.array([math.cos(a), math.sin(a), 0.0])
+        ey = np.array([math.sin(a), -math.cos(a), 0.0]) * math.cos(t) + np.array(
+            [0.0, 0.0, math.sin(t)]
+        )
+        c2 = marker.marker_to_world(np.array([[s / 2, s / 2]]))[0]
+        c = np.array([c2[0], c2[1], z_ref + marker.lift_mm])
+        n = np.cross(ex, ey)
+        d = (c - camera.center_mm) @ n / (rays @ n)
+        rel = camera.center_mm + rays * d[:, None] - c
+        mp = np.stack([rel @ ex + s / 2, rel @ ey + s / 2], 1)
+    inside = (mp[:, 0] >= 0) & (mp[:, 0] < s) & (mp[:, 1] >= 0) & (mp[:, 1] < s)
+    ix = (mp[inside] / s * mk.shape[0]).astype(int).clip(0, mk.shape[0] - 1)
+    val = np.where(mk[ix[:, 1], ix[:, 0]] > 127, 0.85, 0.06)
+    col[inside] = val[:, None]
+
+
+def render_photo(
+    scene: SidewalkScene,
+    camera: Camera,
+    marker: MarkerPlacement | Sequence[MarkerPlacement] | None,
     rng: np.random.Generator,
     conditions: PhotoConditions | None = None,
 ) -> NDArray[np.uint8]:
     """A BGR survey photo of the scene (positions on the mean walk plane;
-    relief appears as shading: gaps dark with depth, spalls darker)."""
+    relief appears as shading: gaps dark with depth, spalls darker), with
+    one ground marker or several."""
     cond = conditions or PhotoConditions()
     hh, ww = camera.height, camera.width
     vv, uu = np.mgrid[0:hh, 0:ww]
@@ -666,15 +728,11 @@ def render_photo(  # noqa: PLR0915 - a renderer is a long list of layers
     turf = label == TURF
     col[turf] = np.array([0.18, 0.32, 0.22]) * (1 + 2 * tex[turf])[:, None]
     avoid: list[tuple[float, float, float]] = []
-    if marker is not None:
-        mk = make_marker_image(marker.marker_id, dictionary=marker.dictionary)
-        mp = marker.world_to_marker(np.stack([x, y], 1))
-        s = marker.side_mm
-        inside = (mp[:, 0] >= 0) & (mp[:, 0] < s) & (mp[:, 1] >= 0) & (mp[:, 1] < s)
-        ix = (mp[inside] / s * mk.shape[0]).astype(int).clip(0, mk.shape[0] - 1)
-        val = np.where(mk[ix[:, 1], ix[:, 0]] > 127, 0.85, 0.06)
-        col[inside] = val[:, None]
-        c = marker.marker_to_world(np.array([[s / 2, s / 2]]))[0]
+    markers = [] if marker is None else [marker] if isinstance(marker, MarkerPlacement) else marker
+    for mkr in markers:
+        _paint_marker(col, camera, rays, (x, y, z_ref), mkr)
+        s = mkr.side_mm
+        c = mkr.marker_to_world(np.array([[s / 2, s / 2]]))[0]
         avoid.append((float(c[0]), float(c[1]), s))
     x0, x1, y0, y1 = float(x.min()), float(x.max()), float(y.min()), float(y.max())
     _blobs(

@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sidewalk.dashboard.routes.deps import Cases, Reader, TimeSeries, iso
 from sidewalk.dashboard.routes.registry import CALIBRATION_WORDS, calibration_state
+from sidewalk.storage.cases.records import CameraRecord
 
 router = APIRouter()
 
@@ -45,6 +46,13 @@ class DeviceView(BaseModel):
     calibration: str = Field(
         default="not calibrated", description="whether the pole runs the registry's calibration"
     )
+    calibrated_at: str | None = Field(
+        default=None, description="when the newest of its cameras was calibrated (registry)"
+    )
+    calibrated_by: str | None = None
+    calibration_reported_at: str | None = Field(
+        default=None, description="when the pole last said which calibration it runs"
+    )
 
 
 class DeadLetterView(BaseModel):
@@ -62,13 +70,20 @@ class DeadLetterView(BaseModel):
 def devices(user: Reader, cases: Cases, ts: TimeSeries) -> list[DeviceView]:
     """Availability, last seen, buffer backlog, seq gaps and dead letters per pole."""
     out = []
+    cameras: dict[str, list[CameraRecord]] = {}
+    for c in cases.registry.cameras():
+        cameras.setdefault(c.device_id, []).append(c)
     for d in cases.registry.list_devices():
         calibrated = calibration_state(
             cases.registry.expected_calibration(d.id), d.reported_calibration
         )
+        newest = max(cameras.get(d.id, []), key=lambda c: c.calibrated_at, default=None)
         row = DeviceView(
             id=d.id, site=d.site, availability=d.availability, last_seen=iso(d.last_seen),
             calibration=CALIBRATION_WORDS[calibrated],
+            calibrated_at=iso(newest.calibrated_at) if newest else None,
+            calibrated_by=newest.calibrated_by if newest else None,
+            calibration_reported_at=iso(d.reported_calibration_at),
         )  # fmt: skip
         if ts is not None:
             state = ts.device_state(d.id)

@@ -6,6 +6,11 @@ accepted, and the server refuses anything else with the reason in plain words
 (409), before it is recorded. Service goes through
 ``alerts.delivery.record_notice_delivery``, as ``sidewalk notices delivered``
 and ``sidewalk act record_delivery`` do.
+
+A wrong service or crew completion is corrected or undone with a reason
+(``alerts.corrections``, as ``sidewalk act … --correct/--undo``): one notice's
+page lists its entries, each with what may be done to it now, or why not
+(what rests on it, to undo first).
 """
 
 from __future__ import annotations
@@ -19,6 +24,12 @@ from fastapi import APIRouter, Depends, HTTPException, Query
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
+from sidewalk.alerts.corrections import (
+    CaseRecords,
+    CorrectionRefused,
+    blocked,
+    correct_entry,
+)
 from sidewalk.alerts.delivery import (
     DELIVERY_METHODS,
     NotDeliveryError,
@@ -29,15 +40,18 @@ from sidewalk.alerts.notices import CLOCK_FROM_DELIVERY
 from sidewalk.alerts.pdf import notice_pdf
 from sidewalk.analytics.clocks.actions import ActionError, parse_action
 from sidewalk.analytics.clocks.states import CaseState
+from sidewalk.core.clock import format_local
 from sidewalk.core.profile import Profile
 from sidewalk.dashboard.auth import User
 from sidewalk.dashboard.casework import (
     AWAITS_DELIVERY,
     PERIOD_OF,
     CaseNow,
+    Entry,
     case_clock_key,
     case_now,
     enforcement_clocks,
+    entries,
     pending_by_target,
     refusal,
 )
@@ -102,6 +116,15 @@ class ServiceBody(RequestBody):
     )
 
 
+class CorrectionBody(RequestBody):
+    undo: bool = Field(default=False, description="the entry should not have been made")
+    reason: str = Field(max_length=500, description="why: kept on record with the correction")
+    at: datetime | None = Field(
+        default=None, description="the right time; without an offset, the village's time"
+    )
+    method: str | None = Field(default=None, description="a service's right method")
+
+
 class PrintBatchBody(RequestBody):
     numbers: list[str] = Field(min_length=1, max_length=500)
 
@@ -140,7 +163,22 @@ class HistoryLine(BaseModel):
     at: str | None
     text: str
     who: str | None
-    outcome: Literal["done", "waiting", "refused"]
+    outcome: Literal["done", "waiting", "refused", "undone"]
+
+
+class EntryView(BaseModel):
+    """A service or crew completion on record, and whether it may be corrected now."""
+
+    id: int
+    text: str = Field(description="what was recorded, as it stands")
+    at: str | None = Field(description="when it happened, as corrected")
+    recorded_at: str | None = Field(description="when it was first said to have happened")
+    who: str
+    undone: bool
+    may_correct: bool = Field(description="the account may correct it and nothing blocks it")
+    blocked: str | None = Field(description="why it cannot be corrected now (clerk's words)")
+    method: str | None = Field(description="a service's method, as corrected")
+    methods: list[ChoiceView] = Field(description="a service's methods that count")
 
 
 class NoticeView(BaseModel):
@@ -172,6 +210,9 @@ class NoticeView(BaseModel):
     steps: list[StepView] = Field(description="only the steps valid now, for this account")
     service_methods: list[ChoiceView] = Field(description="ways of serving that count")
     history: list[HistoryLine]
+    entries: list[EntryView] = Field(
+        default_factory=list, description="one notice's page: the entries that may be corrected"
+    )
     actions: list[NoticeActionView]
     deliveries: list[DeliveryView]
     owner: OwnerContact | None = Field(default=None, description="clerk and admin only")
@@ -184,6 +225,12 @@ class RecordedAction(BaseModel):
     target: str = Field(description="the violation key, or the frontage for record_treated")
     at: str | None
     message: str = Field(description="what was recorded, in plain words")
+
+
+class CorrectionRecorded(BaseModel):
+    number: str
+    entry: int
+    message: str
 
 
 class ServiceRecorded(BaseModel):
@@ -250,7 +297,7 @@ def snow_case(
     if violation is None or not violation.rule.startswith("snow_and_ice."):
         return None
     clock = records.clocks.get(case_clock_key(violation))
-    return case_now(profile, violation, clock, records.pending.get(violation.key, []), at)
+    return case_now(profile, violation, clock, records.actions.get(violation.key, []), at)
 
 
 def can_serve(n: NoticeRecord, case: CaseNow | None) -> bool:
@@ -270,8 +317,13 @@ def valid_steps(n: NoticeRecord, case: CaseNow | None, user: User) -> list[str]:
     return [s for s in steps if user.may(ACTION_PERMISSION[s])]
 
 
-def served_words(n: NoticeRecord, deliveries: list[DeliveryRecord]) -> str:
-    how = next((d.channel for d in deliveries if d.status == "delivered"), None)
+def served_words(
+    n: NoticeRecord, deliveries: list[DeliveryRecord], actions: list[ActionRecord]
+) -> str:
+    served = [e for e in entries(actions) if e.notice == n.number and not e.undone]
+    how = served[-1].method if served else None  # as corrected
+    if how is None:
+        how = next((d.channel for d in deliveries if d.status == "delivered"), None)
     return f"Served {SERVED_BY.get(how or '', '')}".rstrip()
 
 
@@ -296,24 +348,50 @@ def deadline_words(
     return None, None, case_words
 
 
+def _entry_words(kind: str, method: object) -> str:
+    text = STEP_DONE.get(kind, step_label(kind))
+    if kind == "record_delivery" and isinstance(method, str):
+        text = f"{text} {SERVED_BY.get(method, '')}".rstrip()
+    return text
+
+
+def _correction_words(a: ActionRecord, profile: Profile) -> str:
+    """A correction as the history tells it: what, to what, and the reason given."""
+    step = "Service" if a.detail.get("step") == "record_delivery" else "Crew's completion"
+    if a.detail.get("undo"):
+        said = f"{step} undone"
+    else:
+        said = f"{step} corrected to {format_local(a.at, profile.zone)}"
+        if a.detail.get("method"):
+            said += f", {SERVED_BY.get(str(a.detail['method']), '')}".rstrip(", ")
+    return f"{said}. Reason: {a.detail.get('reason', '')}"
+
+
 def history(
-    n: NoticeRecord, actions: list[ActionRecord], deliveries: list[DeliveryRecord]
+    n: NoticeRecord,
+    actions: list[ActionRecord],
+    deliveries: list[DeliveryRecord],
+    profile: Profile,
 ) -> list[HistoryLine]:
     lines = [HistoryLine(at=iso(n.issued_at), text="Notice issued", who=None, outcome="done")]
+    undone = {e.id for e in entries(actions) if e.undone}
     for a in actions:
-        text = STEP_DONE.get(a.kind, step_label(a.kind))
-        method = a.detail.get("method") or a.detail.get("channel")
-        if a.kind == "record_delivery" and isinstance(method, str):
-            text = f"{text} {SERVED_BY.get(method, '')}".rstrip()
+        if a.kind == "correct_entry":  # told when it was made, the entry kept as recorded
+            at, text = a.recorded_at, _correction_words(a, profile)
+        else:
+            at = a.at
+            text = _entry_words(a.kind, a.detail.get("method") or a.detail.get("channel"))
+        outcome: Literal["done", "waiting", "refused", "undone"] = "done"
         if a.error:
-            outcome: Literal["done", "waiting", "refused"] = "refused"
+            outcome = "refused"
             text += ": not applied, it did not fit the case at that time"
         elif a.applied_at is None:
             outcome = "waiting"
             text += " (being applied)"
-        else:
-            outcome = "done"
-        lines.append(HistoryLine(at=iso(a.at), text=text, who=a.who, outcome=outcome))
+        elif a.id in undone:
+            outcome = "undone"
+            text += " (undone: see below)"
+        lines.append(HistoryLine(at=iso(at), text=text, who=a.who, outcome=outcome))
     if not any(a.kind == "record_delivery" for a in actions):
         for d in deliveries:  # a notice whose service starts no clock (and older records)
             if d.status == "delivered":
@@ -342,7 +420,7 @@ def notice_view(
     steps = valid_steps(n, case, user)
     status_words = NOTICE_STATUS.get(n.status, "")
     if n.status == "delivered":
-        status_words = served_words(n, deliveries)
+        status_words = served_words(n, deliveries, actions)
     elif n.status == "rendered" and case is not None and not can_serve(n, case):
         status_words = "Not to be served: its case has moved on"
     view = NoticeView(
@@ -373,7 +451,7 @@ def notice_view(
             for m in DELIVERY_METHODS
             if "record_delivery" in steps and profile.notice_delivery.counts(n.kind, m)
         ],
-        history=history(n, actions, deliveries),
+        history=history(n, actions, deliveries, profile),
         actions=[
             NoticeActionView(
                 kind=a.kind, at=iso(a.at), who=a.who, applied=iso(a.applied_at), error=a.error
@@ -400,7 +478,79 @@ def notices(user: Reader, cases: Cases, profile: VillageProfile, now: Now) -> li
 
 @router.get("/notices/{number}", tags=["notices"], response_model_exclude_unset=True)
 def notice(user: Reader, cases: Cases, profile: VillageProfile, now: Now, n: Notice) -> NoticeView:
-    return notice_view(NoticeRecords.read(cases), profile, n, user, now)
+    view = notice_view(NoticeRecords.read(cases), profile, n, user, now)
+    if n.violation_id is not None and view.violation_key is not None:
+        view.entries = entry_views(CaseRecords.read(cases, n), profile, n, user)
+    return view
+
+
+def entry_views(
+    case: CaseRecords, profile: Profile, n: NoticeRecord, user: User
+) -> list[EntryView]:
+    """The notice's service and its case's crew completion, each with what may be done."""
+    views = []
+    for e in case.entries():
+        why = blocked(e, case, profile)
+        views.append(
+            EntryView(
+                id=e.id,
+                text=_entry_words(e.kind, e.method),
+                at=iso(e.at),
+                recorded_at=iso(e.recorded.at),
+                who=e.recorded.who,
+                undone=e.undone,
+                may_correct=why is None and user.may("correct"),
+                blocked=why,
+                method=e.method,
+                methods=_methods(profile, n, e),
+            )
+        )
+    return views
+
+
+def _methods(profile: Profile, n: NoticeRecord, e: Entry) -> list[ChoiceView]:
+    if e.kind != "record_delivery":
+        return []
+    return [
+        ChoiceView(value=m, label=SERVICE_METHODS[m])
+        for m in DELIVERY_METHODS
+        if profile.notice_delivery.counts(n.kind, m)
+    ]
+
+
+@router.post("/notices/{number}/entries/{entry}/correction", tags=["notices"])
+def correct(
+    number: str,
+    entry: int,
+    body: CorrectionBody,
+    *,
+    user: LoggedIn,
+    cases: Cases,
+    profile: VillageProfile,
+) -> CorrectionRecorded:
+    """Correct (the right time, a service's right method) or undo an entry on the notice's
+    case, with the reason; the entry stays on record. Refused (409) in the clerk's words
+    where a later act rests on it, naming what to undo first; nothing is recorded."""
+    if not user.may("correct"):
+        raise HTTPException(403, "Your account may not correct entries: ask the clerk.")
+    if not body.reason.strip():
+        raise HTTPException(422, "Reason: say why the entry is corrected (it is kept on record).")
+    if body.undo and (body.at is not None or body.method is not None):
+        raise HTTPException(422, "Undo: give only the reason (no new time or method).")
+    n = notice_record(cases, number)
+    at = None if body.at is None else _local(body.at, body.at, profile)
+    try:
+        done = correct_entry(
+            cases, profile, n, entry, who=user.username, reason=body.reason,
+            at=at, method=body.method, undo=body.undo,
+        )  # fmt: skip
+    except CorrectionRefused as exc:
+        raise HTTPException(409, str(exc)) from None
+    return CorrectionRecorded(
+        number=n.number,
+        entry=entry,
+        message=f"{_correction_words(done, profile)} (notice {n.number}).",
+    )
 
 
 @router.get(

@@ -18,6 +18,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
 
+from sidewalk.analytics.survey import failure_words
 from sidewalk.core.contract import SnowMeasurement
 from sidewalk.core.units import MM_PER_FOOT, MM_PER_INCH
 from sidewalk.dashboard.auth import User
@@ -497,7 +498,7 @@ def property_page(
                     surveyed_at=iso(i.surveyed_at),
                     kind=f"{i.kind.capitalize()} survey",
                     measured=i.status == "ok",
-                    failure=i.failure,
+                    failure=failure_words(i.failure) if i.failure else None,
                     blocks=len(i.blocks),
                     defective_blocks=sum(1 for b in i.blocks if b.get("defective")),
                     defects=defects,

@@ -94,6 +94,9 @@ class PoleView(BaseModel):
     cameras: list[CameraView]
     calibration: CalibrationState
     calibration_words: str
+    calibration_reported_at: str | None = Field(
+        description="when the pole last said which calibration it runs"
+    )
     frame_url: str | None = Field(description="the pole's newest picture, if any is stored")
     frame_at_ms: int | None
 
@@ -265,6 +268,7 @@ def _pole_view(
             for c in cameras
         ],
         calibration=state, calibration_words=CALIBRATION_WORDS[state],
+        calibration_reported_at=iso(d.reported_calibration_at),
         frame_url=f"/api/frames/{frame[0]}" if frame else None,
         frame_at_ms=frame[1] if frame else None,
     )  # fmt: skip
@@ -363,16 +367,37 @@ def preview(device: str, body: CornersIn, user: Admin, cases: Cases) -> FitView:
 
 @router.put("/registry/poles/{device}/cameras", tags=["registry"])
 def save_camera(*, device: str, body: CornersIn, user: Admin, cases: Cases, now: Now) -> FitView:
-    """Save the frontage's region and homography in the registry (not yet sent to the pole)."""
+    """Save the frontage's region and homography in the registry (not yet sent to the pole),
+    and the walk's length and width the person measured, when they differ from the record."""
     fit = _fit(cases, device, body)
     try:
         cases.registry.set_camera(
             device, body.frontage, region=body.corners, homography=fit.homography,
             calibrated_at=now, who=user.username,
         )  # fmt: skip
+        _record_size(cases, body, user.username)
     except RegistryError as exc:
         raise HTTPException(422, str(exc)) from None
     return fit
+
+
+def _record_size(cases: CaseStore, body: CornersIn, who: str) -> None:
+    """Write the calibrator's walk length and width back to the frontage's record."""
+    f = cases.registry.get_frontage(body.frontage)
+    if (f.length_ft, f.walk_width_ft) == (body.length_ft, body.walk_width_ft):
+        return
+    cases.registry.upsert_frontage(
+        f.id, site=f.site, parcel_number=f.parcel_number, street_address=f.street_address,
+        length_ft=body.length_ft, zone=f.zone,  # type: ignore[arg-type]
+        owner_id=f.owner_id, device_id=f.device_id,
+        may_deposit_on_street=f.may_deposit_on_street, parcel_id=f.parcel_id, street=f.street,
+        side=f.side, walk_width_ft=body.walk_width_ft, corner=f.corner, who=who,
+    )  # fmt: skip
+    cases.audit.append(
+        who, "frontage.measured", f"frontage:{f.id}",
+        {"length_ft": [f.length_ft, body.length_ft],
+         "walk_width_ft": [f.walk_width_ft, body.walk_width_ft], "by": "pole calibration"},
+    )  # fmt: skip
 
 
 @router.post("/registry/poles/{device}/commands", tags=["registry"])

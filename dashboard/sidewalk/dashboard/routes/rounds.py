@@ -9,16 +9,25 @@ checks as ``sidewalk act``, so the analytics runner applies it like any other.
 running deadline), so they are kept as the inspector's audited observation, with
 the photo, for the clerk.
 A photo is stored in the evidence store (ingest's, by sha256) and linked to the
-tap by an audit row.
+tap by an audit row; a photo holding the survey marker is measured too
+(``survey_photos``: the defect measurement, shown on the property page).
+
+Taps made with no signal wait on the phone (inspector.js) and arrive later, each
+with its own time (``at``) and an idempotency ``key``: a key already recorded
+returns the first answer and records nothing again, so a retry after a lost reply
+is harmless. The key is kept in an ``inspection.tap`` audit row after the
+finding; one lock makes check-and-record atomic in this process.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import datetime
+import threading
+from datetime import datetime, timedelta
 from typing import Annotated, Final, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, Field
 
 from sidewalk.analytics.clocks.actions import ACTION_TYPES, parse_action
@@ -45,6 +54,7 @@ from sidewalk.dashboard.routes.notices import (
     snow_case,
 )
 from sidewalk.dashboard.states import CASE, label
+from sidewalk.dashboard.survey_photos import PhoneCamera, survey_photo
 from sidewalk.storage.cases import (
     CaseStore,
     ClockRecord,
@@ -72,6 +82,11 @@ REVIEW: Final = "decide_review"
 MAX_PHOTO_BYTES: Final = 20 * 1024 * 1024
 JPEG: Final = b"\xff\xd8\xff"
 SHA256: Final = re.compile(r"[0-9a-f]{64}")
+# A phone's clock may run a little ahead of the dashboard's; beyond this it is wrong.
+CLOCK_SLACK: Final = timedelta(minutes=10)
+TAP_KEPT: Final = "inspection.tap"
+# Check-and-record of an idempotency key, one request at a time (one dashboard process).
+_TAP_LOCK: Final = threading.Lock()
 
 
 class TapView(BaseModel):
@@ -99,17 +114,26 @@ class Rounds(BaseModel):
 class TapBody(RequestBody):
     tap: Tap
     photo: str | None = Field(default=None, description="sha256 of a photo sent before")
-    at: datetime | None = Field(default=None, description="when; default now")
+    at: datetime | None = Field(default=None, description="when it was seen; default now")
+    key: str | None = Field(
+        default=None, pattern=r"^[A-Za-z0-9-]{8,64}$",
+        description="idempotency key: the same key again returns the first answer",
+    )  # fmt: skip
 
 
 class TapRecorded(BaseModel):
     message: str
     photo: str | None
+    repeated: bool = Field(default=False, description="the key was recorded before")
 
 
 class PhotoStored(BaseModel):
     sha256: str
     bytes: int
+    survey: str | None = Field(
+        default=None, description="the defect measurement's result, when the marker is in it"
+    )
+    measured: bool = False
 
 
 def _house(address: str) -> tuple[str, int, str]:
@@ -193,9 +217,26 @@ def frontage_record(cases: Cases, frontage: str) -> FrontageRecord:
 Frontage = Annotated[FrontageRecord, Depends(frontage_record)]
 
 
+def phone_camera(request: Request) -> PhoneCamera:
+    """The inspectors' phone camera (``app.state.phone_camera``): uncalibrated if unset."""
+    camera: PhoneCamera | None = getattr(request.app.state, "phone_camera", None)
+    return camera or PhoneCamera()
+
+
 @router.post("/rounds/{frontage}/photos", tags=["rounds"])
-async def photo(user: LoggedIn, f: Frontage, request: Request, evidence: Evidence) -> PhotoStored:
-    """A photo from the inspector's phone (the JPEG itself as the body), kept as evidence."""
+async def photo(
+    *,
+    user: LoggedIn,
+    f: Frontage,
+    request: Request,
+    evidence: Evidence,
+    cases: Cases,
+    profile: VillageProfile,
+    now: Now,
+    at: Annotated[datetime | None, Query(description="when it was taken; default now")] = None,
+) -> PhotoStored:
+    """A photo from the inspector's phone (the JPEG itself as the body), kept as evidence;
+    measured for defects when it holds the survey marker."""
     if not user.may("field_action"):
         raise HTTPException(403, "Your account may not add photos on the round.")
     if evidence is None:
@@ -205,8 +246,29 @@ async def photo(user: LoggedIn, f: Frontage, request: Request, evidence: Evidenc
         raise HTTPException(413, "Photo: it is over 20 MB; take it again at a lower size.")
     if not body.startswith(JPEG):
         raise HTTPException(422, "Photo: it must be a JPEG picture from the camera.")
+    taken = _when(at, now, profile)
     sha = evidence.put(body)
-    return PhotoStored(sha256=sha, bytes=len(body))
+    # OpenCV work: off the event loop.
+    found = await run_in_threadpool(
+        survey_photo, sha, frontage=f.id, at=taken, camera=phone_camera(request), cases=cases,
+        evidence=evidence, profile=profile,
+    )  # fmt: skip
+    if found is None:
+        return PhotoStored(sha256=sha, bytes=len(body))
+    return PhotoStored(sha256=sha, bytes=len(body), survey=found.words, measured=found.measured)
+
+
+def _when(at: datetime | None, now: datetime, profile: Profile) -> datetime:
+    """The phone's time for a finding (default now); refused when it is in the future."""
+    if at is None:
+        return now
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=profile.zone)
+    if at > now + CLOCK_SLACK:
+        raise HTTPException(
+            422, "Time: it is later than now; check the phone's clock and send again."
+        )
+    return at
 
 
 @router.post("/rounds/{frontage}/taps", tags=["rounds"])
@@ -227,23 +289,45 @@ def tap(
         evidence is None or not SHA256.fullmatch(body.photo) or body.photo not in evidence
     ):
         raise HTTPException(422, "Photo: it did not arrive; take it again.")
-    at = body.at or now
-    if at.tzinfo is None:
-        at = at.replace(tzinfo=profile.zone)
-    stop = next((s for s in _stops(cases, profile, user, now) if s.frontage == f.id), None)
-    allowed = {t.tap for t in stop.taps} if stop else set()
-    if body.tap not in allowed:
-        raise HTTPException(
-            409, f"“{TAP_LABELS[body.tap]}” cannot be recorded at {f.street_address} now."
-        )
-    message, action_id = _record(cases, profile, user, f, tap=body.tap, at=at, now=now)
-    if body.photo is not None:
-        cases.audit.append(
-            user.username, "inspection.photo", f"frontage:{f.id}",
-            {"sha256": body.photo, "tap": body.tap, "action_id": action_id, "at": at.isoformat()},
-        )  # fmt: skip
-        message += " The photo is kept with it."
+    at = _when(body.at, now, profile)
+    with _TAP_LOCK:
+        if body.key is not None and (kept := _kept(cases, f.id, body.key)) is not None:
+            return TapRecorded(message=kept, photo=body.photo, repeated=True)
+        stop = next((s for s in _stops(cases, profile, user, now) if s.frontage == f.id), None)
+        allowed = {t.tap for t in stop.taps} if stop else set()
+        if body.tap not in allowed:
+            raise HTTPException(
+                409, f"“{TAP_LABELS[body.tap]}” cannot be recorded at {f.street_address} now."
+            )
+        message, action_id = _record(cases, profile, user, f, tap=body.tap, at=at, now=now)
+        if body.photo is not None:
+            cases.audit.append(
+                user.username, "inspection.photo", f"frontage:{f.id}",
+                {"sha256": body.photo, "tap": body.tap, "action_id": action_id,
+                 "at": at.isoformat()},
+            )  # fmt: skip
+            message += " The photo is kept with it."
+        if body.key is not None:
+            cases.audit.append_once(
+                user.username, TAP_KEPT, f"frontage:{f.id}",
+                {"tap": body.tap, "at": at.isoformat(), "message": message,
+                 "action_id": action_id},
+                key=body.key,
+            )  # fmt: skip
     return TapRecorded(message=message, photo=body.photo)
+
+
+def _kept(cases: CaseStore, frontage: str, key: str) -> str | None:
+    """The answer to a tap already recorded under ``key`` (None: not seen before)."""
+    for row in cases.audit.list(subject=f"frontage:{frontage}"):
+        if row.action == TAP_KEPT and row.detail.get("key") == key:
+            return str(row.detail.get("message", "Already recorded."))
+    return None
+
+
+def _clock(at: datetime, profile: Profile) -> str:
+    """A time of day on the village's clock, as the inspector reads it (2:05 PM)."""
+    return at.astimezone(profile.zone).strftime("%I:%M %p").lstrip("0")
 
 
 def _record(
@@ -265,7 +349,8 @@ def _record(
         n = next(n for n, c in found if n.kind == "hazard_notice" and can_serve(n, c))
         serve_notice(cases, profile, n, at=at, served_by=user.username, method="posted",
                      user=user)  # fmt: skip
-        return f"Hazard notice {n.number} posted at {where}: the 2 hours run from now.", None
+        since = "now" if abs(at - now) < timedelta(minutes=1) else _clock(at, profile)
+        return f"Hazard notice {n.number} posted at {where}: the 2 hours run from {since}.", None
     if tap == "ice":
         action = cases.actions.record("record_ice", f.id, at, user.username, {"note": "round"})
         return f"Untreated ice recorded at {where}.", action.id

@@ -8,7 +8,14 @@ from fastapi import APIRouter, HTTPException, Query, Response
 from pydantic import BaseModel, Field
 
 from sidewalk.core.contract import SnowMeasurement, WeatherReading
-from sidewalk.dashboard.routes.deps import Evidence, Now, Reader, TimeSeries, VillageProfile
+from sidewalk.dashboard.routes.deps import (
+    Cases,
+    Evidence,
+    Now,
+    Reader,
+    TimeSeries,
+    VillageProfile,
+)
 
 router = APIRouter()
 
@@ -51,6 +58,9 @@ class SiteSeries(BaseModel):
     weather: WeatherSeries
     cleared_width: dict[str, WidthSeries] = Field(description="by frontage")
     latest: dict[str, LatestMeasurement] = Field(description="by frontage")
+    addresses: dict[str, str] = Field(
+        default_factory=dict, description="each frontage's street address, for the labels"
+    )
 
 
 class JpegResponse(Response):
@@ -66,6 +76,7 @@ def series(
     evidence: Evidence,
     profile: VillageProfile,
     now: Now,
+    cases: Cases,
     hours: float = Query(72, gt=0, le=24 * 60),
 ) -> SiteSeries:
     """Weather and camera series for one pole over the last ``hours`` of event time."""
@@ -115,6 +126,8 @@ def series(
             )
             for f, s in latest.items()
         },
+        addresses={f.id: f.street_address for f in cases.registry.list_frontages()
+                   if f.id in latest},
     )  # fmt: skip
 
 

@@ -2,9 +2,9 @@
 // Every read and action goes through the same JSON API (see /docs for OpenAPI).
 import { adminPage } from "./admin.js";
 import { polesPage } from "./commission.js";
-import { h, lineChart, mapSvg } from "./draw.js";
+import { feetInches, h, inchFraction, lineChart, mapSvg, measure } from "./draw.js";
 import { exportsPage } from "./exports.js";
-import { roundsPage } from "./inspector.js";
+import { roundsPage, startOutbox } from "./inspector.js";
 import { mapPage } from "./map.js";
 import { noticePage, noticesPage } from "./notices.js";
 import { propertyPage } from "./property.js";
@@ -178,6 +178,8 @@ function connectLive() {
   });
   source.addEventListener("resync", () => route());
   source.onerror = () => { status.textContent = "reconnecting…"; status.classList.remove("on"); };
+  // No signal (a phone on the round): say so plainly; the event stream comes back by itself.
+  window.addEventListener("offline", () => { status.textContent = "no connection"; status.classList.remove("on"); });
 }
 
 // ---------------------------------------------------------------- notices
@@ -235,17 +237,18 @@ async function drawSite(device) {
     body.replaceChildren(h("p", { class: "error" }, err.message)); return;
   }
   const w = data.weather;
+  const zone = state.overview?.zone;
   const charts = [
-    ["Snow depth (mm)", [["depth", w.snow_depth_mm, "#3b6fb6"]]],
-    ["Temperature (°C)", [["air", w.air_temp_c, "#c0392b"], ["surface", w.surface_temp_c, "#8a6d00"], ["ground", w.ground_temp_c, "#1b7f3b"]]],
-  ].map(([title, lines]) => h("section", { class: "panel chart" }, h("h2", {}, title), lineChart(title, w.ts, lines, undefined, state.overview?.zone)));
+    ["Snow depth (in)", "in", [["depth", w.snow_depth_mm, "#3b6fb6"]]],
+    ["Temperature (°F)", "f", [["air", w.air_temp_c, "#c0392b"], ["surface", w.surface_temp_c, "#8a6d00"], ["ground", w.ground_temp_c, "#1b7f3b"]]],
+  ].map(([title, unit, lines]) => h("section", { class: "panel chart" }, h("h2", {}, title, h("span", { class: "chart-hint" }, " · point at the chart for values, SI beside them")), lineChart(title, w.ts, lines, undefined, zone, unit)));
   const widths = Object.entries(data.cleared_width);
   const palette = ["#0b5cad", "#a4161a", "#1b7f3b", "#6b4fa1", "#8a6d00"];
-  const widthChart = h("section", { class: "panel chart" }, h("h2", {}, "Cleared width (mm); dashed = required"),
-    widths.length ? lineChart("Cleared width", widths[0][1].ts, widths.map(([f, s], i) => [f, s.mm, palette[i % palette.length], s.ts]), data.required_width_mm) : h("p", { class: "muted" }, "No camera measurements."));
+  const widthChart = h("section", { class: "panel chart" }, h("h2", {}, "Cleared width (ft); dashed = required ", measure("ft", data.required_width_mm)),
+    widths.length ? lineChart("Cleared width", widths[0][1].ts, widths.map(([f, s], i) => [data.addresses?.[f] || f, s.mm, palette[i % palette.length], s.ts]), data.required_width_mm, zone, "ft") : h("p", { class: "muted" }, "No camera measurements."));
   const frames = h("section", { class: "panel" }, h("h2", {}, "Latest measured path"),
     ...Object.entries(data.latest).map(([f, s]) => h("figure", {}, s.frame_url ? framed(s, data.required_width_mm) : "", pathSketch(s, data.required_width_mm),
-      h("figcaption", {}, `${f}: cleared ${(s.cleared_width_mm / 304.8).toFixed(1)} ft, cover ${(s.snow_cover_fraction * 100).toFixed(0)} %, ${fmt(new Date(s.ts).toISOString())}${s.ice_suspected ? ", ice suspected" : ""}`))));
+      h("figcaption", {}, `${data.addresses?.[f] || f}: cleared `, measure("ft", s.cleared_width_mm), `, cover ${(s.snow_cover_fraction * 100).toFixed(0)} %, ${fmt(new Date(s.ts).toISOString())}${s.ice_suspected ? ", ice suspected" : ""}`))));
   body.replaceChildren(...charts, widthChart, frames);
 }
 
@@ -270,7 +273,7 @@ function pathSketch(s, requiredMm) {
   svg.setAttribute("viewBox", "0 0 320 70");
   svg.setAttribute("class", "path-sketch");
   svg.setAttribute("role", "img");
-  svg.setAttribute("aria-label", `cleared ${Math.round(s.cleared_width_mm)} mm of ${Math.round(requiredMm)} mm required`);
+  svg.setAttribute("aria-label", `cleared ${feetInches(s.cleared_width_mm)} of ${feetInches(requiredMm)} required`);
   const rect = (x, y, width, height, fill, extra = {}) => {
     const r = document.createElementNS(ns, "rect");
     Object.entries({ x, y, width, height, fill, ...extra }).forEach(([k, v]) => r.setAttribute(k, v));
@@ -304,7 +307,7 @@ async function defectsPage() {
       : h("p", { class: "muted" }, "No surveyed blocks yet."));
   const checkRow = (b, c) => h("tr", { class: c.failed ? "bad" : "" },
     h("td", {}, String(b.block)), h("td", {}, c.rule.replaceAll("_", " ")),
-    h("td", {}, `${num(c.measured_mm)} ± ${num(c.uncertainty_mm)} mm`), h("td", {}, `${c.limit_mm} mm`),
+    h("td", {}, measure("in", c.measured_mm, 2), " ± ", measure("in", c.uncertainty_mm, 2)), h("td", { title: `${c.limit_mm} mm` }, inchFraction(c.limit_mm)),
     h("td", {}, c.failed ? "defective" : "ok", c.confident ? "" : " (within 2σ)"), h("td", {}, c.citation || ""));
   const inspection = (i) => h("section", { class: "panel inspection" },
     h("h2", {}, `${i.address} (${i.frontage}) — ${i.kind} ${i.source}, ${fmt(i.surveyed_at)}`),
@@ -318,7 +321,7 @@ async function defectsPage() {
   main.replaceChildren(h("h1", {}, "Defects"),
     h("section", { class: "panel" },
       h("p", {}, `Replacement rule: ${d.replacement_share.value} ${d.replacement_share.unit} of an owner's blocks defective → the entire sidewalk is replaced (${d.replacement_share.citation}).`),
-      h("p", {}, "Limits: ", d.limits.map((l) => `${l.rule.replaceAll("_", " ")} ${l.limit_mm} mm (${l.citation})`).join("; "), ".")),
+      h("p", {}, "Limits: ", ...d.limits.flatMap((l, i) => [i ? "; " : "", `${l.rule.replaceAll("_", " ")} `, h("span", { class: "si", title: `${l.limit_mm} mm` }, inchFraction(l.limit_mm)), ` (${l.citation})`]), ".")),
     owners,
     ...(d.inspections.length ? d.inspections.map(inspection) : [h("p", { class: "muted" }, "No inspection results are stored yet.")]));
 }
@@ -334,8 +337,8 @@ async function coldPage() {
           h("tr", {}, h("th", { scope: "row" }, "Sump discharge to the back yard"), h("td", {}, yes(c.sump_discharge_window.active)), h("td", {}, c.sump_discharge_window.citation || ""))))),
       h("section", { class: "panel" }, h("h2", {}, "Pour window"),
         h("p", {}, `No pour if the air may fall below ${c.pour_rules.min_temp_f} °F within ${c.pour_rules.window} h, or on frozen subgrade (≤ ${c.pour_rules.frozen_subgrade_at_or_below} °F`, c.pour_rules.frozen_subgrade_unconfirmed ? h("span", { class: "unconfirmed" }, "unconfirmed") : "", `) — ${c.pour_rules.citation}.`),
-        h("table", {}, h("thead", {}, h("tr", {}, ...["Pole", "Ground °C", "Probe depth", "Frozen subgrade"].map((t) => h("th", { scope: "col" }, t)))),
-          h("tbody", {}, ...(c.subgrade.length ? c.subgrade.map((s) => h("tr", {}, h("td", {}, s.device), h("td", {}, s.ground_temp_c.toFixed(1)), h("td", {}, `${s.probe_depth_mm} mm`), h("td", {}, yes(s.frozen))))
+        h("table", {}, h("thead", {}, h("tr", {}, ...["Pole", "Ground", "Probe depth", "Frozen subgrade"].map((t) => h("th", { scope: "col" }, t)))),
+          h("tbody", {}, ...(c.subgrade.length ? c.subgrade.map((s) => h("tr", {}, h("td", {}, s.device), h("td", {}, measure("f", s.ground_temp_c)), h("td", {}, measure("in", s.probe_depth_mm)), h("td", {}, yes(s.frozen))))
             : [h("tr", {}, h("td", { colspan: "4", class: "muted" }, "No ground-probe readings: frozen subgrade unknown."))]))))),
     h("section", { class: "panel" }, h("h2", {}, "Keep-off, subgrade and permit clocks"),
       c.clocks.length ? h("table", {}, h("tbody", {}, ...c.clocks.map((k) => h("tr", {}, h("td", {}, k.address || k.frontage), h("td", {}, k.kind), h("td", {}, k.state), h("td", {}, fmt(k.deadline))))))
@@ -344,10 +347,14 @@ async function coldPage() {
 
 async function devicesPage() {
   const [devices, letters] = await Promise.all([api("/api/devices"), api("/api/dead-letters")]);
+  // The camera's calibration in words: the registry's (when, by whom) and whether the pole runs it.
+  const calibration = (d) => h("td", { class: "calibration", "data-calibration": d.calibration },
+    d.calibration, d.calibrated_at ? h("span", { class: "cal-when" }, ` · calibrated ${fmt(d.calibrated_at)}${d.calibrated_by ? ` by ${d.calibrated_by}` : ""}`) : "",
+    d.calibration_reported_at ? h("span", { class: "cal-when" }, ` · pole last reported ${fmt(d.calibration_reported_at)}`) : "");
   main.replaceChildren(h("h1", {}, "Devices"),
     h("section", { class: "panel" }, h("table", {},
-      h("thead", {}, h("tr", {}, ...["Device", "Availability", "Last seen", "Readings", "Stored up to", "Backlog", "Data gaps", "Dead letters"].map((t) => h("th", { scope: "col" }, t)))),
-      h("tbody", {}, ...devices.map((d) => h("tr", {}, h("td", {}, d.id), h("td", {}, d.availability), h("td", {}, fmt(d.last_seen)),
+      h("thead", {}, h("tr", {}, ...["Device", "Availability", "Last seen", "Camera calibration", "Readings", "Complete up to reading no.", "Backlog", "Data gaps", "Dead letters"].map((t) => h("th", { scope: "col" }, t)))),
+      h("tbody", {}, ...devices.map((d) => h("tr", {}, h("td", {}, d.id), h("td", {}, d.availability), h("td", {}, fmt(d.last_seen)), calibration(d),
         h("td", {}, String(d.readings ?? "–")), h("td", {}, String(d.stored_up_to ?? "–")), h("td", {}, String(d.backlog ?? "–")),
         h("td", {}, d.gaps ? (d.gaps.length ? d.gaps.map((g) => `${g.from}–${g.to}${g.lost ? " lost" : ""}`).join(", ") : "none") : "–"),
         h("td", {}, String(d.dead_letters ?? "–"))))))),
@@ -381,13 +388,18 @@ async function route() {
   for (const a of document.querySelectorAll("nav a")) {
     if (a.dataset.page === section) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   }
+  // On a phone the links are one row that scrolls: keep the current page's link in view.
+  const nav = document.querySelector("header.top nav");
+  const here = nav?.querySelector("a[aria-current]");
+  if (nav && here && nav.scrollWidth > nav.clientWidth) nav.scrollLeft = here.offsetLeft - nav.offsetLeft - (nav.clientWidth - here.offsetWidth) / 2;
   try { await PAGES[page](arg); } catch (err) { main.replaceChildren(h("p", { class: "error" }, err.message)); }
   document.body.dataset.ready = page;
 }
 
 async function start() {
   state.session = await api("/api/session");
-  document.getElementById("who").textContent = `${state.session.username} (${state.session.role})`;
+  // The role in words beside the name where there is room (the header stays one line).
+  document.getElementById("who").replaceChildren(state.session.username, h("span", { class: "role" }, ` (${state.session.role})`));
   document.getElementById("logout").addEventListener("click", async () => {
     await api("/api/session", { method: "DELETE" });
     window.location.assign("/login");
@@ -399,6 +411,8 @@ async function start() {
   window.addEventListener("hashchange", route);
   connectLive();
   installSearch(ctx);
+  // Rounds: findings kept on the phone with no signal are sent when the connection returns.
+  startOutbox(ctx);
   await route();
 }
 

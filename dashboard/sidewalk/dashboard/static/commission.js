@@ -58,6 +58,12 @@ export async function polesPage(ctx, arg = "") {
       : [h("p", { class: "muted" }, "No pole is registered yet.")]));
 }
 
+// A length kept in feet, as the ordinance writes it: 50.5 → "50 ft 6 in".
+function feet(ft) {
+  const total = Math.round(ft * 12);
+  return total % 12 ? `${Math.floor(total / 12)} ft ${total % 12} in` : `${total / 12} ft`;
+}
+
 function field(h, id, text, attrs) {
   return h("div", { class: "field" }, h("label", { for: id }, text), h("input", { id, ...attrs }));
 }
@@ -92,9 +98,11 @@ function poleSection(ctx, p, frontages, fmt, rerender, open) {
     h("button", { type: "submit" }, "Assign"));
 
   const calibrateArea = h("div", { class: "calibrate-area" });
+  const cameraOf = (f) => p.cameras.find((c) => c.frontage === f.id);
   const list = h("ul", { class: "pole-frontages" }, ...p.frontages.map((f) => h("li", {},
     h("span", {}, f.address), " ",
     h("span", { class: f.calibrated ? "cal-ok tag" : "cal-none tag" }, f.calibrated ? "calibrated" : "not calibrated"), " ",
+    cameraOf(f) ? h("span", { class: "muted cal-when" }, `${fmt(cameraOf(f).calibrated_at)} by ${cameraOf(f).calibrated_by}; walk ${feet(f.length_ft)} long, ${feet(f.walk_width_ft ?? 5)} wide `) : "",
     h("button", { type: "button", class: "secondary", "aria-label": `Calibrate ${f.address}`,
       onclick: () => calibrateArea.replaceChildren(calibrator(ctx, p, f, rerender)) }, "Calibrate"))));
   // Calibrating needs the pole's picture.
@@ -107,7 +115,8 @@ function poleSection(ctx, p, frontages, fmt, rerender, open) {
     h("h2", { id: `pole-h-${id}` }, p.label ? `${p.label} (${id})` : id),
     h("p", { class: "pole-status" },
       h("span", {}, `Last heard: ${fmt(p.last_heard)}`), " · ",
-      h("span", { class: `tag ${WORD_CLASS[p.calibration]}`, "data-calibration": p.calibration }, p.calibration_words)),
+      h("span", { class: `tag ${WORD_CLASS[p.calibration]}`, "data-calibration": p.calibration }, p.calibration_words),
+      p.calibration_reported_at ? h("span", { class: "muted" }, ` (the pole said so ${fmt(p.calibration_reported_at)})`) : ""),
     h("h3", {}, "Frontages it watches"),
     p.frontages.length ? list : h("p", { class: "muted" }, "None yet: assign the frontages this pole's camera sees."),
     others.length ? assign : h("p", { class: "muted" }, "Every frontage in the registry is assigned to this pole."),

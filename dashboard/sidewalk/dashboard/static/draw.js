@@ -85,33 +85,88 @@ export function mapSvg(collection, categories, label) {
   return svg;
 }
 
-// A small line chart: x = event time (ms), one or more series, optional dashed limit.
-export function lineChart(title, ts, lines, limit, zone = "America/Chicago") {
+// Units as the ordinance writes them (feet and inches, °F), with the SI value for the hover
+// title; readings are stored in SI (mm, °C).
+export const UNITS = {
+  in: { to: (mm) => mm / 25.4, text: (v) => `${v.toFixed(1)} in`, si: (mm) => `${Math.round(mm)} mm` },
+  ft: { to: (mm) => mm / 304.8, text: (v) => feetInches(v * 304.8), si: (mm) => `${Math.round(mm)} mm` },
+  f: { to: (c) => (c * 9) / 5 + 32, text: (v) => `${Math.round(v)} °F`, si: (c) => `${c.toFixed(1)} °C` },
+};
+
+export function feetInches(mm) {
+  const total = Math.round(mm / 25.4);
+  const ft = Math.floor(total / 12);
+  const inch = total % 12;
+  return ft ? `${ft} ft${inch ? ` ${inch} in` : ""}` : `${inch} in`;
+}
+
+// A limit as the ordinance writes it: 19.05 mm → "3/4 in", 31.75 mm → "1 1/4 in" (sixteenths).
+export function inchFraction(mm) {
+  const sixteenths = Math.round((mm / 25.4) * 16);
+  const whole = Math.floor(sixteenths / 16);
+  let num = sixteenths % 16, den = 16;
+  while (num && num % 2 === 0) { num /= 2; den /= 2; }
+  return `${[whole || (num ? "" : "0"), num ? `${num}/${den}` : ""].filter(Boolean).join(" ")} in`;
+}
+
+// "3 ft 4 in", with "1016 mm" when the pointer rests on it.
+export function measure(unit, si, digits) {
+  const u = UNITS[unit];
+  const text = digits === undefined ? u.text(u.to(si)) : `${u.to(si).toFixed(digits)} ${unit === "f" ? "°F" : unit}`;
+  return h("span", { class: "si", title: u.si(si) }, text);
+}
+
+// A small line chart: x = event time (ms), one or more series (SI values, shown in ``unit``),
+// optional dashed limit. Pointing at it reads out the values there, SI beside them.
+export function lineChart(title, ts, lines, limit, zone = "America/Chicago", unit = null) {
+  const u = unit ? UNITS[unit] : { to: (v) => v, text: (v) => v.toFixed(0), si: () => "" };
   const when = (ms) => new Date(ms).toLocaleString("en-US", { timeZone: zone, month: "short", day: "numeric", hour: "numeric", minute: "2-digit" });
-  const W = 800, H = 220, L = 48, B = 28, T = 10, R = 10;
+  const W = 800, H = 220, L = 62, B = 28, T = 10, R = 10;
   // Series with no value at all (a sensor this pole lacks) are left out, not drawn flat.
-  const series = lines.map(([name, values, color, own]) => ({ name, values, color, ts: own || ts }))
-    .filter((q) => q.values.some((v) => v !== null && v !== undefined));
-  const points = series.flatMap((q) => q.values.map((v, i) => [q.ts[i], v]).filter(([, v]) => v !== null && v !== undefined));
+  const series = lines.map(([name, values, color, own]) => ({ name, raw: values, values: values.map((v) => (v === null || v === undefined ? null : u.to(v))), color, ts: own || ts }))
+    .filter((q) => q.values.some((v) => v !== null));
+  const points = series.flatMap((q) => q.values.map((v, i) => [q.ts[i], v]).filter(([, v]) => v !== null));
   if (!points.length) return h("p", { class: "muted" }, "No data in this window.");
+  const shownLimit = limit === undefined ? undefined : u.to(limit);
   const minT = Math.min(...points.map((p) => p[0])), maxT = Math.max(...points.map((p) => p[0]));
-  const values = points.map((p) => p[1]).concat(limit === undefined ? [] : [limit]);
+  const values = points.map((p) => p[1]).concat(shownLimit === undefined ? [] : [shownLimit]);
   let lo = Math.min(...values), hi = Math.max(...values);
   if (hi === lo) { hi += 1; lo -= 1; }
   const x = (t) => L + ((t - minT) / Math.max(maxT - minT, 1)) * (W - L - R);
   const y = (v) => T + (1 - (v - lo) / (hi - lo)) * (H - T - B);
+  const fromShown = (v) => (unit === "f" ? ((v - 32) * 5) / 9 : unit === "in" ? v * 25.4 : unit === "ft" ? v * 304.8 : v);
+  const tick = (v, yy) => s("text", { x: 4, y: yy }, u.text(v), s("title", {}, unit ? u.si(fromShown(v)) : ""));
   const svg = s("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": `${title}: ${series.map((q) => q.name).join(", ")}` },
     s("line", { class: "axis", x1: L, y1: H - B, x2: W - R, y2: H - B }),
     s("line", { class: "axis", x1: L, y1: T, x2: L, y2: H - B }),
-    s("text", { x: 4, y: T + 10 }, hi.toFixed(0)), s("text", { x: 4, y: H - B }, lo.toFixed(0)),
+    tick(hi, T + 10), tick(lo, H - B),
     s("text", { x: L, y: H - 8 }, when(minT)),
     s("text", { x: W - R - 110, y: H - 8 }, when(maxT)));
-  if (limit !== undefined) svg.append(s("line", { x1: L, x2: W - R, y1: y(limit), y2: y(limit), stroke: "#a4161a", "stroke-dasharray": "6 4" }));
+  if (shownLimit !== undefined) svg.append(s("line", { x1: L, x2: W - R, y1: y(shownLimit), y2: y(shownLimit), stroke: "#a4161a", "stroke-dasharray": "6 4" }));
   series.forEach((q, n) => {
-    const d = q.values.map((v, i) => (v === null || v === undefined ? null : [x(q.ts[i]), y(v)])).filter(Boolean)
+    const d = q.values.map((v, i) => (v === null ? null : [x(q.ts[i]), y(v)])).filter(Boolean)
       .map(([a, b], i) => `${i ? "L" : "M"}${a.toFixed(1)},${b.toFixed(1)}`).join("");
     svg.append(s("path", { d, fill: "none", stroke: q.color, "stroke-width": 2 }));
     svg.append(s("text", { x: L + 10 + n * 140, y: T + 12, fill: q.color }, q.name));
   });
+  // The readout: the time under the pointer and each series' value there (ordinance unit, SI).
+  const cursor = s("line", { class: "cursor", y1: T, y2: H - B, x1: -10, x2: -10 });
+  const readout = s("text", { class: "readout", x: W - R, y: T + 12, "text-anchor": "end" });
+  const hit = s("rect", { x: L, y: T, width: W - L - R, height: H - T - B, fill: "transparent" });
+  svg.append(cursor, readout, hit);
+  hit.addEventListener("pointermove", (e) => {
+    const m = svg.getScreenCTM();
+    if (!m) return;
+    const px = new DOMPoint(e.clientX, e.clientY).matrixTransform(m.inverse()).x;
+    const t = minT + ((px - L) / (W - L - R)) * (maxT - minT);
+    const parts = series.map((q) => {
+      let best = -1;
+      q.ts.forEach((tt, i) => { if (q.raw[i] !== null && q.raw[i] !== undefined && (best < 0 || Math.abs(tt - t) < Math.abs(q.ts[best] - t))) best = i; });
+      return best < 0 ? "" : `${q.name} ${u.text(q.values[best])}${unit ? ` (${u.si(q.raw[best])})` : ""}`;
+    }).filter(Boolean);
+    cursor.setAttribute("x1", px); cursor.setAttribute("x2", px);
+    readout.textContent = `${when(t)}: ${parts.join(", ")}`;
+  });
+  hit.addEventListener("pointerleave", () => { readout.textContent = ""; cursor.setAttribute("x1", -10); cursor.setAttribute("x2", -10); });
   return svg;
 }

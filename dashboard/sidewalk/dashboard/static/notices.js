@@ -97,8 +97,90 @@ export async function noticePage(ctx, number) {
         h("section", { class: "panel", "aria-labelledby": "hist-h" },
           h("h2", { id: "hist-h" }, "History"),
           h("ol", { class: "history" }, ...n.history.map((l) => h("li", { class: l.outcome },
-            h("span", { class: "when" }, when(l.at, c.now, c.zone)), " ", l.text, l.who ? ` — ${l.who}` : ""))))),
+            h("span", { class: "when" }, when(l.at, c.now, c.zone)), " ", l.text, l.who ? ` — ${l.who}` : "")))),
+        corrections(ctx, n, c)),
       letter));
+}
+
+// ---------------------------------------------------------------- corrections
+
+// A service or the crew's completion entered wrongly: corrected (the right time, the right
+// method) or undone, with a reason, after a confirmation. The entry stays on record; the
+// server refuses, in words, what a later act rests on (and says what to undo first).
+function corrections(ctx, n, c) {
+  const { h, may } = ctx;
+  const shown = (n.entries || []).filter((e) => !e.undone);
+  if (!shown.length || !may("correct")) return "";
+  const work = h("div", { id: "correct-work" });
+  const problem = h("div", { id: "correct-problem", class: "problem", role: "alert" });
+  const items = shown.map((e) => h("li", { "data-entry": String(e.id) },
+    h("span", { class: "when" }, when(e.at, c.now, c.zone)), " ", e.text, ` — ${e.who}`,
+    e.may_correct
+      ? h("div", {}, h("button", { type: "button", class: "secondary", "data-correct": String(e.id),
+          onclick: () => correctionForm(ctx, n, c, e, work, problem) }, "Correct or undo…"))
+      : h("div", { class: "muted blocked" }, e.blocked || "")));
+  return h("section", { class: "panel", "aria-labelledby": "fix-h" },
+    h("h2", { id: "fix-h" }, "Correct an entry"),
+    h("p", { class: "muted" }, "A wrong time, method or notice. The entry stays on record; the correction is recorded with your name and reason."),
+    h("ul", { class: "history entries" }, ...items), problem, work);
+}
+
+function correctionForm(ctx, n, c, e, work, problem) {
+  const { h } = ctx;
+  problem.classList.remove("show");
+  const methods = e.methods.length
+    ? h("fieldset", { id: "fix-method" }, h("legend", {}, "How it was served"),
+        ...e.methods.map((m) => h("label", { class: "choice" },
+          h("input", { type: "radio", name: "method", value: m.value, ...(m.value === e.method ? { checked: "" } : {}) }), ` ${m.label}`)))
+    : "";
+  const form = h("form", { class: "service", id: "correction-form", novalidate: "", onsubmit: (ev) => {
+    ev.preventDefault();
+    const undo = form.elements.what.value === "undo";
+    const reason = form.elements.reason.value.trim();
+    const at = form.elements.at.value;
+    const picked = form.querySelector("input[name=method]:checked")?.value || null;
+    const method = picked && picked !== e.method ? picked : null;
+    if (!reason) { showProblem(problem, "Reason: say why the entry is corrected (it is kept on record)."); form.elements.reason.focus(); return; }
+    if (!undo && !at && !method) { showProblem(problem, "When: give the right time (or the right method)."); form.elements.at.focus(); return; }
+    problem.classList.remove("show");
+    confirmCorrection(ctx, n, c, e, work, problem, { undo, reason, at, method });
+  } },
+    h("fieldset", {}, h("legend", {}, `${e.text}, ${when(e.at, c.now, c.zone)}`),
+      h("label", { class: "choice" }, h("input", { type: "radio", name: "what", value: "correct", checked: "" }), " Correct it: the time or the method was wrong"),
+      h("label", { class: "choice" }, h("input", { type: "radio", name: "what", value: "undo" }), " Undo it: it should not have been recorded (wrong notice, not done)")),
+    h("label", { for: "fix-at" }, "The right time (leave empty to keep it)"),
+    h("input", { id: "fix-at", name: "at", type: "datetime-local" }),
+    methods,
+    h("label", { for: "fix-reason" }, "Reason (required, kept on record)"),
+    h("textarea", { id: "fix-reason", name: "reason", rows: "2", maxlength: "500", required: "" }),
+    h("div", { class: "actions" }, h("button", { type: "submit" }, "Continue"),
+      h("button", { type: "button", class: "secondary", onclick: () => work.replaceChildren() }, "Cancel")));
+  work.replaceChildren(form);
+  form.querySelector("input[name=what]")?.focus();
+}
+
+function confirmCorrection(ctx, n, c, e, work, problem, f) {
+  const { api, h, toast, route } = ctx;
+  const yes = h("button", { type: "button", id: "confirm-correction", onclick: async () => {
+    yes.disabled = true;
+    try {
+      const body = { undo: f.undo, reason: f.reason };
+      if (!f.undo && f.at) body.at = f.at; // the village's local time
+      if (!f.undo && f.method) body.method = f.method;
+      const result = await api(`/api/notices/${encodeURIComponent(n.number)}/entries/${e.id}/correction`, { method: "POST", body });
+      toast(result.message);
+      await route();
+    } catch (err) { showProblem(problem, err.message); yes.disabled = false; }
+  } }, f.undo ? "Yes, undo it" : "Yes, record the correction");
+  const how = f.method ? e.methods.find((m) => m.value === f.method)?.label.split(" (")[0].toLowerCase() : "";
+  const change = f.undo ? "Undo" : `Correct to ${f.at ? localWords(f.at) : when(e.at, c.now, c.zone)}${how ? `, ${how}` : ""}:`;
+  work.replaceChildren(h("div", { class: "confirm", role: "group", "aria-label": "Confirm the correction" },
+    h("p", {}, h("strong", {}, `Notice ${n.number}, ${n.address}`)),
+    h("p", { id: "correction-text" }, `${change} “${e.text}”, ${when(e.at, c.now, c.zone)}.`),
+    h("p", {}, `Reason: ${f.reason}`),
+    h("p", { class: "muted" }, "The deadlines are worked out again from the corrected facts. The original entry stays on record."),
+    h("div", { class: "actions" }, yes, h("button", { type: "button", class: "secondary", onclick: () => correctionForm(ctx, n, c, e, work, problem) }, "Go back"))));
+  yes.focus();
 }
 
 function showProblem(problem, message) {

@@ -51,6 +51,10 @@ class ActionRepository:
             )
             return from_row(ActionRecord, row)
 
+    def get(self, action_id: int) -> ActionRecord:
+        with self._uow.read() as session:
+            return from_row(ActionRecord, self._uow.get(session, m.PersonAction, action_id))
+
     def pending(self) -> builtins.list[ActionRecord]:
         """Actions not yet applied, in the order they were recorded."""
         query = (

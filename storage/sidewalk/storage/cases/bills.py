@@ -112,6 +112,57 @@ class BillRepository:
             session.flush()
             return from_row(AbatementRecord, row)
 
+    def withdraw_abatement(self, abatement_id: int, at: datetime, reason: str) -> AbatementRecord:
+        """Withdraw an order not yet carried out (its notice's service was undone or
+        corrected); the row and its ``abatement.ordered`` audit row stay."""
+        at = aware("at", at)
+        with self._uow.write() as session:
+            row = self._uow.get(session, m.Abatement, abatement_id)
+            if row.status == "ordered":
+                row.status = "withdrawn"
+                self._audit.chain(
+                    session, "system", "abatement.withdrawn", f"abatement:{row.id}",
+                    {"at": at, "reason": reason},
+                )  # fmt: skip
+            elif row.status != "withdrawn":
+                raise BillingError(f"abatement {row.id} is {row.status}: it cannot be withdrawn")
+            session.flush()
+            return from_row(AbatementRecord, row)
+
+    def reorder_abatement(self, abatement_id: int, ordered_at: datetime) -> AbatementRecord:
+        """Order a withdrawn abatement again (its corrected notice period ran out too)."""
+        ordered_at = aware("ordered_at", ordered_at)
+        with self._uow.write() as session:
+            row = self._uow.get(session, m.Abatement, abatement_id)
+            if row.status == "withdrawn":
+                row.status, row.ordered_at = "ordered", ordered_at
+                self._audit.chain(
+                    session, "system", "abatement.ordered_again", f"abatement:{row.id}",
+                    {"ordered_at": ordered_at},
+                )  # fmt: skip
+            session.flush()
+            return from_row(AbatementRecord, row)
+
+    def correct_completion(
+        self, abatement_id: int, completed_at: datetime | None, reason: str
+    ) -> AbatementRecord:
+        """The crew's completion corrected to ``completed_at``, or undone (None): refused
+        once a bill is issued on it (the bill states its costs from that date)."""
+        when = None if completed_at is None else aware("completed_at", completed_at)
+        with self._uow.write() as session:
+            row = self._uow.get(session, m.Abatement, abatement_id)
+            if session.scalar(select(m.Bill.id).where(m.Bill.abatement_id == row.id)) is not None:
+                raise BillingError(f"abatement {row.id} is billed: its completion is final")
+            if row.completed_at != when:
+                self._audit.chain(
+                    session, "system", "abatement.completion_corrected", f"abatement:{row.id}",
+                    {"from": row.completed_at, "to": when, "reason": reason},
+                )  # fmt: skip
+                row.completed_at = when
+                row.status = "ordered" if when is None else "completed"
+            session.flush()
+            return from_row(AbatementRecord, row)
+
     def get_abatement(self, abatement_id: int) -> AbatementRecord:
         with self._uow.read() as session:
             return from_row(AbatementRecord, self._uow.get(session, m.Abatement, abatement_id))

@@ -39,15 +39,20 @@ class InspectionRepository:
         blocks: Sequence[Mapping[str, Any]] = (),
         evidence_sha256: str | None = None,
         failure: str | None = None,
+        again: str | None = None,
     ) -> InspectionRecord:
         """Store one inspected file, or return the row already stored for it.
 
         The key is frontage + the file's sha256, so inspecting the same file
         again never adds a row. ``failure`` set means the file could not be
         measured (status ``failed``); ``blocks`` are the per-block verdicts
-        (``block``, ``defective``, ``checks``) the 80 % rule reads.
+        (``block``, ``defective``, ``checks``) the 80 % rule reads. ``again``
+        labels a later measurement of a stored file (new options): its own
+        row beside the first, once per label.
         """
         key = f"inspection/{frontage_id}/{source_sha256}"
+        if again is not None:
+            key += f"/again/{again}"
         lookup = select(m.Inspection).where(m.Inspection.idempotency_key == key)
         row_data = m.Inspection(
             idempotency_key=key,

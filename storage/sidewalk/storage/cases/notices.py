@@ -212,6 +212,28 @@ class NoticeRepository:
             session.flush()
             return from_row(NoticeRecord, row)
 
+    def correct_delivered(
+        self, notice_id: int, delivered_at: datetime | None, who: str, reason: str
+    ) -> NoticeRecord:
+        """A recorded delivery corrected to ``delivered_at``, or undone (None: the notice
+        is to be served again). The earlier ``notice.delivered`` audit row stays; this one
+        names who corrected it and why."""
+        when = None if delivered_at is None else aware("delivered_at", delivered_at)
+        if not reason.strip() or not who.strip():
+            raise CaseStoreError("a correction names who made it and why")
+        with self._uow.write() as session:
+            row = self._uow.get(session, m.Notice, notice_id)
+            if row.delivered_at is None:
+                raise CaseStoreError(f"notice {row.number} has no delivery recorded")
+            self._audit.chain(
+                session, who, "notice.delivery_corrected", f"notice:{row.number}",
+                {"from": row.delivered_at, "to": when, "reason": reason},
+            )  # fmt: skip
+            row.delivered_at = when
+            row.status = "delivered" if when is not None else "rendered"
+            session.flush()
+            return from_row(NoticeRecord, row)
+
     def set_received(self, notice_id: int, received_at: datetime) -> NoticeRecord:
         """Record the owner's receipt (e.g. certified-mail return). First receipt wins."""
         received_at = aware("received_at", received_at)

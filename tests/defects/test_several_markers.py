@@ -1,0 +1,117 @@
+"""Several loose ground markers fitted together where one is too small (issue 16).
+
+The photos are drawn straight from the camera model (each marker warped onto
+a grey walk), so the ground truth is exact and a test takes milliseconds.
+"""
+
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+import pytest
+
+from sidewalk.analytics.defects import (
+    CameraCalibration,
+    FiducialLimits,
+    FiducialSpec,
+    InputProblem,
+    MeasurementError,
+)
+from sidewalk.analytics.defects.fiducial import find_ground_frame
+from sidewalk.analytics.defects.synthetic import (
+    Camera,
+    MarkerPlacement,
+    _project,
+    look_down_camera,
+    make_marker_image,
+)
+
+SIDE = 100.0
+# Three loose markers about 35-45 px across: each below the one-marker floor (60 px).
+PLACES = ((-500.0, -100.0, 0.2), (450.0, 150.0, -0.1), (-60.0, 330.0, 0.05))
+
+
+def _camera() -> Camera:
+    # 1.5 m up, 30 degrees from straight down, looking toward -y at about (0, 0).
+    return look_down_camera(
+        width=960, height=540, focal_px=820.0, center_mm=(0.0, 866.0, 1500.0), tilt_deg=30.0
+    )
+
+
+def _corners_3d(m: MarkerPlacement) -> np.ndarray:
+    """The marker's corners (marker frame order) in the world, tilted as it lies."""
+    s = m.side_mm
+    a, t = m.angle_rad, math.radians(m.tilt_deg)
+    ex = np.array([math.cos(a), math.sin(a), 0.0])
+    ey = np.array([math.sin(a), -math.cos(a), 0.0]) * math.cos(t) + [0.0, 0.0, math.sin(t)]
+    c2 = m.marker_to_world(np.array([[s / 2, s / 2]]))[0]
+    c = np.array([c2[0], c2[1], m.lift_mm])
+    loc = np.array([[0, 0], [s, 0], [s, s], [0, s]], float) - s / 2
+    out: np.ndarray = c + loc[:, :1] * ex + loc[:, 1:] * ey
+    return out
+
+
+def _photo(cam: Camera, markers: list[MarkerPlacement]) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    img = np.clip(rng.normal(140, 4, (cam.height, cam.width)), 0, 255).astype(np.float32)
+    for m in markers:
+        mk = make_marker_image(m.marker_id).astype(np.float32) * 0.8 + 20
+        n = mk.shape[0]
+        src = np.array([[0, 0], [n, 0], [n, n], [0, n]], np.float32)
+        dst = _project(cam, cam.world_to_camera(_corners_3d(m))).astype(np.float32)
+        h = cv2.getPerspectiveTransform(src, dst)
+        size = (cam.width, cam.height)
+        warped = cv2.warpPerspective(mk, h, size, flags=cv2.INTER_AREA)
+        inside = cv2.warpPerspective(np.ones_like(mk), h, size, flags=cv2.INTER_AREA)
+        img = img * (1 - inside) + warped
+    out: np.ndarray = np.clip(img, 0, 255).astype(np.uint8)
+    return out
+
+
+def _markers(**disturb: float) -> list[MarkerPlacement]:
+    out = [MarkerPlacement(x, y, a, SIDE, marker_id=i) for i, (x, y, a) in enumerate(PLACES)]
+    if disturb:
+        m = out[2]
+        out[2] = MarkerPlacement(m.origin_x_mm, m.origin_y_mm, m.angle_rad, SIDE, 2, **disturb)
+    return out
+
+
+def test_several_small_markers_give_the_ground_frame_one_alone_cannot() -> None:
+    cam = _camera()
+    markers = _markers()
+    gray = _photo(cam, markers)
+    calib = CameraCalibration(cam.matrix, cam.distortion)
+    with pytest.raises(MeasurementError) as one:
+        find_ground_frame(gray, calib, FiducialSpec(SIDE, marker_id=0), FiducialLimits())
+    assert one.value.problem is InputProblem.FIDUCIAL_TOO_SMALL
+    gf = find_ground_frame(gray, calib, FiducialSpec(SIDE, marker_ids=(0, 1, 2)), FiducialLimits())
+    assert len(gf.markers_px) == 3
+    # A 1 1/4 in span in the middle of the view, and where it lies in marker 0's frame.
+    world = np.array([[0.0, 0.0, 0.0], [31.75, 0.0, 0.0]])
+    g = gf.to_ground(_project(cam, cam.world_to_camera(world)), calib)
+    assert abs(float(np.linalg.norm(g[1] - g[0])) - 31.75) < 0.3
+    truth = markers[0].world_to_marker(world[:, :2])
+    assert np.abs(g - truth).max() < 3.0
+
+
+@pytest.mark.parametrize("disturb", [{"tilt_deg": 30.0}, {"lift_mm": 60.0}])
+def test_a_marker_not_lying_flat_is_not_measured(disturb: dict[str, float]) -> None:
+    cam = _camera()
+    gray = _photo(cam, _markers(**disturb))
+    calib = CameraCalibration(cam.matrix, cam.distortion)
+    with pytest.raises(MeasurementError) as err:
+        find_ground_frame(gray, calib, FiducialSpec(SIDE, marker_ids=(0, 1, 2)), FiducialLimits())
+    assert err.value.problem is InputProblem.NOT_MEASURED
+    assert "disagree" in err.value.detail
+
+
+def test_one_listed_marker_found_keeps_the_one_marker_floor() -> None:
+    cam = _camera()
+    gray = _photo(cam, _markers()[:1])
+    calib = CameraCalibration(cam.matrix, cam.distortion)
+    with pytest.raises(MeasurementError) as err:
+        find_ground_frame(gray, calib, FiducialSpec(SIDE, marker_ids=(0, 5)), FiducialLimits())
+    assert err.value.problem is InputProblem.FIDUCIAL_TOO_SMALL
+    assert "marker 5 not found" in err.value.detail
