@@ -22,6 +22,7 @@ import cv2
 import httpx
 import pytest
 import uvicorn
+from argon2 import PasswordHasher
 from fastapi import FastAPI
 
 from sidewalk.alerts.inspections import inspect_files
@@ -29,7 +30,7 @@ from sidewalk.analytics.inspect import load_intrinsics
 from sidewalk.core.contract import SnowMeasurement
 from sidewalk.core.profile import load_profile
 from sidewalk.dashboard.app import create_app
-from sidewalk.dashboard.auth import ROLES, add_user
+from sidewalk.dashboard.auth import ROLES, role_of
 from sidewalk.edge.camera.synthetic import make_scene
 from sidewalk.scenarios import load_scenario
 from sidewalk.storage.evidence import EvidenceStore
@@ -71,6 +72,14 @@ class Dashboard:
         # What a browser's fetch from our own page sends on every non-GET request.
         client.headers["Origin"] = self.url
         return client
+
+
+@cache
+def cheap_password_hash(password: str = PASSWORD) -> str:
+    """An argon2id hash of ``password`` with cheap parameters. argon2 is slow on purpose
+    (about 0.3 CPU s to hash, and again at every login); verifying reads the cost from
+    the hash itself, so the fixtures' accounts log in quickly by the same logic."""
+    return PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1).hash(password)
 
 
 @cache
@@ -122,7 +131,7 @@ def serve_storm(
     profile = load_profile()
     storm = replay_storm(load_scenario("first-storm"), tmp_path_factory.mktemp("storm"), profile)
     for role in ROLES:
-        add_user(storm.cases, role, PASSWORD, role, who="test")
+        storm.cases.dashboard.add_user(role, cheap_password_hash(), role_of(role), who="test")
     evidence = EvidenceStore(tmp_path_factory.mktemp("evidence"))
     frame_sha256 = add_camera_frame(storm, evidence)
     inspection_sha256 = add_inspection(storm, evidence, demo_scene)

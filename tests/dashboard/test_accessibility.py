@@ -197,10 +197,11 @@ def test_rounds_with_no_signal_findings_wait_on_the_phone_and_go_once(
     browser_context: BrowserContext, dashboard: Dashboard
 ) -> None:
     """An inspector taps "Not cleared" with no signal: the page says one finding waits; when
-    the connection returns it is sent by itself, recorded once, with the time of the tap."""
+    the connection returns it is sent by itself, recorded once, with the time of the tap.
+    It records a finding: it needs this module's own dashboard, not a shared one."""
     cases = dashboard.storm.cases
     if "walker" not in {u.username for u in cases.dashboard.list_users()}:
-        add_user(cases, "walker", PASSWORD, "inspector", who="test")
+        cases.dashboard.add_user("walker", cheap_password_hash(), role_of("inspector"), who="test")
     browser_context.clear_cookies()
     page = browser_context.new_page()
     page.set_viewport_size({"width": 390, "height": 844})
@@ -224,7 +225,6 @@ def test_rounds_with_no_signal_findings_wait_on_the_phone_and_go_once(
         )
         expect(link).to_have_text("Rounds (1 to send)")
         expect(page.locator("#live-status")).to_have_text("no connection")
-        assert axe_violations(page, axe_source()) == []
         page.screenshot(path=str(ARTIFACTS / "rounds-offline-390.png"), full_page=True)
         assert [
             a for a in cases.audit.list(subject="frontage:main-st-103") if a.action == seen

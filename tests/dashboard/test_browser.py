@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urljoin
@@ -335,6 +336,7 @@ def test_the_inspector_taps_a_hazard_with_a_photo_and_posts_the_notice_on_a_phon
     expect(stop.locator(".stop-status")).to_have_text("Photo ready: it goes with your next tap.")
     shot(page, "22-rounds-390")
     assert no_sideways_scroll(page)
+    hazards = len(dashboard.storm.cases.notices.list(kind="hazard_notice"))
     stop.get_by_role("button", name="Hazard", exact=True).click()
     note = page.locator("#rounds-note")
     expect(note).to_contain_text("Hazard confirmed: the 2-hour notice is being prepared at 105")
@@ -343,6 +345,11 @@ def test_the_inspector_taps_a_hazard_with_a_photo_and_posts_the_notice_on_a_phon
     sha = hashlib.sha256(jpeg.tobytes()).hexdigest()
     assert [a.detail["sha256"] for a in kept if a.action == "inspection.photo"] == [sha]
     # The runner issues the 2-hour notice; the inspector posts it and records the time.
+    # Wait for the notice in the records, not by reloading the page (each reload costs).
+    deadline = time.monotonic() + 30
+    while len(dashboard.storm.cases.notices.list(kind="hazard_notice")) == hazards:
+        assert time.monotonic() < deadline, "the runner issued no hazard notice"
+        time.sleep(0.05)
     posted = stop.get_by_role("button", name="Hazard notice posted now")
     for _ in range(50):
         page.reload()

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import cv2
+import httpx
 import numpy as np
 import pytest
 import uvicorn
@@ -167,3 +168,59 @@ def test_an_admin_calibrates_a_pole_by_clicking_the_walks_corners(
         43.2151,
         -88.7234,
     )
+
+
+def test_the_calibrators_walk_size_goes_to_the_registry_and_devices_say_the_calibration(
+    served: Served,
+) -> None:
+    """The length and width typed beside the clicks are the frontage's from then on; the
+    Devices list says when the camera was calibrated and whether the pole runs it."""
+    client = httpx.Client(base_url=served.url, timeout=10)
+    login = client.post("/api/session", json={"username": "admin", "password": PASSWORD})
+    client.headers.update({"X-CSRF-Token": login.json()["csrf_token"], "Origin": served.url})
+    pole = {
+        "device_id": POLE,
+        "label": "Main St at Oak",
+        "latitude": 43.2151,
+        "longitude": -88.7234,
+    }
+    assert client.post("/api/registry/poles", json=pole).status_code == 200
+    assigned = client.put(
+        f"/api/registry/poles/{POLE}/frontages", json={"frontages": ["main-st-101"]}
+    )
+    assert assigned.status_code == 200, assigned.text
+    corners = [[float(u), float(v)] for u, v in served.corners]
+    saved = client.put(
+        f"/api/registry/poles/{POLE}/cameras",
+        json={
+            "frontage": "main-st-101",
+            "corners": corners,
+            "length_ft": 50.5,
+            "walk_width_ft": 5.5,
+        },
+    )
+    assert saved.status_code == 200, saved.text
+    frontage = served.cases.registry.get_frontage("main-st-101")
+    assert (frontage.length_ft, frontage.walk_width_ft) == (50.5, 5.5)
+    [measured] = [
+        a for a in served.cases.audit.list(subject="frontage:main-st-101")
+        if a.action == "frontage.measured"
+    ]  # fmt: skip
+    assert measured.detail["walk_width_ft"] == [5.0, 5.5]
+    [device] = client.get("/api/devices").json()
+    assert device["calibration"] == "pole has not reported its calibration yet — send it"
+    assert (device["calibrated_at"], device["calibrated_by"]) == (NOW.isoformat(), "admin")
+    assert device["calibration_reported_at"] is None
+    # The pole's health report names the calibration it runs: the registry's.
+    expected = served.cases.registry.expected_calibration(POLE)
+    assert expected is not None
+    served.cases.registry.record_reported_calibration(POLE, expected, NOW)
+    [device] = client.get("/api/devices").json()
+    assert device["calibration"] == "calibration matches"
+    assert device["calibration_reported_at"] == NOW.isoformat()
+    [view] = client.get("/api/registry/poles").json()
+    assert view["calibration_reported_at"] == NOW.isoformat()
+    # A different one: the words say to send it again.
+    served.cases.registry.record_reported_calibration(POLE, "0" * 64, NOW)
+    [device] = client.get("/api/devices").json()
+    assert device["calibration"] == "pole runs a different calibration — send again"

@@ -116,7 +116,8 @@ def test_370_10_b_f_a_wrong_service_is_corrected_after_undoing_the_work_resting_
     page.get_by_role("button", name="Yes, record the correction").click()
     expect(page.locator("#notice-deadline")).to_contain_text("today 2:00 PM")
     expect(page.locator("ol.history")).to_contain_text(
-        "Service corrected to Friday, December 11, 2026 at 2:00 PM CST. Reason: served at 2 PM"
+        "Service corrected to Friday, December 11, 2026 at 2:00 PM CST, by personal service."
+        " Reason: served at 2 PM, not 9 AM"
     )
     plain_words(page)
     assert no_sideways_scroll(page)

@@ -22,11 +22,11 @@ from sidewalk.analytics.defects import CameraCalibration, make_fiducial_marker
 from sidewalk.analytics.survey import failure_words
 from sidewalk.core.profile import load_profile
 from sidewalk.dashboard.app import create_app
-from sidewalk.dashboard.auth import add_user
+from sidewalk.dashboard.auth import role_of
 from sidewalk.dashboard.survey_photos import PhoneCamera
 from sidewalk.storage.cases import CaseStore, Cause
 from sidewalk.storage.evidence import EvidenceStore
-from tests.dashboard.conftest import PASSWORD, SECRET_KEY
+from tests.dashboard.conftest import PASSWORD, SECRET_KEY, cheap_password_hash
 
 NOW = datetime(2026, 12, 12, 18, 0, tzinfo=UTC)
 FRONTAGE = "main-st-201"
@@ -58,7 +58,7 @@ def village(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Round]:
             clock.id, "clearing_period", NOW - timedelta(hours=6), cause,
             deadline=NOW + timedelta(hours=6),
         )  # fmt: skip
-    add_user(cases, "inspector", PASSWORD, "inspector", who="test")
+    cases.dashboard.add_user("inspector", cheap_password_hash(), role_of("inspector"), who="test")
     app = create_app(
         cases, None, load_profile(), secret_key=SECRET_KEY, now=lambda: NOW,
         evidence=EvidenceStore(tmp / "evidence"),

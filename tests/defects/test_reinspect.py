@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -74,7 +75,8 @@ def test_a_not_measured_photo_is_measured_again_beside_the_first(
         surveyed_at=T0, first_block=4,
     )  # fmt: skip
     (first,) = (f.inspection for f in batch.files)
-    assert first.failure is not None and first.failure.startswith("fiducial_too_small")
+    assert first.failure is not None
+    assert first.failure.startswith("fiducial_too_small")
     assert first.source_sha256 in evidence  # the file is kept for later
 
     cal = tmp_path / "cal.json"
@@ -89,13 +91,14 @@ def test_a_not_measured_photo_is_measured_again_beside_the_first(
     assert result.exit_code == 0, result.output
     assert "horizontal_gap" in result.output
     rows = cases.inspections.list(frontage_id="main-1")
-    assert [r.id for r in rows][0] == first.id and len(rows) == 2
     kept, new = rows
     assert kept == first  # the first result is never changed
-    assert new.status == "ok" and new.source_sha256 == first.source_sha256
+    assert new.status == "ok"
+    assert new.source_sha256 == first.source_sha256
     assert new.surveyed_at == first.surveyed_at
     again = new.result["remeasure"]
-    assert again["of"] == first.id and again["by"] == "Pat Inspector"
+    assert again["of"] == first.id
+    assert again["by"] == "Pat Inspector"
     assert datetime.fromisoformat(again["at"]) > T0
     assert again["options"]["marker_ids"] == "0,1,2"
     assert again["first_failure"] == first.failure
@@ -116,7 +119,7 @@ def test_measuring_again_refuses_what_it_cannot_do(
     cv2.imwrite(str(blank), np.full((64, 64), 128, np.uint8))
     evidence = EvidenceStore(tmp_path / "evidence")
     calib = CameraCalibration(np.array([[90.0, 0, 32], [0, 90, 32], [0, 0, 1]]), np.zeros(5))
-    kw = {"cases": cases, "evidence": evidence, "profile": profile}
+    kw: dict[str, Any] = {"cases": cases, "evidence": evidence, "profile": profile}
     batch = measure_files(
         [blank], frontage="main-1", kind="photo", calibration=calib, surveyed_at=T0, **kw
     )
@@ -132,7 +135,9 @@ def test_measuring_again_refuses_what_it_cannot_do(
         remeasure(first.id + 99, by="P", options={}, calibration=calib, **kw)
     # Measured again and still not measured: a second failed row, the first kept.
     out = remeasure(first.id, by="P", options={"marker_id": 3}, calibration=calib, **kw)
-    assert not out.ok and out.again.id != first.id and out.again.failure is not None
+    assert not out.ok
+    assert out.again.id != first.id
+    assert out.again.failure is not None
     assert out.again.result["remeasure"]["by"] == "P"
     assert cases.inspections.list(frontage_id="main-1")[0] == first
 

@@ -7,6 +7,7 @@ a grey walk), so the ground truth is exact and a test takes milliseconds.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import cv2
 import numpy as np
@@ -70,11 +71,10 @@ def _photo(cam: Camera, markers: list[MarkerPlacement]) -> np.ndarray:
     return out
 
 
-def _markers(**disturb: float) -> list[MarkerPlacement]:
+def _markers(tilt_deg: float = 0.0, lift_mm: float = 0.0) -> list[MarkerPlacement]:
+    """The three markers; the last one tilted or raised (not lying flat) if asked."""
     out = [MarkerPlacement(x, y, a, SIDE, marker_id=i) for i, (x, y, a) in enumerate(PLACES)]
-    if disturb:
-        m = out[2]
-        out[2] = MarkerPlacement(m.origin_x_mm, m.origin_y_mm, m.angle_rad, SIDE, 2, **disturb)
+    out[2] = replace(out[2], tilt_deg=tilt_deg, lift_mm=lift_mm)
     return out
 
 

@@ -452,11 +452,8 @@ def _parse_payload_fast(parts: TopicParts, payload: bytes) -> _Payload | None:
     number, a pattern-checked string, a bool or a literal, and extra keys are
     forbidden.
     """
-    validator = _FAST_VALIDATORS.get(parts.stream)
-    if validator is None:
-        validator = _FAST_VALIDATORS[parts.stream] = _fast_validator(STREAM_MODELS[parts.stream])
     try:
-        msg: _Payload = validator.validate_json(payload)
+        msg: _Payload = _FAST_VALIDATORS[parts.stream].validate_json(payload)
     except Exception:
         return None
     if msg.__dict__["device"] != parts.device:
@@ -466,7 +463,6 @@ def _parse_payload_fast(parts: TopicParts, payload: bytes) -> _Payload | None:
     return msg
 
 
-_FAST_VALIDATORS: dict[str, SchemaValidator] = {}
 # ``schema`` as the fast path validates it: present, an integer (not 1.0, not true), 1.
 _SCHEMA_FIELD: CoreSchema = {"type": "int", "strict": True, "ge": 1, "le": 1}
 
@@ -484,7 +480,19 @@ def _fast_validator(model: type[_Payload]) -> SchemaValidator:
         return {**schema, "schema": inner}, config or schema.get("config")
 
     core, config = swap(model.__pydantic_core_schema__)
-    return SchemaValidator(core, config)
+    # pydantic-core reuses a complete model class's own validator for a "model"
+    # schema naming that class, which would drop the change; built at import,
+    # before any other thread can see the class half-marked.
+    model.__pydantic_complete__ = False
+    try:
+        return SchemaValidator(core, config)
+    finally:
+        model.__pydantic_complete__ = True
+
+
+_FAST_VALIDATORS: dict[str, SchemaValidator] = {
+    stream: _fast_validator(model) for stream, model in STREAM_MODELS.items()
+}
 
 
 def _parse_payload_slow(parts: TopicParts, payload: bytes) -> _Payload:

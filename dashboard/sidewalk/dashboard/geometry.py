@@ -17,9 +17,8 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
-from sidewalk.storage.cases import FrontageRecord
 from sidewalk.storage.cases.records import ParcelRecord
 
 # The generated layout sits at the Village of Clyman; coordinates are WGS 84.
@@ -31,6 +30,17 @@ HALF_STREET_FT: Final = 30.0
 WALK_FT: Final = 5.0
 TERRACE_FT: Final = 8.0  # grass between the walk and the curb
 _ADDRESS = re.compile(r"^\s*(\d+)\s+(.+?)\s*$")
+
+
+class Placed(Protocol):
+    """What drawing a frontage reads: a ``FrontageRecord`` or a lean ``FrontageLine``."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def street_address(self) -> str: ...
+    @property
+    def length_ft(self) -> float: ...
 
 
 class GeometryError(ValueError):
@@ -65,7 +75,7 @@ def _rectangle(x0: float, x1: float, y0: float, y1: float) -> dict[str, Any]:
     return {"type": "Polygon", "coordinates": [ring]}
 
 
-def generated_streets(frontages: Sequence[FrontageRecord]) -> list[dict[str, Any]]:
+def generated_streets(frontages: Sequence[Placed]) -> list[dict[str, Any]]:
     """The generated streets' carriageways (curb to curb), as GeoJSON features named by street."""
     layout = generated_layout(frontages)
     by_street: dict[str, list[float]] = defaultdict(list)
@@ -88,14 +98,14 @@ def generated_streets(frontages: Sequence[FrontageRecord]) -> list[dict[str, Any
     return features
 
 
-def _street_of(f: FrontageRecord) -> tuple[int, str]:
+def _street_of(f: Placed) -> tuple[int, str]:
     match = _ADDRESS.match(f.street_address)
     return (int(match[1]), match[2]) if match else (0, f.street_address)
 
 
-def generated_layout(frontages: Iterable[FrontageRecord]) -> dict[str, dict[str, Any]]:
+def generated_layout(frontages: Iterable[Placed]) -> dict[str, dict[str, Any]]:
     """A simple street plan: one east-west street per street name, walks on both sides."""
-    by_street: dict[str, list[tuple[int, FrontageRecord]]] = defaultdict(list)
+    by_street: dict[str, list[tuple[int, Placed]]] = defaultdict(list)
     for f in frontages:
         number, street = _street_of(f)
         by_street[street].append((number, f))
@@ -115,7 +125,7 @@ def generated_layout(frontages: Iterable[FrontageRecord]) -> dict[str, dict[str,
 
 
 def frontage_features(
-    frontages: Iterable[FrontageRecord],
+    frontages: Iterable[Placed],
     stored: Mapping[str, Mapping[str, Any]],
     from_file: Mapping[str, Mapping[str, Any]],
 ) -> list[dict[str, Any]]:

@@ -374,7 +374,9 @@ def history(
     profile: Profile,
 ) -> list[HistoryLine]:
     lines = [HistoryLine(at=iso(n.issued_at), text="Notice issued", who=None, outcome="done")]
-    undone = {e.id for e in entries(actions) if e.undone}
+    folded = entries(actions)
+    undone = {e.id for e in folded if e.undone}
+    corrected = {e.id for e in folded if e.corrections and not e.undone}
     for a in actions:
         if a.kind == "correct_entry":  # told when it was made, the entry kept as recorded
             at, text = a.recorded_at, _correction_words(a, profile)
@@ -391,6 +393,8 @@ def history(
         elif a.id in undone:
             outcome = "undone"
             text += " (undone: see below)"
+        elif a.id in corrected:
+            text += " (corrected: see below)"
         lines.append(HistoryLine(at=iso(at), text=text, who=a.who, outcome=outcome))
     if not any(a.kind == "record_delivery" for a in actions):
         for d in deliveries:  # a notice whose service starts no clock (and older records)

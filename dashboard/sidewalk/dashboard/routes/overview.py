@@ -1,4 +1,9 @@
-"""The overview page: every frontage and its state, the running clocks, alerts, the map."""
+"""The overview page: every frontage and its state, the running clocks, alerts, the map.
+
+Each page reads its rows through ``cases.pages`` (the columns shown, one query per kind
+of record, one read transaction): the Overview of a 2,000-frontage village is four
+queries, whatever its size.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from typing import Any, Literal
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
+from sidewalk.analytics.clocks.enforcement import ENFORCEMENT
 from sidewalk.dashboard.geometry import frontage_features, generated_streets
 from sidewalk.dashboard.routes.deps import (
     Cases,
@@ -22,9 +28,8 @@ from sidewalk.dashboard.routes.views import (
     ClockView,
     FrontageView,
     clock_view,
-    frontage_states,
+    deciding_clocks,
     frontage_view,
-    owners_for,
 )
 from sidewalk.dashboard.states import ALERT_ACTIONS, CATEGORIES, category
 
@@ -114,22 +119,22 @@ def overview(
     user: Reader, cases: Cases, profile: VillageProfile, now: Now, context: Context
 ) -> Overview:
     """Every frontage with its state, the running clocks, and the newest alerts."""
-    frontages = cases.registry.list_frontages()
-    addresses = {f.id: f.street_address for f in frontages}
-    states = frontage_states(cases)
-    # Soonest deadline first; clocks without one (snowing) after them.
-    active = sorted(
-        cases.clocks.list(active_only=True),
-        key=lambda c: (c.deadline is None, c.deadline or c.started_at),
+    owners = user.may("owner_details")
+    # Alerts: those among the newest 400 audit rows, newest first.
+    rows = cases.pages.overview(
+        case_kind=ENFORCEMENT, owners=owners, alert_actions=ALERT_ACTIONS, alert_window=400
     )
+    addresses = {f.id: f.street_address for f in rows.frontages}
+    states = deciding_clocks(rows.deciding)
+    # Soonest deadline first; clocks without one (snowing) after them.
+    active = sorted(rows.running, key=lambda c: (c.deadline is None, c.deadline or c.started_at))
     counts: dict[str, int] = {}
     views = []
-    owners = owners_for(cases, user)
-    for f in frontages:
+    for f in rows.frontages:
         view = frontage_view(f, states.get(f.id), owners)
         counts[view.category] = counts.get(view.category, 0) + 1
         views.append(view)
-    alerts = [a for a in cases.audit.recent(400) if a.action in ALERT_ACTIONS][:20]
+    alerts = rows.alerts
     return Overview(
         village=profile.village.name,
         zone=profile.village.timezone,
@@ -164,9 +169,10 @@ def storage_view(context: DashboardContext) -> StorageView | None:
 @router.get("/map", tags=["pages"])
 def frontage_map(user: Reader, cases: Cases, geometry_file: GeometryFile) -> FrontageMap:
     """Every frontage with its state (GeoJSON), and the generated streets' centre lines."""
-    frontages = cases.registry.list_frontages()
-    states = frontage_states(cases)
-    features = frontage_features(frontages, cases.registry.frontage_geometries(), geometry_file)
+    rows = cases.pages.map(case_kind=ENFORCEMENT)
+    frontages = rows.frontages
+    states = deciding_clocks(rows.deciding)
+    features = frontage_features(frontages, rows.geometries, geometry_file)
     features_by_id = {f["id"]: f["properties"]["geometry_source"] for f in features}
     for feature in features:
         clock = states.get(feature["id"])
@@ -181,5 +187,7 @@ def frontage_map(user: Reader, cases: Cases, geometry_file: GeometryFile) -> Fro
 
 @router.get("/frontages", tags=["records"], response_model_exclude_unset=True)
 def frontages(user: Reader, cases: Cases) -> list[FrontageView]:
-    states, owners = frontage_states(cases), owners_for(cases, user)
-    return [frontage_view(f, states.get(f.id), owners) for f in cases.registry.list_frontages()]
+    owners = user.may("owner_details")
+    rows = cases.pages.frontages(case_kind=ENFORCEMENT, owners=owners)
+    states = deciding_clocks(rows.deciding)
+    return [frontage_view(f, states.get(f.id), owners) for f in rows.frontages]

@@ -5,7 +5,8 @@ deadline once a notice is served), decisions waiting for a person (deadlines the
 camera could not settle, possible hazards, notices held for a value the Village
 has not confirmed), Village work to send a crew to, and overdue bills. Each line
 gives the address, what it is and what to do. The records are read once per kind
-(never once per frontage), so a village of 2,000 frontages costs the same seven
+(never once per frontage), only the columns shown, in one read transaction
+(``cases.pages.today``), so a village of 2,000 frontages costs the same seven
 queries as one of three (``tests/dashboard/test_today.py`` counts them).
 """
 
@@ -22,23 +23,23 @@ from sidewalk.alerts.notices import CLOCK_FROM_DELIVERY
 from sidewalk.analytics.clocks.enforcement import ENFORCEMENT, PERIOD_STATES
 from sidewalk.analytics.clocks.states import CaseState, ClearingState
 from sidewalk.core.profile import Profile
-from sidewalk.dashboard.casework import AWAITS_DELIVERY, case_clock_key
+from sidewalk.dashboard.casework import AWAITS_DELIVERY
 from sidewalk.dashboard.routes.deps import Cases, Now, Reader, VillageProfile, iso
 from sidewalk.dashboard.states import label
 from sidewalk.dashboard.words import ABATEMENT_REASONS, notice_kind, setting_words
-from sidewalk.storage.cases import (
-    AbatementRecord,
-    AuditRecord,
-    BillRecord,
-    CaseStore,
-    ClockRecord,
-    NoticeRecord,
-    ViolationRecord,
+from sidewalk.storage.cases import CaseStore
+from sidewalk.storage.cases.pages import (
+    AuditLine,
+    BillDue,
+    ClockLine,
+    NoticeLine,
+    ViolationKey,
+    WorkOrderLine,
 )
 
 router = APIRouter()
 
-StateOf = Callable[[ViolationRecord], CaseState]
+StateOf = Callable[[ViolationKey], CaseState]
 Address = Callable[[str], str]
 GroupKey = Literal["serve", "deadlines", "review", "dispatch", "overdue"]
 WINDOW: Final = timedelta(hours=24)
@@ -76,6 +77,12 @@ class Today(BaseModel):
     groups: list[TodayGroup]
 
 
+def case_key(violation: ViolationKey) -> str:
+    """The key the recorder gives a case's clock (``casework.case_clock_key``'s, for the
+    lean row Today reads)."""
+    return f"{violation.frontage_id}/{ENFORCEMENT}/{violation.key}"
+
+
 @router.get("/today", tags=["pages"])
 def today(user: Reader, cases: Cases, profile: VillageProfile, now: Now) -> Today:
     """What needs a person now: notices to serve, deadlines, decisions, crews, bills."""
@@ -84,19 +91,19 @@ def today(user: Reader, cases: Cases, profile: VillageProfile, now: Now) -> Toda
 
 def build_today(cases: CaseStore, profile: Profile, now: datetime) -> Today:
     """Today from the records, seven queries whatever the size of the village."""
-    addresses = {f.id: f.street_address for f in cases.registry.list_frontages()}
-    notices = cases.notices.list()
-    clocks = cases.clocks.list(active_only=True)
-    violations = {v.key: v for v in cases.clocks.list_violations()}
-    audit = cases.dashboard.audit_by_action(("hazard.candidate", "notice.held"))
-    abatements = [a for a in cases.bills.list_abatements() if a.status == "ordered"]
-    bills = cases.dashboard.bills_with_paid("open")
+    rows = cases.pages.today(
+        case_kind=ENFORCEMENT,
+        audit_actions=("hazard.candidate", "notice.held"),
+        due_before=now.astimezone(profile.zone).date(),
+    )
+    addresses, notices, clocks = rows.addresses, rows.notices, rows.clocks
+    violations = {v.key: v for v in rows.violations}
     case_states = {c.key: CaseState(c.state) for c in clocks if c.kind == ENFORCEMENT}
     by_id = {v.id: v for v in violations.values()}
 
-    def state_of(violation: ViolationRecord) -> CaseState:
+    def state_of(violation: ViolationKey) -> CaseState:
         # A case the runner has not moved yet has its notice issued (as ``sidewalk act``).
-        return case_states.get(case_clock_key(violation), CaseState.NOTICE_ISSUED)
+        return case_states.get(case_key(violation), CaseState.NOTICE_ISSUED)
 
     def address(frontage: str) -> str:
         return addresses.get(frontage, "an address not in the registry")
@@ -122,27 +129,27 @@ def build_today(cases: CaseStore, profile: Profile, now: datetime) -> Today:
                 key="review",
                 title="Decisions waiting for a person",
                 empty="Nothing is waiting for a decision.",
-                items=_review(clocks, notices, violations, audit, state_of, address),
+                items=_review(clocks, notices, violations, rows.audit, state_of, address),
             ),
             TodayGroup(
                 key="dispatch",
                 title="Village crew to send",
                 empty="No Village work is waiting for a crew.",
-                items=_dispatch(abatements, address),
+                items=_dispatch(rows.work_orders, address),
             ),
             TodayGroup(
                 key="overdue",
                 title="Bills overdue",
                 empty="No bill is overdue.",
-                items=_overdue(bills, now, profile, address),
+                items=_overdue(rows.overdue, now, profile, address),
             ),
         ],
     )
 
 
 def _to_serve(
-    notices: Iterable[NoticeRecord],
-    violations: dict[int, ViolationRecord],
+    notices: Iterable[NoticeLine],
+    violations: dict[int, ViolationKey],
     state_of: StateOf,
     address: Address,
 ) -> list[TodayItem]:
@@ -183,7 +190,7 @@ def _to_serve(
     return sorted(items, key=lambda i: (not i.urgent, i.at or ""))
 
 
-def _deadlines(clocks: Iterable[ClockRecord], now: datetime, address: Address) -> list[TodayItem]:
+def _deadlines(clocks: Iterable[ClockLine], now: datetime, address: Address) -> list[TodayItem]:
     items = []
     for c in clocks:
         if c.deadline is None or not now <= c.deadline <= now + WINDOW:
@@ -218,10 +225,10 @@ def _deadlines(clocks: Iterable[ClockRecord], now: datetime, address: Address) -
 
 
 def _review(  # noqa: PLR0917 (the records Today read once, passed in)
-    clocks: Iterable[ClockRecord],
-    notices: Iterable[NoticeRecord],
-    violations: dict[str, ViolationRecord],
-    audit: Iterable[AuditRecord],
+    clocks: Iterable[ClockLine],
+    notices: Iterable[NoticeLine],
+    violations: dict[str, ViolationKey],
+    audit: Iterable[AuditLine],
     state_of: StateOf,
     address: Address,
 ) -> list[TodayItem]:
@@ -288,7 +295,7 @@ def _review(  # noqa: PLR0917 (the records Today read once, passed in)
     return sorted(items, key=lambda i: (not i.urgent, i.at or ""))
 
 
-def _dispatch(abatements: Iterable[AbatementRecord], address: Address) -> list[TodayItem]:
+def _dispatch(abatements: Iterable[WorkOrderLine], address: Address) -> list[TodayItem]:
     return [
         TodayItem(
             address=address(a.frontage_id),
@@ -307,7 +314,7 @@ def _dispatch(abatements: Iterable[AbatementRecord], address: Address) -> list[T
 
 
 def _overdue(
-    bills: Iterable[BillRecord], now: datetime, profile: Profile, address: Address
+    bills: Iterable[BillDue], now: datetime, profile: Profile, address: Address
 ) -> list[TodayItem]:
     today_local = now.astimezone(profile.zone).date()
     days = profile.billing.tax_roll_after.days

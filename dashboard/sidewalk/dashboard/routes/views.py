@@ -11,19 +11,17 @@ absent rather than null.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Protocol, TypeVar
+
 from pydantic import BaseModel, Field
 
 from sidewalk.dashboard.auth import User
 from sidewalk.dashboard.routes.deps import iso
 from sidewalk.dashboard.states import category
-from sidewalk.storage.cases import (
-    BillRecord,
-    CaseStore,
-    ClockRecord,
-    FrontageRecord,
-    OwnerRecord,
-    RuleUse,
-)
+from sidewalk.storage.cases import BillRecord, CaseStore, OwnerRecord, RuleUse
+from sidewalk.storage.cases.pages import FrontageLine
 
 
 class RuleView(BaseModel):
@@ -93,6 +91,49 @@ class BillView(BaseModel):
     owner: OwnerContact | None = Field(default=None, description="clerk and admin only")
 
 
+class ClockLike(Protocol):
+    """What a clock view shows: a whole ``ClockRecord`` or a lean ``RunningClock`` row."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def frontage_id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def state(self) -> str: ...
+    @property
+    def started_at(self) -> datetime: ...
+    @property
+    def deadline(self) -> datetime | None: ...
+    @property
+    def closed_at(self) -> datetime | None: ...
+    @property
+    def citation(self) -> str | None: ...
+    @property
+    def unconfirmed(self) -> bool: ...
+    @property
+    def rules(self) -> Sequence[RuleUse]: ...
+
+
+class DecidingLike(Protocol):
+    """What deciding a frontage's colour reads of a clock."""
+
+    @property
+    def frontage_id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def state(self) -> str: ...
+    @property
+    def deadline(self) -> datetime | None: ...
+    @property
+    def active(self) -> bool: ...
+
+
+D = TypeVar("D", bound=DecidingLike)
+
+
 def rule_view(r: RuleUse) -> RuleView:
     return RuleView(
         name=r.name, value=str(r.value), unit=r.unit, citation=r.citation,
@@ -100,7 +141,7 @@ def rule_view(r: RuleUse) -> RuleView:
     )  # fmt: skip
 
 
-def clock_view(c: ClockRecord, addresses: dict[str, str]) -> ClockView:
+def clock_view(c: ClockLike, addresses: dict[str, str]) -> ClockView:
     return ClockView(
         id=c.id,
         frontage=c.frontage_id,
@@ -117,10 +158,11 @@ def clock_view(c: ClockRecord, addresses: dict[str, str]) -> ClockView:
     )
 
 
-def frontage_states(cases: CaseStore) -> dict[str, ClockRecord]:
-    """Each frontage's clock that decides its colour: an open enforcement case first."""
-    chosen: dict[str, ClockRecord] = {}
-    for clock in cases.clocks.list():  # start order: later clocks win
+def deciding_clocks(clocks: Iterable[D]) -> dict[str, D]:
+    """Each frontage's clock that decides its colour, from its clocks in start order (or
+    ``cases.pages``' ``deciding`` rows): an open enforcement case first."""
+    chosen: dict[str, D] = {}
+    for clock in clocks:  # start order: later clocks win
         held = chosen.get(clock.frontage_id)
         # An open enforcement case outranks any clearing clock that follows it.
         if (
@@ -141,9 +183,9 @@ def owners_for(cases: CaseStore, user: User) -> dict[str, OwnerRecord] | None:
     return {o.id: o for o in cases.registry.list_owners()}
 
 
-def frontage_view(
-    f: FrontageRecord, clock: ClockRecord | None, owners: dict[str, OwnerRecord] | None
-) -> FrontageView:
+def frontage_view(f: FrontageLine, clock: DecidingLike | None, owners: bool) -> FrontageView:
+    """The row of a frontage; its owner's name and address only when ``owners`` (the roles
+    that may see them: the line carries them then)."""
     view = FrontageView(
         id=f.id,
         address=f.street_address,
@@ -156,9 +198,10 @@ def frontage_view(
         category=category(clock.state) if clock else "none",
         deadline=iso(clock.deadline) if clock and clock.active else None,
     )
-    if owners is not None:
-        owner = owners[f.owner_id]
-        view.owner = OwnerContact(name=owner.name, address_lines=list(owner.address_lines))
+    if owners and f.owner_name is not None:
+        view.owner = OwnerContact(
+            name=f.owner_name, address_lines=list(f.owner_address_lines or ())
+        )
     return view
 
 

@@ -382,16 +382,21 @@ const currentRoute = () => {
 };
 const currentPage = () => currentRoute()[0];
 
+// On a phone the links are one row that scrolls: keep the current page's link in view.
+function currentLinkInView() {
+  const nav = document.querySelector("header.top nav");
+  const here = nav?.querySelector("a[aria-current]");
+  if (nav && here && nav.scrollWidth > nav.clientWidth) nav.scrollLeft = here.offsetLeft - nav.offsetLeft - (nav.clientWidth - here.offsetWidth) / 2;
+}
+window.addEventListener("resize", currentLinkInView);
+
 async function route() {
   const [page, arg] = currentRoute();
   const section = page === "notice" ? "notices" : page;
   for (const a of document.querySelectorAll("nav a")) {
     if (a.dataset.page === section) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   }
-  // On a phone the links are one row that scrolls: keep the current page's link in view.
-  const nav = document.querySelector("header.top nav");
-  const here = nav?.querySelector("a[aria-current]");
-  if (nav && here && nav.scrollWidth > nav.clientWidth) nav.scrollLeft = here.offsetLeft - nav.offsetLeft - (nav.clientWidth - here.offsetWidth) / 2;
+  currentLinkInView();
   try { await PAGES[page](arg); } catch (err) { main.replaceChildren(h("p", { class: "error" }, err.message)); }
   document.body.dataset.ready = page;
 }

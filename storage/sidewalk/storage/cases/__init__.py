@@ -15,6 +15,7 @@ concern, all sharing it:
 ``cases.actions``             the person-action queue the runner applies
 ``cases.dashboard``           dashboard users, sessions, login throttling
 ``cases.confirmations``       the Village's confirmations of unconfirmed profile values
+``cases.pages``               lean reads for the dashboard's busiest pages (read-only)
 ============================  ==================================================
 
 Every repository method runs in its own transaction and returns frozen
@@ -46,6 +47,7 @@ from sidewalk.storage.cases.errors import (
 )
 from sidewalk.storage.cases.inspections import InspectionRepository
 from sidewalk.storage.cases.notices import NoticeRepository
+from sidewalk.storage.cases.pages import PageReads
 from sidewalk.storage.cases.records import (
     KEEP,
     AbatementRecord,
@@ -130,6 +132,7 @@ __all__ = [
     "NoticeRepository",
     "NoticeStatus",
     "OwnerRecord",
+    "PageReads",
     "PaymentRecord",
     "RegistryError",
     "RegistryRepository",
@@ -177,6 +180,7 @@ class CaseStore:
         self.actions = ActionRepository(uow, self.audit)
         self.dashboard = DashboardRecords(uow, self.audit)
         self.confirmations = ConfirmationRepository(uow, self.audit)
+        self.pages = PageReads(uow)
 
     @property
     def dialect(self) -> str:

@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from sidewalk.core.contract import READING_STREAMS, AnyReading, TimePolicy
 from sidewalk.storage.timeseries.deadletters import _DeadLetters, _topic
@@ -24,6 +25,27 @@ from sidewalk.storage.timeseries.records import (
 )
 from sidewalk.storage.timeseries.schema import _connect, _filters, _rollback
 from sidewalk.storage.timeseries.seqs import _SeqBook, _Space
+
+# A readings row: device, stored seq, stream, ts, [frontage,] received_at, payload
+# (without the frontage when it has none).
+_Row = tuple[str, int, str, int, int, str] | tuple[str, int, str, int, str, int, str]
+# Beyond any ts (``EventTimeMs`` ends in 2100): a time check that is off.
+_NEVER = 1 << 62
+
+
+def _time_bounds(policy: TimePolicy | None, now: int) -> tuple[bool, int, int]:
+    """(always ask ``policy``, ceiling, step back): a reading of a space that is
+    not suspect, with ``ts`` at most ``ceiling`` and at least its space's last
+    ``ts`` minus the step back, is one ``TimePolicy.problem`` always passes, so
+    the per-reading loop asks it only about the others."""
+    if policy is None:
+        return False, _NEVER, _NEVER
+    ahead, back = policy.max_ahead_ms, policy.max_step_back_ms
+    return (
+        type(policy) is not TimePolicy,  # a subclass may judge otherwise: always ask it
+        now + ahead if ahead is not None else _NEVER,
+        back if back is not None else _NEVER,
+    )
 
 
 def _now_ms() -> int:
@@ -81,26 +103,33 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
                     touched.add(status_update.status.device)
                 max_seq: dict[str, int] = {}
                 spaces: dict[tuple[str, str], _Space] = {}
+                # Each reading's field dict and seq space, read once: an attribute
+                # read on a pydantic model costs several dict lookups.
+                keyed: list[tuple[AnyReading, dict[str, Any], tuple[str, str]]] = []
                 for r in readings:
-                    key = (r.device, r.__dict__.get("epoch") or "")
+                    fields = r.__dict__
+                    key = (fields["device"], fields["epoch"] or "")
+                    keyed.append((r, fields, key))
                     if key not in spaces:
-                        if r.device not in max_seq:
-                            self._ensure_device(r.device, sites.get(r.device), now)
-                            max_seq[r.device] = 0
-                            touched.add(r.device)
-                        spaces[key] = self._space(r.device, key[1], now, result)
+                        dev = key[0]
+                        if dev not in max_seq:
+                            self._ensure_device(dev, sites.get(dev), now)
+                            max_seq[dev] = 0
+                            touched.add(dev)
+                        spaces[key] = self._space(dev, key[1], now, result)
                 for dev in max_seq:
                     # After the spaces: a new one is placed after what the device has.
                     max_seq[dev] = self._max_seq(dev)
                 if result.epochs_started:
                     self._reload_closed(spaces)
-                stored_keys = self._write_readings(
-                    readings, max_seq, spaces=spaces, sites=sites, policy=time_policy, now=now,
+                rows = self._write_readings(
+                    keyed, max_seq, spaces=spaces, sites=sites, policy=time_policy, now=now,
                     result=result,
                 )  # fmt: skip
-                if stored_keys and _has_sinks(db):
+                if rows and _has_sinks(db):
                     db.executemany(
-                        "INSERT INTO export_log (device, seq) VALUES (?, ?)", stored_keys
+                        "INSERT INTO export_log (device, seq) VALUES (?, ?)",
+                        [(row[0], row[1]) for row in rows],
                     )
                 for dev, top in max_seq.items():
                     db.execute(
@@ -126,7 +155,7 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
 
     def _write_readings(
         self,
-        readings: Sequence[AnyReading],
+        keyed: list[tuple[AnyReading, dict[str, Any], tuple[str, str]]],
         max_seq: dict[str, int],
         *,
         spaces: dict[tuple[str, str], _Space],
@@ -134,10 +163,10 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
         policy: TimePolicy | None,
         now: int,
         result: BatchResult,
-    ) -> list[tuple[str, int]]:
+    ) -> list[_Row]:
         """Store readings set-wise, with the outcome of storing them one by one in order.
 
-        Returns the ``(device, stored seq)`` of each row inserted. A reading's
+        Returns the rows inserted. A reading's
         stored seq is its seq space's base plus its own; a reading of a closed
         space beyond where it closed is a ``seq_conflict`` (that seq is the
         next epoch's now). A new reading with an implausible time is
@@ -149,54 +178,57 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
         which, then every row goes in one ``executemany`` and the gaps the
         fills hit are split in one pass: two workers dealt alternate seqs of
         a device by round robin fill a gap with nearly every reading.
+
+        This is ingest's per-reading loop, so it reads the field dicts and
+        inlines the common case (a new seq, a plausible time) of the checks.
         """
-        placed, low = self._place(readings, max_seq, spaces, sites, now)
+        placed, low = self._place(keyed, max_seq, spaces, sites, now)
         existing = {dev: self._existing_seqs(dev, seqs) for dev, seqs in low.items()}
-        rows: list[tuple[str, int, str, int, str | None, int, str]] = []
+        rows: list[_Row] = []
         gaps: list[tuple[str, int, int, int]] = []
         fills: dict[str, list[int]] = {}
         dups: list[tuple[AnyReading, int, str]] = []
         held: list[tuple[AnyReading, int, str, str]] = []
         seen: dict[str, set[int]] = {dev: set() for dev in max_seq}
-        for r, space, seq in placed:
-            dev = r.device
-            row = (
-                dev,
-                seq,
-                r.stream,
-                r.ts,
-                # pydantic's __getattr__ makes a missing-attribute getattr
-                # cost as much as the insert; the field dict does not.
-                r.__dict__.get("frontage"),
-                now,
-                r.to_json().decode(),
-            )
-            seen_dev = seen[dev]
-            if seq > max_seq[dev]:
-                if seq > max_seq[dev] + 1:
-                    gap = SeqGap(dev, max_seq[dev] + 1, seq - 1, now, None)
+        stored = result.stored
+        judge, ceiling, floor_back = _time_bounds(policy, now)
+        for r, fields, space, seq in placed:
+            dev = fields["device"]
+            ts = fields["ts"]
+            top = max_seq[dev]
+            if seq > top:
+                if seq > top + 1:
+                    gap = SeqGap(dev, top + 1, seq - 1, now, None)
                     gaps.append((dev, gap.from_seq, gap.to_seq, now))
                     result.gaps_opened.append(gap)
                 max_seq[dev] = seq
-            elif seq in seen_dev or seq in existing[dev]:
-                result.duplicates.append((dev, r.seq))
-                dups.append((r, seq, row[-1]))
+            elif seq in seen[dev] or seq in existing[dev]:
+                result.duplicates.append((dev, fields["seq"]))
+                dups.append((r, seq, r.to_json().decode()))
                 continue
             else:
                 fills.setdefault(dev, []).append(seq)
-            seen_dev.add(seq)
+            seen[dev].add(seq)
+            own_seq = fields["seq"]
             if policy is not None and (
-                verdict := policy.problem(
-                    r.seq, r.ts, now, space.last_seq, space.last_ts, suspect=space.suspect
-                )
+                judge or space.suspect or ts > ceiling or ts < space.last_ts - floor_back
             ):
-                held.append((r, seq, row[-1], verdict[0]))
-                space.held(suspect=verdict[1])
-                continue
-            if space.suspect or r.seq > space.last_seq:
-                space.accepted(r.seq, r.ts)
-            rows.append(row)
-            result.stored.append(r)
+                # Outside the window no rule can object to: the policy decides.
+                verdict = policy.problem(
+                    own_seq, ts, now, space.last_seq, space.last_ts, suspect=space.suspect
+                )
+                if verdict:
+                    held.append((r, seq, r.to_json().decode(), verdict[0]))
+                    space.held(suspect=verdict[1])
+                    continue
+            if space.suspect or own_seq > space.last_seq:
+                space.accepted(own_seq, ts)
+            frontage = fields.get("frontage")
+            if frontage is None:
+                rows.append((dev, seq, fields["stream"], ts, now, r.to_json().decode()))
+            else:
+                rows.append((dev, seq, fields["stream"], ts, frontage, now, r.to_json().decode()))
+            stored.append(r)
         if held:
             self._quarantine(held, sites, now, result)
         if gaps:
@@ -205,39 +237,46 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
                 gaps,
             )
         self._insert(rows)
+        self._resent(dups, fills, now)
+        return rows
+
+    def _resent(
+        self, dups: list[tuple[AnyReading, int, str]], fills: dict[str, list[int]], now: int
+    ) -> None:
+        """Re-sent copies: dead-letter those that differ from the stored one; fill gaps."""
         for r, seq, payload in dups:
             self._check_conflict(r, seq, payload, now)
         for dev, seqs in fills.items():
             self._fill(dev, seqs)
-        return [(row[0], row[1]) for row in rows]
 
     def _place(
         self,
-        readings: Sequence[AnyReading],
+        keyed: list[tuple[AnyReading, dict[str, Any], tuple[str, str]]],
         max_seq: dict[str, int],
         spaces: dict[tuple[str, str], _Space],
         sites: Mapping[str, str],
         now: int,
-    ) -> tuple[list[tuple[AnyReading, _Space, int]], dict[str, list[int]]]:
+    ) -> tuple[list[tuple[AnyReading, dict[str, Any], _Space, int]], dict[str, list[int]]]:
         """Each reading with its space and stored seq; per device, the seqs not above its top."""
         low: dict[str, list[int]] = {}
         top = dict(max_seq)
-        placed: list[tuple[AnyReading, _Space, int]] = []
-        for r in readings:
-            space = spaces[r.device, r.__dict__.get("epoch") or ""]
-            if space.closed_at is not None and r.seq > space.closed_at:
+        placed: list[tuple[AnyReading, dict[str, Any], _Space, int]] = []
+        for r, fields, key in keyed:
+            space = spaces[key]
+            if space.closed_at is not None and fields["seq"] > space.closed_at:
                 self._insert_dead_letter(
                     DeadLetter(now, _topic(sites, r), r.device, r.to_json(), "seq_conflict",
                                f"seq {r.seq} of epoch {r.epoch or '(none)'}, which a later epoch"
                                f" replaced after its seq {space.closed_at}")
                 )  # fmt: skip
                 continue
-            seq = space.base + r.seq
-            placed.append((r, space, seq))
-            if seq > top[r.device]:
-                top[r.device] = seq
+            seq = space.base + fields["seq"]
+            placed.append((r, fields, space, seq))
+            dev = key[0]
+            if seq > top[dev]:
+                top[dev] = seq
             else:
-                low.setdefault(r.device, []).append(seq)
+                low.setdefault(dev, []).append(seq)
         return placed, low
 
     def _existing_seqs(self, device: str, seqs: list[int]) -> set[int]:
@@ -257,16 +296,23 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
             )
         return found
 
-    def _insert(self, rows: list[tuple[str, int, str, int, str | None, int, str]]) -> int:
-        if not rows:
-            return 0
-        cur = self._db.executemany(
-            "INSERT OR IGNORE INTO readings"
-            " (device, seq, stream, ts, frontage, received_at, payload)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            rows,
-        )
-        return int(cur.rowcount)
+    def _insert(self, rows: list[_Row]) -> None:
+        # A row without a frontage (weather) leaves the column out: sqlite3 looks
+        # for an adapter for every None it binds, at the cost of the rest of the row.
+        plain = [row for row in rows if len(row) == 6]
+        if plain:
+            self._db.executemany(
+                "INSERT OR IGNORE INTO readings (device, seq, stream, ts, received_at, payload)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                plain,
+            )
+        if len(plain) < len(rows):
+            self._db.executemany(
+                "INSERT OR IGNORE INTO readings"
+                " (device, seq, stream, ts, frontage, received_at, payload)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [row for row in rows if len(row) == 7],
+            )
 
     def readings(
         self,

@@ -1,0 +1,414 @@
+"""Lean reads for the dashboard's busiest pages: Today, the Overview, the map, the live feed.
+
+The repositories return whole records: every column, JSON decoded, through an ORM
+object per row. That is right for one case, and about 0.1 ms a row; a page of a
+2,000-frontage village reads thousands of rows, and most of that time went into
+building objects whose columns the page never shows (a notice's letter text, a
+clock's cause). Here each page's rows come from SQLAlchemy Core selects of just
+the columns the page uses, one query per kind of record (never one per
+frontage), all in one read transaction (one consistent snapshot of the records),
+as small named tuples. Read-only: nothing here writes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any, NamedTuple, TypeAlias
+
+from sqlalchemy import Select, and_, func, or_, select
+
+from sidewalk.storage import models as m
+from sidewalk.storage.cases.records import RuleUse
+from sidewalk.storage.cases.unit_of_work import UnitOfWork
+
+# ---------------------------------------------------------------- rows
+
+
+class FrontageLine(NamedTuple):
+    """A watched frontage as the Overview lists it (owner only when asked for)."""
+
+    id: str
+    street_address: str
+    parcel_number: str
+    length_ft: float
+    zone: str
+    device_id: str | None
+    owner_id: str
+    owner_name: str | None
+    owner_address_lines: tuple[str, ...] | None
+
+
+class ClockLine(NamedTuple):
+    """A clock's state and deadline, without its cause and rules."""
+
+    id: int
+    key: str
+    frontage_id: str
+    kind: str
+    state: str
+    started_at: datetime
+    deadline: datetime | None
+    closed_at: datetime | None
+
+    @property
+    def active(self) -> bool:
+        return self.closed_at is None
+
+
+class RunningClock(NamedTuple):
+    """A running clock with the ordinance values it uses (the Overview's clock table)."""
+
+    id: int
+    frontage_id: str
+    kind: str
+    state: str
+    started_at: datetime
+    deadline: datetime | None
+    closed_at: datetime | None
+    citation: str | None
+    unconfirmed: bool
+    rules: tuple[RuleUse, ...]
+
+
+class NoticeLine(NamedTuple):
+    """A notice's number, kind, status and dates, without its letter."""
+
+    id: int
+    number: str
+    kind: str
+    violation_id: int | None
+    frontage_id: str
+    issued_at: datetime
+    status: str
+    delivered_at: datetime | None
+
+
+class ViolationKey(NamedTuple):
+    id: int
+    key: str
+    frontage_id: str
+
+
+class AuditLine(NamedTuple):
+    """An audit row without its hashes."""
+
+    id: int
+    recorded_at: datetime
+    actor: str
+    action: str
+    subject: str
+    detail: Mapping[str, Any]
+
+
+class WorkOrderLine(NamedTuple):
+    frontage_id: str
+    reason: str
+    ordered_at: datetime
+
+
+class BillDue(NamedTuple):
+    """An open bill's amount, what is paid on it, and its due date."""
+
+    frontage_id: str
+    amount: Decimal
+    paid: Decimal
+    due_date: date | None
+
+    @property
+    def balance(self) -> Decimal:
+        return self.amount - self.paid
+
+
+class LiveTransition(NamedTuple):
+    """A stored clock transition with its clock as it stands now (the live feed)."""
+
+    id: int
+    clock_id: int
+    clock_kind: str
+    frontage_id: str
+    from_state: str
+    to_state: str
+    at: datetime
+    cause_kind: str
+    clock_state: str
+    deadline: datetime | None
+    active: bool
+
+
+@dataclass(frozen=True)
+class TodayRows:
+    """What Today reads, one query per kind of record."""
+
+    addresses: dict[str, str]  # watched frontages' street addresses by id
+    notices: list[NoticeLine]  # not yet served (pending, rendered, held) and clearing notices
+    clocks: list[ClockLine]  # running, in start order
+    violations: list[ViolationKey]
+    audit: list[AuditLine]  # of the asked actions, newest first
+    work_orders: list[WorkOrderLine]  # ordered and not yet done, in order
+    overdue: list[BillDue]  # open, due before the day asked, soonest due first
+
+
+@dataclass(frozen=True)
+class OverviewRows:
+    frontages: list[FrontageLine]  # watched, by id
+    deciding: list[ClockLine]  # the clocks that can decide a frontage's colour, in start order
+    running: list[RunningClock]  # in start order
+    alerts: list[AuditLine]  # newest first
+
+
+@dataclass(frozen=True)
+class MapRows:
+    frontages: list[FrontageLine]  # watched, by id (no owner)
+    deciding: list[ClockLine]
+    geometries: dict[str, dict[str, Any]]  # stored GeoJSON by frontage id
+
+
+# ---------------------------------------------------------------- queries
+
+Query: TypeAlias = Select[*tuple[Any, ...]]
+_F, _C = m.Frontage, m.Clock
+_CLOCK = (_C.id, _C.idempotency_key, _C.frontage_id, _C.kind, _C.state, _C.started_at,
+          _C.deadline, _C.closed_at)  # fmt: skip
+_AUDIT = (m.AuditEntry.id, m.AuditEntry.recorded_at, m.AuditEntry.actor, m.AuditEntry.action,
+          m.AuditEntry.subject, m.AuditEntry.detail_json)  # fmt: skip
+
+
+def _frontages(owners: bool) -> Query:
+    cols = (_F.id, _F.street_address, _F.parcel_number, _F.length_ft, _F.zone, _F.device_id,
+            _F.owner_id)  # fmt: skip
+    query: Query = select(*cols)
+    if owners:
+        query = query.add_columns(m.Owner.name, m.Owner.address_lines).outerjoin(
+            m.Owner, m.Owner.id == _F.owner_id
+        )
+    return query.where(_F.retired_at.is_(None)).order_by(_F.id)
+
+
+def _deciding(case_kind: str) -> Query:
+    """The clocks that can decide a frontage's colour, in start order: every ``case_kind``
+    clock, and each frontage's last-started clock. Any other clock is followed by a later
+    one of its frontage, which takes its place whatever it is (``deciding_clocks``), so
+    leaving it out changes nothing; a village's past storms are not read."""
+    last = (
+        select(
+            _C.id,
+            func.row_number()
+            .over(partition_by=_C.frontage_id, order_by=(_C.started_at.desc(), _C.id.desc()))
+            .label("n"),
+        )
+    ).subquery()
+    newest = select(last.c.id).where(last.c.n == 1)
+    return (
+        select(*_CLOCK)
+        .where(or_(_C.kind == case_kind, _C.id.in_(newest)))
+        .order_by(_C.started_at, _C.id)
+    )
+
+
+def _audit_line(row: Any) -> AuditLine:
+    ident, at, actor, action, subject, detail = row
+    return AuditLine(ident, at, actor, action, subject, json.loads(detail))
+
+
+def _frontage_line(row: Any, owners: bool) -> FrontageLine:
+    ident, address, parcel, length, zone, device, owner = row[:7]
+    name, lines = (row[7], row[8]) if owners else (None, None)
+    return FrontageLine(
+        ident, address, parcel, length, zone, device, owner, name,
+        None if lines is None else tuple(lines),
+    )  # fmt: skip
+
+
+def _running(row: Any) -> RunningClock:
+    ident, frontage, kind, state, started, deadline, closed, citation, unconfirmed, rules = row
+    return RunningClock(
+        ident, frontage, kind, state, started, deadline, closed, citation, unconfirmed,
+        tuple(RuleUse.from_json(u) for u in rules or ()),
+    )  # fmt: skip
+
+
+class PageReads:
+    """``cases.pages``: each method reads one page's rows in one read transaction."""
+
+    def __init__(self, uow: UnitOfWork) -> None:
+        self._uow = uow
+
+    def today(
+        self, *, case_kind: str, audit_actions: Collection[str], due_before: date
+    ) -> TodayRows:
+        """Today's rows: ``case_kind`` names the enforcement clocks (their keys tie notices
+        to cases), ``audit_actions`` the audit rows wanted (the newest 1,000), and bills
+        count as overdue when due before ``due_before``."""
+        n, b, a = m.Notice, m.Bill, m.Abatement
+        notices = (
+            select(
+                n.id,
+                n.number,
+                n.kind,
+                n.violation_id,
+                n.frontage_id,
+                n.issued_at,
+                n.status,
+                n.delivered_at,
+            )
+            .where(
+                or_(
+                    and_(n.delivered_at.is_(None), n.status.in_(("pending", "rendered", "held"))),
+                    n.kind == "clearing_violation",
+                )
+            )
+            .order_by(n.issued_at, n.id)
+        )
+        clocks = select(*_CLOCK).where(_C.closed_at.is_(None)).order_by(_C.started_at, _C.id)
+        violations = select(m.Violation.id, m.Violation.idempotency_key, m.Violation.frontage_id)
+        audit = (
+            select(*_AUDIT)
+            .where(m.AuditEntry.action.in_(list(audit_actions)))
+            .order_by(m.AuditEntry.id.desc())
+            .limit(1000)
+        )
+        orders = (
+            select(a.frontage_id, a.reason, a.ordered_at)
+            .where(a.status == "ordered")
+            .order_by(a.ordered_at, a.id)
+        )
+        paid = (
+            select(m.Payment.bill_id, func.sum(m.Payment.amount).label("paid"))
+            .group_by(m.Payment.bill_id)
+            .subquery()
+        )
+        bills = (
+            select(b.frontage_id, b.amount, paid.c.paid, b.due_date)
+            .outerjoin(paid, paid.c.bill_id == b.id)
+            .where(b.status == "open", b.due_date.is_not(None), b.due_date < due_before)
+            .order_by(b.due_date, b.issued_at, b.id)
+        )
+        addresses = select(_F.id, _F.street_address).where(_F.retired_at.is_(None))
+        with self._uow.read() as session:
+            return TodayRows(
+                addresses={i: s for i, s in session.execute(addresses)},
+                notices=[NoticeLine(*r) for r in session.execute(notices)],
+                clocks=[ClockLine(*r) for r in session.execute(clocks)],
+                violations=[ViolationKey(*r) for r in session.execute(violations)],
+                audit=[_audit_line(r) for r in session.execute(audit)],
+                work_orders=[WorkOrderLine(*r) for r in session.execute(orders)],
+                overdue=[
+                    BillDue(f, amount, p if isinstance(p, Decimal) else Decimal("0.00"), due)
+                    for f, amount, p, due in session.execute(bills)
+                ],
+            )
+
+    def overview(
+        self, *, case_kind: str, owners: bool, alert_actions: Collection[str], alert_window: int
+    ) -> OverviewRows:
+        """The Overview's rows: the watched frontages (with their owner's name and address
+        when ``owners``), the clocks that decide their colours, the running clocks, and the
+        newest 20 of the ``alert_actions`` rows among the newest ``alert_window`` audit rows."""
+        running = (
+            select(
+                _C.id,
+                _C.frontage_id,
+                _C.kind,
+                _C.state,
+                _C.started_at,
+                _C.deadline,
+                _C.closed_at,
+                _C.citation,
+                _C.unconfirmed,
+                _C.rules,
+            )
+            .where(_C.closed_at.is_(None))
+            .order_by(_C.started_at, _C.id)
+        )
+        window = (
+            select(m.AuditEntry.id).order_by(m.AuditEntry.id.desc()).limit(alert_window).subquery()
+        )
+        alerts = (
+            select(*_AUDIT)
+            .where(m.AuditEntry.id.in_(select(window.c.id)))
+            .where(m.AuditEntry.action.in_(list(alert_actions)))
+            .order_by(m.AuditEntry.id.desc())
+            .limit(20)
+        )
+        with self._uow.read() as session:
+            return OverviewRows(
+                frontages=[_frontage_line(r, owners) for r in session.execute(_frontages(owners))],
+                deciding=[ClockLine(*r) for r in session.execute(_deciding(case_kind))],
+                running=[_running(r) for r in session.execute(running)],
+                alerts=[_audit_line(r) for r in session.execute(alerts)],
+            )
+
+    def frontages(self, *, case_kind: str, owners: bool) -> OverviewRows:
+        """The watched frontages and the clocks that decide their colours (``/frontages``)."""
+        with self._uow.read() as session:
+            return OverviewRows(
+                frontages=[_frontage_line(r, owners) for r in session.execute(_frontages(owners))],
+                deciding=[ClockLine(*r) for r in session.execute(_deciding(case_kind))],
+                running=[],
+                alerts=[],
+            )
+
+    def map(self, *, case_kind: str) -> MapRows:
+        """The map's rows: watched frontages, the clocks that decide their colours, and
+        the stored geometries."""
+        geometries = select(m.FrontageGeometry.frontage_id, m.FrontageGeometry.geometry)
+        with self._uow.read() as session:
+            return MapRows(
+                frontages=[_frontage_line(r, False) for r in session.execute(_frontages(False))],
+                deciding=[ClockLine(*r) for r in session.execute(_deciding(case_kind))],
+                geometries={f: dict(g) for f, g in session.execute(geometries)},
+            )
+
+    def live_after(
+        self, transition_id: int, audit_id: int, limit: int = 500
+    ) -> tuple[list[LiveTransition], list[AuditLine]]:
+        """Transitions and audit rows stored after the ids given, in storage order, at most
+        ``limit`` of each: each transition with its clock as it stands now (one joined
+        query, not one read per transition); a transition whose clock is gone is left out."""
+        t = m.ClockTransition
+        transitions = (
+            select(
+                t.id,
+                t.clock_id,
+                _C.kind,
+                _C.frontage_id,
+                t.from_state,
+                t.to_state,
+                t.at,
+                t.cause,
+                _C.state,
+                _C.deadline,
+                _C.closed_at,
+            )
+            .join(_C, _C.id == t.clock_id)
+            .where(t.id > transition_id)
+            .order_by(t.id)
+            .limit(limit)
+        )
+        audit = select(*_AUDIT).where(m.AuditEntry.id > audit_id).order_by(m.AuditEntry.id)
+        with self._uow.read() as session:
+            return (
+                [
+                    LiveTransition(
+                        i,
+                        c,
+                        kind,
+                        f,
+                        fr,
+                        to,
+                        at,
+                        str((cause or {}).get("kind")),
+                        state,
+                        deadline,
+                        closed is None,
+                    )
+                    for i, c, kind, f, fr, to, at, cause, state, deadline, closed in (
+                        session.execute(transitions)
+                    )
+                ],
+                [_audit_line(r) for r in session.execute(audit.limit(limit))],
+            )
