@@ -41,7 +41,8 @@ from sidewalk.storage.cases import CaseStore
 from tests.dashboard.test_today import NOW, add_block
 
 PASSWORD = "bench password"
-PATHS = ("/api/today", "/api/overview", "/api/notices")
+# /api/now: the floor (session check and framework, no records read).
+PATHS = ("/api/now", "/api/today", "/api/overview", "/api/map", "/api/notices")
 
 
 def cpu_s() -> float:
@@ -128,7 +129,7 @@ def main() -> None:
         lines = {g.key: len(g.items) for g in today.groups}
         print(f"one Today: {len(selects)} SELECTs; lines {lines}")
         app = create_app(
-            cases, None, profile, secret_key="bench-secret-0123456789", now=lambda: NOW
+            cases, None, profile, secret_key="bench-secret-0123456789", now=lambda: NOW, poll_s=3600
         )
         print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         with TestClient(app) as client:

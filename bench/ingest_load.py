@@ -21,6 +21,13 @@ docs/scaling.md.
    reading beside publish → mosquitto_sub receipt (``-F %U``).
 
     uv run python -m bench.ingest_load [--n 50000] [--latency-s 30]
+
+Every row prints ingest's process CPU per reading (``time.process_time`` in
+the worker, both threads and SQLite; inflated by a busy machine's cache and
+scheduler contention). ``--callgrind DIR`` runs each worker under valgrind's
+callgrind, instrumented from "go" to its exit, and prints the instructions
+per reading: the figure that does not depend on the machine's load (the
+worker then runs ~50 times slower, so use it with ``--parts drain``).
 """
 
 from __future__ import annotations
@@ -123,16 +130,21 @@ def _worker(args: argparse.Namespace) -> None:
 class Workers:
     """Ingest worker processes, one per (site, SQLite file); same site = shared subscription."""
 
+    # Where callgrind writes each worker's counts (None: not under valgrind).
+    callgrind: Path | None = None
+
     def __init__(
         self, port: int, places: list[tuple[str, Path]], latency: bool = False, wait_s: float = 0.05
     ) -> None:
         self.procs: list[subprocess.Popen[str]] = []
-        # Each file is created here first: two workers creating one file at
-        # once race its schema upgrade ("duplicate column name").
-        for db in dict.fromkeys(db for _, db in places):
-            SqliteTimeSeriesStore(db).close()
+        # Workers of one file open it together: its schema is created under
+        # the write lock (storage/timeseries/schema.py), so neither fails.
         for i, (site, db) in enumerate(places):
             cmd = [sys.executable, "-m", "bench.ingest_load", "--worker", f"{site}-w{i}"]
+            if self.callgrind is not None:
+                out = self.callgrind / f"{site}-w{i}.%p.cg"
+                cmd = [_exe("valgrind"), "--tool=callgrind", "--instr-atstart=no",
+                       f"--callgrind-out-file={out}", *cmd]  # fmt: skip
             cmd += ["--port", str(port), "--db", str(db), "--site", site]
             if latency:
                 cmd.append("--latency")
@@ -153,6 +165,12 @@ class Workers:
         """Connect every worker and wait until all are subscribed."""
         for proc in self.procs:
             assert proc.stdin is not None
+            if self.callgrind is not None:
+                # Count from here: the imports are not ingest's per-reading cost.
+                subprocess.run(
+                    [_exe("callgrind_control"), "--instr=on", str(proc.pid)],
+                    check=True, capture_output=True, timeout=120,
+                )  # fmt: skip
             proc.stdin.write("go\n")
             proc.stdin.flush()
         self._expect("ready")
@@ -166,8 +184,21 @@ class Workers:
         for proc in self.procs:
             assert proc.stdout is not None
             results.append(json.loads(proc.stdout.read().strip().splitlines()[-1]))
-            proc.wait(30)
+            proc.wait(600 if self.callgrind is not None else 30)
+            if self.callgrind is not None:
+                results[-1]["instructions"] = _instructions(self.callgrind, proc.pid)
         return results
+
+
+def _instructions(folder: Path, pid: int) -> int:
+    """The instructions callgrind counted in a worker (its ``totals:`` / ``summary:`` line)."""
+    total = 0
+    for path in folder.glob(f"*.{pid}.cg*"):
+        for line in path.read_text(errors="replace").splitlines():
+            if line.startswith(("totals:", "summary:")):
+                total += int(line.split()[1])
+                break
+    return total
 
 
 # --- publishers and the reference subscriber ------------------------------------
@@ -299,6 +330,7 @@ def sustained(
         "shares": [r["stored"] for r in results],
         "batches": [r["batches"] for r in results],
         "cpu_s": sum(r["cpu_s"] for r in results),
+        "instructions": sum(r.get("instructions", 0) for r in results),
     }
 
 
@@ -335,6 +367,7 @@ def drain(
         "shares": [r["stored"] for r in results],
         "batches": [r["batches"] for r in results],
         "cpu_s": sum(r["cpu_s"] for r in results),
+        "instructions": sum(r.get("instructions", 0) for r in results),
     }
 
 
@@ -400,11 +433,14 @@ def _label(w: int, partition: bool) -> str:
 
 
 def _row(label: str, r: dict[str, Any]) -> str:
-    return (
+    line = (
         f"{label:<44} {r['ingest']:>9.0f} {r['sub']:>9.0f} {r['ingest'] / r['sub']:>6.2f}"
         f"  {r['rows']}/{r['dups']} batches {r['batches']}"
         f" cpu {1e6 * r['cpu_s'] / max(1, r['rows']):.0f} µs/reading"
     )
+    if r.get("instructions"):
+        line += f", {r['instructions'] / max(1, r['rows']):,.0f} instructions/reading"
+    return line
 
 
 def _run(parts: set[str], server: MosquittoServer, tmp: Path, args: argparse.Namespace) -> bool:
@@ -453,6 +489,10 @@ def main() -> None:
         "--layouts", type=int, default=3, choices=(1, 2, 3),
         help="worker layouts to run: 1 = one worker only (default 3: all)",
     )  # fmt: skip
+    ap.add_argument(
+        "--callgrind", type=Path, metavar="DIR",
+        help="run the workers under callgrind (counts in DIR); prints instructions/reading",
+    )  # fmt: skip
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--db", help=argparse.SUPPRESS)
@@ -464,6 +504,9 @@ def main() -> None:
         _worker(args)
         return
     args.n -= args.n % args.devices
+    if args.callgrind is not None:
+        args.callgrind.mkdir(parents=True, exist_ok=True)
+        Workers.callgrind = args.callgrind.resolve()
     print(f"{os.cpu_count()} cores; N = {args.n} QoS 1 readings from {args.devices} C publishers")
     with tempfile.TemporaryDirectory(prefix="sidewalk-load-") as tmp:
         server = MosquittoServer(

@@ -188,6 +188,22 @@ def test_370_10_b_a_wrong_service_is_corrected_then_undone_and_the_clock_follows
         datetime(2026, 12, 12, 19, 0, tzinfo=UTC),
     )
 
+    # The crew's completion rests on the service: undone first, then the service.
+    status, out = storm.act("abatement_done", number, "--who", "Crew Chief",
+                            "--at", "2026-12-12T15:00")  # fmt: skip
+    assert status == 0, out
+    storm.runner.tick()
+    status, out = storm.act("record_delivery", number, "--who", "Pat Clerk", "--undo",
+                            "--reason", "entered on the wrong notice")  # fmt: skip
+    assert (status, " ".join(out.split())) == (2, "refused: The crew's completion of the"
+        " Village's work was recorded on Saturday, December 12, 2026 at 3:00 PM CST after the"
+        " service of the notice, and rests on it: undo the crew's completion of the Village's"
+        " work first.")  # fmt: skip
+    status, out = storm.act("abatement_done", number, "--who", "Pat Clerk", "--undo",
+                            "--reason", "the crew had not finished")  # fmt: skip
+    assert status == 0, out
+    storm.runner.tick()
+    assert clock()[0] == "abatement_ordered"
     status, out = storm.act("record_delivery", number, "--who", "Pat Clerk", "--undo",
                             "--reason", "entered on the wrong notice")  # fmt: skip
     assert status == 0, out
@@ -205,4 +221,4 @@ def test_370_10_b_a_wrong_service_is_corrected_then_undone_and_the_clock_follows
         "refused: the service of the notice is not on record"
         f" for notice {number} (never recorded, or undone)",
     )
-    assert len(storm.cases.actions.list()) == 3  # nothing recorded by the refusal
+    assert len(storm.cases.actions.list()) == 5  # nothing recorded by the refusals

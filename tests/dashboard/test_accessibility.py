@@ -10,6 +10,7 @@ Content-Security-Policy stays as it is served.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -19,8 +20,14 @@ from typing import Any
 
 import pytest
 
-from sidewalk.dashboard.auth import add_user
-from tests.dashboard.conftest import ARTIFACTS, CHROMIUM, PASSWORD, Dashboard
+from sidewalk.dashboard.auth import add_user, role_of
+from tests.dashboard.conftest import (
+    ARTIFACTS,
+    CHROMIUM,
+    PASSWORD,
+    Dashboard,
+    cheap_password_hash,
+)
 from tests.dashboard.test_browser import browser_context, log_in
 
 __all__ = ["browser_context"]  # a context of its own per module (test_browser.py)
@@ -193,12 +200,38 @@ def test_the_header_is_one_line_at_a_desk_and_a_scrolling_row_on_a_phone(
         page.screenshot(path=str(ARTIFACTS / f"header-rounds-{width}.png"))
 
 
+def test_site_charts_in_inches_feet_and_fahrenheit_with_si_on_hover(
+    admin_page: Page, dashboard: Dashboard
+) -> None:
+    """The ordinance's units on the Site page; the SI value when the pointer rests on one."""
+    page = admin_page
+    page.goto(f"{dashboard.url}/")
+    if page.url.endswith("/login"):
+        log_in(page, dashboard, "admin")
+    page.set_viewport_size({"width": 1366, "height": 900})
+    visit(page, dashboard, "site", "site")
+    headings = page.locator("main .chart h2")
+    expect(headings.nth(0)).to_contain_text("Snow depth (in)")
+    expect(headings.nth(1)).to_contain_text("Temperature (°F)")
+    expect(headings.nth(2)).to_contain_text("Cleared width (ft); dashed = required 4 ft")
+    text = page.locator("main").inner_text()
+    assert " mm" not in text
+    assert "°C" not in text
+    assert page.locator("main .chart h2 .si").get_attribute("title") == "1219 mm"
+    chart = page.locator("main .chart svg").nth(1)
+    box = chart.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.5)
+    expect(chart.locator(".readout")).to_contain_text(re.compile(r"air -?\d+ °F \(-?\d+\.\d °C\)"))
+
+
 def test_rounds_with_no_signal_findings_wait_on_the_phone_and_go_once(
     browser_context: BrowserContext, dashboard: Dashboard
 ) -> None:
     """An inspector taps "Not cleared" with no signal: the page says one finding waits; when
     the connection returns it is sent by itself, recorded once, with the time of the tap.
-    It records a finding: it needs this module's own dashboard, not a shared one."""
+    The finding ("not cleared" on an open notice) is kept for the clerk as an audit row and
+    changes no clock or notice: the shared storm stays as the other modules read it."""
     cases = dashboard.storm.cases
     if "walker" not in {u.username for u in cases.dashboard.list_users()}:
         cases.dashboard.add_user("walker", cheap_password_hash(), role_of("inspector"), who="test")

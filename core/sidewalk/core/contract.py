@@ -162,17 +162,19 @@ class WeatherReading(Reading):
 
     @model_validator(mode="after")
     def _has_a_value(self) -> WeatherReading:
-        # Runs for every stored weather reading: plain comparisons, no generator.
+        # Runs for every weather reading received: plain comparisons on the
+        # field dict (an attribute read on a model costs several dict lookups).
+        v = self.__dict__
         if (
-            self.snow_depth_mm is None
-            and self.precip_mm is None
-            and self.air_temp_c is None
-            and self.surface_temp_c is None
-            and self.relative_humidity_pct is None
-            and self.ground_temp_c is None
+            v["snow_depth_mm"] is None
+            and v["precip_mm"] is None
+            and v["air_temp_c"] is None
+            and v["surface_temp_c"] is None
+            and v["relative_humidity_pct"] is None
+            and v["ground_temp_c"] is None
         ):
             raise ValueError("a weather reading must carry at least one measured value")
-        if (self.ground_temp_c is None) != (self.ground_probe_depth_mm is None):
+        if (v["ground_temp_c"] is None) != (v["ground_probe_depth_mm"] is None):
             raise ValueError("ground_temp_c and ground_probe_depth_mm come together")
         return self
 
@@ -432,7 +434,7 @@ def parse_payload(topic: str, payload: bytes) -> _Payload:
     ``missing_field``, ``extra_field``, ``out_of_range``, ``invalid_value``,
     ``topic_mismatch``.
     """
-    parts = parse_topic(topic)
+    parts = _TOPIC_CACHE.get(topic) or parse_topic(topic)
     msg = _parse_payload_fast(parts, payload)
     return msg if msg is not None else _parse_payload_slow(parts, payload)
 

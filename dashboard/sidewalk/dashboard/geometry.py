@@ -11,6 +11,7 @@ frontage as long as its record says. The registry's parcel boundaries
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -104,23 +105,40 @@ def _street_of(f: Placed) -> tuple[int, str]:
 
 
 def generated_layout(frontages: Iterable[Placed]) -> dict[str, dict[str, Any]]:
-    """A simple street plan: one east-west street per street name, walks on both sides."""
-    by_street: dict[str, list[tuple[int, Placed]]] = defaultdict(list)
-    for f in frontages:
-        number, street = _street_of(f)
-        by_street[street].append((number, f))
-    out: dict[str, dict[str, Any]] = {}
+    """A simple street plan: one east-west street per street name, walks on both sides.
+
+    The plan depends only on the frontages' ids, addresses and lengths, and the map asks
+    for the same one on every request (twice: the walks, then the streets), so it is
+    worked out once per set of frontages; each call gets lists of its own to change."""
+    plan = _plan(tuple((f.id, f.street_address, f.length_ft) for f in frontages))
+    return {
+        fid: {"type": "Polygon", "coordinates": [[[lon, lat] for lon, lat in ring]]}
+        for fid, ring in plan.items()
+    }
+
+
+@functools.lru_cache(maxsize=8)
+def _plan(
+    frontages: tuple[tuple[str, str, float], ...],
+) -> dict[str, tuple[tuple[float, float], ...]]:
+    by_street: dict[str, list[tuple[int, str, float]]] = defaultdict(list)
+    for fid, address, length_ft in frontages:
+        match = _ADDRESS.match(address)
+        number, street = (int(match[1]), match[2]) if match else (0, address)
+        by_street[street].append((number, fid, length_ft))
+    out: dict[str, tuple[tuple[float, float], ...]] = {}
     for row, street in enumerate(sorted(by_street)):
         y = -row * STREET_SPACING_FT
         cursor = {1: 0.0, 0: 0.0}  # x along the street, per side (odd=1, even=0)
-        for number, f in sorted(by_street[street], key=lambda p: (p[0], p[1].id)):
+        for number, fid, length_ft in sorted(by_street[street], key=lambda p: (p[0], p[1])):
             side = number % 2
             x0 = cursor[side]
-            x1 = x0 + max(f.length_ft, 10.0)
+            x1 = x0 + max(length_ft, 10.0)
             cursor[side] = x1 + 4.0
             # Odd numbers on the north side of the street (§ 370-16).
             y0 = y + HALF_STREET_FT if side else y - HALF_STREET_FT - WALK_FT
-            out[f.id] = _rectangle(x0, x1, y0, y0 + WALK_FT)
+            ring = _rectangle(x0, x1, y0, y0 + WALK_FT)["coordinates"][0]
+            out[fid] = tuple((lon, lat) for lon, lat in ring)
     return out
 
 

@@ -36,7 +36,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from sidewalk.core.contract import (
@@ -119,6 +119,17 @@ class _QuotaTally(dict[str, int]):
     def __init__(self) -> None:
         super().__init__()
         self.shas: set[str] = set()
+
+
+@dataclass(slots=True)
+class _Sorted:
+    """One batch sorted for its transaction."""
+
+    readings: list[AnyReading] = field(default_factory=list)
+    statuses: list[StatusUpdate] = field(default_factory=list)
+    dead: list[DeadLetter] = field(default_factory=list)
+    sites: dict[str, str] = field(default_factory=dict)
+    frames: list[tuple[str, bytes]] = field(default_factory=list)
 
 
 def write_failure_cause(exc: BaseException) -> str:
@@ -364,36 +375,13 @@ class IngestConsumer:
     def _commit(self, batch: list[tuple[MqttMessage, Verdict]]) -> bool:
         """Write one batch durably, then ack it. False when stopped before success."""
         now = self._now_ms()
-        readings: list[AnyReading] = []
-        statuses: list[StatusUpdate] = []
-        dead: list[DeadLetter] = []
-        sites: dict[str, str] = {}
-        frames: list[tuple[str, bytes]] = []
-        charged = _QuotaTally()
-        for msg, received in batch:
-            verdict = self._screen(msg, received, now)
-            if isinstance(verdict, Accepted):
-                readings.append(verdict.reading)
-                sites[verdict.reading.device] = verdict.site
-            elif isinstance(verdict, Availability):
-                statuses.append(verdict.update)
-                sites[verdict.update.status.device] = verdict.update.site
-            elif isinstance(verdict, Evidence):
-                refused = self._admissible(msg, verdict, charged, now)
-                if refused is None:
-                    frames.append((verdict.device, verdict.body))
-                else:
-                    dead.append(refused)
-            elif isinstance(verdict, Rejected):
-                dead.append(self._rejected(msg, verdict, now))
-            else:
-                assert isinstance(verdict, Ignored)
+        b = self._sort(batch, now)
         while True:
             problem = self._space.problem() if self._space is not None else None
             error: BaseException | None = None
             if problem is None:
                 try:
-                    result = self._write(readings, sites, statuses, dead, frames, now)
+                    result = self._write(b.readings, b.sites, b.statuses, b.dead, b.frames, now)
                     break
                 except Exception as exc:
                     # Not acknowledged, so nothing is lost; the broker keeps it.
@@ -403,9 +391,50 @@ class IngestConsumer:
                 return False
         self._written(result)
         self._client.ack_many(msg for msg, _ in batch)
-        self._sites.update(sites)
-        self._after_commit(result, len(batch), len(statuses), len(dead))
+        self._sites.update(b.sites)
+        self._after_commit(result, len(batch), len(b.statuses), len(b.dead))
         return True
+
+    def _sort(self, batch: list[tuple[MqttMessage, Verdict]], now: int) -> _Sorted:
+        """What of the batch goes where: readings, statuses, dead letters, images."""
+        b = _Sorted()
+        readings, sites = b.readings, b.sites
+        charged = _QuotaTally()
+        known = self._known
+        # Registered, per device: asked once a batch (a pole not registered is
+        # asked per message below, so a registration lands at the next one).
+        registered: dict[str, bool] = {}
+        for msg, received in batch:
+            if type(received) is Accepted:
+                # The common case, kept short: a reading from a registered pole.
+                reading = received.reading
+                device = reading.__dict__["device"]
+                if (
+                    known is None
+                    or registered.get(device)
+                    or (device not in registered and registered.setdefault(device, device in known))
+                ):
+                    readings.append(reading)
+                    sites[device] = received.site
+                    continue
+            verdict = self._screen(msg, received, now)
+            if isinstance(verdict, Accepted):
+                readings.append(verdict.reading)
+                sites[verdict.reading.device] = verdict.site
+            elif isinstance(verdict, Availability):
+                b.statuses.append(verdict.update)
+                sites[verdict.update.status.device] = verdict.update.site
+            elif isinstance(verdict, Evidence):
+                refused = self._admissible(msg, verdict, charged, now)
+                if refused is None:
+                    b.frames.append((verdict.device, verdict.body))
+                else:
+                    b.dead.append(refused)
+            elif isinstance(verdict, Rejected):
+                b.dead.append(self._rejected(msg, verdict, now))
+            else:
+                assert isinstance(verdict, Ignored)
+        return b
 
     def _rejected(self, msg: MqttMessage, verdict: Rejected, now: int) -> DeadLetter:
         letter = verdict.dead_letter
@@ -447,7 +476,8 @@ class IngestConsumer:
             self.write_problem, self._stall_logged = None, None
         if self._evidence is None:
             return
-        named = [r.sha256 for r in result.stored if isinstance(r, FrameRef)]
+        # By exact type: isinstance on a pydantic model goes through its ABC check.
+        named = [r.sha256 for r in result.stored if type(r) is FrameRef]
         if named:
             try:
                 self._evidence.mark_referenced(named)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import cast
 
 from sidewalk.core.contract import (
     JPEG_STREAM,
@@ -22,7 +21,9 @@ from sidewalk.core.mqtt import MqttMessage
 from sidewalk.storage.timeseries import DeadLetter, StatusUpdate
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen, unlike the other verdicts: one is made per reading received, and a
+# frozen dataclass's __init__ (object.__setattr__ per field) costs 2.5 times as much.
+@dataclass(slots=True)
 class Accepted:
     """A reading to store, with the site its topic named."""
 
@@ -104,6 +105,14 @@ def _jpeg_problem(body: bytes) -> tuple[str, str] | None:
     return None
 
 
+def _evidence(msg: MqttMessage, device: str, received_at_ms: int) -> Evidence | Rejected:
+    problem = _jpeg_problem(msg.payload)
+    if problem is None:
+        return Evidence(device, msg.payload)
+    reason, detail = problem
+    return Rejected(DeadLetter(received_at_ms, msg.topic, device, msg.payload, reason, detail))
+
+
 def _split_topic(topic: str) -> tuple[tuple[str, ...], bool]:
     """The topic's levels, and whether it has our five-level shape with slug ids."""
     known = _TOPICS.get(topic)
@@ -145,30 +154,27 @@ def _too_large(
 
 
 def classify(msg: MqttMessage, received_at_ms: int, limits: SizeLimits = DEFAULT_LIMITS) -> Verdict:
-    """Validate one message against the contract and say where it goes."""
-    if len(msg.payload) > limits.message_bytes:
+    """Validate one message against the contract and say where it goes.
+
+    Runs for every message ingest receives: one topic lookup, then the
+    contract's parser; no other call on the way of a well-formed reading.
+    """
+    topic, body = msg.topic, msg.payload
+    known = _TOPICS.get(topic)
+    levels, ours = known if known is not None else _split_topic(topic)
+    if len(body) > limits.message_bytes:
         # Before any parsing: an oversize payload is never decoded.
-        levels, ours = _split_topic(msg.topic)
         oversize = _too_large(msg, levels, ours, received_at_ms, limits)
         if oversize is not None:
             return oversize
-    return _classify(msg, received_at_ms)
-
-
-def _classify(msg: MqttMessage, received_at_ms: int) -> Verdict:
-    levels, ours = _split_topic(msg.topic)
-    if ours and levels[4] == "stored":
-        return Ignored(msg.topic)
-    if ours and levels[4] == JPEG_STREAM:
-        problem = _jpeg_problem(msg.payload)
-        if problem is None:
-            return Evidence(levels[3], msg.payload)
-        reason, detail = problem
-        return Rejected(
-            DeadLetter(received_at_ms, msg.topic, levels[3], msg.payload, reason, detail)
-        )
+    if ours:
+        stream = levels[4]
+        if stream == "stored":
+            return Ignored(topic)
+        if stream == JPEG_STREAM:
+            return _evidence(msg, levels[3], received_at_ms)
     try:
-        payload = parse_payload(msg.topic, msg.payload)
+        payload = parse_payload(topic, body)
     except ContractError as exc:
         reason, detail = exc.reason, exc.detail
     except RecursionError:
@@ -181,9 +187,9 @@ def _classify(msg: MqttMessage, received_at_ms: int) -> Verdict:
     else:
         # parse_payload checked the topic's shape, so levels[2] is the site slug.
         if type(payload) in _READING_TYPES:
-            return Accepted(levels[2], cast("AnyReading", payload))
+            return Accepted(levels[2], payload)  # type: ignore[arg-type]  # one of _READING_TYPES
         if isinstance(payload, Status):
             return Availability(StatusUpdate(levels[2], payload))
         reason, detail = "internal_error", f"parse_payload gave {type(payload).__name__}"
     device = levels[3] if reason != "bad_topic" and len(levels) == 5 else None
-    return Rejected(DeadLetter(received_at_ms, msg.topic, device, msg.payload, reason, detail))
+    return Rejected(DeadLetter(received_at_ms, topic, device, body, reason, detail))

@@ -38,7 +38,6 @@ from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from itertools import pairwise
-from statistics import median
 from typing import Literal
 
 from sidewalk.analytics.clocks.events import Cause
@@ -141,26 +140,41 @@ class SnowfallDetector:
 
     def observe(self, reading: WeatherReading) -> list[SnowfallChange]:
         """Take one reading; returns the onset/cessation it reveals, in order."""
-        at = reading.event_time
+        return self.observe_weather(
+            reading.event_time, reading.device, reading.seq,
+            reading.snow_depth_mm, reading.precip_mm, reading.air_temp_c,
+        )  # fmt: skip
+
+    def observe_weather(  # noqa: PLR0917 (a reading's fields, read once by the engine)
+        self,
+        at: datetime,
+        device: str,
+        seq: int,
+        depth_mm: float | None,
+        precip_mm: float | None,
+        air_temp_c: float | None,
+    ) -> list[SnowfallChange]:
+        """``observe`` on a weather reading's fields (the engine reads each once)."""
         if self.last_ts is not None and at <= self.last_ts:
             # Out of order or repeated: a trend cannot move backwards.
             self.late_readings += 1
             return []
-        changes = self.advance(at)
+        changes = self.advance(at) if self.accumulating else []
         self.last_ts = at
-        if reading.air_temp_c is not None:
-            self.last_air_temp_c = reading.air_temp_c
-        cause = Cause(kind="reading", at=at, device=reading.device, seq=reading.seq)
-        depth_signal = self._depth_signal(self._filter(at, reading.snow_depth_mm))
-        gauge_signal = self._precip_signal(reading)
-        if reading.snow_depth_mm is not None and self.accumulating:
-            self.depths.append((at, reading.snow_depth_mm))
+        if air_temp_c is not None:
+            self.last_air_temp_c = air_temp_c
+        depth_signal = self._depth_signal(self._filter(at, depth_mm))
+        gauge_signal = self._precip_signal(precip_mm, air_temp_c)
+        if depth_mm is not None and self.accumulating:
+            self.depths.append((at, depth_mm))
         if gauge_signal:
             if not self.accumulating:
                 keep = at - max(self.params.onset_window, self.params.depth_onset_window)
                 self.tips = [t for t in self.tips if t >= keep]
             self.tips.append(at)
         if depth_signal or gauge_signal:
+            # Built only for a signal: most readings are none (a dry spell, a steady depth).
+            cause = Cause(kind="reading", at=at, device=device, seq=seq)
             changes += self._signal(cause, gauge=gauge_signal)
         return changes
 
@@ -170,21 +184,29 @@ class SnowfallDetector:
         Fresh cover on a walk that was clearer within ``camera_window`` is a
         signal of accumulation when the air is cold enough for snow.
         """
-        at = measurement.event_time
-        changes = self.advance(at)
-        before = self.covers.get(measurement.frontage)
+        return self.observe_cover(
+            measurement.event_time, measurement.frontage, measurement.device,
+            measurement.seq, measurement.snow_cover_fraction,
+        )  # fmt: skip
+
+    def observe_cover(
+        self, at: datetime, frontage: str, device: str, seq: int, cover: float
+    ) -> list[SnowfallChange]:
+        """``observe_camera`` on a measurement's fields (the engine reads each once)."""
+        changes = self.advance(at) if self.accumulating else []
+        before = self.covers.get(frontage)
         if before is not None and at <= before[0]:
             self.late_camera += 1
             return changes
-        self.covers[measurement.frontage] = (at, measurement.snow_cover_fraction)
+        self.covers[frontage] = (at, cover)
+        if before is None or at - before[0] > self.params.camera_window:
+            return changes
         cold = (
             self.last_air_temp_c is not None
             and self.last_air_temp_c <= self.params.snow_max_air_temp_c
         )
-        if before is None or not cold or at - before[0] > self.params.camera_window:
-            return changes
-        if measurement.snow_cover_fraction - before[1] >= self.params.camera_cover_rise:
-            cause = Cause(kind="frame", at=at, device=measurement.device, seq=measurement.seq)
+        if cold and cover - before[1] >= self.params.camera_cover_rise:
+            cause = Cause(kind="frame", at=at, device=device, seq=seq)
             changes += self._signal(cause, gauge=True)
         return changes
 
@@ -315,14 +337,15 @@ class SnowfallDetector:
 
     def _filter(self, at: datetime, depth: float | None) -> float | None:
         """Median of the raw depths in the window ending at ``at``, if there are enough."""
+        recent = self.recent
         if depth is not None:
-            self.recent.append((at, depth))
+            recent.append((at, depth))
         start = at - self.params.depth_median_window
-        while self.recent and self.recent[0][0] < start:
-            self.recent.popleft()
-        if depth is None or len(self.recent) < self.params.depth_min_readings:
+        while recent and recent[0][0] < start:
+            recent.popleft()
+        if depth is None or len(recent) < self.params.depth_min_readings:
             return None
-        return median(d for _, d in self.recent)
+        return _median([d for _, d in recent])
 
     def _depth_signal(self, depth: float | None) -> bool:
         if depth is None:
@@ -337,10 +360,19 @@ class SnowfallDetector:
             self.ref_depth_mm = depth  # settling, melt or clearing under the sensor
         return False
 
-    def _precip_signal(self, reading: WeatherReading) -> bool:
-        if reading.precip_mm is None or reading.precip_mm < self.params.precip_min_mm:
+    def _precip_signal(self, precip_mm: float | None, air_temp_c: float | None) -> bool:
+        if precip_mm is None or precip_mm < self.params.precip_min_mm:
             return False
-        return reading.air_temp_c is None or reading.air_temp_c <= self.params.snow_max_air_temp_c
+        return air_temp_c is None or air_temp_c <= self.params.snow_max_air_temp_c
+
+
+def _median(values: list[float]) -> float:
+    """``statistics.median`` (the same arithmetic) without its generality: a few floats."""
+    values.sort()
+    n = len(values)
+    if n % 2:
+        return values[n // 2]
+    return (values[n // 2 - 1] + values[n // 2]) / 2
 
 
 def _centred_medians(
@@ -354,7 +386,7 @@ def _centred_medians(
             lo += 1
         while hi < len(depths) and depths[hi][0] <= ts + half:
             hi += 1
-        out.append((ts, median(d for _, d in depths[lo:hi])))
+        out.append((ts, _median([d for _, d in depths[lo:hi]])))
     return out
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Literal
 
 from sidewalk.analytics.clocks.events import Cause, Transition
@@ -346,8 +346,12 @@ class ColdWeatherClocks:
     permits: dict[str, _Permit] = field(default_factory=dict)
     # The transitions of the last forecast window (72 h of event time), for inspection.
     history: list[Transition] = field(default_factory=list)
+    # The profile's forecast window as a timedelta (the profile is frozen): read on
+    # every advance, so converted once.
+    _window: timedelta = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        self._window = self.profile.cold_weather.pour_forecast_window.duration
         for site in sorted(set(self.probes.values())):
             self.subgrade[site] = _Subgrade(site)
 
@@ -360,13 +364,22 @@ class ColdWeatherClocks:
         site = self.probes.get(reading.device)
         if site is None:
             return []
-        at = reading.event_time
+        return self.observe_weather(reading, reading.event_time, site, reading.air_temp_c)
+
+    def observe_weather(
+        self, reading: WeatherReading, at: datetime, site: str, air_temp_c: float | None
+    ) -> list[Transition]:
+        """``observe`` on a probe's weather reading, its event time, site and air
+        temperature given (the engine reads each once)."""
+        ground = reading.ground_temp_c
+        if ground is None and (air_temp_c is None or not self.keep_off):
+            return []  # nothing for a clock: no probe reading, no pour to judge the air for
         cause = Cause(kind="reading", at=at, device=reading.device, seq=reading.seq)
         out: list[Transition] = []
-        if reading.ground_temp_c is not None:
+        if ground is not None:
             out += self._ground(self.subgrade[site], reading, cause)
-        if reading.air_temp_c is not None:
-            out += self._air(site, c_to_f(reading.air_temp_c), cause)
+        if air_temp_c is not None:
+            out += self._air(site, c_to_f(air_temp_c), cause)
         return self._log(out)
 
     def subgrade_at(self, site: str | None, at: datetime) -> tuple[float | None, bool | None]:
@@ -508,7 +521,7 @@ class ColdWeatherClocks:
         Pours and permits are kept: they grow with staff entries, not readings,
         and a repeated id must still be refused after its clock ended.
         """
-        cutoff = now - self.profile.cold_weather.pour_forecast_window.duration
+        cutoff = now - self._window
         if self.history and self.history[0].at < cutoff:
             self.history = [t for t in self.history if t.at >= cutoff]
 
@@ -532,7 +545,7 @@ class ColdWeatherClocks:
         )
         bisect.insort(sub.recent, _Probe(at, temp, state), key=lambda p: p.at)
         # Keep the forecast window, and the reading just before it (the ground as of its start).
-        cutoff = sub.recent[-1].at - self.profile.cold_weather.pour_forecast_window.duration
+        cutoff = sub.recent[-1].at - self._window
         del sub.recent[: max(0, bisect.bisect_left(sub.recent, cutoff, key=lambda p: p.at) - 1)]
         if state == sub.state:
             return []

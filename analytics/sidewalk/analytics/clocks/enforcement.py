@@ -202,9 +202,19 @@ class Enforcement:
         self.cases: dict[str, EnforcementCase] = {}
         # Cases not yet finished, by frontage: measurements and time only touch these.
         self._live: dict[str, set[str]] = {}
+        # ``next_due()`` as of the last change to any case (``_due_known``): before it
+        # ``advance`` has nothing to do, which is what it finds on almost every call.
+        # Every case changes only through the methods here, and each one that can
+        # change a case forgets it (``_changed``).
+        self._due: datetime | None = None
+        self._due_known = False
+
+    def _changed(self) -> None:
+        self._due_known = False
 
     def load(self, cases: dict[str, EnforcementCase]) -> None:
         """Take over restored cases (a snapshot) and rebuild the index."""
+        self._changed()
         self.cases = cases
         self._live = {}
         for case in cases.values():
@@ -230,6 +240,7 @@ class Enforcement:
         if key in self.cases:
             return []
         case = EnforcementCase(key, frontage, missed_deadline, required_width_mm, ice=ice)
+        self._changed()
         self.cases[key] = case
         self._live.setdefault(frontage, set()).add(key)
         rules = self.profile.snow_and_ice
@@ -258,6 +269,7 @@ class Enforcement:
             key, frontage, ordered_at, 0.0, state=CaseState.ABATEMENT_ORDERED,
             section=section, billing_only=True,
         )  # fmt: skip
+        self._changed()
         self.cases[key] = case
         self._live.setdefault(frontage, set()).add(key)
         return case
@@ -291,10 +303,17 @@ class Enforcement:
                 and (ice_free or not case.ice)
             ):
                 events.append(case.move(CaseState.CURED, at, cause, measured_width_mm=width_mm))
+        if events:
+            self._changed()
         return events
+
+    def watching(self, frontage: str) -> bool:
+        """Whether ``frontage`` has a case not yet finished (``measured`` can change one)."""
+        return frontage in self._live
 
     def treated(self, frontage: str, at: datetime, cause: Cause) -> list[Event]:
         """Ice sanded or salted after the missed deadline cures an open ice case (A)."""
+        self._changed()
         return [
             case.move(CaseState.CURED, at, cause, treated=True)
             for case in self._open_for(frontage)
@@ -308,6 +327,7 @@ class Enforcement:
         case = self.cases.get(action.target)
         if case is None:
             raise KeyError(f"no enforcement case {action.target!r}")
+        self._changed()
         cause = action.cause
         if isinstance(action, CorrectEntry):
             events = self._correct(case, action, cause)
@@ -548,11 +568,15 @@ class Enforcement:
 
     def advance(self, to: datetime) -> list[Event]:
         """Offenses, notice deadlines and the tax roll, in event-time order per case."""
+        if self._due_known and (self._due is None or to < self._due):
+            return []  # nothing is due before ``next_due`` (no case changed since)
+        self._changed()
         events: list[Event] = []
         period = self.profile.snow_and_ice.offense_period
+        every = period.duration
         for case in sorted(self._live_cases(), key=lambda c: c.key):
-            while case.continuing and to >= case.next_offense_at(period.duration):
-                at = case.next_offense_at(period.duration)
+            while case.continuing and to >= case.next_offense_at(every):
+                at = case.next_offense_at(every)
                 case.offenses += 1
                 events.append(
                     OffenseCounted(
@@ -594,6 +618,7 @@ class Enforcement:
                     )
                 )
         self._drop_done()
+        self._due, self._due_known = self._next_due(), True
         return events
 
     def _tax_roll_hold(self, case: EnforcementCase) -> str | None:
@@ -624,6 +649,12 @@ class Enforcement:
                 del self._live[frontage]
 
     def next_due(self) -> datetime | None:
+        """The next instant at which ``advance`` would change a case."""
+        if not self._due_known:
+            self._due, self._due_known = self._next_due(), True
+        return self._due
+
+    def _next_due(self) -> datetime | None:
         due: list[datetime] = []
         period = self.profile.snow_and_ice.offense_period.duration
         for case in self._live_cases():

@@ -37,6 +37,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cache
+from typing import Any
 
 from pydantic import TypeAdapter
 
@@ -137,6 +138,25 @@ AWAITING = frozenset({ClearingState.CLEARING_PERIOD, ClearingState.NEEDS_REVIEW}
 
 def _at(x: _Measurement | SurfaceTemp) -> datetime:
     return x.at
+
+
+# A reading's kind by its class (``isinstance`` on a model class runs pydantic's
+# Python-level ``__instancecheck__``; once per class is enough).
+_KINDS: dict[type, str] = {WeatherReading: "weather", SnowMeasurement: "snow"}
+
+
+def _kind(reading: AnyReading) -> str:
+    kind = _KINDS.get(type(reading))
+    if kind is None:
+        kind = (
+            "weather"
+            if isinstance(reading, WeatherReading)
+            else "snow"
+            if isinstance(reading, SnowMeasurement)
+            else ""
+        )
+        _KINDS[type(reading)] = kind
+    return kind
 
 
 @dataclass(frozen=True)
@@ -281,6 +301,20 @@ class ClockEngine:
         # readings queued for analytics (the bounded wait counts from there).
         self.progress: dict[str, datetime] = {}
         self.heard: dict[str, datetime] = {}
+        # The clearing clocks past their deadline and undecided (state in AWAITING),
+        # each with the first instant it can be decided (deadline + decision_grace), and
+        # the earliest of those (None: to be found again). Nothing is due before it, so
+        # time and readings pass the other clocks by (``_track`` keeps it true).
+        self._awaiting: dict[str, datetime] = {}
+        self._awaiting_from: datetime | None = None
+        # The last reading's ts and event time: readings come many to a timestamp.
+        self._last_time: tuple[int, datetime] | None = None
+        # How long a pole's pavement temperatures are kept (``_keep_surface_temp``).
+        self._surface_horizon = (
+            profile.snow_and_ice.clearing_deadline.duration
+            + self.params.evidence_wait
+            + 2 * self.params.evidence_max_age
+        )
 
     @property
     def devices(self) -> list[str]:
@@ -291,54 +325,105 @@ class ClockEngine:
 
     def observe(self, reading: AnyReading) -> list[Event]:
         """Take one validated reading; returns the transitions it caused."""
+        return self._observe(reading, self._event_time(reading))
+
+    def step(self, reading: AnyReading) -> list[Event]:
+        """Observe one reading, then advance to its event time (a replay's step)."""
+        at = self._event_time(reading)
+        events = self._observe(reading, at)
+        events += self.advance(at)
+        return events
+
+    def _event_time(self, reading: AnyReading) -> datetime:
+        """``reading.event_time``, converted once for the many readings of one instant."""
+        ts = reading.ts
+        last = self._last_time
+        if last is not None and last[0] == ts:
+            return last[1]
         at = reading.event_time
-        self._heard_from(reading.device, at)
-        if isinstance(reading, WeatherReading):
-            events = self._cold(self.cold.observe(reading))
-            if reading.surface_temp_c is not None and reading.device in self._by_device:
-                self._keep_surface_temp(reading)
-            detector = self.detectors.get(reading.device)
-            if detector is None:
-                return events
-            events += self._apply(reading.device, detector.observe(reading))
-            if self.now is not None:
-                # The pole's readings may now be through a deadline: decide on them.
-                # (Only a clock past its deadline can be due: the rest are skipped here.)
-                clocks, device = self.clocks, reading.device
-                waiting = [f for f in self._by_device[device] if clocks[f].state in AWAITING]
-                for frontage in sorted(waiting):
-                    events += self._due(clocks[frontage], self.now)
-            return events
-        if isinstance(reading, SnowMeasurement):
-            clock = self.clocks.get(reading.frontage)
-            if clock is not None:
-                m = _Measurement(
-                    at,
-                    reading.device,
-                    reading.seq,
-                    reading.cleared_width_mm,
-                    reading.snow_cover_fraction,
-                    reading.ice_suspected,
-                    reading.surface_state,
-                    reading.surface_temp_c,
-                )
-                bisect.insort(clock.measurements, m, key=_at)
-                if clock.state not in PENDING:
-                    # Only a pending decision needs history; keep a few for late arrivals.
-                    del clock.measurements[:-8]
-                cause = Cause(kind="reading", at=m.at, device=m.device, seq=m.seq)
-                seen = self._surface(clock.frontage, m)
-                events = self.enforcement.measured(
-                    clock.frontage, m.at, m.cleared_width_mm, cause,
-                    icy=seen is not None and seen.seen in ("untreated", "ice", "suspected"),
-                    ice_free=seen is not None and seen.seen in ("clear", "treated"),
-                )  # fmt: skip
-                device = self._weather_device[clock.frontage]
-                events += self._apply(device, self.detectors[device].observe_camera(reading))
-                if self.now is not None:
-                    events += self._due(clock, self.now)  # the evidence past the deadline came in
-                return events
+        self._last_time = (ts, at)
+        return at
+
+    def _observe(self, reading: AnyReading, at: datetime) -> list[Event]:
+        # Most readings change nothing (a dry spell's weather, a frame agreeing with the
+        # last): this path reads each field once and builds nothing it does not need.
+        # An attribute read on a model passes pydantic's ``__getattr__`` hook (several
+        # plain reads' cost): the fields are read from its dict.
+        fields = reading.__dict__
+        device: str = fields["device"]
+        self._heard_from(device, at)
+        kind = _kind(reading)
+        if kind == "weather":
+            assert isinstance(reading, WeatherReading)
+            return self._weather(reading, fields, device, at)
+        if kind == "snow":
+            return self._camera(fields, device, at)
         return []
+
+    def _weather(
+        self, reading: WeatherReading, fields: dict[str, Any], device: str, at: datetime
+    ) -> list[Event]:
+        air = fields["air_temp_c"]
+        site = self.cold.probes.get(device)
+        events: list[Event] = []
+        if site is not None:
+            events += self._cold(self.cold.observe_weather(reading, at, site, air))
+        if fields["surface_temp_c"] is not None and device in self._by_device:
+            self._keep_surface_temp(reading)
+        detector = self.detectors.get(device)
+        if detector is None:
+            return events
+        changes = detector.observe_weather(
+            at, device, fields["seq"], fields["snow_depth_mm"], fields["precip_mm"], air
+        )
+        if changes:
+            events += self._apply(device, changes)
+        now = self.now
+        if now is not None and self._awaiting and now >= self._first_awaiting():
+            # The pole's readings may now be through a deadline: decide on them.
+            # (Only a clock past its deadline can be due: the rest are skipped here.)
+            clocks = self.clocks
+            waiting = [f for f in self._by_device[device] if clocks[f].state in AWAITING]
+            for frontage in sorted(waiting):
+                events += self._due(clocks[frontage], now)
+        return events
+
+    def _camera(self, fields: dict[str, Any], device: str, at: datetime) -> list[Event]:
+        frontage: str = fields["frontage"]
+        clock = self.clocks.get(frontage)
+        if clock is None:
+            return []
+        seq: int = fields["seq"]
+        m = _Measurement(
+            at, device, seq, fields["cleared_width_mm"], fields["snow_cover_fraction"],
+            fields["ice_suspected"], fields["surface_state"], fields["surface_temp_c"],
+        )  # fmt: skip
+        measurements = clock.measurements
+        if not measurements or measurements[-1].at <= at:
+            measurements.append(m)  # in order, as they nearly always come: insort's place
+        else:
+            bisect.insort(measurements, m, key=_at)
+        if clock.state not in PENDING:
+            # Only a pending decision needs history; keep a few for late arrivals.
+            del measurements[:-8]
+        events: list[Event] = []
+        if self.enforcement.watching(frontage):  # else ``measured`` has no case to cure
+            cause = Cause(kind="reading", at=at, device=device, seq=seq)
+            seen = self._surface(frontage, m)
+            events += self.enforcement.measured(
+                frontage, at, m.cleared_width_mm, cause,
+                icy=seen is not None and seen.seen in ("untreated", "ice", "suspected"),
+                ice_free=seen is not None and seen.seen in ("clear", "treated"),
+            )  # fmt: skip
+        pole = self._weather_device[frontage]
+        changes = self.detectors[pole].observe_cover(
+            at, frontage, device, seq, m.snow_cover_fraction
+        )
+        if changes:
+            events += self._apply(pole, changes)
+        if self.now is not None and clock.state in AWAITING:
+            events += self._due(clock, self.now)  # the evidence past the deadline came in
+        return events
 
     def act(self, action: Action) -> list[Event]:  # noqa: PLR0911 (one per kind of action)
         """Apply what a person recorded (hazard confirmed, notice delivered, bill paid, …).
@@ -371,6 +456,7 @@ class ClockEngine:
                 raise KeyError(f"no frontage {action.target!r}")
             grace = self.params.decision_grace
             events = decide_review(clock, action, self.profile, self.enforcement, grace)
+            self._track(clock)
             assert clock.deadline is not None
             self._forget_until(clock, clock.deadline)  # its evidence is in the decision
             return events
@@ -397,8 +483,11 @@ class ClockEngine:
         processed here (queued at the broker, a restart not yet caught up). Their wait
         for evidence does not count meanwhile: they are behind, not silent. A replay
         passes none (its readings come in order)."""
+        now = self.now
+        if to == now:
+            return []  # the usual call: another reading of the same instant (never naive)
         require_aware(to)
-        if self.now is not None and to <= self.now:
+        if now is not None and to < now:
             return []
         self.now = to
         for device in behind:
@@ -408,9 +497,11 @@ class ClockEngine:
         # Snowfall detectors move only on their own pole's readings (observe):
         # a pole still buffering through an outage must not have its storm
         # declared over by the server's clock.
-        for clock in self.clocks.values():
-            if clock.state in AWAITING:  # (``_due`` of any other clock is empty)
-                events += self._due(clock, to)
+        if self._awaiting and to >= self._first_awaiting():
+            # In frontage order, as ``clocks``; ``_due`` of any other clock is empty.
+            due = sorted(f for f, first in self._awaiting.items() if first <= to)
+            for frontage in due:
+                events += self._due(self.clocks[frontage], to)
         events += self.enforcement.advance(to)
         events += self._cold(self.cold.advance(to))
         events += self.street.advance(to)
@@ -465,9 +556,26 @@ class ClockEngine:
         if decision is None or to < decision[0]:
             return []
         due, evidence_in = decision
-        if evidence_in:
-            return self._decide(clock)
-        return self._review(clock, due)  # when the wait ended: the same on a re-run
+        # The review happens when the wait ended: the same on a re-run.
+        events = self._decide(clock) if evidence_in else self._review(clock, due)
+        self._track(clock)
+        return events
+
+    def _track(self, clock: ClearingClock) -> None:
+        """Keep ``_awaiting`` true for ``clock``, whose state or deadline may have moved."""
+        if clock.state in AWAITING and clock.deadline is not None:
+            first = clock.deadline + self.params.decision_grace
+            self._awaiting[clock.frontage] = first
+            if self._awaiting_from is not None and first < self._awaiting_from:
+                self._awaiting_from = first
+        elif self._awaiting.pop(clock.frontage, None) is not None:
+            self._awaiting_from = None  # found again when next needed
+
+    def _first_awaiting(self) -> datetime:
+        """The earliest instant any clock in ``_awaiting`` (not empty) can be decided."""
+        if self._awaiting_from is None:
+            self._awaiting_from = min(self._awaiting.values())
+        return self._awaiting_from
 
     def _heard_from(self, device: str, at: datetime) -> None:
         """A reading of ``device`` at ``at`` came in (``progress``, ``heard``)."""
@@ -501,13 +609,14 @@ class ClockEngine:
         """Replay: observe each reading and advance to its event time."""
         events: list[Event] = []
         for reading in readings:
-            events += self.observe(reading)
-            events += self.advance(reading.event_time)
+            events += self.step(reading)
         return events
 
     def next_due(self) -> datetime | None:
         """The next instant at which ``advance`` would decide something (for the scheduler)."""
-        due = [d for c in self.clocks.values() if (d := self._decision_due(c)) is not None]
+        # Only a clock past its deadline, undecided (``_awaiting``), has a decision due.
+        clocks = self.clocks
+        due = [d for f in self._awaiting if (d := self._decision_due(clocks[f])) is not None]
         enforcement_due = self.enforcement.next_due()
         if enforcement_due is not None:
             due.append(enforcement_due)
@@ -530,9 +639,10 @@ class ClockEngine:
         instead of after the wait. A caller that advances only when ``next_due``
         comes (the season replay) asks again for readings from this instant on.
         """
+        clocks = (self.clocks[f] for f in self._awaiting)
         waiting = [
             c.deadline
-            for c in self.clocks.values()
+            for c in clocks
             if c.state in AWAITING and c.deadline is not None and not self._evidence_in(c)
         ]
         return min(waiting, default=None)
@@ -574,6 +684,9 @@ class ClockEngine:
         for frontage, clock in state.clocks.items():
             if frontage in self.clocks:
                 self.clocks[frontage] = clock
+        self._awaiting, self._awaiting_from = {}, None
+        for clock in self.clocks.values():
+            self._track(clock)
         self.enforcement.load({k: c for k, c in state.cases.items() if c.frontage in self.clocks})
         if state.cold is not None:
             self.cold.load(state.cold)
@@ -861,6 +974,7 @@ class ClockEngine:
                             citation=rule.citation,
                         )
                     )
+                self._track(clock)
         return events
 
     def _decide(self, clock: ClearingClock) -> list[Event]:
@@ -959,11 +1073,7 @@ class ClockEngine:
         t = SurfaceTemp(reading.event_time, reading.device, reading.seq, reading.surface_temp_c)
         bisect.insort(temps, t, key=_at)
         # A decision looks back from its deadline to the cessation: keep that long.
-        horizon = (
-            self.profile.snow_and_ice.clearing_deadline.duration
-            + self.params.evidence_wait
-            + 2 * self.params.evidence_max_age
-        )
+        horizon = self._surface_horizon
         newest = temps[-1].at
         if temps[0].at < newest - horizon:
             temps[:] = [x for x in temps if x.at >= newest - horizon]

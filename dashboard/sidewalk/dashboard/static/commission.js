@@ -30,7 +30,9 @@ export async function polesPage(ctx, arg = "") {
   const { api, h, main, toast } = ctx;
   stylesheet();
   const [poles, frontages] = await Promise.all([api("/api/registry/poles"), api("/api/registry/frontages")]);
-  const fmt = (iso) => (iso ? new Date(iso).toLocaleString("en-US", { month: "short", day: "numeric", hour: "numeric", minute: "2-digit" }) : "never");
+  // The village's clock, as every other page (never the browser's zone).
+  const zone = ctx.state.zone || ctx.state.overview?.zone || "America/Chicago";
+  const fmt = (iso) => (iso ? new Date(iso).toLocaleString("en-US", { timeZone: zone, month: "short", day: "numeric", hour: "numeric", minute: "2-digit" }) : "never");
   const rerender = (open = "") => polesPage(ctx, open);
 
   const register = h("form", { class: "entry pole-form", id: "register-pole", onsubmit: async (e) => {

@@ -100,7 +100,7 @@ async function sendEntry(ctx, e) {
       e.photoProblem = err.message; // a refused photo does not cost the finding
     }
     e.photo = null;
-    await putEntry(e);
+    await putEntry(e).catch(() => {}); // the photo is sent: the finding no longer needs its bytes
   }
   const body = { tap: e.tap, key: e.key };
   if (!e.immediate) body.at = e.at; // sent later: the tap's own time
@@ -281,7 +281,14 @@ async function tap(ctx, s, t, card, status, button) {
   button.classList.add("chosen");
   ctx.state.roundsBusy = true;
   try {
-    await putEntry(entry); // on the phone first: nothing is lost if the send fails
+    try {
+      await putEntry(entry); // on the phone first: nothing is lost if the send fails
+    } catch {
+      // No storage on this phone (a private window): send it straight away, say if it failed.
+      try { answers.set(entry.key, { ok: true, text: await sendEntry(ctx, entry) }); } catch (err) {
+        answers.set(entry.key, { ok: false, text: err instanceof Offline ? "Not sent: no connection, and this browser cannot keep it (a private window?). Tap again when the connection is back." : err.message });
+      }
+    }
     await flush(ctx);
     if (answers.get(entry.key) === undefined && (await entries(entry.user)).some((e) => e.key === entry.key && e.state === "waiting")) {
       await flush(ctx); // an earlier send was under way: this one's turn
