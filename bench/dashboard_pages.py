@@ -17,14 +17,19 @@ through the app in process (routing, auth, the queries, JSON; no network):
   per frontage of the village).
 
 Each figure is ``--runs`` requests per run, three runs; the machine is shared,
-so every run is printed.
+so every run is printed, with the CPU seconds per request (``getrusage``: the app
+runs in this process) and the load average. The heap is settled as ``serve``
+does (``settle_heap``). Seeding takes minutes: ``--store DIR`` keeps both seeded
+villages in ``DIR`` and reuses them.
 
-    .venv/bin/python bench/dashboard_pages.py [--frontages 2000] [--runs 5]
+    .venv/bin/python bench/dashboard_pages.py [--frontages 2000] [--runs 5] [--store DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -38,7 +43,7 @@ from sqlalchemy import event
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sidewalk.core.profile import load_profile
-from sidewalk.dashboard.app import create_app
+from sidewalk.dashboard.app import create_app, settle_heap
 from sidewalk.dashboard.auth import add_user
 from sidewalk.storage.cases import CaseStore
 from tests.dashboard.test_today import NOW, add_block
@@ -49,6 +54,13 @@ LON0, LAT0, DEG_PER_FT = -88.7240, 43.3125, 1 / 364_000
 
 
 def village(path: Path, start: int, count: int) -> CaseStore:
+    if path.exists():
+        cases = CaseStore(f"sqlite:///{path}")
+        have = len(cases.registry.list_frontages())
+        if have != count:
+            sys.exit(f"{path} holds {have} frontages, not {count}")
+        print(f"reusing the village of {have} frontages in {path}")
+        return cases
     cases = CaseStore(f"sqlite:///{path}")
     cases.create_schema()
 
@@ -84,37 +96,53 @@ def village(path: Path, start: int, count: int) -> CaseStore:
     return cases
 
 
-def runs(client: TestClient, path: str, n: int) -> list[float]:
-    """Three runs of ``n`` requests; each run's median in ms."""
-    out = []
+def cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def runs(client: TestClient, path: str, n: int) -> tuple[list[float], list[float]]:
+    """Three runs of ``n`` requests; each run's median wall and CPU time in ms."""
+    wall, cpu = [], []
     for _ in range(3):
-        times = []
+        times, cpus = [], []
         for _ in range(n):
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), cpu_s()
             client.get(path).raise_for_status()
             times.append(time.perf_counter() - start)
-        out.append(statistics.median(times) * 1000)
-    return out
+            cpus.append(cpu_s() - start_cpu)
+        wall.append(statistics.median(times) * 1000)
+        cpu.append(statistics.median(cpus) * 1000)
+    return wall, cpu
 
 
-def show(label: str, medians: list[float]) -> None:
-    print(f"{label:44} " + "  ".join(f"{m:6.1f}" for m in medians) + "  ms (median per run)")
+def show(label: str, medians: tuple[list[float], list[float]]) -> None:
+    wall, cpu = medians
+    load = os.getloadavg()[0]
+    print(
+        f"{label:44} " + "  ".join(f"{m:6.1f}" for m in wall) + "  ms wall;  CPU "
+        + "  ".join(f"{m:5.1f}" for m in cpu) + f"  ms (median per run; load {load:.1f})"
+    )  # fmt: skip
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--frontages", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--store", type=Path, help="keep the seeded villages here; reuse them")
     args = parser.parse_args()
     profile = load_profile()
     with tempfile.TemporaryDirectory(prefix="pages-bench-") as tmp:
+        where = args.store or Path(tmp)
+        where.mkdir(parents=True, exist_ok=True)
         start = time.perf_counter()
-        big = village(Path(tmp) / "big.sqlite3", 0, args.frontages)
-        print(f"seeded {args.frontages} frontages in {time.perf_counter() - start:.0f} s")
-        small = village(Path(tmp) / "small.sqlite3", int(PROPERTY[2:]), 1)
+        big = village(where / f"big-{args.frontages}.sqlite3", 0, args.frontages)
+        print(f"village of {args.frontages} frontages ready in {time.perf_counter() - start:.0f} s")
+        small = village(where / "small.sqlite3", int(PROPERTY[2:]), 1)
+        settle_heap()
         for name, cases in (("one-frontage village (floor)", small), (f"{args.frontages}", big)):
             app = create_app(cases, None, profile, secret_key="bench-secret-0123456789",
-                             now=lambda: NOW)  # fmt: skip
+                             now=lambda: NOW, poll_s=3600)  # fmt: skip
             with TestClient(app) as client:
                 client.post("/api/session", json={"username": "bench", "password": PASSWORD})
                 page = client.get(f"/api/properties/{PROPERTY}").json()  # warm

@@ -144,7 +144,7 @@ class Workers:
             if self.callgrind is not None:
                 out = self.callgrind / f"{site}-w{i}.%p.cg"
                 cmd = [_exe("valgrind"), "--tool=callgrind", "--instr-atstart=no",
-                       f"--callgrind-out-file={out}", *cmd]  # fmt: skip
+                       f"--callgrind-out-file={out}", f"--log-file={out}.log", *cmd]  # fmt: skip
             cmd += ["--port", str(port), "--db", str(db), "--site", site]
             if latency:
                 cmd.append("--latency")

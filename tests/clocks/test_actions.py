@@ -99,6 +99,9 @@ STORED: list[tuple[str, dict[str, Any]]] = [
     ("decide_review", {"decision": "cleared", "reason": "walk seen clear at 4:50 PM"}),
     ("decide_review", {"decision": "not_cleared", "reason": "photo: snow across the walk",
                        "deadline": "2026-12-11T17:00:00-06:00"}),
+    # A wrong service corrected (target: the violation), with the reason.
+    ("correct_entry", {"entry": 3, "step": "record_delivery", "reason": "served at 1 PM",
+                       "method": "posted", "notice": "2026-0007", "undo": False}),
 ]  # fmt: skip
 
 

@@ -238,6 +238,37 @@ def test_fast_parse_takes_the_common_payload() -> None:
     assert _parse_payload_fast(parts, payload.replace(b'"schema":1', b'"schema":1.0')) is None
 
 
+@pytest.mark.parametrize("stream", sorted(STREAM_MODELS))
+def test_fast_path_takes_schema_only_as_the_integer_1_on_every_stream(stream: str) -> None:
+    # The fast validator is each model's own with `schema` required and strict;
+    # pydantic-core would silently reuse a plain model's prebuilt validator
+    # (default 1, `1.0` and `true` taken) if the class were not unmarked while
+    # it is built. The slow path says unknown_schema to all three.
+    from sidewalk.core.contract import _parse_payload_fast
+
+    example: Any = {
+        "weather": WeatherReading(device="pole-1", seq=1, ts=T0, air_temp_c=-1),
+        "snow": SnowMeasurement(
+            device="pole-1", seq=1, ts=T0, frontage="a", snow_cover_fraction=0, cleared_width_mm=0
+        ),
+    }.get(stream)
+    if example is None:
+        values: dict[str, Any] = {"device": "pole-1", "seq": 1, "ts": T0, "state": "online"}
+        values |= {"sha256": "0" * 64, "bytes_len": 1} if stream == "frame" else {}
+        model = STREAM_MODELS[stream]
+        fields = model.model_fields
+        example = model(**{k: v for k, v in values.items() if k in fields})
+    payload = example.to_json()
+    parts = parse_topic(topic_for(SITE, "pole-1", stream))
+    assert type(_parse_payload_fast(parts, payload)) is STREAM_MODELS[stream]
+    for schema in (b"", b'"schema":1.0,', b'"schema":true,'):
+        other = payload.replace(b'"schema":1,', schema)
+        assert _parse_payload_fast(parts, other) is None
+        with pytest.raises(ContractError) as err:
+            parse_payload(topic_for(SITE, "pole-1", stream), other)
+        assert err.value.reason == "unknown_schema"
+
+
 def test_every_stream_model_is_covered() -> None:
     # The fast path's argument holds only for flat models of bounded scalars;
     # a new stream with a free-form field must be checked before it joins.

@@ -8,6 +8,7 @@ modules and CSS in ``static/`` (no CDN, no build step); printable pages
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -153,6 +154,16 @@ def create_app(
     return app
 
 
+def settle_heap() -> None:
+    """Keep what is built before serving (modules, the app, its schemas: about 200,000
+    objects) out of the garbage collector's full passes. A page of 2,000 frontages makes
+    enough objects to set off several, and each walked all of them: on the map, 0.4 s of
+    CPU of which 0.28 s was the collector (0.14 s after this). Garbage is collected first
+    so that none is kept."""
+    gc.collect()
+    gc.freeze()
+
+
 def serve(
     app: FastAPI,
     host: str = "127.0.0.1",
@@ -165,6 +176,7 @@ def serve(
     # Deferred: only serving needs the server; the tests and the API build the app alone.
     import uvicorn
 
+    settle_heap()
     # proxy_headers off: the app's own ProxyHeadersMiddleware believes only the
     # configured proxies (uvicorn's would trust 127.0.0.1 by default).
     # Open event streams end only when the browser leaves: do not wait for them long.

@@ -3,8 +3,10 @@
 The analytics runner is another process (often another machine), so the
 dashboard does not hear its events directly. It polls the case records for
 rows newer than the last it saw (two indexed ``MAX(id)`` reads every
-``poll_s``, 200 ms by default) and fans what it finds out to every open
-``/api/events`` stream. The case records are the one source of truth, so
+``poll_s``, 200 ms by default; when they moved, one joined read of the new
+transitions with their clocks and one of the new audit rows, however many:
+a storm's first snow moves every frontage's clock at once) and fans what it
+finds out to every open ``/api/events`` stream. The case records are the one source of truth, so
 nothing a browser sees can differ from what a page reload shows, and the
 same works with SQLite or PostgreSQL and any number of dashboard processes.
 """
@@ -20,7 +22,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from sidewalk.dashboard.states import ALERT_ACTIONS, category
-from sidewalk.storage.cases import CaseStore, NotFoundError
+from sidewalk.storage.cases import CaseStore
 
 log = logging.getLogger(__name__)
 
@@ -70,30 +72,27 @@ class LiveFeed:
             return []
         seen_transition, seen_audit = self._marks
         events: list[dict[str, Any]] = []
-        for t in self.cases.clocks.transitions_after(seen_transition):
-            try:
-                clock = self.cases.clocks.get(t.clock_id)
-            except NotFoundError:
-                continue
+        transitions, audit = self.cases.pages.live_after(seen_transition, seen_audit)
+        for t in transitions:
             events.append(
                 {
                     "type": "transition",
                     "id": t.id,
-                    "clock_id": clock.id,
-                    "clock_kind": clock.kind,
-                    "frontage": clock.frontage_id,
+                    "clock_id": t.clock_id,
+                    "clock_kind": t.clock_kind,
+                    "frontage": t.frontage_id,
                     "from": t.from_state,
                     "to": t.to_state,
-                    "category": category(clock.state),
+                    "category": category(t.clock_state),
                     "at": t.at.isoformat(),
-                    "deadline": clock.deadline.isoformat() if clock.deadline else None,
-                    "active": clock.active,
-                    "cause": t.cause.kind,
+                    "deadline": t.deadline.isoformat() if t.deadline else None,
+                    "active": t.active,
+                    "cause": t.cause_kind,
                     "detected_ms": _ms(),
                 }
             )
             seen_transition = t.id
-        for a in self.cases.audit.after(seen_audit):
+        for a in audit:
             events.append(
                 {
                     "type": "audit",

@@ -445,8 +445,9 @@ class Enforcement:
         how = self._delivery_how(case, period, detail.method)
         deadline = plus_elapsed(action.at, rule.duration)
         if ran_out and deadline == case.notice_deadline:
-            # The same end of the period (another method): the order stands as it was.
-            return [case.move(case.state, action.at, cause, **how, **said)]
+            # The same end of the period (another method that counts): the order stands as
+            # it was; the correction itself is on record (its action and audit rows).
+            return []
         case.notice_deadline = deadline
         events.append(
             case.move(period, action.at, cause, deadline=deadline.isoformat(),

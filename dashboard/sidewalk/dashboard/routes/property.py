@@ -295,8 +295,7 @@ def _frontage_features(
     stored = cases.dashboard.frontage_geometries_of(list(ids))
     if all(f.id in stored or f.id in geometry_file for f in frontages):
         return frontage_features(frontages, stored, geometry_file)
-    every = cases.registry.list_frontages()
-    stored = cases.registry.frontage_geometries()
+    every, stored = cases.pages.plan()
     return [f for f in frontage_features(every, stored, geometry_file) if f["id"] in ids]
 
 
@@ -397,9 +396,9 @@ def property_page(
     parcel, frontages = _property(cases, key)
     ids = [f.id for f in frontages]
     address_of = {f.id: f.street_address for f in frontages}
-    clocks = {fid: cases.clocks.list(frontage_id=fid) for fid in ids}
-    notices = [n for fid in ids for n in cases.notices.list(frontage_id=fid)]
-    notices.sort(key=lambda n: (n.issued_at, n.id))
+    # One query per kind of record for all the property's frontages (issue order, start order).
+    records = cases.pages.property(ids)
+    clocks, notices = records.clocks, records.notices
     violations = cases.dashboard.violations_of_frontages(ids)
     features = _frontage_features(cases, frontages, geometry_file)
     views: list[PropertyFrontage] = []
@@ -469,13 +468,13 @@ def property_page(
                 due_date=iso(b.due_date),
                 payments=[
                     PaymentLine(amount=str(p.amount), paid_at=iso(p.paid_at), method=p.method)
-                    for p in cases.bills.list_payments(b.id)
+                    for p in records.payments.get(b.id, [])
                 ],
             )
         )
     surveys = []
     for fid in ids:
-        for i in cases.inspections.list(frontage_id=fid):
+        for i in records.inspections[fid]:
             defects = [
                 DefectLine(
                     block=int(b.get("block", 0)),
@@ -564,9 +563,7 @@ def _owner_details(
     """Owner of record, its history and the occupants: only for roles that may see them."""
     records = cases.registry.ownerships(parcel.id) if parcel is not None else []
     # Only the owners this page names (the village's thousands are not read).
-    owners = {
-        i: cases.registry.get_owner(i) for i in {o.owner_id for o in records} | {first.owner_id}
-    }
+    owners = cases.pages.owners({o.owner_id for o in records} | {first.owner_id})
     history: list[OwnershipView] = []
     if parcel is not None:
         for o in records:

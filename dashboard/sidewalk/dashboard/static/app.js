@@ -180,6 +180,7 @@ function connectLive() {
   source.onerror = () => { status.textContent = "reconnecting…"; status.classList.remove("on"); };
   // No signal (a phone on the round): say so plainly; the event stream comes back by itself.
   window.addEventListener("offline", () => { status.textContent = "no connection"; status.classList.remove("on"); });
+  window.addEventListener("online", () => { if (!status.classList.contains("on")) status.textContent = "reconnecting…"; });
 }
 
 // ---------------------------------------------------------------- notices
@@ -211,7 +212,7 @@ function abatementBlock(a) {
     h("label", { for: `method-${a.id}` }, "by"), h("select", { id: `method-${a.id}`, name: "method" }, h("option", {}, "check"), h("option", {}, "cash"), h("option", {}, "card")),
     h("button", { type: "submit" }, "Record payment")) : "";
   return h("div", { class: "panel" },
-    h("h2", {}, `Village work at ${a.address}: ${({ ordered: "crew to send", completed: "work done" })[a.status] || a.status}`),
+    h("h2", {}, `Village work at ${a.address}: ${({ ordered: "crew to send", completed: "work done", withdrawn: "order withdrawn (the service it rested on was corrected)" })[a.status] || a.status}`),
     h("p", {}, `Why: ${a.reason_words}. Ordered ${fmt(a.ordered_at)}.`),
     h("ul", {}, ...a.expenses.map((e) => h("li", {}, `$${e.amount} ${e.description} (${fmt(e.incurred_at)})`))),
     a.bill ? h("p", {}, `Bill: $${a.bill.amount}, paid $${a.bill.paid}, left to pay $${a.bill.balance} (${({ open: "unpaid", paid: "paid", certified: "on the tax roll" })[a.bill.status] || a.bill.status})${a.bill.due_date ? `, due ${a.bill.due_date}` : ""}`) : "",

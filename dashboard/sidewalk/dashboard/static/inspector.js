@@ -111,6 +111,7 @@ async function sendEntry(ctx, e) {
 }
 
 // Send what waits, oldest first; stop at the first that cannot go (order is kept).
+// Returns how many of those sent had waited (a tap sent at once is its stop's to report).
 async function sendWaiting(ctx) {
   let sent = 0;
   for (const e of await entries(ctx.state.session.username)) {
@@ -118,7 +119,7 @@ async function sendWaiting(ctx) {
     try {
       answers.set(e.key, { ok: true, text: await sendEntry(ctx, e) });
       await dropEntry(e.key);
-      sent += 1;
+      if (!e.immediate) sent += 1;
     } catch (err) {
       if (err instanceof Offline) {
         if (e.immediate) { e.immediate = false; await putEntry(e); }
@@ -137,9 +138,11 @@ export function flush(ctx) {
   if (!flushing) {
     flushing = sendWaiting(ctx).finally(() => { flushing = null; });
     flushing.then(async (sent) => {
+      // Sent in the background while the list is open (no tap waiting for its answer):
+      // read it again, saying what went.
+      const reread = sent && location.hash.startsWith("#rounds") && !ctx.state.roundsBusy;
       await showOutbox(ctx);
-      // Sent in the background while the list is open: read it again.
-      if (sent && location.hash.startsWith("#rounds") && !ctx.state.roundsBusy) {
+      if (reread) {
         ctx.state.roundsNote = `Connection back: ${sent === 1 ? "1 finding kept on this phone was" : `${sent} findings kept on this phone were`} sent and recorded.`;
         await ctx.route();
       }

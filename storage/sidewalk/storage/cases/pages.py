@@ -13,7 +13,7 @@ as small named tuples. Read-only: nothing here writes.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
@@ -22,7 +22,15 @@ from typing import Any, NamedTuple, TypeAlias
 from sqlalchemy import Select, and_, func, or_, select
 
 from sidewalk.storage import models as m
-from sidewalk.storage.cases.records import RuleUse
+from sidewalk.storage.cases.records import (
+    ClockRecord,
+    InspectionRecord,
+    NoticeRecord,
+    OwnerRecord,
+    PaymentRecord,
+    RuleUse,
+    from_row,
+)
 from sidewalk.storage.cases.unit_of_work import UnitOfWork
 
 # ---------------------------------------------------------------- rows
@@ -165,6 +173,16 @@ class MapRows:
     frontages: list[FrontageLine]  # watched, by id (no owner)
     deciding: list[ClockLine]
     geometries: dict[str, dict[str, Any]]  # stored GeoJSON by frontage id
+
+
+@dataclass(frozen=True)
+class PropertyRows:
+    """A property's records, whole (a property has few), for all its frontages at once."""
+
+    clocks: dict[str, list[ClockRecord]]  # by frontage, each in start order
+    notices: list[NoticeRecord]  # issue order
+    inspections: dict[str, list[InspectionRecord]]  # by frontage, oldest survey first
+    payments: dict[int, list[PaymentRecord]]  # by bill, in the order made
 
 
 # ---------------------------------------------------------------- queries
@@ -362,6 +380,54 @@ class PageReads:
                 deciding=[ClockLine(*r) for r in session.execute(_deciding(case_kind))],
                 geometries={f: dict(g) for f, g in session.execute(geometries)},
             )
+
+    def plan(self) -> tuple[list[FrontageLine], dict[str, dict[str, Any]]]:
+        """The watched frontages (no owner) and the stored geometries: what the generated
+        street plan is drawn from."""
+        geometries = select(m.FrontageGeometry.frontage_id, m.FrontageGeometry.geometry)
+        with self._uow.read() as session:
+            return (
+                [_frontage_line(r, False) for r in session.execute(_frontages(False))],
+                {f: dict(g) for f, g in session.execute(geometries)},
+            )
+
+    def property(self, frontage_ids: Sequence[str]) -> PropertyRows:
+        """The clocks, notices, surveys and payments of a property's frontages: one query
+        each, whatever the number of frontages and bills (not one per frontage)."""
+        ids = list(frontage_ids)
+        clocks = select(_C).where(_C.frontage_id.in_(ids)).order_by(_C.started_at, _C.id)
+        notices = (
+            select(m.Notice)
+            .where(m.Notice.frontage_id.in_(ids))
+            .order_by(m.Notice.issued_at, m.Notice.id)
+        )
+        surveys = (
+            select(m.Inspection)
+            .where(m.Inspection.frontage_id.in_(ids))
+            .order_by(m.Inspection.surveyed_at, m.Inspection.id)
+        )
+        payments = (
+            select(m.Payment)
+            .join(m.Bill, m.Bill.id == m.Payment.bill_id)
+            .where(m.Bill.frontage_id.in_(ids))
+            .order_by(m.Payment.paid_at, m.Payment.id)
+        )
+        rows = PropertyRows({i: [] for i in ids}, [], {i: [] for i in ids}, {})
+        with self._uow.read() as session:
+            for c in session.scalars(clocks):
+                rows.clocks[c.frontage_id].append(from_row(ClockRecord, c))
+            rows.notices.extend(from_row(NoticeRecord, n) for n in session.scalars(notices))
+            for i in session.scalars(surveys):
+                rows.inspections[i.frontage_id].append(from_row(InspectionRecord, i))
+            for p in session.scalars(payments):
+                rows.payments.setdefault(p.bill_id, []).append(from_row(PaymentRecord, p))
+        return rows
+
+    def owners(self, owner_ids: Collection[str]) -> dict[str, OwnerRecord]:
+        """The owners asked for, by id, in one query (a page names a few of thousands)."""
+        query = select(m.Owner).where(m.Owner.id.in_(list(owner_ids)))
+        with self._uow.read() as session:
+            return {o.id: from_row(OwnerRecord, o) for o in session.scalars(query)}
 
     def live_after(
         self, transition_id: int, audit_id: int, limit: int = 500

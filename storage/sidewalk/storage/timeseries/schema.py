@@ -108,20 +108,36 @@ _DEVICE_COLUMNS = {
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    """Open (creating or upgrading) the store's file: WAL, ``synchronous=FULL``."""
+    """Open (creating or upgrading) the store's file: WAL, ``synchronous=FULL``.
+
+    Several processes may open a new file at once (ingest workers of one
+    store): the schema is created and upgraded in one ``BEGIN IMMEDIATE``
+    transaction, so each opener waits for the write lock and then finds what
+    the one before it made; the columns are looked up inside it, never before
+    (that race added a column twice: "duplicate column name").
+    """
     db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=FULL")
-    db.executescript(_SCHEMA)
-    have = {row[1] for row in db.execute("PRAGMA table_info(devices)")}
-    for name, decl in _DEVICE_COLUMNS.items():
-        if name not in have:
-            db.execute(f"ALTER TABLE devices ADD COLUMN {name} {decl}")
-    have = {row[1] for row in db.execute("PRAGMA table_info(dead_letters)")}
-    for name, decl in _DEAD_LETTER_COLUMNS.items():
-        if name not in have:
-            db.execute(f"ALTER TABLE dead_letters ADD COLUMN {name} {decl}")
+    try:
+        # The script's own BEGIN: executescript() commits first, so it cannot run inside one.
+        db.executescript("BEGIN IMMEDIATE;" + _SCHEMA)
+        _add_columns(db, "devices", _DEVICE_COLUMNS)
+        _add_columns(db, "dead_letters", _DEAD_LETTER_COLUMNS)
+        db.execute("COMMIT")
+    except BaseException:
+        _rollback(db)
+        db.close()
+        raise
     return db
+
+
+def _add_columns(db: sqlite3.Connection, table: str, columns: dict[str, str]) -> None:
+    """Add to ``table`` the ``columns`` it lacks (a file made by an older release)."""
+    have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+    for name, decl in columns.items():
+        if name not in have:
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
 
 
 class _Connected:

@@ -1,0 +1,64 @@
+"""Opening the time-series file: its schema is made and upgraded once, whoever opens it."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from sidewalk.core.contract import WeatherReading
+from sidewalk.storage.timeseries import SqliteTimeSeriesStore
+from sidewalk.storage.timeseries.schema import _DEAD_LETTER_COLUMNS, _DEVICE_COLUMNS
+
+T0 = 1_764_460_800_000
+ADDED = {"devices": _DEVICE_COLUMNS, "dead_letters": _DEAD_LETTER_COLUMNS}
+
+
+def _columns(db: sqlite3.Connection, table: str) -> list[str]:
+    return [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+
+
+def test_a_second_opener_waits_for_the_first_ones_upgrade(tmp_path: Path) -> None:
+    # Two workers start on a file an older release made. One is adding the new
+    # columns (its transaction open) when the other opens the file: that one
+    # must wait and find them, not add them again ("duplicate column name",
+    # seen when the load bench started two workers on one new file).
+    path = tmp_path / "ts.db"
+    SqliteTimeSeriesStore(path).close()
+    first = sqlite3.connect(path, isolation_level=None)
+    for table, columns in ADDED.items():
+        for name in columns:
+            first.execute(f"ALTER TABLE {table} DROP COLUMN {name}")
+    first.execute("BEGIN IMMEDIATE")
+    for table, columns in ADDED.items():
+        for name, decl in columns.items():
+            first.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
+
+    opened: list[SqliteTimeSeriesStore] = []
+    failed: list[BaseException] = []
+
+    def second() -> None:
+        try:
+            opened.append(SqliteTimeSeriesStore(path))
+        except BaseException as exc:
+            failed.append(exc)
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    time.sleep(0.3)  # the second opener reaches the file while the upgrade is open
+    first.execute("COMMIT")
+    thread.join(30)
+    assert failed == []
+    assert len(opened) == 1
+    store = opened[0]
+    for table, columns in ADDED.items():
+        names = _columns(first, table)
+        assert all(names.count(name) == 1 for name in columns)
+    result = store.write_batch([WeatherReading(device="pole-1", seq=1, ts=T0, air_temp_c=-2.0)])
+    assert len(result.stored) == 1
+    state = store.device_state("pole-1")
+    assert state is not None
+    assert state.clock_faults == 0  # an added column, readable
+    store.close()
+    first.close()
