@@ -84,16 +84,6 @@ def test_a_notice_number_is_resolved_to_its_case_and_the_runner_applies_it(storm
     assert all(a.error is None for a in storm.cases.actions.list())
 
 
-def test_a_step_the_case_cannot_take_is_refused_at_once(storm: Storm) -> None:
-    status, out = storm.act("abatement_done", "CLY-2026-000001", "--who", "Crew Chief")
-    assert status == 2
-    assert out.strip() == "refused: CLY-2026-000001: no abatement was ordered (state notice_issued)"
-    status, out = storm.act("bill_received", "CLY-2026-000001", "--who", "Pat Clerk")
-    assert status == 2
-    assert "no bill outstanding" in out
-    assert storm.cases.actions.list() == []
-
-
 @pytest.mark.parametrize(
     ("args", "said"),
     [
@@ -138,18 +128,30 @@ def test_the_steps_are_the_case_steps_and_treatment() -> None:
     assert set(STEPS) == case_steps | {"record_treated", "record_ice"}
 
 
+def a_step_the_case_cannot_take_is_refused_at_once(storm: Storm) -> None:
+    status, out = storm.act("abatement_done", "CLY-2026-000001", "--who", "Crew Chief")
+    assert status == 2
+    assert out.strip() == "refused: CLY-2026-000001: no abatement was ordered (state notice_issued)"
+    status, out = storm.act("bill_received", "CLY-2026-000001", "--who", "Pat Clerk")
+    assert status == 2
+    assert "no bill outstanding" in out
+    assert storm.cases.actions.list() == []
+
+
 def test_370_10_b_a_wrong_service_is_corrected_then_undone_and_the_clock_follows(
     storm: Storm,
 ) -> None:
-    """A service entered at the wrong time is corrected (the owner's deadline moves); once
+    """A step the case cannot take is refused at once (one replay serves both checks).
+
+    A service entered at the wrong time is corrected (the owner's deadline moves); once
     the corrected period runs out and removal is ordered, undoing the service (entered on
     the wrong notice) withdraws the order: no order stands on a void service. The entry
     stays on record; each correction names who and why."""
-    number, frontage = "CLY-2026-000002", "main-st-105"
+    a_step_the_case_cannot_take_is_refused_at_once(storm)
+    number = "CLY-2026-000002"
 
     def clock() -> tuple[str, datetime | None]:
-        [c] = storm.cases.clocks.list(frontage_id=frontage, kind="enforcement")
-        return c.state, c.deadline
+        return case_clock(storm)
 
     status, out = storm.act("record_delivery", number, "--who", "Pat Clerk",
                             "--at", "2026-12-11T09:30")  # fmt: skip
@@ -188,7 +190,18 @@ def test_370_10_b_a_wrong_service_is_corrected_then_undone_and_the_clock_follows
         datetime(2026, 12, 12, 19, 0, tzinfo=UTC),
     )
 
-    # The crew's completion rests on the service: undone first, then the service.
+    the_work_is_undone_before_the_service(storm, number)
+
+
+def case_clock(storm: Storm) -> tuple[str, datetime | None]:
+    """105 Main St's case: its state and deadline as recorded."""
+    [c] = storm.cases.clocks.list(frontage_id="main-st-105", kind="enforcement")
+    return c.state, c.deadline
+
+
+def the_work_is_undone_before_the_service(storm: Storm, number: str) -> None:
+    """The crew's completion rests on the service: undone first, then the service; the
+    order the expired period gave is withdrawn, and nothing is ordered again."""
     status, out = storm.act("abatement_done", number, "--who", "Crew Chief",
                             "--at", "2026-12-12T15:00")  # fmt: skip
     assert status == 0, out
@@ -203,13 +216,13 @@ def test_370_10_b_a_wrong_service_is_corrected_then_undone_and_the_clock_follows
                             "--reason", "the crew had not finished")  # fmt: skip
     assert status == 0, out
     storm.runner.tick()
-    assert clock()[0] == "abatement_ordered"
+    assert case_clock(storm)[0] == "abatement_ordered"
     status, out = storm.act("record_delivery", number, "--who", "Pat Clerk", "--undo",
                             "--reason", "entered on the wrong notice")  # fmt: skip
     assert status == 0, out
     storm.runner.tick()
     storm.runner.advance(datetime(2026, 12, 13, 19, 30, tzinfo=UTC))
-    assert clock() == ("notice_issued", None)
+    assert case_clock(storm) == ("notice_issued", None)
     assert storm.cases.bills.list_abatements()[0].status == "withdrawn"
     notice = storm.cases.notices.get_by_number(number)
     assert (notice.delivered_at, notice.status) == (None, "rendered")

@@ -64,23 +64,39 @@ def statements(cases: CaseStore, read: Callable[[], Any]) -> int:
 
 
 def add_frontages(
-    cases: CaseStore, prefix: str, start: int, count: int, clocks: int, seed: int
+    cases: CaseStore, prefix: str, *, start: int, count: int, clocks: int, seed: int
 ) -> None:
     """``count`` frontages, each with up to ``clocks`` clocks of random kinds, open or
     closed, in random start order: one write transaction."""
     rng = random.Random(seed)
+    ids = [f"{prefix}-{i:03d}" for i in range(start, start + count)]
     with cases.unit_of_work.write() as session:
-        for i in range(start, start + count):
-            fid = f"{prefix}-{i:03d}"
-            session.add(m.Owner(id=f"o-{fid}", name=f"Owner {i}", address_lines=[f"{i} Elm St"],
-                                email=None, updated_at=NOW))  # fmt: skip
-            session.flush()
-            session.add(m.Frontage(
-                id=fid, site="clyman", parcel_number=f"026-{i:03d}",
-                street_address=f"{100 + 2 * i} Elm St", length_ft=66.0, zone="residential",
-                owner_id=f"o-{fid}", device_id="pole-1",
-            ))  # fmt: skip
-            session.flush()
+        session.add_all(
+            m.Owner(
+                id=f"o-{f}",
+                name=f"Owner {f}",
+                address_lines=[f"{f} Elm St"],
+                email=None,
+                updated_at=NOW,
+            )
+            for f in ids
+        )
+        session.flush()
+        session.add_all(
+            m.Frontage(
+                id=f,
+                site="clyman",
+                parcel_number=f"026-{f}",
+                street_address=f"{n} Elm St",
+                length_ft=66.0,
+                zone="residential",
+                owner_id=f"o-{f}",
+                device_id="pole-1",
+            )
+            for n, f in enumerate(ids, start=100)
+        )
+        session.flush()
+        for fid in ids:
             for n in range(rng.randint(0, clocks)):
                 kind = rng.choice((ENFORCEMENT, "clearing", "clearing", "keep_off"))
                 started = NOW - timedelta(hours=rng.randint(0, 3) * 10)  # ties on purpose
@@ -94,7 +110,7 @@ def add_frontages(
 
 
 def test_the_clocks_read_for_colours_decide_as_the_whole_history_does(cases: CaseStore) -> None:
-    add_frontages(cases, "d", 0, 150, clocks=6, seed=15)
+    add_frontages(cases, "d", start=0, count=100, clocks=6, seed=15)
     history = cases.clocks.list()
     lean = cases.pages.map(case_kind=ENFORCEMENT).deciding
     whole = {f: c.id for f, c in deciding_clocks(history).items()}
@@ -111,9 +127,9 @@ def test_overview_and_map_cost_the_same_queries_for_any_village_size(cases: Case
         overview(CLERK, cases, profile, NOW, context)
         frontage_map(CLERK, cases, {})
 
-    add_frontages(cases, "s", 0, 5, clocks=3, seed=1)
+    add_frontages(cases, "s", start=0, count=5, clocks=3, seed=1)
     small = statements(cases, pages)
-    add_frontages(cases, "s", 5, 60, clocks=3, seed=2)
+    add_frontages(cases, "s", start=5, count=40, clocks=3, seed=2)
     large = statements(cases, pages)
     # Overview: frontages with owners, deciding clocks, running clocks, alerts; the map:
     # frontages, deciding clocks, stored lines.
@@ -186,18 +202,13 @@ def test_a_property_page_costs_the_same_queries_whatever_its_frontages_and_bills
 
 
 def test_the_live_feed_reads_a_burst_of_transitions_in_two_queries(cases: CaseStore) -> None:
-    add_frontages(cases, "l", 0, 3, clocks=0, seed=3)
+    add_frontages(cases, "l", start=0, count=3, clocks=0, seed=3)
     feed = LiveFeed(cases)
     feed._marks = cases.dashboard.marks()
     clocks = [cases.clocks.open(f"l-{i:03d}", "clearing", "snowing", NOW, CAUSE) for i in range(3)]
+    at, deadline = NOW + timedelta(minutes=5), NOW + timedelta(hours=12)
     moved = [
-        cases.clocks.record_transition(
-            c.id,
-            "clearing_period",
-            NOW + timedelta(minutes=5),
-            CAUSE,
-            deadline=NOW + timedelta(hours=12),
-        )  # fmt: skip
+        cases.clocks.record_transition(c.id, "clearing_period", at, CAUSE, deadline=deadline)
         for c in clocks
     ]
     cases.audit.append("analytics", "hazard.candidate", "violation:l-000:clearing", {})

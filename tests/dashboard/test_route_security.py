@@ -102,6 +102,7 @@ def fill(endpoint: Endpoint, d: Dashboard, *, real: bool) -> tuple[str, dict[str
         "clock_id": str(cases.clocks.list()[0].id) if real else "999999",
         "abatement_id": "999999",
         "bill_id": "999999",
+        "entry": "999999",  # a correction of an entry that does not exist
         "device": "pole-main-01",
         "sha256": d.frame_sha256,
         "frontage": "main-st-105" if real else "no-such-frontage",

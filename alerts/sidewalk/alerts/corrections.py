@@ -187,6 +187,8 @@ def correct_entry(
     why = blocked(entry, case, profile)
     if why is not None:
         raise CorrectionRefused(why)
+    if method is not None and entry.kind != "record_delivery":
+        raise CorrectionRefused("How: only a service has a method to correct.")
     if not undo:
         at = entry.at if at is None else at
         method = method or entry.method

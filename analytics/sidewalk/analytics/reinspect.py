@@ -94,7 +94,9 @@ def remeasure(
         raise ValueError("--by: name who asks for the new measurement")
     first = find_inspection(cases, inspection_id)
     if first.status == "ok":
-        raise ValueError(f"inspection {inspection_id} was measured; only a not-measured file is")
+        raise ValueError(
+            f"inspection {inspection_id} was measured; only a file not measured is measured again"
+        )
     raw = source
     if raw is None:
         if first.source_sha256 not in evidence:
@@ -112,7 +114,7 @@ def remeasure(
     need = {"photo": calibration, "depth": intrinsics, "laser": rig}[kind]
     if need is None:
         what = {"photo": "--calibration", "depth": "--intrinsics", "laser": "--rig"}[kind]
-        raise ValueError(f"{what}: inspection {inspection_id} is a {kind} file and needs it")
+        raise ValueError(f"{what}: inspection {inspection_id} is a {kind} file; give it")
     limits = defect_limits(profile)
     survey = dict(first.result.get("survey") or {})
     offset = int(survey.get("first_block") or 0)

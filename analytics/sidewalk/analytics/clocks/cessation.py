@@ -313,18 +313,21 @@ class SnowfallDetector:
         """
         if not self.depths:
             return None
-        levels = _centred_medians(self.depths, self.params.hindsight_window / 2)
         since = self.depths[-1][0] - self.params.quiet_period - self.params.fit_span
         if self.onset_at is not None:
             since = max(since, self.onset_at)  # before the onset the depth was flat, not rising
+        levels = _centred_medians(self.depths, self.params.hindsight_window / 2, since)
         points = [
             ((ts - since).total_seconds() / 3600, depth)
-            for (ts, depth), (_, level) in zip(self.depths, levels, strict=True)
-            if ts >= since and abs(depth - level) <= self.params.outlier_mm
+            for (ts, depth), level in zip(self.depths, levels, strict=True)
+            if level is not None and abs(depth - level) <= self.params.outlier_mm
         ]
+        sy = 0.0  # the same for every break: summed once, in order, as the fit would
+        for _, y in points:
+            sy += y
         best: tuple[float, float, float, float] | None = None  # sse, break, level, slope
         for b, _ in points[2:]:
-            fit = _hinge_fit(points, b)
+            fit = _hinge_fit(points, b, sy)
             if fit is not None and (best is None or fit[0] < best[0]):
                 best = (fit[0], b, fit[1], fit[2])
         span_h = self.params.fit_span.total_seconds() / 3600
@@ -376,34 +379,43 @@ def _median(values: list[float]) -> float:
 
 
 def _centred_medians(
-    depths: list[tuple[datetime, float]], half: timedelta
-) -> list[tuple[datetime, float]]:
-    """Median of the raw depths within ``half`` either side of each reading."""
-    out: list[tuple[datetime, float]] = []
+    depths: list[tuple[datetime, float]], half: timedelta, since: datetime
+) -> list[float | None]:
+    """Median of the raw depths within ``half`` either side of each reading from
+    ``since`` on (None before it: not fitted)."""
+    out: list[float | None] = []
     lo = hi = 0
     for ts, _ in depths:
         while depths[lo][0] < ts - half:
             lo += 1
         while hi < len(depths) and depths[hi][0] <= ts + half:
             hi += 1
-        out.append((ts, _median([d for _, d in depths[lo:hi]])))
+        out.append(_median([d for _, d in depths[lo:hi]]) if ts >= since else None)
     return out
 
 
-def _hinge_fit(points: list[tuple[float, float]], b: float) -> tuple[float, float, float] | None:
-    """Least squares of ``y = P + s * min(x - b, 0)``: (sse, P, s), or None if degenerate."""
+def _hinge_fit(
+    points: list[tuple[float, float]], b: float, sy: float
+) -> tuple[float, float, float] | None:
+    """Least squares of ``y = P + s * min(x - b, 0)``: (sse, P, s), or None if degenerate.
+
+    ``sy`` is the sum of the ys. From the break on ``min(x - b, 0)`` is 0, whose
+    terms add exactly nothing to the sums (none is ever -0.0): only the points
+    before it are summed, with the same floating-point result as summing all.
+    """
     n = len(points)
-    sx = sy = sxx = sxy = 0.0
+    sx = sxx = sxy = 0.0
     for x, y in points:
-        u = min(x - b, 0.0)
-        sx += u
-        sy += y
-        sxx += u * u
-        sxy += u * y
+        if x < b:
+            u = x - b
+            sx += u
+            sxx += u * u
+            sxy += u * y
     det = n * sxx - sx * sx
     if det <= 1e-12:
         return None
     slope = (n * sxy - sx * sy) / det
     level = (sy - slope * sx) / n
-    sse = sum((y - level - slope * min(x - b, 0.0)) ** 2 for x, y in points)
+    # From the break on the residual is y - level (``slope * 0.0`` subtracts a zero).
+    sse = sum([(y - level - slope * (x - b) if x < b else y - level) ** 2 for x, y in points])
     return sse, level, slope

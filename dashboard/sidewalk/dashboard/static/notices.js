@@ -122,7 +122,7 @@ function corrections(ctx, n, c) {
   return h("section", { class: "panel", "aria-labelledby": "fix-h" },
     h("h2", { id: "fix-h" }, "Correct an entry"),
     h("p", { class: "muted" }, "A wrong time, method or notice. The entry stays on record; the correction is recorded with your name and reason."),
-    h("ul", { class: "history entries" }, ...items), problem, work);
+    h("ul", { class: "entries" }, ...items), problem, work);
 }
 
 function correctionForm(ctx, n, c, e, work, problem) {

@@ -7,6 +7,7 @@ is missing and adds to an older file the columns added after its release.
 from __future__ import annotations
 
 import contextlib
+import re
 import sqlite3
 import threading
 from pathlib import Path
@@ -114,11 +115,15 @@ def _connect(path: Path) -> sqlite3.Connection:
     store): the schema is created and upgraded in one ``BEGIN IMMEDIATE``
     transaction, so each opener waits for the write lock and then finds what
     the one before it made; the columns are looked up inside it, never before
-    (that race added a column twice: "duplicate column name").
+    (that race added a column twice: "duplicate column name"). A file whose
+    schema is complete is opened without the write lock (a reader must not
+    wait for ingest's commits).
     """
     db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=FULL")
+    if _complete(db):
+        return db
     try:
         # The script's own BEGIN: executescript() commits first, so it cannot run inside one.
         db.executescript("BEGIN IMMEDIATE;" + _SCHEMA)
@@ -130,6 +135,22 @@ def _connect(path: Path) -> sqlite3.Connection:
         db.close()
         raise
     return db
+
+
+# Every table and index _SCHEMA creates.
+_OBJECTS = frozenset(re.findall(r"CREATE (?:TABLE|INDEX) IF NOT EXISTS (\w+)", _SCHEMA))
+
+
+def _complete(db: sqlite3.Connection) -> bool:
+    """Whether the file already has every table, index and added column (read only)."""
+    names = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+    if not names >= _OBJECTS:
+        return False
+    added = (("devices", _DEVICE_COLUMNS), ("dead_letters", _DEAD_LETTER_COLUMNS))
+    for table, columns in added:
+        if not columns.keys() <= {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
+            return False
+    return True
 
 
 def _add_columns(db: sqlite3.Connection, table: str, columns: dict[str, str]) -> None:
