@@ -5,6 +5,7 @@ real CrackForest masks.
         [--widths 12] [--laser-seeds 20000 50000 60000] [--single-stripe]
         [--no-crackforest] [--beyond 30 --beyond-seed 200000] [--small-markers 10]
         [--marker-sweep 5] [--tune 40] [--cache DIR]
+        [--tune-several 16] [--several-markers 10 --several-seed 510000]
 
 A count of 0 skips that part (``--scenes 0 --photos 0 --widths 0
 --no-crackforest`` for laser only).
@@ -18,7 +19,12 @@ seeds 1000.. (never scored). Seeds of the scored sets must not overlap
 1000-1999. ``--small-markers N`` measures survey photos whose 100 mm
 marker is about 40 px across (measured or "not measured", never passed);
 ``--marker-sweep N`` the ground frame's error against the marker's size in
-pixels (the basis of ``FiducialLimits.min_side_px``).
+pixels (the basis of ``FiducialLimits.min_side_px``). ``--several-markers N``
+scores N survey photos with 2-4 loose markers of 50-150 mm at 30-120 px
+(``FiducialSpec.marker_ids``), and N/2 more with one marker not lying flat,
+beside the first marker alone on the same photos; ``--tune-several N``
+prints what the several-marker constants were chosen from (seeds
+500000-, never scored).
 
 Depth maps, laser-line images (the two-stripe survey rig, and with
 --single-stripe the one-stripe rig) and survey photos are rendered from random

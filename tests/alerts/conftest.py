@@ -25,9 +25,9 @@ from sidewalk.analytics.runner import AnalyticsRunner
 from sidewalk.core.config import VillageConfig
 from sidewalk.core.mqtt import MqttSettings
 from sidewalk.core.profile import Profile, load_profile
-from sidewalk.scenarios import expand, load_scenario, to_readings
 from sidewalk.storage.cases import CaseStore
-from sidewalk.system import build_analytics, confirm_for_demo, open_cases, seed_scenario
+from sidewalk.system import confirm_for_demo, open_cases
+from tests.harness.storm import StormTemplate, replay_once, restore
 
 T0 = datetime(2026, 12, 10, 18, 0, tzinfo=UTC)
 UNUSED_BROKER = MqttSettings(host="127.0.0.1", port=1, client_id="alerts-test")
@@ -114,27 +114,41 @@ def issuer(cases: CaseStore, profile: Profile, letterhead: Letterhead) -> Notice
     return NoticeIssuer(cases, profile, letterhead=letterhead)
 
 
-@pytest.fixture
-def stormed(tmp_path: Path, profile: Profile) -> Iterator[tuple[AnalyticsRunner, CaseStore]]:
-    """first-storm through a stream-mode runner: two clearing violations with notices."""
-    store = open_cases(f"sqlite:///{tmp_path / 'storm.sqlite3'}", profile)
-    story = load_scenario("first-storm")
-    seed_scenario(store, story, profile=profile)
-    runner = build_analytics(
-        store, profile, UNUSED_BROKER, site="clyman", mode="stream", persist_jobs=False,
-        letterhead=Letterhead.from_settings(
-            VillageConfig(
-                office="Village Hall", address_lines=["1 Municipal Pl", "Clyman, WI 53016"],
-                telephone="(920) 555-0142", email="clerk@clyman.example",
-                office_hours="Monday to Friday, 8:00 AM to 4:00 PM",
-                officer_name="Dana Krüger", officer_title="Clerk-Treasurer",
-                signature_image=signature_png(tmp_path / "storm-signature.png"),
-            ),
-            profile,
+def storm_letterhead(workdir: Path, profile: Profile) -> Letterhead:
+    """The letterhead the storm's notices are issued under (signature drawn in ``workdir``)."""
+    return Letterhead.from_settings(
+        VillageConfig(
+            office="Village Hall", address_lines=["1 Municipal Pl", "Clyman, WI 53016"],
+            telephone="(920) 555-0142", email="clerk@clyman.example",
+            office_hours="Monday to Friday, 8:00 AM to 4:00 PM",
+            officer_name="Dana Krüger", officer_title="Clerk-Treasurer",
+            signature_image=signature_png(workdir / "storm-signature.png"),
         ),
+        profile,
     )  # fmt: skip
-    for reading in to_readings(story, expand(story)):
-        runner.handle(reading)
+
+
+@pytest.fixture(scope="session")
+def storm_template(tmp_path_factory: pytest.TempPathFactory) -> StormTemplate:
+    """first-storm replayed once for the session (tests/harness/storm.py)."""
+    workdir = tmp_path_factory.mktemp("alerts-storm")
+    profile = load_profile()
+    return replay_once(
+        workdir / "storm.sqlite3", profile, UNUSED_BROKER, storm_letterhead(workdir, profile)
+    )
+
+
+@pytest.fixture
+def stormed(
+    storm_template: StormTemplate, tmp_path: Path, profile: Profile
+) -> Iterator[tuple[AnalyticsRunner, CaseStore]]:
+    """first-storm through a stream-mode runner: two clearing violations with notices.
+
+    A copy of the session's replay, with a runner resumed from its engine state."""
+    runner, store = restore(
+        storm_template, tmp_path / "storm.sqlite3", profile, UNUSED_BROKER,
+        storm_letterhead(tmp_path, profile),
+    )  # fmt: skip
     yield runner, store
     store.close()
 

@@ -188,6 +188,13 @@ def test_the_header_is_one_line_at_a_desk_and_a_scrolling_row_on_a_phone(
         assert len(centres) == 12 + 3  # every page's link, the brand, the search, Log out
         if width >= 1366:
             assert max(centres) - min(centres) <= 4, (width, centres)
+            # Nothing under anything: the last link ends before the search box begins.
+            last_link, search = page.evaluate(
+                "() => [Math.max(...[...document.querySelectorAll("
+                "'header.top nav a:not([hidden])')].map(a => a.getBoundingClientRect().right)),"
+                " document.querySelector('#search-q').getBoundingClientRect().left]"
+            )
+            assert last_link <= search, (width, last_link, search)
         else:
             nav = page.locator("header.top nav")
             assert nav.evaluate("n => n.scrollWidth > n.clientWidth")  # one row that scrolls

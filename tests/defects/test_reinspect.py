@@ -106,6 +106,11 @@ def test_a_not_measured_photo_is_measured_again_beside_the_first(
     assert [b["block"] for b in new.blocks] == [4]
     (cond,) = cases.inspections.owner_block_conditions("owner-a")
     assert cond.inspection_id == new.id
+    with pytest.raises(ValueError, match="was measured"):
+        remeasure(
+            new.id, by="P", options={}, cases=cases, evidence=evidence, profile=profile,
+            calibration=calib,
+        )  # fmt: skip
     # The same options again store nothing new.
     result = CliRunner().invoke(inspect_app, args, env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output

@@ -62,3 +62,18 @@ def test_a_second_opener_waits_for_the_first_ones_upgrade(tmp_path: Path) -> Non
     assert state.clock_faults == 0  # an added column, readable
     store.close()
     first.close()
+
+
+def test_an_older_file_loses_the_stream_index_and_gains_the_frame_index(tmp_path: Path) -> None:
+    # readings (stream, ts) cost ingest a b-tree insert per reading that no
+    # query needs any more; a file made before keeps no copy of it.
+    path = tmp_path / "ts.db"
+    SqliteTimeSeriesStore(path).close()
+    old = sqlite3.connect(path, isolation_level=None)
+    old.execute("DROP INDEX readings_frame_ts")
+    old.execute("CREATE INDEX readings_stream_ts ON readings (stream, ts)")
+    SqliteTimeSeriesStore(path).close()
+    names = {row[0] for row in old.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert "readings_stream_ts" not in names
+    assert {"readings_device_ts", "readings_frontage_ts", "readings_frame_ts"} <= names
+    old.close()

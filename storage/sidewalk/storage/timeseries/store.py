@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sidewalk.core.contract import READING_STREAMS, AnyReading, TimePolicy
+from sidewalk.core.contract import AnyReading, TimePolicy
 from sidewalk.storage.timeseries.deadletters import _DeadLetters, _topic
 from sidewalk.storage.timeseries.export import _Exports, _has_sinks
 from sidewalk.storage.timeseries.records import (
@@ -382,32 +382,45 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
         for at most one of them.
         """
         counts = {"readings": 0, "dead_letters": 0}
-        jobs: list[tuple[str, str]] = []
         if readings_before_ms is not None:
-            jobs.append(("readings",
-                         "DELETE FROM readings WHERE (device, seq) IN (SELECT device, seq"
-                         " FROM readings WHERE stream = ? AND ts < ? LIMIT 5000)"))  # fmt: skip
+            # Device by device, on (device, ts): readings has no (stream, ts) index
+            # (one fewer b-tree for ingest to keep per reading).
+            with self._lock:
+                devices = [row[0] for row in self._db.execute("SELECT device FROM devices")]
+            for device in devices:
+                with self._lock:
+                    # A read first: a device with nothing that old costs no transaction.
+                    old = self._db.execute(
+                        "SELECT 1 FROM readings WHERE device = ? AND ts < ? LIMIT 1",
+                        (device, readings_before_ms),
+                    ).fetchone()
+                if old is not None:
+                    counts["readings"] += self._delete_chunks(
+                        "DELETE FROM readings WHERE (device, seq) IN (SELECT device, seq"
+                        " FROM readings WHERE device = ? AND ts < ? LIMIT 5000)",
+                        (device, readings_before_ms),
+                    )
         if dead_letters_before_ms is not None:
-            jobs.append(("dead_letters",
-                         "DELETE FROM dead_letters WHERE id IN (SELECT id FROM dead_letters"
-                         " WHERE received_at < ? LIMIT 5000)"))  # fmt: skip
-        for table, sql in jobs:
-            streams: tuple[str | None, ...] = READING_STREAMS if table == "readings" else (None,)
-            for stream in streams:
-                while True:
-                    with self._lock:
-                        db = self._db
-                        db.execute("BEGIN IMMEDIATE")
-                        try:
-                            if stream is None:
-                                cur = db.execute(sql, (dead_letters_before_ms,))
-                            else:
-                                cur = db.execute(sql, (stream, readings_before_ms))
-                            db.execute("COMMIT")
-                        except BaseException:
-                            _rollback(db)
-                            raise
-                    counts[table] += cur.rowcount
-                    if cur.rowcount < 5000:
-                        break
+            counts["dead_letters"] = self._delete_chunks(
+                "DELETE FROM dead_letters WHERE id IN (SELECT id FROM dead_letters"
+                " WHERE received_at < ? LIMIT 5000)",
+                (dead_letters_before_ms,),
+            )
         return counts
+
+    def _delete_chunks(self, sql: str, args: tuple[object, ...]) -> int:
+        """Run a ``DELETE … LIMIT 5000`` until it deletes fewer; one transaction each."""
+        total = 0
+        while True:
+            with self._lock:
+                db = self._db
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    cur = db.execute(sql, args)
+                    db.execute("COMMIT")
+                except BaseException:
+                    _rollback(db)
+                    raise
+            total += cur.rowcount
+            if cur.rowcount < 5000:
+                return total
