@@ -148,7 +148,7 @@ def running_dashboard(path: Path, poll_s: float = 0.2) -> Iterator[str]:
     )
     process.start()
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 600  # imports alone take a minute on a busy machine
     while True:
         try:
             httpx.get(f"{url}/login", timeout=2).raise_for_status()

@@ -7,7 +7,8 @@ frontages, 10 days: ``engine_throughput``'s stream, 26,377 readings).
 
 The payloads are built first, outside valgrind, and written to a file; a
 child process under callgrind validates them and builds the engine with
-collection off, then feeds every reading through ``observe`` + ``advance``
+collection off, then feeds every reading through ``step`` (``observe`` +
+``advance`` to its event time; in a tree without ``step``, those two calls)
 from inside ``itertools.starmap``, and callgrind counts only while that runs
 (``--toggle-collect=starmap_next``: the engine's code never calls starmap).
 Hash randomisation is fixed (``PYTHONHASHSEED=0``), so every run does the
@@ -32,7 +33,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.engine_throughput import _stream, _templates, _validate
+from bench.engine_throughput import _stepper, _stream, _templates, _validate
 
 PER_POLE = 10
 
@@ -49,9 +50,10 @@ def _inner(payloads: Path, frontages: int) -> None:
 
     readings = [_validate(p) for p in json.loads(payloads.read_text())]
     engine = ClockEngine(load_profile(), [FrontageSpec(f, d) for f, d in _specs(frontages)])
+    feed = _stepper(engine)
 
     def step(reading: AnyReading) -> int:
-        return len(engine.observe(reading)) + len(engine.advance(reading.event_time))
+        return len(feed(reading))
 
     events = sum(itertools.starmap(step, ((r,) for r in readings)))
     print(f"readings {len(readings)} events {events}")
@@ -87,7 +89,7 @@ def main() -> None:
     fed = proc.stdout.split()
     readings, events, engine = int(fed[1]), int(fed[3]), int(match.group(1))
     print(f"{readings:,} readings, {events:,} events")
-    print(f"{'engine instructions (observe + advance)':<44}{engine:>16,}")
+    print(f"{'engine instructions (step: observe + advance)':<44}{engine:>16,}")
     print(f"{'per reading':<44}{engine / readings:>16,.0f}")
 
 

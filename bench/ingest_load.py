@@ -324,7 +324,7 @@ def sustained(
         p.wait(300)
     pub_end = _now_ms()
     got, sub_last, _ = csub.finish()
-    _wait_rows(dbs, n, 120)
+    _wait_rows(dbs, n, 3600 if Workers.callgrind else 120)
     results = workers.finish()
     rows, dups = _check(dbs, results)
     ingest_last = max(r["last_commit_ms"] for r in results)
@@ -361,7 +361,7 @@ def drain(
     workers = Workers(server.port, places)
     start = _now_ms()
     workers.go()
-    _wait_rows(dbs, n, 300)
+    _wait_rows(dbs, n, 3600 if Workers.callgrind else 300)
     results = workers.finish()
     rows, dups = _check(dbs, results)
     ingest_s = (max(r["last_commit_ms"] for r in results) - start) / 1000

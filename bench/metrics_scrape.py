@@ -6,12 +6,18 @@ the store collector's scrape (``generate_latest``), beside the same scrape
 with one device in the same run (the floor: the fixed series and the exposition
 itself). Before known devices, 50,000 made-up ids gave a 9 MB, 2.9 s scrape.
 
+The collector keeps each device's samples from one scrape to the next while
+its row is unchanged, so each N is scraped twice over: with nothing changed
+since the last scrape, and after every device's row changed (each pole heard
+from since: the worst case, every sample built again).
+
     .venv/bin/python -m bench.metrics_scrape --devices 5000 50000 --runs 3
 """
 
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import statistics
 import tempfile
 import time
@@ -40,12 +46,24 @@ def _store(path: Path, devices: int) -> None:
         store.close()
 
 
-def _scrape(path: Path, runs: int) -> tuple[list[float], int]:
+def _touch_every_device(path: Path) -> None:
+    """Every device heard from again: each row changes (the worst case for the cache)."""
+    db = sqlite3.connect(path)
+    try:
+        with db:
+            db.execute("UPDATE devices SET last_seen_at = last_seen_at + 1000")
+    finally:
+        db.close()
+
+
+def _scrape(path: Path, runs: int, *, changed: bool = False) -> tuple[list[float], int]:
     registry = CollectorRegistry()
     registry.register(StoreCollector(path))
     generate_latest(registry)  # the first opens the read-only connection
     times, size = [], 0
     for _ in range(runs):
+        if changed:
+            _touch_every_device(path)
         started = time.perf_counter()
         size = len(generate_latest(registry))
         times.append((time.perf_counter() - started) * 1000)
@@ -69,11 +87,13 @@ def main() -> None:
         for n in args.devices:
             path = Path(tmp) / f"ts-{n}.db"
             _store(path, n)
-            times, size = _scrape(path, args.runs)
-            print(
-                f"{n:>8} {' '.join(f'{t:8.1f}' for t in times):>34}"
-                f" {statistics.median(times):8.1f} {size:>10}"
-            )
+            for changed in (False, True):
+                times, size = _scrape(path, args.runs, changed=changed)
+                note = "every device changed" if changed else "unchanged since the last"
+                print(
+                    f"{n:>8} {' '.join(f'{t:8.1f}' for t in times):>34}"
+                    f" {statistics.median(times):8.1f} {size:>10}   ({note})"
+                )
 
 
 if __name__ == "__main__":

@@ -13,26 +13,25 @@ import pytest
 from sidewalk.analytics.runner import AnalyticsRunner
 from sidewalk.core.mqtt import MqttSettings
 from sidewalk.core.profile import load_profile
-from sidewalk.scenarios import expand, load_scenario, to_readings
 from sidewalk.storage.cases import CaseStore
-from sidewalk.system import build_analytics, open_cases, seed_scenario
+from sidewalk.system import build_analytics
+from tests.harness.storm import StormTemplate, replay_once, restore
 
 UNUSED_BROKER = MqttSettings(host="127.0.0.1", port=1, client_id="records-test")
 
 
+@pytest.fixture(scope="module")
+def storm_template(tmp_path_factory: pytest.TempPathFactory) -> StormTemplate:
+    """first-storm replayed once for the module (tests/harness/storm.py)."""
+    database = tmp_path_factory.mktemp("records-storm") / "cases.sqlite3"
+    return replay_once(database, load_profile(), UNUSED_BROKER)
+
+
 @pytest.fixture
-def stormed(tmp_path: Path) -> tuple[AnalyticsRunner, CaseStore]:
-    """first-storm fed through a stream-mode runner (no broker needed for handle/tick)."""
-    profile = load_profile()
-    cases = open_cases(f"sqlite:///{tmp_path / 'cases.sqlite3'}", profile)
-    story = load_scenario("first-storm")
-    seed_scenario(cases, story)
-    runner = build_analytics(
-        cases, profile, UNUSED_BROKER, site="clyman", mode="stream", persist_jobs=False
-    )
-    for reading in to_readings(story, expand(story)):
-        runner.handle(reading)
-    return runner, cases
+def stormed(storm_template: StormTemplate, tmp_path: Path) -> tuple[AnalyticsRunner, CaseStore]:
+    """first-storm fed through a stream-mode runner (no broker needed for handle/tick):
+    a copy of the module's replay, with a runner resumed from its engine state."""
+    return restore(storm_template, tmp_path / "cases.sqlite3", load_profile(), UNUSED_BROKER)
 
 
 def key_for(cases: CaseStore, frontage: str) -> str:

@@ -20,6 +20,7 @@ from typing import Any, Final
 from prometheus_client import CollectorRegistry, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+from prometheus_client.samples import Sample
 
 from sidewalk.core.contract import AnyReading, TimePolicy
 from sidewalk.core.health import Check, flag, sqlite_writable, threads_alive
@@ -114,6 +115,10 @@ class IngestCollector(Collector):
             )
 
 
+# One device's samples: last seen (None before it was heard), online, max seq.
+_DeviceSamples = tuple[Sample | None, Sample, Sample]
+
+
 class StoreCollector(Collector):
     """Dead letters, seq gaps and device bookkeeping, read from the SQLite time series.
 
@@ -125,6 +130,9 @@ class StoreCollector(Collector):
         self.path = path
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
+        # Each device's samples (last seen, online, max seq) by its ``devices`` row, kept
+        # from the last scrape: thousands of poles, most unchanged between scrapes.
+        self._device_samples: dict[tuple[Any, ...], _DeviceSamples] = {}
 
     def _query(self, sql: str) -> list[tuple[Any, ...]]:
         with self._lock:
@@ -185,18 +193,31 @@ class StoreCollector(Collector):
             "Readings of the device quarantined for an implausible time (its clock jumped)",
             labels=["device"],
         )
-        for device, top, status, last_seen, faults in self._query(
+        rows = self._query(
             "SELECT device, max_seq, status, last_seen_at, clock_faults FROM devices"
             " ORDER BY device"
-        ):
-            if last_seen is not None:
-                seen.add_metric([device], last_seen / 1000)
-            online.add_metric([device], 1.0 if status == "online" else 0.0)
-            max_seq.add_metric([device], top)
+        )
+        kept, fresh = self._device_samples, {}
+        for row in rows:
+            samples = kept.get(row)
+            if samples is None:
+                device, top, status, last_seen, _ = row
+                labels = {"device": device}
+                samples = (
+                    None if last_seen is None else Sample(seen.name, labels, last_seen / 1000),
+                    Sample(online.name, labels, 1.0 if status == "online" else 0.0),
+                    Sample(max_seq.name, labels, top),
+                )
+            fresh[row] = samples
+            if samples[0] is not None:
+                seen.samples.append(samples[0])
+            online.samples.append(samples[1])
+            max_seq.samples.append(samples[2])
             # Only poles whose clock has jumped: a series per pole per scrape adds up
             # (issue 17: the scrape stays small with thousands of registered poles).
-            if faults:
-                clock_faults.add_metric([device], faults)
+            if row[4]:
+                clock_faults.add_metric([row[0]], row[4])
+        self._device_samples = fresh
         yield seen
         yield online
         yield max_seq

@@ -15,6 +15,7 @@ const CACHE = "sidewalk-rounds-list";
 const RETRY_MS = 20000;
 const answers = new Map(); // key → what the server said (or why it refused)
 let flushing = null;
+let loginNeeded = false; // the session ended while findings waited: they go after a new log-in
 let ctxRef = null;
 const el = (ctx, ...args) => ctx.h(...args);
 
@@ -76,7 +77,8 @@ async function post(ctx, path, body, headers) {
   }
   const data = await response.json().catch(() => ({}));
   // Server trouble or a lost session: keep the finding and try again later.
-  if (response.status >= 500 || response.status === 401 || response.status === 408 || response.status === 429) throw new Offline(`not sent (${response.status})`);
+  loginNeeded = response.status === 401;
+  if (loginNeeded || response.status >= 500 || response.status === 408 || response.status === 429) throw new Offline(`not sent (${response.status})`);
   if (!response.ok) {
     const said = typeof data.detail === "string" ? data.detail : Array.isArray(data.detail) ? data.detail.map((d) => `${(d.loc || []).slice(-1)[0]}: ${d.msg}`).join("; ") : "";
     throw new Refused(said || "The dashboard refused it.", response.status);
@@ -169,7 +171,9 @@ async function showOutbox(ctx) {
   box.replaceChildren(
     waiting.length ? h("div", { class: "outbox-waiting" },
       h("p", { id: "outbox-count", class: "outbox-count" }, `${count} waiting to send. `,
-        h("span", { class: "outbox-how" }, "They are kept on this phone and go by themselves when the connection returns, each with the time you tapped.")),
+        h("span", { class: "outbox-how" }, loginNeeded
+          ? "They are kept on this phone. Your session has ended: log out and in again, and they go, each with the time you tapped."
+          : "They are kept on this phone and go by themselves when the connection returns, each with the time you tapped.")),
       h("ul", {}, ...waiting.map(line)),
       h("button", { type: "button", class: "secondary", onclick: () => flush(ctx) }, "Send now")) : "",
     ...refused.map((e) => h("div", { class: "outbox-refused", role: "alert" },

@@ -81,6 +81,10 @@ class RunningClock(NamedTuple):
     unconfirmed: bool
     rules: tuple[RuleUse, ...]
 
+    @property
+    def active(self) -> bool:
+        return self.closed_at is None
+
 
 class NoticeLine(NamedTuple):
     """A notice's number, kind, status and dates, without its letter."""
@@ -163,7 +167,8 @@ class TodayRows:
 @dataclass(frozen=True)
 class OverviewRows:
     frontages: list[FrontageLine]  # watched, by id
-    deciding: list[ClockLine]  # the clocks that can decide a frontage's colour, in start order
+    # The clocks that can decide a frontage's colour (and maybe others), in start order.
+    deciding: Sequence[ClockLine | RunningClock]
     running: list[RunningClock]  # in start order
     alerts: list[AuditLine]  # newest first
 
@@ -191,6 +196,8 @@ Query: TypeAlias = Select[*tuple[Any, ...]]
 _F, _C = m.Frontage, m.Clock
 _CLOCK = (_C.id, _C.idempotency_key, _C.frontage_id, _C.kind, _C.state, _C.started_at,
           _C.deadline, _C.closed_at)  # fmt: skip
+_RUNNING = (_C.id, _C.frontage_id, _C.kind, _C.state, _C.started_at, _C.deadline,
+            _C.closed_at, _C.citation, _C.unconfirmed, _C.rules)  # fmt: skip
 _AUDIT = (m.AuditEntry.id, m.AuditEntry.recorded_at, m.AuditEntry.actor, m.AuditEntry.action,
           m.AuditEntry.subject, m.AuditEntry.detail_json)  # fmt: skip
 
@@ -206,11 +213,13 @@ def _frontages(owners: bool) -> Query:
     return query.where(_F.retired_at.is_(None)).order_by(_F.id)
 
 
-def _deciding(case_kind: str) -> Query:
+def _deciding(case_kind: str, *, running: bool = False) -> Query:
     """The clocks that can decide a frontage's colour, in start order: every ``case_kind``
     clock, and each frontage's last-started clock. Any other clock is followed by a later
     one of its frontage, which takes its place whatever it is (``deciding_clocks``), so
-    leaving it out changes nothing; a village's past storms are not read."""
+    leaving it out changes nothing (nor does reading it); a village's past storms are not
+    read. ``running``: the running clocks too, with their citations and rules (the
+    Overview's clock table), in the same read."""
     last = (
         select(
             _C.id,
@@ -220,6 +229,12 @@ def _deciding(case_kind: str) -> Query:
         )
     ).subquery()
     newest = select(last.c.id).where(last.c.n == 1)
+    if running:
+        return (
+            select(*_RUNNING)
+            .where(or_(_C.kind == case_kind, _C.id.in_(newest), _C.closed_at.is_(None)))
+            .order_by(_C.started_at, _C.id)
+        )
     return (
         select(*_CLOCK)
         .where(or_(_C.kind == case_kind, _C.id.in_(newest)))
@@ -326,22 +341,6 @@ class PageReads:
         """The Overview's rows: the watched frontages (with their owner's name and address
         when ``owners``), the clocks that decide their colours, the running clocks, and the
         newest 20 of the ``alert_actions`` rows among the newest ``alert_window`` audit rows."""
-        running = (
-            select(
-                _C.id,
-                _C.frontage_id,
-                _C.kind,
-                _C.state,
-                _C.started_at,
-                _C.deadline,
-                _C.closed_at,
-                _C.citation,
-                _C.unconfirmed,
-                _C.rules,
-            )
-            .where(_C.closed_at.is_(None))
-            .order_by(_C.started_at, _C.id)
-        )
         window = (
             select(m.AuditEntry.id).order_by(m.AuditEntry.id.desc()).limit(alert_window).subquery()
         )
@@ -353,10 +352,12 @@ class PageReads:
             .limit(20)
         )
         with self._uow.read() as session:
+            frontages = [_frontage_line(r, owners) for r in session.execute(_frontages(owners))]
+            clocks = [_running(r) for r in session.execute(_deciding(case_kind, running=True))]
             return OverviewRows(
-                frontages=[_frontage_line(r, owners) for r in session.execute(_frontages(owners))],
-                deciding=[ClockLine(*r) for r in session.execute(_deciding(case_kind))],
-                running=[_running(r) for r in session.execute(running)],
+                frontages=frontages,
+                deciding=clocks,
+                running=[c for c in clocks if c.closed_at is None],
                 alerts=[_audit_line(r) for r in session.execute(alerts)],
             )
 
