@@ -272,6 +272,9 @@ def latency(args: argparse.Namespace) -> None:
                 page = context.new_page()
                 page.goto(f"{url}/#overview")
                 expect(page.locator("#live-status")).to_have_text("live", timeout=60_000)
+                expect(page.locator("body")).to_have_attribute(
+                    "data-ready", "overview", timeout=60_000
+                )
                 page.evaluate(WATCH_TABLE)
                 to_page: list[float] = []
                 to_table: list[float] = []

@@ -9,7 +9,11 @@ the app in process (routing, auth, the queries, JSON):
 * ``GET /api/notices`` (every notice with the steps its case accepts now),
 * ``GET /api/overview`` as the reference, measured in the same run.
 
-It also counts the SQL SELECTs of one Today (the same for any N).
+Beside each route's wall time: its CPU time (``getrusage``; the app runs in this
+process) and the SQL statements one request costs, session check included (the
+same for any N when nothing is read per frontage); ``/api/now`` is the floor (the
+session check and the framework, no records). The heap is settled as ``serve``
+does (``settle_heap``).
 
 Seeding 2,000 frontages through the repositories takes minutes; ``--store PATH``
 keeps the seeded village in ``PATH`` and reuses it on the next run.
@@ -34,7 +38,7 @@ from sqlalchemy import Engine, event
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sidewalk.core.profile import load_profile
-from sidewalk.dashboard.app import create_app
+from sidewalk.dashboard.app import create_app, settle_heap
 from sidewalk.dashboard.auth import add_user
 from sidewalk.dashboard.routes.today import build_today
 from sidewalk.storage.cases import CaseStore
@@ -136,6 +140,7 @@ def main() -> None:
             client.post("/api/session", json={"username": "bench", "password": PASSWORD})
             for path in PATHS:
                 client.get(path).raise_for_status()  # warm
+            settle_heap()  # as ``serve`` does before it serves
             print(f"{'':15} {'wall median':>12} {'wall min':>9} {'CPU median':>11} {'SQL':>4}")
             for path in PATHS:
                 sql = statements(cases.unit_of_work.engine, client, path)
