@@ -176,7 +176,7 @@ def main() -> None:
     print(f"{head}{'CPU s':>10}{'per CPU s':>12}")
     rows = [
         ("floor: build dict + validate (contract)", t_floor, c_floor, n_floor, str(rss_floor)),
-        ("engine: validate + observe + advance", t_engine, c_engine, n_engine, str(rss_engine)),
+        ("engine: validate + step", t_engine, c_engine, n_engine, str(rss_engine)),
     ]
     if t_engine > t_floor and c_engine > c_floor:
         rows.append(

@@ -247,9 +247,10 @@ class AnalyticsRunner:
             # A registry change between the last reading and this one: at its own time.
             events += self.engine.advance(due)
             self._follow_registry(due)
-        events += self.engine.observe(reading)  # type: ignore[arg-type]
         if self.mode == "stream":
-            events += self.engine.advance(reading.event_time)
+            events += self.engine.step(reading)  # type: ignore[arg-type]
+        else:
+            events += self.engine.observe(reading)  # type: ignore[arg-type]
         self._commit(events)
         self.processed += 1
         return events
