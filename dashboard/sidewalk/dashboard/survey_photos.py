@@ -52,21 +52,9 @@ class PhotoSurvey:
 
 def holds_marker(jpeg: bytes, marker: FiducialSpec) -> bool:
     """True when the photo shows an ArUco marker of the survey's dictionary (and id)."""
-    import cv2
-    import numpy as np
+    from sidewalk.analytics.defects.fiducial import photo_holds_marker
 
-    gray = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_GRAYSCALE)
-    if gray is None:
-        return False
-    if marker.board is not None:
-        return True  # a ChArUco board: the measurement itself looks for its corners
-    detector = cv2.aruco.ArucoDetector(
-        cv2.aruco.getPredefinedDictionary(marker.dictionary), cv2.aruco.DetectorParameters()
-    )
-    _, ids, _ = detector.detectMarkers(gray)
-    if ids is None:
-        return False
-    return marker.marker_id is None or marker.marker_id in {int(i) for i in ids.ravel()}
+    return photo_holds_marker(jpeg, marker)
 
 
 def _inches(mm: float) -> str:

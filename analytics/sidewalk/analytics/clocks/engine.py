@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 from pydantic import TypeAdapter
 
@@ -354,8 +354,7 @@ class ClockEngine:
         self._heard_from(device, at)
         kind = _kind(reading)
         if kind == "weather":
-            assert isinstance(reading, WeatherReading)
-            return self._weather(reading, fields, device, at)
+            return self._weather(cast(WeatherReading, reading), fields, device, at)
         if kind == "snow":
             return self._camera(fields, device, at)
         return []

@@ -460,3 +460,24 @@ def _board_frame(
     frac = limits.corner_sigma_px * math.sqrt(2) / max(ext_px, 1e-6) / math.sqrt(n / 4)
     hull = cv2.convexHull(img.astype(np.float32)).reshape(-1, 2).astype(np.float64)
     return GroundFrame(np.asarray(i2g, np.float64), mm_px, frac, tilt, hull)
+
+
+def photo_holds_marker(jpeg: bytes, marker: FiducialSpec) -> bool:
+    """True when the JPEG shows an ArUco marker of the survey's dictionary (and id).
+
+    A quick look before the measurement: a round photo without the marker is
+    evidence only. A ChArUco board counts as present (the measurement itself
+    looks for its corners).
+    """
+    gray = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_GRAYSCALE)
+    if gray is None:
+        return False
+    if marker.board is not None:
+        return True
+    detector = cv2.aruco.ArucoDetector(
+        cv2.aruco.getPredefinedDictionary(marker.dictionary), cv2.aruco.DetectorParameters()
+    )
+    _, ids, _ = detector.detectMarkers(gray)
+    if ids is None:
+        return False
+    return marker.marker_id is None or marker.marker_id in {int(i) for i in ids.ravel()}
