@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import secrets
@@ -212,6 +213,7 @@ class Sessions:
     ) -> None:
         if len(secret_key) < 16:
             raise ValueError("the dashboard's secret key needs at least 16 characters")
+        _dummy_hash()  # made now, so even the first unknown name costs a real check
         self.records = cases.dashboard
         self.lifetime = lifetime
         self.secure_cookies = secure_cookies
@@ -226,7 +228,7 @@ class Sessions:
         account = self.records.get_user(username)
         if account is None:
             # Spend the same time as a real check so timing does not reveal user names.
-            verify_password(_DUMMY_HASH, password)
+            verify_password(_dummy_hash(), password)
             return None
         if account.disabled or not verify_password(account.password_hash, password):
             return None
@@ -261,7 +263,11 @@ class Sessions:
         self.records.revoke_session(user.token_hash)
 
 
-_DUMMY_HASH: Final = _hasher.hash(secrets.token_urlsafe(16))
+@functools.cache
+def _dummy_hash() -> str:
+    # Made on first use, not at import: every command that imports this module
+    # (add-user, the tests' processes) would otherwise pay a full argon2 hash.
+    return _hasher.hash(secrets.token_urlsafe(16))
 
 
 def current_user(request: Request) -> User:
