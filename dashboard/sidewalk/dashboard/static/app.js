@@ -47,12 +47,20 @@ function toast(text) {
   setTimeout(() => el.classList.remove("show"), 3000);
 }
 
+// One formatter per zone: building one per date cost seconds on a 2,000-row page.
+const formatters = new Map();
+
 function fmt(iso) {
   if (!iso) return "–";
-  return new Date(iso).toLocaleString("en-US", {
-    timeZone: state.zone || state.overview?.zone || "America/Chicago",
-    month: "short", day: "numeric", hour: "numeric", minute: "2-digit",
-  });
+  const zone = state.zone || state.overview?.zone || "America/Chicago";
+  let f = formatters.get(zone);
+  if (!f) {
+    f = new Intl.DateTimeFormat("en-US", {
+      timeZone: zone, month: "short", day: "numeric", hour: "numeric", minute: "2-digit",
+    });
+    formatters.set(zone, f);
+  }
+  return f.format(new Date(iso));
 }
 
 function countdown(deadlineIso) {
@@ -110,7 +118,11 @@ async function overviewPage() {
 }
 
 function frontageLabel(id) {
-  const f = state.overview.frontages.find((x) => x.id === id);
+  // Indexed once per overview: a search per map shape was 2,000 × 2,000.
+  if (state.byFrontage?.source !== state.overview) {
+    state.byFrontage = { source: state.overview, index: new Map(state.overview.frontages.map((x) => [x.id, x])) };
+  }
+  const f = state.byFrontage.index.get(id);
   return f ? `${f.address}: ${f.state || "no clock"}` : id;
 }
 
