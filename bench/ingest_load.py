@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from sidewalk.core.contract import AnyReading, WeatherReading, topic_for
+from sidewalk.core.heap import settle_heap
 from sidewalk.core.mqtt import MqttClient, MqttSettings
 from sidewalk.ingest.consumer import IngestConsumer
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore
@@ -110,6 +111,7 @@ def _worker(args: argparse.Namespace) -> None:
     # Imports done: the parent starts its clock at "go", not at our start-up.
     print("loaded", flush=True)
     sys.stdin.readline()
+    settle_heap(young_threshold=20_000)  # as `sidewalk ingest` does
     cpu0 = time.process_time()
     consumer.start()
     print("ready", flush=True)
