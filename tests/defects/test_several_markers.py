@@ -21,6 +21,7 @@ from sidewalk.analytics.defects import (
     MeasurementError,
 )
 from sidewalk.analytics.defects.fiducial import find_ground_frame
+from sidewalk.analytics.defects.photo import PhotoParams, measure_photo
 from sidewalk.analytics.defects.synthetic import (
     Camera,
     MarkerPlacement,
@@ -28,6 +29,7 @@ from sidewalk.analytics.defects.synthetic import (
     look_down_camera,
     make_marker_image,
 )
+from sidewalk.analytics.survey import failure_words
 
 SIDE = 100.0
 # Three loose markers about 35-45 px across: each below the one-marker floor (60 px).
@@ -115,3 +117,30 @@ def test_one_listed_marker_found_keeps_the_one_marker_floor() -> None:
         find_ground_frame(gray, calib, FiducialSpec(SIDE, marker_ids=(0, 5)), FiducialLimits())
     assert err.value.problem is InputProblem.FIDUCIAL_TOO_SMALL
     assert "marker 5 not found" in err.value.detail
+
+
+def _with_gap(cam: Camera, gray: np.ndarray, gap_mm: float) -> np.ndarray:
+    """A dark open joint across the walk at x = 150 mm, drawn on the photo."""
+    x0, x1 = 150.0 - gap_mm / 2, 150.0 + gap_mm / 2
+    world = np.array([[x0, -700.0, 0.0], [x1, -700.0, 0.0], [x1, 700.0, 0.0], [x0, 700.0, 0.0]])
+    poly = _project(cam, cam.world_to_camera(world))
+    out = gray.copy()
+    cv2.fillConvexPoly(out, np.round(poly).astype(np.int32), 45)
+    return out
+
+
+def test_a_gap_seen_coarser_than_a_sixteenth_inch_per_pixel_is_not_measured() -> None:
+    # The three markers are 35-45 px (about 2.5 mm per pixel at the walk):
+    # the frame is good, but a gap edge there can be off by 1/16 in.
+    cam = _camera()
+    img = _with_gap(cam, _photo(cam, _markers()), 12.0)
+    calib = CameraCalibration(cam.matrix, cam.distortion)
+    spec = FiducialSpec(SIDE, marker_ids=(0, 1, 2))
+    ungated = measure_photo(img, calib, spec, params=PhotoParams(max_gap_mm_per_pixel=None))
+    assert ungated.cracks  # without the gate the gap is measured (and could pass)
+    assert ungated.cracks[0].gap_width_uncertainty_mm > 0.3 * 2.0  # grows with the pixel
+    with pytest.raises(MeasurementError) as err:
+        measure_photo(img, calib, spec)
+    assert err.value.problem is InputProblem.NOT_MEASURED
+    assert "mm per pixel at the gap" in err.value.detail
+    assert "take it closer" in failure_words(str(err.value))  # the inspector's words

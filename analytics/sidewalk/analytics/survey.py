@@ -98,6 +98,8 @@ _NOT_MEASURED_WORDS: dict[str, str] = {
     " (the village IT person adds one)",
     "no joint or crack found": "no joint or crack was found in the photo; take it over one",
     "no joint found": "no joint was found in the depth picture",
+    "ground sample too coarse": "the photo is too far from the walk to measure the gap"
+    " to 1/16 in; take it closer",
 }
 
 

@@ -49,6 +49,11 @@ class PhotoParams:
     )
     fiducial_limits: FiducialLimits = field(default_factory=FiducialLimits)
     samples_per_crack: int = 24
+    # Coarsest ground sample across a gap (mm per pixel) measured with several
+    # markers: one pixel at most 1/16 in, the tolerance itself (set from the
+    # requirement, not fitted). Set 510000 of the several-marker bench: errors of 1.4-2.0
+    # mm came only from gaps at 2.0-3.4 mm per pixel. None: no gate.
+    max_gap_mm_per_pixel: float | None = 25.4 / 16
     crack_straightness_mm: float = 1.5
     max_walk_saturation: int = 30  # of 255: concrete is grey, turf and leaves are not
     # None: skip the walk-width stage (about 30 ms).
@@ -137,6 +142,10 @@ def measure_photo(
         mask = _drop_marker(mask, corners * s if corners.size else None)
     stages.append(("segmentation", time.perf_counter() - t0))
     traces = _traces(gray, mask, s, calibration, ground=ground, p=p)
+    if ground.markers_px:
+        # Several small markers: their frame holds where a gap 2-3 times as
+        # far is seen too coarse. One marker keeps its 60 px floor instead.
+        _check_ground_sample(traces, p)
     stages.append(("widths", time.perf_counter() - t0))
     # Both edges of the walk against turf, when the photo shows them (colour
     # only; its uncertainty is worked out for one marker's frame).
@@ -151,7 +160,7 @@ def measure_photo(
         mm_per_pixel=ground.mm_per_pixel,
         scale_uncertainty_fraction=ground.scale_uncertainty_fraction,
         fiducial_tilt_deg=ground.tilt_deg,
-        cracks=tuple(traces),
+        cracks=tuple(tr for tr, _ in traces),
         crack_mask=mask,
         walk_width_mm=None if walk is None else walk.width_mm,
         walk_width_uncertainty_mm=None if walk is None else walk.width_uncertainty_mm,
@@ -185,9 +194,40 @@ def _drop_marker(mask: U8, corners: F64 | None) -> U8:
     return out
 
 
+def _check_ground_sample(traces: list[tuple[CrackTrace, float]], p: PhotoParams) -> None:
+    """Not measured where any gap found is seen coarser than the gate: a
+    coarse gap left out could be the one over the limit, so the photo is never
+    passed on the fine ones alone."""
+    if p.max_gap_mm_per_pixel is None or not traces:
+        return
+    worst = max(g for _, g in traces)
+    if worst > p.max_gap_mm_per_pixel:
+        raise MeasurementError(
+            InputProblem.NOT_MEASURED,
+            f"{GROUND_SAMPLE_TOO_COARSE}: {worst:.1f} mm per pixel at the gap"
+            f" > {p.max_gap_mm_per_pixel:.2f} (1/16 in)",
+        )
+
+
+GROUND_SAMPLE_TOO_COARSE = "ground sample too coarse"
+
+
+def _gap_ground_sample(ground: GroundFrame, c: F64, t: F64, calib: CameraCalibration) -> float:
+    """Millimetres on the ground per image pixel across the gap at ``c``
+    (the marker's own scale can be finer than the gap's, farther off)."""
+    nrm = np.array([-t[1], t[0]])
+    g = np.array([c - 5.0 * nrm, c + 5.0 * nrm]).reshape(-1, 1, 2)
+    und = np.asarray(
+        cv2.perspectiveTransform(g, np.linalg.inv(ground.image_to_ground)), np.float64
+    ).reshape(-1, 2)
+    px = _distort(und, calib)
+    return 10.0 / max(float(np.linalg.norm(px[1] - px[0])), 1e-9)
+
+
 def _traces(
     gray: U8, mask: U8, s: float, calib: CameraCalibration, *, ground: GroundFrame, p: PhotoParams
-) -> list[CrackTrace]:
+) -> list[tuple[CrackTrace, float]]:
+    """Each trace with the ground sample (mm per pixel) across it."""
     n, lab, _, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
     comps = []
     for i in range(1, n):
@@ -212,9 +252,9 @@ def _traces(
     all_g = np.concatenate([cp[1][cp[7]] for cp in comps])
     all_t = np.concatenate([np.repeat(cp[3][None, :], len(cp[7]), 0) for cp in comps])
     widths, offsets = _widths(gray.astype(np.float32), all_g, all_t, calib, ground)
-    out: list[CrackTrace] = []
+    out: list[tuple[CrackTrace, float]] = []
     k0 = 0
-    for pts, _g, c, _t, along, across, order, picks in comps:
+    for pts, _g, c, t, along, across, order, picks in comps:
         w_all = widths[k0 : k0 + len(picks)]
         o_all = offsets[k0 : k0 + len(picks)]
         k0 += len(picks)
@@ -231,21 +271,26 @@ def _traces(
         fit = np.polyfit(cs_a, cs_c, 1)
         straight = float(np.sqrt(np.mean((cs_c - np.polyval(fit, cs_a)) ** 2)))
         edge = EdgeType.CRACK if straight > p.crack_straightness_mm else EdgeType.TOOLED_JOINT
+        gsd = _gap_ground_sample(ground, c, t, calib)
+        # The edge-location term grows with the pixel at the gap, not at the marker.
         unc = math.hypot(
             1.2533 * mad / math.sqrt(len(w)),
             med * ground.scale_uncertainty_fraction,
-            0.3 * ground.mm_per_pixel,
+            0.3 * gsd,
         )
         path_idx = order[:: max(1, len(order) // 20)]
         out.append(
-            CrackTrace(
-                gap_width_mm=med,
-                gap_width_uncertainty_mm=unc,
-                length_mm=float(along.max() - along.min()),
-                edge_type=edge,
-                straightness_rms_mm=straight,
-                center_mm=(float(c[0]), float(c[1]), 0.0),
-                image_path_px=tuple((float(a), float(b)) for a, b in pts[path_idx]),
+            (
+                CrackTrace(
+                    gap_width_mm=med,
+                    gap_width_uncertainty_mm=unc,
+                    length_mm=float(along.max() - along.min()),
+                    edge_type=edge,
+                    straightness_rms_mm=straight,
+                    center_mm=(float(c[0]), float(c[1]), 0.0),
+                    image_path_px=tuple((float(a), float(b)) for a, b in pts[path_idx]),
+                ),
+                gsd,
             )
         )
     return out
