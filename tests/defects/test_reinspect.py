@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sidewalk.analytics.defects import CameraCalibration, FiducialSpec
-from sidewalk.analytics.defects.synthetic import _project
+from sidewalk.analytics.defects.synthetic import _project, look_down_camera
 from sidewalk.analytics.inspect import measure_files
 from sidewalk.analytics.reinspect import remeasure
 from sidewalk.cli.inspect import inspect_app
@@ -24,7 +24,7 @@ from sidewalk.core.profile import Profile, load_profile
 from sidewalk.storage.cases import CaseStore
 from sidewalk.storage.evidence import EvidenceStore
 
-from .test_several_markers import _camera, _markers, _photo
+from .test_several_markers import _markers, _photo
 
 T0 = datetime(2026, 6, 1, 15, 0, tzinfo=UTC)
 
@@ -53,8 +53,11 @@ def cases(db_url: str, profile: Profile) -> Iterator[CaseStore]:
 
 
 def _gap_photo(path: Path) -> CameraCalibration:
-    """Three 100 mm markers about 40-50 px across and a 20 mm gap across the walk."""
-    cam = _camera()
+    """Three 100 mm markers and a 20 mm gap across the walk, seen finer than 1/16 in
+    per pixel (a coarser photo is refused as too far to measure the gap)."""
+    cam = look_down_camera(
+        width=1280, height=720, focal_px=1150.0, center_mm=(0.0, 866.0, 1500.0), tilt_deg=30.0
+    )
     img = _photo(cam, _markers())
     band = np.array([[140, -900, 0], [160, -900, 0], [160, 700, 0], [140, 700, 0]], float)
     cv2.fillConvexPoly(img, _project(cam, cam.world_to_camera(band)).astype(np.int32), 30)
@@ -71,12 +74,12 @@ def test_a_not_measured_photo_is_measured_again_beside_the_first(
     evidence = EvidenceStore(data / "evidence")
     batch = measure_files(
         [photo], frontage="main-1", kind="photo", cases=cases, evidence=evidence,
-        profile=profile, calibration=calib, fiducial=FiducialSpec(100.0, marker_id=0),
+        profile=profile, calibration=calib, fiducial=FiducialSpec(100.0, marker_id=9),
         surveyed_at=T0, first_block=4,
     )  # fmt: skip
     (first,) = (f.inspection for f in batch.files)
     assert first.failure is not None
-    assert first.failure.startswith("fiducial_too_small")
+    assert first.failure.startswith("no_fiducial")  # marker 9 is not in the photo
     assert first.source_sha256 in evidence  # the file is kept for later
 
     cal = tmp_path / "cal.json"
