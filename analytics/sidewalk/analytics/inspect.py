@@ -179,6 +179,32 @@ def _photo_checks(survey: PhotoInspection, limits: DefectLimits) -> tuple[RuleCh
     )
 
 
+def measured_rows(
+    measured: Survey,
+    blocks: list[tuple[int, bool, tuple[RuleCheck, ...]]],
+    survey: dict[str, Any],
+    offset: int,
+    profile: Profile,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A measured file's stored result and block rows (a survey and a re-measure alike)."""
+    stationing = {**survey, "joint_offsets_mm": [round(x, 1) for x in joint_offsets_mm(measured)]}
+    result = {
+        "units": "mm, mm/m; *_uncertainty_* one sigma",
+        **_json(asdict(measured)),
+        "survey": stationing,
+    }
+    rows = [
+        {
+            "block": offset + b,
+            "image_block": b,
+            "defective": bad,
+            "checks": [_check_json(c, profile) for c in checks],
+        }
+        for b, bad, checks in blocks
+    ]
+    return result, rows
+
+
 def _measure(
     raw: bytes,
     kind: Kind,
@@ -467,27 +493,15 @@ def _inspect_one(
             failure=f"{InputProblem.MEASUREMENT_FAILED.value}: {detail}",
         )  # fmt: skip
         return FileOutcome(str(path), rec)
-    stationing = {**survey, "joint_offsets_mm": [round(x, 1) for x in joint_offsets_mm(measured)]}
+    result, rows = measured_rows(measured, blocks, survey, offset, profile)
     rec = cases.inspections.record(
         frontage,
         surveyed_at=when,
         kind=kind,
         source_name=str(path),
         source_sha256=sha,
-        result={
-            "units": "mm, mm/m; *_uncertainty_* one sigma",
-            **_json(asdict(measured)),
-            "survey": stationing,
-        },
-        blocks=[
-            {
-                "block": offset + b,
-                "image_block": b,
-                "defective": bad,
-                "checks": [_check_json(c, profile) for c in checks],
-            }
-            for b, bad, checks in blocks
-        ],
+        result=result,
+        blocks=rows,
         evidence_sha256=evidence.put(jpeg),
     )
     return FileOutcome(str(path), rec)

@@ -16,7 +16,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,11 +31,9 @@ from sidewalk.analytics.defects import (
 )
 from sidewalk.analytics.inspect import (
     Kind,
-    _check_json,
-    _json,
     _measure,
     defect_limits,
-    joint_offsets_mm,
+    measured_rows,
 )
 from sidewalk.core.profile import Profile
 from sidewalk.storage.cases import CaseStore, InspectionRecord
@@ -153,25 +151,12 @@ def remeasure(
             failure=f"{InputProblem.MEASUREMENT_FAILED.value}: {type(exc).__name__}: {exc}",
         )  # fmt: skip
         return Remeasured(first, rec)
-    survey["joint_offsets_mm"] = [round(x, 1) for x in joint_offsets_mm(measured)]
+    result, rows = measured_rows(measured, blocks, survey, offset, profile)
     rec = cases.inspections.record(
         first.frontage_id,
         **common,
-        result={
-            "units": "mm, mm/m; *_uncertainty_* one sigma",
-            **_json(asdict(measured)),
-            "survey": survey,
-            "remeasure": again,
-        },
-        blocks=[
-            {
-                "block": offset + b,
-                "image_block": b,
-                "defective": bad,
-                "checks": [_check_json(c, profile) for c in checks],
-            }
-            for b, bad, checks in blocks
-        ],
+        result={**result, "remeasure": again},
+        blocks=rows,
         evidence_sha256=evidence.put(jpeg),
     )
     return Remeasured(first, rec)
