@@ -5,27 +5,41 @@ does), as in the village; this process stands in for the analytics runner (it
 commits to the same SQLite case store) and drives Chromium.
 
 ``overview``: time to a usable overview. "Usable" = the page has fetched
-``/api/overview`` and ``/api/map``, drawn every frontage on the map and the
-clock table, and marked itself ready (``body[data-ready=overview]``);
-measured from ``page.goto`` (a fresh page, logged-in cookie, warm server).
-The two API calls are also timed alone (server round trip).
+``/api/overview/page`` (one request: frontages, running clocks, alerts, map
+shapes), drawn every frontage on the map and the first page of each table, and
+marked itself ready (``body[data-ready=overview]``); measured from
+``page.goto`` (a fresh page, logged-in cookie, warm server). The API call is
+also timed alone (server round trip), beside ``/api/overview`` and ``/api/map``
+(the whole records, what the page read before) as the reference. Beside the
+wall times, figures that depend less on the machine's load: the dashboard
+process's CPU per request (``/proc/<pid>/stat``) and Chromium's main-thread
+time per load (CDP ``Performance.getMetrics``: script, style, layout, all tasks).
+
+``today``: the same for Today (``body[data-ready=today]`` with every line
+drawn) over ``tests/dashboard/test_today.py``'s village (each frontage has one
+thing for Today; the dashboard's clock is that test's ``NOW``), beside
+``/api/today`` timed alone.
 
 ``latency``: a clock state change committed to the case records → shown in the
 open overview page. One transition at a time is committed (as the recorder
 does: one transaction each); the dashboard's live feed finds it by polling
 (``--poll-ms``) and pushes it over server-sent events; the page recolours the
-frontage on the map as the event arrives (stamped ``received_ms``), then
-re-reads the overview and redraws the clock table (a MutationObserver stamps
-when the clock's row shows the new state). Writer and browser share the
-machine's clock. Each event waits for the previous one to show, then a random
-pause (0–300 ms) so commits fall anywhere in the poll cycle. ``--burst N``
-then commits N transitions back to back (a storm's first snow moves every
-frontage's clock) and times the last one to the map and to the table.
+frontage on the map as the event arrives (stamped ``received_ms``) and updates
+the clock's row in the clock table from the event (a MutationObserver stamps
+when the row shows the new state). The table draws 50 rows at a time, so the
+clerk's filter box is set to the clock's address first, as a clerk watching
+one frontage would. Writer and browser share the machine's clock. Each event
+waits for the previous one to show, then a random pause (0–300 ms) so commits
+fall anywhere in the poll cycle. ``--burst N`` then commits N transitions back
+to back (a storm's first snow moves every frontage's clock) and times the last
+one to the map and to the table.
 
 Seeding 2,000 frontages takes minutes: ``--store PATH`` keeps the village and
-reuses it.
+reuses it (``today`` needs a store of its own kind: ``bench/dashboard_today.py``'s
+``--store`` is one).
 
     .venv/bin/python bench/dashboard_figures.py overview [--frontages 2000] [--runs 7]
+    .venv/bin/python bench/dashboard_figures.py today [--frontages 2000] [--runs 7] [--store PATH]
     .venv/bin/python bench/dashboard_figures.py latency [--frontages 2000] [--events 40]
         [--poll-ms 200 50] [--burst 1000] [--store PATH]
 """
@@ -39,6 +53,7 @@ import os
 import random
 import socket
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -53,6 +68,7 @@ from sidewalk.core.profile import load_profile
 from sidewalk.dashboard.auth import add_user
 from sidewalk.storage.cases import CaseStore, Cause
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 SHOTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "dashboard"
 PASSWORD = "bench password"
 STREETS = ("Main St", "Church St", "Oak St", "Elm St", "Mill St", "Park Ave", "Lake St", "High St")
@@ -123,28 +139,35 @@ def village(path: Path, frontages: int) -> None:
     print(f"seeded {frontages} frontages in {time.perf_counter() - started:.0f} s")
 
 
-def _serve(path: str, port: int, poll_s: float) -> None:
+def _serve(path: str, port: int, poll_s: float, fixed_now: str | None) -> None:
     """The dashboard process: the app over the store, served as ``serve`` serves it."""
     import uvicorn
 
     from sidewalk.dashboard.app import create_app, settle_heap
 
     cases = CaseStore(f"sqlite:///{path}")
+    at = None if fixed_now is None else datetime.fromisoformat(fixed_now)
     app = create_app(
-        cases, None, load_profile(), secret_key="bench-secret-0123456789", poll_s=poll_s
-    )
+        cases, None, load_profile(), secret_key="bench-secret-0123456789", poll_s=poll_s,
+        now=(lambda: at) if at else None,
+    )  # fmt: skip
     settle_heap()
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=1)
 
 
 @contextmanager
-def running_dashboard(path: Path, poll_s: float = 0.2) -> Iterator[str]:
-    """The dashboard over ``path`` in a process of its own on a free loopback port."""
+def running_dashboard(
+    path: Path, poll_s: float = 0.2, fixed_now: datetime | None = None
+) -> Iterator[tuple[str, int]]:
+    """The dashboard over ``path`` in a process of its own on a free loopback port
+    (its URL and process id); ``fixed_now``: the dashboard's clock stands there."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     process = multiprocessing.get_context("spawn").Process(
-        target=_serve, args=(str(path), port, poll_s), daemon=True
+        target=_serve,
+        args=(str(path), port, poll_s, fixed_now.isoformat() if fixed_now else None),
+        daemon=True,
     )
     process.start()
     url = f"http://127.0.0.1:{port}"
@@ -158,7 +181,8 @@ def running_dashboard(path: Path, poll_s: float = 0.2) -> Iterator[str]:
                 raise RuntimeError("the dashboard did not start") from None
             time.sleep(0.1)
     try:
-        yield url
+        assert process.pid is not None
+        yield url, process.pid
     finally:
         process.terminate()
         process.join(timeout=10)
@@ -202,40 +226,106 @@ def store(args: argparse.Namespace) -> Iterator[Path]:
         yield path
 
 
+def process_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) the process ``pid`` has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# Chromium's main-thread figures for a page (CDP Performance.getMetrics), in ms.
+METRICS = {"script": "ScriptDuration", "style": "RecalcStyleDuration",
+           "layout": "LayoutDuration", "all tasks": "TaskDuration"}  # fmt: skip
+
+
+def page_figures(
+    context: BrowserContext, url: str, pid: int, page_name: str, *, apis: list[str],
+    drawn: tuple[str, int], runs: int,
+) -> None:  # fmt: skip
+    """Time ``apis`` alone (wall, and the dashboard's CPU) and ``runs`` fresh loads of
+    ``#page_name`` to usable: ready, with ``drawn`` (selector, count) in the page."""
+    wall: dict[str, list[float]] = {path: [] for path in apis}
+    cpu: dict[str, float] = dict.fromkeys(apis, 0.0)
+    for _ in range(runs):
+        for path in apis:
+            started, started_cpu = time.perf_counter(), process_cpu_s(pid)
+            response = context.request.get(f"{url}{path}")
+            wall[path].append((time.perf_counter() - started) * 1000)
+            cpu[path] += process_cpu_s(pid) - started_cpu
+            assert response.ok, path
+    usable: list[float] = []
+    chromium_ms: dict[str, list[float]] = {name: [] for name in METRICS}
+    selector, count = drawn
+    for run in range(runs + 1):
+        page = context.new_page()
+        cdp = context.new_cdp_session(page)
+        cdp.send("Performance.enable")
+        started = time.perf_counter()
+        page.goto(f"{url}/#{page_name}")
+        expect(page.locator("body")).to_have_attribute("data-ready", page_name, timeout=60_000)
+        expect(page.locator(selector)).to_have_count(count)
+        elapsed = (time.perf_counter() - started) * 1000
+        if run:  # the first run warms the browser's module cache
+            usable.append(elapsed)
+            got = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
+            for name, key in METRICS.items():
+                chromium_ms[name].append(got[key] * 1000)
+        else:
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SHOTS / f"bench-{page_name}-{count}.png"))
+        page.close()
+    print(f"\n{runs} runs (median / max, ms; CPU: the dashboard process, mean per request)\n")
+    print(f"{'step':<46}{'median':>9}{'max':>9}{'CPU':>9}")
+    for path in apis:
+        times = wall[path]
+        print(f"{'GET ' + path + ' (server round trip)':<46}{statistics.median(times):>9.0f}"
+              f"{max(times):>9.0f}{cpu[path] / runs * 1000:>9.0f}")  # fmt: skip
+    print(f"{f'page.goto → usable {page_name} (Chromium)':<46}"
+          f"{statistics.median(usable):>9.0f}{max(usable):>9.0f}")  # fmt: skip
+    for name, times in chromium_ms.items():
+        print(f"{f'  Chromium main thread: {name}':<46}"
+              f"{statistics.median(times):>9.0f}{max(times):>9.0f}")  # fmt: skip
+
+
 def overview(args: argparse.Namespace) -> None:
     """Time to a usable overview (see the module docstring)."""
     print(f"load average at start: {load()}")
-    with store(args) as path, running_dashboard(path) as url, chromium() as context:
+    with store(args) as path, running_dashboard(path) as (url, pid), chromium() as context:
         log_in(context, url)
-        api: dict[str, list[float]] = {"/api/overview": [], "/api/map": []}
-        for _ in range(args.runs):
-            for api_path, times in api.items():
-                started = time.perf_counter()
-                response = context.request.get(f"{url}{api_path}")
-                times.append((time.perf_counter() - started) * 1000)
-                assert response.ok
-        usable: list[float] = []
-        for run in range(args.runs + 1):
-            page = context.new_page()
+        print(f"{args.frontages} frontages")
+        apis = ["/api/overview/page", "/api/overview", "/api/map"]
+        page_figures(context, url, pid, "overview", apis=apis,
+                     drawn=("[data-frontage-shape]", args.frontages), runs=args.runs)  # fmt: skip
+    print(f"load average at end: {load()}")
+
+
+def today(args: argparse.Namespace) -> None:
+    """Time to a usable Today (see the module docstring)."""
+    from tests.dashboard.test_today import NOW, add_block
+
+    print(f"load average at start: {load()}")
+    with tempfile.TemporaryDirectory(prefix="dashboard-bench-") as tmp:
+        path = args.store or Path(tmp) / "cases.sqlite3"
+        cases = CaseStore(f"sqlite:///{path}")
+        if path.exists() and cases.registry.list_frontages():
+            have = len(cases.registry.list_frontages())
+            if have != args.frontages:
+                raise SystemExit(f"{path} holds {have} frontages, not {args.frontages}")
+            print(f"reusing the village of {have} frontages in {path}")
+        else:
             started = time.perf_counter()
-            page.goto(f"{url}/#overview")
-            expect(page.locator("body")).to_have_attribute("data-ready", "overview", timeout=60_000)
-            expect(page.locator("[data-frontage-shape]")).to_have_count(args.frontages)
-            elapsed = (time.perf_counter() - started) * 1000
-            if run:  # the first run warms the browser's module cache
-                usable.append(elapsed)
-            else:
-                SHOTS.mkdir(parents=True, exist_ok=True)
-                page.screenshot(path=str(SHOTS / f"bench-overview-{args.frontages}.png"))
-            page.close()
-    print(f"\n{args.frontages} frontages, {args.runs} runs (median / max, ms)\n")
-    print(f"{'step':<44}{'median':>10}{'max':>10}")
-    for name, times in (
-        ("GET /api/overview (server round trip)", api["/api/overview"]),
-        ("GET /api/map (server round trip)", api["/api/map"]),
-        ("page.goto → usable overview (Chromium)", usable),
-    ):
-        print(f"{name:<44}{statistics.median(times):>10.0f}{max(times):>10.0f}")
+            cases.create_schema()
+            cases.registry.upsert_device("pole-1", "clyman")
+            add_block(cases, 0, args.frontages)
+            add_user(cases, "bench", PASSWORD, "clerk")
+            print(f"seeded {args.frontages} frontages in {time.perf_counter() - started:.0f} s")
+        cases.close()
+        with running_dashboard(path, fixed_now=NOW) as (url, pid), chromium() as context:
+            log_in(context, url)
+            groups = context.request.get(f"{url}/api/today").json()["groups"]
+            lines = sum(len(g["items"]) for g in groups)
+            print(f"{args.frontages} frontages, {lines} lines on Today")
+            page_figures(context, url, pid, "today", apis=["/api/today", "/api/overview/page"],
+                         drawn=(".todo-item", lines), runs=args.runs)  # fmt: skip
     print(f"load average at end: {load()}")
 
 
@@ -264,10 +354,15 @@ def latency(args: argparse.Namespace) -> None:
     print(f"load average at start: {load()}")
     with store(args) as path:
         writer = CaseStore(f"sqlite:///{path}")
-        running = [c.id for c in writer.clocks.list(active_only=True)]
+        addresses = {f.id: f.street_address for f in writer.registry.list_frontages()}
+        running = {c.id: addresses[c.frontage_id] for c in writer.clocks.list(active_only=True)}
+        clocks = list(running)
         at = datetime.now(UTC)
         for poll_ms in args.poll_ms:
-            with running_dashboard(path, poll_s=poll_ms / 1000) as url, chromium() as context:
+            with (
+                running_dashboard(path, poll_s=poll_ms / 1000) as (url, _),
+                chromium() as context,
+            ):
                 log_in(context, url)
                 page = context.new_page()
                 page.goto(f"{url}/#overview")
@@ -279,8 +374,9 @@ def latency(args: argparse.Namespace) -> None:
                 to_page: list[float] = []
                 to_table: list[float] = []
                 for n in range(args.events):
-                    clock = running[rng.randrange(len(running))]
+                    clock = clocks[rng.randrange(len(clocks))]
                     state = "snowing" if n % 2 == 0 else "clearing_period"
+                    watch(page, clock, running[clock])
                     page.evaluate(f"window.__benchWant[{clock}] = {json.dumps(state)}")
                     time.sleep(rng.uniform(0, 0.3))
                     at += timedelta(seconds=1)
@@ -310,13 +406,21 @@ def latency(args: argparse.Namespace) -> None:
     print(f"load average at end: {load()}")
 
 
+def watch(page: Page, clock: int, address: str) -> None:
+    """The clock table filtered to the clock's address (it draws 50 rows at a time), as a
+    clerk watching one frontage would; waits until the clock's row is drawn."""
+    page.fill("#clock-rows-filter", address)
+    expect(page.locator(f'[data-clock="{clock}"]')).to_have_count(1)
+
+
 def burst(
-    page: Page, writer: CaseStore, running: list[int], count: int, at: datetime
+    page: Page, writer: CaseStore, running: dict[int, str], count: int, at: datetime
 ) -> tuple[str, list[float], list[float]]:
     """``count`` transitions committed back to back; the last commit → the last shown."""
-    clocks = running[:count]
+    clocks = list(running)[:count]
     at += timedelta(minutes=1)
     last = clocks[-1]
+    watch(page, last, running[last])
     # A state the last clock is not in, so its row changes only with the burst.
     state = "needs_review" if writer.clocks.get(last).state == "unverified" else "unverified"
     page.evaluate(f"window.__benchWant[{last}] = {json.dumps(state)}")
@@ -334,7 +438,7 @@ def burst(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("figure", choices=["overview", "latency"])
+    parser.add_argument("figure", choices=["overview", "today", "latency"])
     parser.add_argument("--frontages", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=7, help="overview: page loads measured")
     parser.add_argument("--events", type=int, default=40, help="latency: transitions per row")
@@ -342,7 +446,7 @@ def main() -> None:
     parser.add_argument("--burst", type=int, default=1000, help="latency: transitions at once")
     parser.add_argument("--store", type=Path, help="keep the seeded village here; reuse it")
     args = parser.parse_args()
-    overview(args) if args.figure == "overview" else latency(args)
+    {"overview": overview, "today": today, "latency": latency}[args.figure](args)
 
 
 if __name__ == "__main__":

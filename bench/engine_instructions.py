@@ -15,10 +15,17 @@ Hash randomisation is fixed (``PYTHONHASHSEED=0``), so every run does the
 same work. Under callgrind the run takes minutes of CPU; on a busy machine,
 much longer.
 
-The script needs only ``bench.engine_throughput``'s stream, so it can be
-copied into an older tree to measure that tree the same way.
+``--path`` picks what is fed: ``step`` (each validated reading, one call
+each: the reading-by-reading reference), ``many`` (the validated readings
+of each instant, one ``step_many`` call per instant: the runner's batch
+path) or ``rows`` (the payload dicts of each instant, one ``replay_rows`` call
+per instant: the replay from the store, not validated again). Either way the
+count is of the engine's work only, divided by the readings.
 
-    uv run python -m bench.engine_instructions [--frontages 50] [--days 10]
+The script needs only ``bench.engine_throughput``'s stream, so it can be
+copied into an older tree to measure that tree the same way (``--path step``).
+
+    uv run python -m bench.engine_instructions [--frontages 50] [--days 10] [--path step]
 """
 
 from __future__ import annotations
@@ -31,7 +38,9 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from bench.engine_throughput import _stepper, _stream, _templates, _validate
 
@@ -42,21 +51,40 @@ def _specs(frontages: int) -> list[tuple[str, str]]:
     return [(f"f-{i:05d}", f"pole-{i // PER_POLE:04d}") for i in range(frontages)]
 
 
-def _inner(payloads: Path, frontages: int) -> None:
+def _inner(payloads: Path, frontages: int, path: str) -> None:
     """Under callgrind: validate and build (not counted), then feed (counted)."""
     from sidewalk.analytics.clocks.engine import ClockEngine, FrontageSpec
     from sidewalk.core.contract import AnyReading
     from sidewalk.core.profile import load_profile
 
-    readings = [_validate(p) for p in json.loads(payloads.read_text())]
+    rows = json.loads(payloads.read_text())
+    readings = [_validate(p) for p in rows]
     engine = ClockEngine(load_profile(), [FrontageSpec(f, d) for f, d in _specs(frontages)])
-    feed = _stepper(engine)
+    if path == "step":
+        feed = _stepper(engine)
 
-    def step(reading: AnyReading) -> int:
-        return len(feed(reading))
+        def step(reading: AnyReading) -> int:
+            return len(feed(reading))
 
-    events = sum(itertools.starmap(step, ((r,) for r in readings)))
+        events = sum(itertools.starmap(step, ((r,) for r in readings)))
+    else:
+        # One call per instant, as a runner's batch or a replay's read of the store.
+        items: list[Any] = rows if path == "rows" else readings
+        feed_many: Callable[[list[Any]], list[Any]] = (
+            engine.replay_rows if path == "rows" else engine.step_many
+        )
+        chunks = [list(g) for _, g in itertools.groupby(items, key=_ts)]
+
+        def step_many(chunk: list[Any]) -> int:
+            return len(feed_many(chunk))
+
+        events = sum(itertools.starmap(step_many, ((c,) for c in chunks)))
     print(f"readings {len(readings)} events {events}")
+
+
+def _ts(item: Any) -> int:
+    ts: int = item["ts"] if isinstance(item, dict) else item.ts
+    return ts
 
 
 def main() -> None:
@@ -65,10 +93,11 @@ def main() -> None:
     )
     parser.add_argument("--frontages", type=int, default=50)
     parser.add_argument("--days", type=int, default=10)
+    parser.add_argument("--path", choices=("step", "many", "rows"), default="step")
     parser.add_argument("--inner", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.inner:
-        _inner(args.inner, args.frontages)
+        _inner(args.inner, args.frontages, args.path)
         return
     poles = -(-args.frontages // PER_POLE)
     templates = _templates(args.days)
@@ -80,7 +109,7 @@ def main() -> None:
         cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
         cmd += ["--collect-atstart=no", "--toggle-collect=starmap_next"]
         cmd += [sys.executable, "-m", "bench.engine_instructions", "--inner", str(stream)]
-        cmd += ["--frontages", str(args.frontages)]
+        cmd += ["--frontages", str(args.frontages), "--path", args.path]
         env = {**os.environ, "PYTHONHASHSEED": "0"}
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
         match = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.MULTILINE)
@@ -89,7 +118,8 @@ def main() -> None:
     fed = proc.stdout.split()
     readings, events, engine = int(fed[1]), int(fed[3]), int(match.group(1))
     print(f"{readings:,} readings, {events:,} events")
-    print(f"{'engine instructions (step: observe + advance)':<44}{engine:>16,}")
+    what = {"step": "step: observe + advance", "many": "step_many", "rows": "replay_rows"}
+    print(f"{f'engine instructions ({what[args.path]})':<44}{engine:>16,}")
     print(f"{'per reading':<44}{engine / readings:>16,.0f}")
 
 

@@ -6,27 +6,41 @@ frontage measured by the camera every ``--camera-minutes`` (one owner in
 twenty never clears, the rest keep a 5-ft path). Pole weather comes
 from the sensor simulator run on the real Minneapolis 2017-18 record (four
 seeded poles, reused round-robin), so the detector sees real storms, noise and
-faults. Both loops build the same JSON-like dicts and validate them with the
-contract models; the engine loop then runs ``ClockEngine.step`` on each
-(``observe`` + ``advance`` to its event time, what ``ClockEngine.feed`` does).
-Peak memory is the process's peak RSS (``resource.getrusage``) after each
-loop, the floor first; it includes the simulator's transient objects, so the
-engine's own state is also given as the size of its ``snapshot()``. Each
-loop's CPU time (``time.process_time``) is given beside its wall time: on a
-machine busy with other work the wall-clock rates fall, the CPU-time rates
-much less (``bench.engine_instructions`` counts instructions, which load does
-not move at all).
+faults. Every loop builds the same JSON-like dicts (the payloads as ingest
+stores them), in event-time order:
 
-    uv run python -m bench.engine_throughput [--frontages 1000] [--days 151]
+* floor: validate each with the contract models, nothing else;
+* replay: hand the rows to ``ClockEngine.replay_rows`` as they come (the
+  replay from the store: rows ingest validated, not validated again; the
+  batch path, advancing once per instant). This is issue 17's winter replay;
+* validate + step_many: validate each, hand them over together
+  (``ClockEngine.step_many``: the analytics runner's batch path);
+* with ``--by-reading``, also validate + step: ``ClockEngine.step`` on each
+  (``observe`` + ``advance`` to its event time), the reading-by-reading
+  reference (minutes of CPU for the whole winter).
+
+Every engine loop must give the same number of events (checked). Peak memory
+is the process's peak RSS (``resource.getrusage``) after each loop, the floor
+first; it includes the simulator's transient objects, so the engine's own
+state is also given as the size of its ``snapshot()``. Each loop's CPU time
+(``time.process_time``) is given beside its wall time: on a machine busy with
+other work the wall-clock rates fall, the CPU-time rates much less
+(``bench.engine_instructions`` counts instructions, which load does not move
+at all). The load average is printed at the start and the end.
+
+    uv run python -m bench.engine_throughput [--frontages 1000] [--days 151] [--by-reading]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from sidewalk.analytics.clocks.engine import ClockEngine, FrontageSpec
@@ -36,6 +50,7 @@ from sidewalk.core.contract import AnyReading, SnowMeasurement, WeatherReading
 from sidewalk.core.profile import load_profile
 from sidewalk.scenarios.sensors import simulate_pole
 from sidewalk.scenarios.weather import load_minneapolis
+from sidewalk.storage.connect import open_cases
 
 START = datetime(2017, 11, 1, 6, 0, tzinfo=UTC)
 STEP_MS = 5 * 60 * 1000
@@ -129,6 +144,26 @@ def _timed(run: Callable[[], int]) -> tuple[int, float, float, int]:
     return n, elapsed, cpu, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
 
 
+def _snapshot_cost(engine: ClockEngine, state: bytes) -> tuple[float, float]:
+    """Seconds for ``snapshot()`` and for ``save_engine_snapshot`` (SQLite), best of 3."""
+    dumps, saves = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        cases = open_cases(f"sqlite:///{Path(tmp) / 'cases.sqlite3'}", engine.profile)
+        for _ in range(3):
+            t0 = time.perf_counter()
+            engine.snapshot()
+            t1 = time.perf_counter()
+            cases.clocks.save_engine_snapshot("bench", engine.now, state.decode())
+            saves.append(time.perf_counter() - t1)
+            dumps.append(t1 - t0)
+        cases.close()
+    return min(dumps), min(saves)
+
+
+def _load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -137,6 +172,11 @@ def main() -> None:
     parser.add_argument("--per-pole", type=int, default=10)
     parser.add_argument("--days", type=int, default=151, help="151 = Nov 1 to Mar 31")
     parser.add_argument("--camera-minutes", type=int, default=60, choices=(5, 15, 30, 60))
+    parser.add_argument(
+        "--loops",
+        default="floor,replay",
+        help="of floor,replay,many,step (default floor,replay; the floor always runs first)",
+    )
     args = parser.parse_args()
     poles = -(-args.frontages // args.per_pole)
     frontages = [(f"f-{i:05d}", f"pole-{i // args.per_pole:04d}") for i in range(args.frontages)]
@@ -145,50 +185,106 @@ def main() -> None:
     )
     templates = _templates(args.days)
     base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    load_start = _load()
+
+    def stream() -> Iterator[dict[str, Any]]:
+        return _stream(templates, poles, frontages, args.days, args.camera_minutes)
 
     def floor() -> int:
         n = 0
-        for payload in _stream(templates, poles, frontages, args.days, args.camera_minutes):
+        for payload in stream():
             _validate(payload)
             n += 1
         return n
 
-    engine = ClockEngine(load_profile(), [FrontageSpec(f, d) for f, d in frontages])
-    counts = {"events": 0}
+    def engine() -> ClockEngine:
+        return ClockEngine(load_profile(), [FrontageSpec(f, d) for f, d in frontages])
 
-    def with_engine() -> int:
-        n = 0
-        step = _stepper(engine)
-        for payload in _stream(templates, poles, frontages, args.days, args.camera_minutes):
-            counts["events"] += len(step(_validate(payload)))
-            n += 1
-        return n
+    events: dict[str, int] = {}
+    engines: dict[str, ClockEngine] = {}
 
-    n_floor, t_floor, c_floor, rss_floor = _timed(floor)
-    n_engine, t_engine, c_engine, rss_engine = _timed(with_engine)
-    assert n_floor == n_engine
+    def counted(
+        name: str, run: Callable[[ClockEngine, list[int]], list[Event]]
+    ) -> Callable[[], int]:
+        def go() -> int:
+            engines[name] = e = engine()
+            n = [0]
+            events[name] = len(run(e, n))
+            return n[0]
+
+        return go
+
+    def counting(n: list[int], items: Iterator[Any]) -> Iterator[Any]:
+        for item in items:
+            n[0] += 1
+            yield item
+
+    def by_reading(e: ClockEngine, n: list[int]) -> list[Event]:
+        step = _stepper(e)
+        out: list[Event] = []
+        for payload in counting(n, stream()):
+            out += step(_validate(payload))
+        return out
+
+    every: dict[str, tuple[str, Callable[[], int]]] = {
+        "replay": (
+            "replay: rows, batch (replay_rows)",
+            counted("replay", lambda e, n: e.replay_rows(counting(n, stream()))),
+        ),
+        "many": (
+            "validate + step_many (batch)",
+            counted("many", lambda e, n: e.step_many(_validate(p) for p in counting(n, stream()))),
+        ),
+        "step": ("validate + step (reading by reading)", counted("step", by_reading)),
+    }
+    chosen = [x for x in args.loops.split(",") if x != "floor"]
+    if not chosen or any(x not in every for x in chosen):
+        parser.error(f"--loops: floor and one or more of {', '.join(every)}")
+    loops = [("floor: build dict + validate (contract)", floor)] + [every[x] for x in chosen]
+    results = [(name, *_timed(run)) for name, run in loops]
+    _report(args, poles, results, chosen, events, engines[chosen[0]], base_rss, load_start)
+
+
+def _report(  # noqa: PLR0917 (what the run measured)
+    args: argparse.Namespace,
+    poles: int,
+    results: list[tuple[str, int, float, float, int]],
+    chosen: list[str],
+    events: dict[str, int],
+    engine: ClockEngine,
+    base_rss: int,
+    load_start: str,
+) -> None:
+    counts = {r[1] for r in results}
+    assert len(counts) == 1, counts
+    assert len(set(events.values())) == 1, events  # every path: the same events
+    n_readings = counts.pop()
     span = f"{date.isoformat(START.date())} + {args.days} days"
     print(f"\n{args.frontages} frontages on {poles} poles, {span}, weather every 5 min,")
-    events = counts["events"]
-    print(f"camera every {args.camera_minutes} min; {n_engine:,} readings, {events:,} events;")
-    print(f"RSS before the loops {base_rss} MiB\n")
+    first = chosen[0]
+    n_events = events[first]
+    print(f"camera every {args.camera_minutes} min; {n_readings:,} readings, {n_events:,} events;")
+    print(f"RSS before the loops {base_rss} MiB; load average {load_start} at the start\n")
     head = f"{'loop':<44}{'seconds':>10}{'readings/s':>14}{'peak RSS MiB':>14}"
     print(f"{head}{'CPU s':>10}{'per CPU s':>12}")
-    rows = [
-        ("floor: build dict + validate (contract)", t_floor, c_floor, n_floor, str(rss_floor)),
-        ("engine: validate + step", t_engine, c_engine, n_engine, str(rss_engine)),
-    ]
-    if t_engine > t_floor and c_engine > c_floor:
-        rows.append(
-            ("engine alone (difference)", t_engine - t_floor, c_engine - c_floor, n_engine, "")
-        )
-    for name, seconds, cpu, n, rss in rows:
+    for name, n, seconds, cpu, rss in results:
         print(
             f"{name:<44}{seconds:>10.1f}{n / seconds:>14,.0f}{rss:>14}{cpu:>10.1f}{n / cpu:>12,.0f}"
         )
-    state_mib = len(engine.snapshot()) / 2**20
+    if "replay" in chosen:
+        _, _, wall, cpu, _ = results[1 + chosen.index("replay")]
+        verdict = "within" if wall <= 60 else "over"
+        print(f"\nreplay: {wall:.1f} s wall, {cpu:.1f} CPU s ({verdict} issue 17's 60 s)")
+    state = engine.snapshot()
     cases = len(engine.enforcement.cases)
-    print(f"\nengine state at the end: {state_mib:.1f} MiB as a snapshot (JSON), {cases:,} cases")
+    mib = len(state) / 2**20
+    print(f"engine state at the end: {mib:.1f} MiB as a snapshot (JSON), {cases:,} cases")
+    dump, save = _snapshot_cost(engine, state)
+    print(
+        f"saving it, as the runner does before each acknowledgement: snapshot() {dump * 1e3:.0f} ms"
+        f" + the case database's write (SQLite) {save * 1e3:.0f} ms (best of 3)"
+    )
+    print(f"load average {_load()} at the end")
 
 
 if __name__ == "__main__":

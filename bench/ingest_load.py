@@ -24,7 +24,8 @@ docs/scaling.md.
 
 Every row prints ingest's process CPU per reading (``time.process_time`` in
 the worker, both threads and SQLite; inflated by a busy machine's cache and
-scheduler contention). ``--callgrind DIR`` runs each worker under valgrind's
+scheduler contention), and of it the system (kernel) part: socket reads and
+writes, fsync, futex waits of the two threads. ``--callgrind DIR`` runs each worker under valgrind's
 callgrind, instrumented from "go" to its exit, and prints the instructions
 per reading: the figure that does not depend on the machine's load (the
 worker then runs ~50 times slower, so use it with ``--parts drain``).
@@ -112,12 +113,13 @@ def _worker(args: argparse.Namespace) -> None:
     print("loaded", flush=True)
     sys.stdin.readline()
     settle_heap(young_threshold=20_000)  # as `sidewalk ingest` does
-    cpu0 = time.process_time()
+    cpu0, sys0 = time.process_time(), resource.getrusage(resource.RUSAGE_SELF).ru_stime
     consumer.start()
     print("ready", flush=True)
     sys.stdin.read()  # the parent closes stdin to stop us
     consumer.stop()
     cpu_s = time.process_time() - cpu0
+    sys_s = resource.getrusage(resource.RUSAGE_SELF).ru_stime - sys0
     store.close()
     s = consumer.stats
     out = {
@@ -127,6 +129,7 @@ def _worker(args: argparse.Namespace) -> None:
         "dead": s.dead_letters,
         "batches": s.batches,
         "cpu_s": cpu_s,
+        "sys_s": sys_s,
         "last_commit_ms": max(commits, default=0.0),
         "latencies": latencies,
     }
@@ -339,6 +342,7 @@ def sustained(
         "shares": [r["stored"] for r in results],
         "batches": [r["batches"] for r in results],
         "cpu_s": sum(r["cpu_s"] for r in results),
+        "sys_s": sum(r["sys_s"] for r in results),
         "instructions": sum(r.get("instructions", 0) for r in results),
     }
 
@@ -376,6 +380,7 @@ def drain(
         "shares": [r["stored"] for r in results],
         "batches": [r["batches"] for r in results],
         "cpu_s": sum(r["cpu_s"] for r in results),
+        "sys_s": sum(r["sys_s"] for r in results),
         "instructions": sum(r.get("instructions", 0) for r in results),
     }
 
@@ -446,6 +451,7 @@ def _row(label: str, r: dict[str, Any]) -> str:
         f"{label:<44} {r['ingest']:>9.0f} {r['sub']:>9.0f} {r['ingest'] / r['sub']:>6.2f}"
         f"  {r['rows']}/{r['dups']} batches {r['batches']}"
         f" cpu {1e6 * r['cpu_s'] / max(1, r['rows']):.0f} µs/reading"
+        f" (system {1e6 * r['sys_s'] / max(1, r['rows']):.0f})"
     )
     if r.get("instructions"):
         line += f", {r['instructions'] / max(1, r['rows']):,.0f} instructions/reading"

@@ -237,36 +237,37 @@ def test_site_charts_in_inches_feet_and_fahrenheit_with_si_on_hover(
 def test_rounds_with_no_signal_findings_wait_on_the_phone_and_go_once(
     browser_context: BrowserContext, dashboard: Dashboard
 ) -> None:
-    """An inspector taps "Not cleared" with no signal: the page says one finding waits; when
-    the connection returns it is sent by itself, recorded once, with the time of the tap.
-    The finding ("not cleared" on an open notice) is kept for the clerk as an audit row and
-    changes no clock or notice: the shared storm stays as the other modules read it."""
+    """An inspector on the Rounds page (``/rounds/``) taps "Not cleared" with no signal: the
+    page says one finding waits. Reloaded with still no signal, the page opens from what its
+    service worker kept: the round as last read and the finding waiting. When the connection
+    returns it is sent by itself, recorded once, with the time of the tap. Logging out
+    leaves nothing of the round on the phone. The finding ("not cleared" on an open notice)
+    is kept for the clerk as an audit row and changes no clock or notice: the shared storm
+    stays as the other modules read it."""
     cases = dashboard.storm.cases
-    if "walker" not in {u.username for u in cases.dashboard.list_users()}:
-        cases.dashboard.add_user("walker", cheap_password_hash(), role_of("inspector"), who="test")
-    browser_context.clear_cookies()
-    page = browser_context.new_page()
-    page.set_viewport_size({"width": 390, "height": 844})
-    page.goto(f"{dashboard.url}/login")
-    page.get_by_label("User name").fill("walker")
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    expect(page.locator("body")).to_have_attribute("data-ready", "today")
-    visit(page, dashboard, "rounds", "rounds")
+    page, errors = walker_on_rounds(browser_context, dashboard)
     stop = page.locator('li.stop[data-frontage="main-st-103"]')
     link = page.locator('nav a[data-page="rounds"]')
+    waiting = (
+        "1 finding is waiting to send. They are kept on this phone and go by themselves"
+        " when the connection returns, each with the time you tapped."
+    )
     seen = "inspection.observed"
     before = [a for a in cases.audit.list(subject="frontage:main-st-103") if a.action == seen]
     browser_context.set_offline(True)
     try:
         stop.get_by_role("button", name="Not cleared").click()
         expect(stop.locator(".stop-status")).to_contain_text("Not cleared: saved on this phone")
-        expect(page.locator("#outbox-count")).to_have_text(
-            "1 finding is waiting to send. They are kept on this phone and go by themselves"
-            " when the connection returns, each with the time you tapped."
-        )
+        expect(page.locator("#outbox-count")).to_have_text(waiting)
+        page.reload()
+        expect(page.locator("body")).to_have_attribute("data-ready", "rounds")
+        expect(page.locator(".offline-note")).to_contain_text("No connection: the list as it was")
+        expect(stop.get_by_role("button", name="Not cleared")).to_be_visible()
+        expect(page.locator("#outbox-count")).to_have_text(waiting)
         expect(link).to_have_text("Rounds (1 to send)")
+        expect(page.locator("#who")).to_contain_text("walker")
         expect(page.locator("#live-status")).to_have_text("no connection")
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
         page.screenshot(path=str(ARTIFACTS / "rounds-offline-390.png"), full_page=True)
         assert [
             a for a in cases.audit.list(subject="frontage:main-st-103") if a.action == seen
@@ -297,4 +298,45 @@ def test_rounds_with_no_signal_findings_wait_on_the_phone_and_go_once(
     assert again.json()["repeated"] is True
     rows = cases.audit.list(subject="frontage:main-st-103")
     assert len([a for a in rows if a.action == seen]) == len(before) + 1
+    logging_out_leaves_nothing_of_the_round(page, dashboard)
+    assert errors == []
     page.close()
+
+
+def walker_on_rounds(
+    browser_context: BrowserContext, dashboard: Dashboard
+) -> tuple[Page, list[str]]:
+    """The inspector "walker" on a phone, from the log-in to the Rounds page (its worker
+    running it, so the page and its files are kept); with the page's uncaught errors."""
+    cases = dashboard.storm.cases
+    if "walker" not in {u.username for u in cases.dashboard.list_users()}:
+        cases.dashboard.add_user("walker", cheap_password_hash(), role_of("inspector"), who="test")
+    browser_context.clear_cookies()
+    page = browser_context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{dashboard.url}/login")
+    page.get_by_label("User name").fill("walker")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.locator("body")).to_have_attribute("data-ready", "today")
+    page.get_by_role("link", name="Rounds").click()
+    expect(page).to_have_url(f"{dashboard.url}/rounds/")
+    expect(page.locator("body")).to_have_attribute("data-ready", "rounds")
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null")
+    return page, errors
+
+
+def logging_out_leaves_nothing_of_the_round(page: Page, dashboard: Dashboard) -> None:
+    """No kept page, round, session or worker after "Log out" (the outbox, empty here,
+    would stay: its findings wait for their inspector)."""
+    kept = (
+        "async () => [(await caches.keys()).length,"
+        " (await navigator.serviceWorker.getRegistrations()).length,"
+        " Object.keys(localStorage).filter(k => k.startsWith('sidewalk-rounds')).length]"
+    )
+    assert page.evaluate(kept) == [1, 1, 2]  # the worker's cache; the round and who, kept
+    page.get_by_role("button", name="Log out").click()
+    expect(page).to_have_url(f"{dashboard.url}/login")
+    assert page.evaluate(kept) == [0, 0, 0]

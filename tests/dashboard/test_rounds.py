@@ -93,6 +93,34 @@ def test_a_finding_sent_late_and_again_is_recorded_once_with_the_time_of_the_tap
     assert len([a for a in village.cases.actions.list(FRONTAGE) if a.kind == "record_ice"]) == 2
 
 
+def test_a_crash_between_a_finding_and_its_key_loses_nothing_and_records_nothing_twice(
+    village: Round, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The finding and its repeat key are one transaction: the server stops after the
+    finding is written but before its key (here: the key's write fails), so neither is
+    kept; the phone sends it again and it is recorded once, then recognised."""
+    tapped = NOW - timedelta(minutes=25)
+    body = {"tap": "ice", "at": tapped.isoformat(), "key": "crash-between-0001"}
+
+    def ice() -> list[datetime]:
+        return [a.at for a in village.cases.actions.list(FRONTAGE)
+                if a.kind == "record_ice" and a.at == tapped]  # fmt: skip
+
+    def power_cut(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("power cut")
+
+    with monkeypatch.context() as m:
+        m.setattr(village.cases.audit, "append_once", power_cut)
+        with pytest.raises(RuntimeError, match="power cut"):
+            village.inspector.post(f"/api/rounds/{FRONTAGE}/taps", json=body)
+    assert ice() == []  # not half-recorded
+    first = village.inspector.post(f"/api/rounds/{FRONTAGE}/taps", json=body)
+    assert (first.status_code, first.json()["repeated"]) == (200, False), first.text
+    again = village.inspector.post(f"/api/rounds/{FRONTAGE}/taps", json=body)
+    assert (again.status_code, again.json()["repeated"]) == (200, True), again.text
+    assert ice() == [tapped]
+
+
 def test_a_finding_timed_in_the_future_is_refused_naming_the_time(village: Round) -> None:
     later = NOW + timedelta(hours=1)  # the phone's clock is wrong
     refused = village.inspector.post(

@@ -1,5 +1,5 @@
-"""Issue 17: the store collector keeps each device's samples between scrapes while its
-row is unchanged (a scrape under 100 ms with 5,000 poles); a changed row is new samples."""
+"""Issue 17: the store collector keeps each device's lines between scrapes while its
+row is unchanged (a scrape under 100 ms with 5,000 poles); a changed row is rendered anew."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def test_a_device_heard_from_again_is_scraped_anew_the_others_as_they_were(
             db.execute("DELETE FROM devices WHERE device = 'a'")
         db.close()
         assert per_device(collector)["sidewalk_device_max_seq"] == {"b": 2}
-        assert len(collector._device_samples) == 1
+        assert len(collector._device_lines) == 1
     finally:
         collector.close()
         store.close()

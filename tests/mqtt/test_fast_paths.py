@@ -95,7 +95,8 @@ def _client(buffered: bytes, rest: bytes = b"") -> tuple[_BufferedClient, list[A
     )
     fast: list[Any] = []
     slow: list[Any] = []
-    client.fast_publish = lambda topic, payload, retain, mid: fast.append((topic, payload, mid))
+    client.fast_connection = 3
+    client.fast_publish = lambda msgs: fast.append([(m.topic, m.payload, m.mid) for m in msgs])
     client.on_message = lambda _c, _u, m: slow.append((m.topic, m.payload, m.qos))
     sock = _Sock(rest)
     client._sock = sock  # type: ignore[assignment]  # only recv() is used
@@ -103,18 +104,36 @@ def _client(buffered: bytes, rest: bytes = b"") -> tuple[_BufferedClient, list[A
     return client, fast, slow
 
 
-def test_whole_qos1_publish_takes_the_fast_lane() -> None:
+def test_whole_qos1_publishes_take_the_fast_lane_as_one_list() -> None:
     a = _publish(b"sidewalk/v1/s/d/weather", b'{"x":1}', qos=1, mid=300)
     b = _publish(b"sidewalk/v1/s/d/snow", b"", qos=1, mid=301)
-    client, fast, slow = _client(a + b)
+    # A payload over 127 bytes: a two-byte remaining length.
+    c = _publish(b"sidewalk/v1/s/d/jpeg", b"y" * 300, qos=1, mid=302)
+    q0 = _publish(b"a/b", b"zero", qos=0)
+    client, fast, slow = _client(a + b + c + q0)
     assert client._packet_read() == MQTTErrorCode.MQTT_ERR_SUCCESS
-    assert client._rpos == len(a)
-    assert client._packet_read() == MQTTErrorCode.MQTT_ERR_SUCCESS
+    # One list up to the first packet that is not a QoS 1 PUBLISH.
+    assert client._rpos == len(a + b + c)
     assert fast == [
-        ("sidewalk/v1/s/d/weather", b'{"x":1}', 300),
-        ("sidewalk/v1/s/d/snow", b"", 301),
+        [
+            ("sidewalk/v1/s/d/weather", b'{"x":1}', 300),
+            ("sidewalk/v1/s/d/snow", b"", 301),
+            ("sidewalk/v1/s/d/jpeg", b"y" * 300, 302),
+        ]
     ]
     assert slow == []
+    assert client._packet_read() == MQTTErrorCode.MQTT_ERR_SUCCESS
+    assert slow == [("a/b", b"zero", 0)]
+
+
+def test_fast_lane_messages_carry_qos_retain_and_connection() -> None:
+    retained = bytearray(_publish(b"a/b", b"r", qos=1, mid=5))
+    retained[0] |= 0x01
+    client, _, _ = _client(bytes(retained))
+    got: list[Any] = []
+    client.fast_publish = got.extend
+    assert client._packet_read() == MQTTErrorCode.MQTT_ERR_SUCCESS
+    assert [(m.qos, m.retain, m.mid, m.connection) for m in got] == [(1, True, 5, 3)]
 
 
 def test_qos0_publish_goes_through_paho() -> None:
@@ -136,14 +155,14 @@ def test_malformed_publish_is_handed_back_to_paho_which_reports_it() -> None:
     assert slow == []
     assert client._rpos == len(bad)
     assert client._packet_read() == MQTTErrorCode.MQTT_ERR_SUCCESS
-    assert fast == [("c/d", b"ok", 9)]
+    assert fast == [[("c/d", b"ok", 9)]]
 
 
 def test_partial_publish_is_assembled_by_paho_then_delivered_fast() -> None:
     packet = _publish(b"sidewalk/v1/s/d/weather", b"x" * 100, qos=1, mid=42)
     client, fast, slow = _client(packet[:10], rest=packet[10:])
     assert client._packet_read() == MQTTErrorCode.MQTT_ERR_SUCCESS
-    assert fast == [("sidewalk/v1/s/d/weather", b"x" * 100, 42)]
+    assert fast == [[("sidewalk/v1/s/d/weather", b"x" * 100, 42)]]
     assert slow == []
 
 
@@ -442,10 +461,40 @@ def test_backlog_goes_in_larger_batches_and_nothing_waits_for_it(tmp_path: Path)
         consumer._receive(msg)
     assert consumer.pending == 10 * BACKLOG_BATCH_FACTOR + 5
     start = time.monotonic()
-    first = consumer._next_batch()
-    second = consumer._next_batch()
+    first, _ = consumer._next_batch()
+    second, _ = consumer._next_batch()
     assert len(first) == 10 * BACKLOG_BATCH_FACTOR
-    assert [m.mid for m, _ in first] == list(range(1, 10 * BACKLOG_BATCH_FACTOR + 1))
+    assert [m.mid for m in first] == list(range(1, 10 * BACKLOG_BATCH_FACTOR + 1))
     assert len(second) == 5  # short of batch_size: it waited for the timer
     assert time.monotonic() - start >= 1.0
+    store.close()
+
+
+def test_a_received_list_larger_than_a_batch_is_split_in_arrival_order(tmp_path: Path) -> None:
+    from sidewalk.core.mqtt import MqttMessage
+    from sidewalk.ingest.consumer import BACKLOG_BATCH_FACTOR
+
+    store = SqliteTimeSeriesStore(tmp_path / "ts.db")
+    mqtt = MqttSettings(host="127.0.0.1", port=1, client_id="unused")
+    consumer = IngestConsumer(store, mqtt, batch_size=10, batch_wait_s=0.01)
+    topic = "sidewalk/v1/s/pole-1/weather"
+    largest = 10 * BACKLOG_BATCH_FACTOR
+    msgs = [
+        MqttMessage(topic, _reading("pole-1", seq).to_json(), 1, False, seq)
+        for seq in range(1, largest + 31)
+    ]
+    consumer._receive_many(msgs[:5])
+    consumer._receive_many(msgs[5:])  # one socket read of largest + 25
+    assert consumer.pending == largest + 30
+    first, first_verdicts = consumer._next_batch()
+    assert [m.mid for m in first] == list(range(1, largest + 1))
+    assert len(first_verdicts) == len(first)
+    consumer._finished(len(first))
+    assert consumer.pending == 30
+    assert consumer.oldest_pending_age_s is not None
+    second, _ = consumer._next_batch()
+    assert [m.mid for m in second] == list(range(largest + 1, largest + 31))
+    consumer._finished(len(second))
+    assert consumer.pending == 0
+    assert consumer.oldest_pending_age_s is None
     store.close()

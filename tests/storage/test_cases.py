@@ -357,6 +357,33 @@ def test_notice_is_created_once_per_idempotency_key(case_store: CaseStore) -> No
     assert third.number == "CLY-2026-000002"
 
 
+def test_a_transaction_keeps_all_of_it_or_none(case_store: CaseStore) -> None:
+    """Calls inside ``transaction()`` are one transaction: each sees the ones before, a
+    failure the caller handles (the database refusing one write) undoes only that write,
+    and an exception leaving it undoes everything."""
+    with case_store.transaction():
+        first = case_store.actions.record("record_ice", "main-101", T0, "inspector")
+        assert case_store.actions.get(first.id) == first  # seen inside, before the commit
+        with pytest.raises(CaseStoreError, match="refused by the database"):
+            case_store.notices.create("n/1", "hazard", "main-101", T0, violation_id=999)
+        second = case_store.actions.record("record_ice", "main-101", T0, "inspector")
+    assert [a.id for a in case_store.actions.list()] == [first.id, second.id]
+    assert case_store.notices.list() == []
+
+    def stopped() -> None:
+        with case_store.transaction():
+            case_store.actions.record("record_ice", "main-101", T0, "inspector")
+            case_store.audit.append_once("inspector", "inspection.tap", "frontage:main-101",
+                                         {}, key="k-1")  # fmt: skip
+            raise RuntimeError("the server stopped")
+
+    with pytest.raises(RuntimeError, match="server stopped"):
+        stopped()
+    assert len(case_store.actions.list()) == 2
+    assert case_store.audit.keyed("frontage:main-101", "inspection.tap", "k-1") is None
+    assert case_store.audit.verify_chain().ok
+
+
 def test_notice_year_is_the_villages_year(case_store: CaseStore) -> None:
     new_years_eve = datetime(2026, 12, 31, 21, 0, tzinfo=CHICAGO)  # already 2027 in UTC
     notice = case_store.notices.create("nye", "clearing_violation", "main-101", new_years_eve)

@@ -336,9 +336,13 @@ class CaseRecorder:
         elif t.to_state == ClearingState.SNOWING or ("deadline" in t.detail and raw is None):
             deadline = None  # a new snowfall; a service undone (no period runs)
         closes = t.to_state in CLOSING.get(t.clock, frozenset())
+        # A § 370-10 case's corrections so far (``EnforcementCase.revision``): the case
+        # corrected back to a state at a time it stood at before moves its clock again.
+        revision = t.detail.get("revision")
         self.cases.clocks.record_transition(
-            clock_id, t.to_state, t.at, cause, detail=t.detail, deadline=deadline, closes=closes
-        )
+            clock_id, t.to_state, t.at, cause, detail=t.detail, deadline=deadline, closes=closes,
+            revision=revision if isinstance(revision, int) else 0,
+        )  # fmt: skip
         if t.clock == ENFORCEMENT and t.to_state in {CaseState.CURED, CaseState.ABATED}:
             violation = self._known_violation(str(t.detail["violation"]))
             self.cases.clocks.set_violation_status(

@@ -433,8 +433,7 @@ class AnalyticsRunner:
         while True:
             try:
                 with self._lock, self._rollback_on_error():
-                    for msg in batch:
-                        self._process(msg)
+                    self._handle_many([r for msg in batch if (r := self._admit(msg)) is not None])
                     self._save()
                 return True
             except Exception:
@@ -448,11 +447,36 @@ class AnalyticsRunner:
                 return False
             wait_s = min(wait_s * 2, 30.0)
 
-    def _process(self, msg: MqttMessage) -> None:
+    def _handle_many(self, readings: list[Reading]) -> list[Event]:
+        """``_handle`` on each reading, handed to the engine together (``step_many``;
+        ``advance=False`` live): the same events, recorded once for the batch."""
+        if not readings:
+            return []
+        events: list[Event] = []
+        if not self._registry_loaded:
+            self._load_registry(self.engine.now or readings[0].event_time)
+        stream = self.mode == "stream"
+        start = 0
+        for i, reading in enumerate(readings):
+            due = self._registry_next
+            if stream and due is not None and due <= reading.event_time:
+                # A registry change between two readings: the ones before it, then the
+                # change at its own time, then on (as ``_handle`` does one by one).
+                events += self.engine.step_many(readings[start:i])  # type: ignore[arg-type]
+                start = i
+                events += self.engine.advance(due)
+                self._follow_registry(due)
+        events += self.engine.step_many(readings[start:], advance=stream)  # type: ignore[arg-type]
+        self._commit(events)
+        self.processed += len(readings)
+        return events
+
+    def _admit(self, msg: MqttMessage) -> Reading | None:
+        """The message's reading, if the engine is to see it (parsed, through the gate)."""
         try:
             payload = parse_payload(msg.topic, msg.payload)
         except ContractError:
-            return  # ingest dead-letters it with the reason; analytics skips it
+            return None  # ingest dead-letters it with the reason; analytics skips it
         if isinstance(payload, Reading):
             received = to_ms(self.clock.now()) if self.mode == "live" else time.time_ns() // 10**6
             skip = self.engine.gate.admit(payload, received)
@@ -466,8 +490,9 @@ class AnalyticsRunner:
                     skip,
                     extra={"reason": skip, "device": payload.device, "seq": payload.seq},
                 )
-                return
-            self._handle(payload)
+                return None
+            return payload
+        return None
 
     def _ack(self, msg: MqttMessage) -> None:
         if self._client is None:

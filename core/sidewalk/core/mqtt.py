@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
@@ -37,11 +37,25 @@ MqttProtocol = Literal["5", "3.1.1"]
 _UNSUPPORTED_PROTOCOL_VERSION = 132
 # PUBACK fixed header, remaining length 2, packet id.
 _PUBACK_HEADER = 0x40
-_PUBACK = struct.Struct("!BBH")
+_PUBACK_WORD = _PUBACK_HEADER << 24 | 2 << 16
 
 
 # One recv() per this many bytes instead of paho's three recv()s per packet.
 _READ_CHUNK = 256 * 1024
+
+
+def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
+    """(value, position after it) of the MQTT variable byte integer at ``pos``;
+    (0, -1) when it runs to ``end`` or past four bytes."""
+    value = shift = 0
+    while pos < end and shift <= 21:
+        byte = buf[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, pos
+        shift += 7
+    return 0, -1
 
 
 class _BufferedClient(paho.Client):
@@ -73,14 +87,17 @@ class _BufferedClient(paho.Client):
         self._rpos = end
         return self._rbuf[pos:end]
 
-    # Set by MqttClient: takes (topic, payload, retain, mid) of each QoS 1 PUBLISH.
-    fast_publish: Callable[[str, bytes, bool, int], None] | None = None
+    # Set by MqttClient: takes the QoS 1 PUBLISHes read in one go, as messages
+    # of connection ``fast_connection``.
+    fast_publish: Callable[[list[MqttMessage]], None] | None = None
+    fast_connection: int = 0
 
     def _packet_read(self) -> MQTTErrorCode:
-        # The fast lane: a QoS 1 PUBLISH lying whole in the buffer while paho
-        # holds no partial packet is parsed and handed over right here, without
-        # paho's per-packet reads, state dict and MQTTMessage. Anything else
-        # (other packets, partial or odd ones) goes through paho's own reader.
+        # The fast lane: every QoS 1 PUBLISH lying whole in the buffer while
+        # paho holds no partial packet is framed and parsed right here, in one
+        # loop, and handed over as one list, without paho's per-packet reads,
+        # state dict and MQTTMessage. Anything else (other packets, partial or
+        # odd ones) goes through paho's own reader.
         fast = self.fast_publish
         if (
             fast is None
@@ -89,32 +106,59 @@ class _BufferedClient(paho.Client):
             or getattr(self, "_rsock", None) is not self._sock
         ):
             return super()._packet_read()
-        buf, pos = self._rbuf, self._rpos
-        end = len(buf)
-        if end - pos < 2 or buf[pos] & 0xF6 != 0x32:  # PUBLISH, QoS 1 (dup ignored)
-            return super()._packet_read()
-        header = buf[pos]
-        length, shift, i = 0, 0, pos + 1
-        while True:
-            if i >= end or shift > 21:
-                return super()._packet_read()
-            byte = buf[i]
-            i += 1
-            length |= (byte & 0x7F) << shift
-            shift += 7
-            if not byte & 0x80:
-                break
-        if i + length > end:
-            return super()._packet_read()
-        parsed = self._parse_publish(buf[i : i + length])
-        if parsed is None:
-            return super()._packet_read()  # paho reports the malformed packet
-        self._rpos = i + length
-        topic, mid, payload = parsed
+        messages = self._take_publishes()
+        if not messages:
+            return super()._packet_read()  # paho reads it (and reports a malformed one)
         with self._msgtime_mutex:
             self._last_bytes_received = paho.time_func()
-        fast(topic, payload, bool(header & 0x01), mid)
+        fast(messages)
         return MQTTErrorCode.MQTT_ERR_SUCCESS
+
+    def _take_publishes(self) -> list[MqttMessage]:
+        """The whole, well-formed QoS 1 PUBLISHes at the buffer's position, consumed.
+
+        Stops at the first packet that is anything else, incomplete or does
+        not parse, and leaves it for paho's reader.
+        """
+        buf, pos = self._rbuf, self._rpos
+        end = len(buf)
+        v5 = self._protocol == paho.MQTTv5
+        new, conn = tuple.__new__, self.fast_connection
+        out: list[MqttMessage] = []
+        while end - pos >= 2:
+            header = buf[pos]
+            if header & 0xF6 != 0x32:  # PUBLISH, QoS 1 (dup ignored)
+                break
+            length, i = buf[pos + 1], pos + 2
+            if length & 0x80:
+                length, i = _varint(buf, pos + 1, end)
+            stop = i + length
+            if i < 0 or stop > end or length < 5:
+                break
+            topic_end = i + 2 + (buf[i] << 8 | buf[i + 1])
+            p = topic_end + 2
+            if p > stop or topic_end == i + 2:
+                break  # a topic past the packet's end, or empty (a topic alias)
+            try:
+                topic = buf[i + 2 : topic_end].decode()
+            except UnicodeDecodeError:
+                break
+            if v5:
+                # Skip the properties; we offer no topic aliases, so none matter.
+                if p >= stop:
+                    break
+                plen = buf[p]
+                p += 1
+                if plen & 0x80:
+                    plen, p = _varint(buf, p - 1, stop)
+                p += plen
+                if p < plen or p > stop:  # p < plen: _varint said (0, -1)
+                    break
+            mid = buf[topic_end] << 8 | buf[topic_end + 1]
+            out.append(new(MqttMessage, (topic, buf[p:stop], 1, bool(header & 0x01), mid, conn)))
+            pos = stop
+        self._rpos = pos
+        return out
 
     def _parse_publish(self, body: bytes | bytearray) -> tuple[str, int, bytes] | None:
         """(topic, packet id, payload) of a QoS 1 PUBLISH body; None if it does not parse."""
@@ -125,7 +169,6 @@ class _BufferedClient(paho.Client):
             pos += 2
             shift = 0
             if self._protocol == paho.MQTTv5:
-                # Skip the properties; we offer no topic aliases, so none matter.
                 length = 0
                 while True:
                     byte = body[pos]
@@ -153,7 +196,7 @@ class _BufferedClient(paho.Client):
         if parsed is None:
             return super()._handle_publish()  # paho reports the malformed packet
         topic, mid, payload = parsed
-        fast(topic, payload, bool(header & 0x01), mid)
+        fast([MqttMessage(topic, payload, 1, bool(header & 0x01), mid, self.fast_connection)])
         return MQTTErrorCode.MQTT_ERR_SUCCESS
 
     def loop_read(self, max_packets: int = 1) -> MQTTErrorCode:
@@ -205,12 +248,14 @@ class MqttPacketTooLarge(MqttError):
 _PUBLISH_OVERHEAD = 13
 
 
-@dataclass(frozen=True, slots=True)
-class MqttMessage:
-    """One received message, detached from paho.
+class MqttMessage(NamedTuple):
+    """One received message, detached from paho (immutable).
 
     ``connection`` counts the client's connections; an ack for a message from
     an earlier connection is skipped because the broker re-sends it anyway.
+    A named tuple, not a frozen dataclass: one is made per message received,
+    and the receive lane builds it with a single ``tuple.__new__`` call (a
+    frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``).
     """
 
     topic: str
@@ -271,7 +316,10 @@ class MqttClient:
 
     Callbacks run on paho's network thread; keep them short (hand work to a
     queue). ``on_connect(session_present)`` runs on every (re)connect after
-    remembered subscriptions are restored.
+    remembered subscriptions are restored. ``on_messages`` instead of
+    ``on_message`` takes the messages received together as one list (every
+    QoS 1 PUBLISH that one socket read brought in whole): one call and one
+    hand-over per read instead of per message.
     """
 
     def __init__(
@@ -279,6 +327,7 @@ class MqttClient:
         settings: MqttSettings,
         *,
         on_message: Callable[[MqttMessage], None] | None = None,
+        on_messages: Callable[[list[MqttMessage]], None] | None = None,
         on_connect: Callable[[bool], None] | None = None,
         on_disconnect: Callable[[], None] | None = None,
         on_publish: Callable[[int], None] | None = None,
@@ -287,8 +336,11 @@ class MqttClient:
     ) -> None:
         if not 1 <= settings.receive_maximum <= 65535:
             raise ValueError("receive_maximum must be 1..65535")
+        if on_message is not None and on_messages is not None:
+            raise ValueError("give on_message or on_messages, not both")
         self.settings = settings
         self._on_message = on_message
+        self._on_messages = on_messages
         self._on_connect = on_connect
         self._on_disconnect = on_disconnect
         self._on_publish = on_publish
@@ -371,7 +423,7 @@ class MqttClient:
             )
         if self._will is not None:
             client.will_set(self._will.topic, self._will.payload, self._will.qos, self._will.retain)
-        if self._manual_ack and self._on_message is not None:
+        if self._manual_ack and (self._on_message is not None or self._on_messages is not None):
             client.fast_publish = self._handle_fast_publish
         client.on_connect = self._handle_connect
         client.on_disconnect = self._handle_disconnect
@@ -438,6 +490,9 @@ class MqttClient:
             self._connection += 1
             self._session_present = flags.session_present
             subs = dict(self._subscriptions)
+        if isinstance(client, _BufferedClient):
+            # Before any PUBLISH of this connection: paho's thread reads them after us.
+            client.fast_connection = self._connection
         if not flags.session_present:
             # The broker lost or never had our session: subscriptions go again.
             for topic, qos in subs.items():
@@ -466,22 +521,27 @@ class MqttClient:
                 self._on_disconnect()
 
     def _handle_message(self, client: paho.Client, userdata: object, msg: paho.MQTTMessage) -> None:
-        if self._on_message is None:
-            return
-        self._on_message(
-            MqttMessage(
-                topic=msg.topic,
-                payload=bytes(msg.payload),
-                qos=msg.qos,
-                retain=msg.retain,
-                mid=msg.mid,
-                connection=self._connection,
-            )
+        message = MqttMessage(
+            topic=msg.topic,
+            payload=bytes(msg.payload),
+            qos=msg.qos,
+            retain=msg.retain,
+            mid=msg.mid,
+            connection=self._connection,
         )
+        if self._on_messages is not None:
+            self._on_messages([message])
+        elif self._on_message is not None:
+            self._on_message(message)
 
-    def _handle_fast_publish(self, topic: str, payload: bytes, retain: bool, mid: int) -> None:
-        assert self._on_message is not None
-        self._on_message(MqttMessage(topic, payload, 1, retain, mid, self._connection))
+    def _handle_fast_publish(self, messages: list[MqttMessage]) -> None:
+        if self._on_messages is not None:
+            self._on_messages(messages)
+            return
+        on_message = self._on_message
+        assert on_message is not None
+        for message in messages:
+            on_message(message)
 
     def _handle_publish(
         self,
@@ -610,18 +670,19 @@ class MqttClient:
         paho's single writer still owns the socket.
         """
         client = self._require()
-        current = self._connection
-        blob = bytearray()
+        current, manual = self._connection, self._manual_ack
+        # Each PUBACK as one big-endian 32-bit word: header, length 2, packet id.
+        words: list[int] = []
         for m in messages:
             if m.connection != current or m.qos == 0:
                 continue
-            if m.qos == 1 and self._manual_ack:
-                blob += _PUBACK.pack(_PUBACK_HEADER, 2, m.mid)
+            if m.qos == 1 and manual:
+                words.append(_PUBACK_WORD | m.mid)
             else:
                 self.ack(m)
-        if blob:
+        if words:
             # Private paho API, pinned by paho-mqtt<3 in pyproject.
-            client._packet_queue(_PUBACK_HEADER, bytes(blob), 0, 0)
+            client._packet_queue(_PUBACK_HEADER, struct.pack(f"!{len(words)}I", *words), 0, 0)
 
     def disconnect(self) -> None:
         """Close cleanly (the will is not sent) and stop the network thread."""

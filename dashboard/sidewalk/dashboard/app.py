@@ -26,6 +26,7 @@ from sidewalk.dashboard.auth import COOKIE, LoginThrottle, Sessions, User, requi
 from sidewalk.dashboard.geometry import load_geojson
 from sidewalk.dashboard.live import LiveFeed
 from sidewalk.dashboard.metrics import add_observability_routes
+from sidewalk.dashboard.rounds_page import add_rounds_page
 from sidewalk.dashboard.routes import DashboardContext, api_router, refuse_nul_bytes
 from sidewalk.storage.cases import CaseStore, NotFoundError
 from sidewalk.storage.evidence import EvidenceStore
@@ -134,6 +135,9 @@ def create_app(
             return RedirectResponse("/login", status_code=303)
         # Never from cache: the page is only for a live session.
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
+
+    # The inspector's Rounds page at /rounds/, kept by a service worker for no signal.
+    add_rounds_page(app, lambda: app.state.sessions)
 
     @app.get("/login", include_in_schema=False)
     def login_page() -> FileResponse:

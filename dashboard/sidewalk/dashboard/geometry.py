@@ -78,10 +78,10 @@ def _rectangle(x0: float, x1: float, y0: float, y1: float) -> dict[str, Any]:
 
 def generated_streets(frontages: Sequence[Placed]) -> list[dict[str, Any]]:
     """The generated streets' carriageways (curb to curb), as GeoJSON features named by street."""
-    layout = generated_layout(frontages)
+    layout = generated_rings(frontages)
     by_street: dict[str, list[float]] = defaultdict(list)
     for f in frontages:
-        ring = layout[f.id]["coordinates"][0]
+        ring = layout[f.id]
         by_street[_street_of(f)[1]] += [ring[0][0], ring[1][0]]
     features = []
     origin_lon = _to_lonlat(0.0, 0.0)[0]
@@ -115,6 +115,14 @@ def generated_layout(frontages: Iterable[Placed]) -> dict[str, dict[str, Any]]:
         fid: {"type": "Polygon", "coordinates": [[[lon, lat] for lon, lat in ring]]}
         for fid, ring in plan.items()
     }
+
+
+def generated_rings(
+    frontages: Iterable[Placed],
+) -> Mapping[str, tuple[tuple[float, float], ...]]:
+    """``generated_layout``'s outer rings, shared and read-only (nothing copied: the
+    Overview sends 2,000 of them as they are)."""
+    return _plan(tuple((f.id, f.street_address, f.length_ft) for f in frontages))
 
 
 @functools.lru_cache(maxsize=8)

@@ -1,6 +1,7 @@
 """The ingest consumer: MQTT → validation → SQLite, acknowledging only what is durable.
 
-paho's network thread validates each message and queues it with its verdict.
+paho's network thread validates the messages of each socket read and queues
+them, with their verdicts, as one list (one hand-over per read, not per message).
 One writer thread takes batches (up to ``batch_size`` messages or
 ``batch_wait_s`` after the first; with a backlog already queued, up to
 ``BACKLOG_BATCH_FACTOR`` times as many), writes readings, statuses and dead
@@ -122,6 +123,18 @@ class _QuotaTally(dict[str, int]):
 
 
 @dataclass(slots=True)
+class _Arrival:
+    """When a list of messages arrived (monotonic), and how many of it are not done."""
+
+    at: float
+    left: int
+
+
+# Messages of one socket read with their verdicts, in the same order.
+_Chunk = tuple[list[MqttMessage], list[Verdict]]
+
+
+@dataclass(slots=True)
 class _Sorted:
     """One batch sorted for its transaction."""
 
@@ -219,26 +232,31 @@ class IngestConsumer:
         # Why the writer is not committing right now (None: it is).
         self.write_problem: str | None = None
         self._stall_logged: tuple[str, float, int] | None = None
-        # Each message with its verdict: paho's thread validates on receipt, so
-        # validation runs while the writer waits on the fsync (the GIL is free then).
-        self._queue: queue.SimpleQueue[tuple[MqttMessage, Verdict]] = queue.SimpleQueue()
+        # Each socket read's messages with their verdicts: paho's thread validates
+        # on receipt, so validation runs while the writer waits on the fsync
+        # (the GIL is free then).
+        self._queue: queue.SimpleQueue[_Chunk] = queue.SimpleQueue()
+        # What a batch could not take of the last list (the batch was full).
+        self._carry: _Chunk | None = None
         if mqtt.receive_maximum < batch_size:
             # A window smaller than the batch would make every batch wait for
             # the timer: the broker stops sending until we ack.
             mqtt = dataclasses.replace(mqtt, receive_maximum=min(65535, 2 * batch_size))
-        # Arrival times (monotonic) of the received, not yet committed messages,
-        # oldest first: paho's thread appends, the writer pops what it finished.
-        self._arrivals: deque[float] = deque()
+        # Arrival times of the received, not yet committed messages, per list,
+        # oldest first: paho's thread appends, the writer takes off what it finished.
+        self._arrivals: deque[_Arrival] = deque()
+        # Messages received, and finished (committed or given back); each
+        # counter has one writing thread.
+        self._received_n = 0
+        self._finished_n = 0
         self._client = MqttClient(
-            mqtt, on_message=self._receive, on_connect=self._on_connect, manual_ack=True
+            mqtt, on_messages=self._receive_many, on_connect=self._on_connect, manual_ack=True
         )
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._sites: dict[str, str] = {}
         self._published: dict[str, tuple[str | None, int]] = {}
         self._committed = threading.Condition()
-        # Size of the batch the writer holds (taken off the queue, not committed).
-        self._in_batch = 0
 
     @property
     def known_devices(self) -> KnownDevices | None:
@@ -253,29 +271,37 @@ class IngestConsumer:
     @property
     def pending(self) -> int:
         """Messages received but not yet committed: the queue plus the batch being written."""
-        return self._queue.qsize() + self._in_batch
+        return self._received_n - self._finished_n
 
     @property
     def oldest_pending_age_s(self) -> float | None:
         """Seconds since the oldest received, not yet committed message arrived (None: none)."""
         try:
-            oldest = self._arrivals[0]
+            oldest = self._arrivals[0].at
         except IndexError:
             return None
         return max(0.0, time.monotonic() - oldest)
 
     def _receive(self, msg: MqttMessage) -> None:
+        """One message on its own (tests; paho's thread hands over lists)."""
+        self._receive_many([msg])
+
+    def _receive_many(self, msgs: list[MqttMessage]) -> None:
         # paho's thread. A dead letter's received_at is set at commit, as before.
-        try:
-            verdict: Verdict = classify(msg, 0, self._limits)
-        except Exception as exc:
-            # classify catches the validator's failures; this guards paho's thread.
-            detail = f"{type(exc).__name__}: {exc}"[:MAX_DETAIL_CHARS]
-            dead = DeadLetter(0, msg.topic, None, msg.payload, "internal_error", detail)
-            verdict = Rejected(dead)
-        # The arrival is noted before the writer can take the message.
-        self._arrivals.append(time.monotonic())
-        self._queue.put((msg, verdict))
+        limits = self._limits
+        verdicts: list[Verdict] = []
+        add = verdicts.append
+        for msg in msgs:
+            try:
+                add(classify(msg, 0, limits))
+            except Exception as exc:
+                # classify catches the validator's failures; this guards paho's thread.
+                detail = f"{type(exc).__name__}: {exc}"[:MAX_DETAIL_CHARS]
+                add(Rejected(DeadLetter(0, msg.topic, None, msg.payload, "internal_error", detail)))
+        # Counted before the writer can take them.
+        self._arrivals.append(_Arrival(time.monotonic(), len(msgs)))
+        self._received_n += len(msgs)
+        self._queue.put((msgs, verdicts))
 
     def start(self) -> None:
         """Connect (raising if the broker refuses), subscribe and start writing."""
@@ -320,62 +346,88 @@ class IngestConsumer:
         # again at the next commit that touches its device.
         self._published.clear()
 
-    def _next_batch(self) -> list[tuple[MqttMessage, Verdict]]:
-        try:
-            batch = [self._queue.get(timeout=0.2)]
-        except queue.Empty:
-            return []
+    def _next_batch(self) -> _Chunk:
+        """The next batch's messages and verdicts (empty after 0.2 s without any)."""
+        msgs: list[MqttMessage] = []
+        verdicts: list[Verdict] = []
+        chunk, self._carry = self._carry, None
+        if chunk is None:
+            try:
+                chunk = self._queue.get(timeout=0.2)
+            except queue.Empty:
+                return msgs, verdicts
+        self._take(chunk, msgs, verdicts)
         deadline = time.monotonic() + self._batch_wait_s
-        while len(batch) < self._batch_size:
+        while len(msgs) < self._batch_size:
             try:
-                batch.append(self._queue.get_nowait())
-                continue
+                chunk = self._queue.get_nowait()
             except queue.Empty:
-                pass
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            try:
-                batch.append(self._queue.get(timeout=left))
-            except queue.Empty:
-                break
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                try:
+                    chunk = self._queue.get(timeout=left)
+                except queue.Empty:
+                    break
+            self._take(chunk, msgs, verdicts)
         # A backlog already received (the broker may send beyond our Receive
         # Maximum, or a restart left one) goes in larger commits: each commit's
         # fsync and bookkeeping then serve more readings. Nothing waits for it.
-        while len(batch) < self._max_batch:
+        while len(msgs) < self._max_batch:
             try:
-                batch.append(self._queue.get_nowait())
+                chunk = self._queue.get_nowait()
             except queue.Empty:
                 break
-        return batch
+            self._take(chunk, msgs, verdicts)
+        return msgs, verdicts
+
+    def _take(self, chunk: _Chunk, msgs: list[MqttMessage], verdicts: list[Verdict]) -> None:
+        """Add a received list to the batch; what exceeds the largest batch waits for the next."""
+        room = self._max_batch - len(msgs)
+        more, judged = chunk
+        if len(more) <= room:
+            msgs += more
+            verdicts += judged
+        else:
+            msgs += more[:room]
+            verdicts += judged[:room]
+            self._carry = (more[room:], judged[room:])
+
+    def _finished(self, n: int) -> None:
+        """n messages committed, or given back to the broker unacknowledged: not pending."""
+        self._finished_n += n
+        arrivals = self._arrivals
+        while n > 0:
+            head = arrivals[0]
+            if head.left > n:
+                head.left -= n
+                return
+            n -= head.left
+            arrivals.popleft()
 
     def _write_loop(self) -> None:
         while True:
             # After stop() one more batch is committed; anything still queued
             # stays unacknowledged and the broker delivers it next time.
             stopping = self._stop.is_set()
-            batch = self._next_batch()
-            self._in_batch = len(batch)
+            msgs, verdicts = self._next_batch()
             try:
-                if batch and not self._commit(batch):
+                if msgs and not self._commit(msgs, verdicts):
                     return
             except Exception:
                 # Whatever failed, the batch's unacknowledged messages come
                 # again; the consumer must keep consuming, not die quietly.
-                log.exception("ingest batch of %d failed", len(batch))
+                log.exception("ingest batch of %d failed", len(msgs))
             finally:
-                self._in_batch = 0
-                # Committed, or given back to the broker unacknowledged: no
-                # longer pending here (messages leave in arrival order).
-                for _ in batch:
-                    self._arrivals.popleft()
+                # Messages leave in arrival order.
+                self._finished(len(msgs))
             if stopping:
                 return
 
-    def _commit(self, batch: list[tuple[MqttMessage, Verdict]]) -> bool:
+    def _commit(self, msgs: list[MqttMessage], verdicts: list[Verdict]) -> bool:
         """Write one batch durably, then ack it. False when stopped before success."""
         now = self._now_ms()
-        b = self._sort(batch, now)
+        b = self._sort(msgs, verdicts, now)
         while True:
             problem = self._space.problem() if self._space is not None else None
             error: BaseException | None = None
@@ -386,16 +438,16 @@ class IngestConsumer:
                 except Exception as exc:
                     # Not acknowledged, so nothing is lost; the broker keeps it.
                     problem, error = write_failure_cause(exc), exc
-            self._stalled(problem, error, len(batch))
+            self._stalled(problem, error, len(msgs))
             if self._stop.wait(self._write_retry_s):
                 return False
         self._written(result)
-        self._client.ack_many(msg for msg, _ in batch)
+        self._client.ack_many(msgs)
         self._sites.update(b.sites)
-        self._after_commit(result, len(batch), len(b.statuses), len(b.dead))
+        self._after_commit(result, len(msgs), len(b.statuses), len(b.dead))
         return True
 
-    def _sort(self, batch: list[tuple[MqttMessage, Verdict]], now: int) -> _Sorted:
+    def _sort(self, msgs: list[MqttMessage], verdicts: list[Verdict], now: int) -> _Sorted:
         """What of the batch goes where: readings, statuses, dead letters, images."""
         b = _Sorted()
         readings, sites = b.readings, b.sites
@@ -404,7 +456,7 @@ class IngestConsumer:
         # Registered, per device: asked once a batch (a pole not registered is
         # asked per message below, so a registration lands at the next one).
         registered: dict[str, bool] = {}
-        for msg, received in batch:
+        for msg, received in zip(msgs, verdicts, strict=True):
             if type(received) is Accepted:
                 # The common case, kept short: a reading from a registered pole.
                 reading = received.reading

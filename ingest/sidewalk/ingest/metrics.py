@@ -24,7 +24,13 @@ from prometheus_client.samples import Sample
 
 from sidewalk.core.contract import AnyReading, TimePolicy
 from sidewalk.core.health import Check, flag, sqlite_writable, threads_alive
-from sidewalk.core.observability import Observability
+from sidewalk.core.observability import (
+    Observability,
+    RenderedFamily,
+    go_float,
+    go_seconds,
+    label_value,
+)
 from sidewalk.ingest.consumer import IngestConsumer
 from sidewalk.storage.space import FreeSpaceFloor
 from sidewalk.storage.timeseries import BatchResult, DeadLetter, StatusUpdate, TimeSeriesStore
@@ -115,8 +121,23 @@ class IngestCollector(Collector):
             )
 
 
-# One device's samples: last seen (None before it was heard), online, max seq.
-_DeviceSamples = tuple[Sample | None, Sample, Sample]
+# One device's lines: last seen (b"" before it was heard), online, max seq.
+_DeviceLines = tuple[bytes, bytes, bytes]
+_Row = tuple[Any, ...]  # device, max_seq, status, last_seen_at, clock_faults
+_SEEN: Final = "sidewalk_device_last_seen_timestamp_seconds"
+_ONLINE: Final = "sidewalk_device_online"
+_MAX_SEQ: Final = "sidewalk_device_max_seq"
+
+
+def _device_lines(row: _Row) -> _DeviceLines:
+    """A device's three lines, as ``sample_line`` writes them (inlined: 5,000 poles)."""
+    device, top, status, last_seen, _ = row
+    labels = f'{{device="{label_value(device)}"}} '
+    return (
+        b"" if last_seen is None else f"{_SEEN}{labels}{go_seconds(last_seen)}\n".encode(),
+        f"{_ONLINE}{labels}{'1.0' if status == 'online' else '0.0'}\n".encode(),
+        f"{_MAX_SEQ}{labels}{go_float(top)}\n".encode(),
+    )
 
 
 class StoreCollector(Collector):
@@ -130,9 +151,13 @@ class StoreCollector(Collector):
         self.path = path
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
-        # Each device's samples (last seen, online, max seq) by its ``devices`` row, kept
-        # from the last scrape: thousands of poles, most unchanged between scrapes.
-        self._device_samples: dict[tuple[Any, ...], _DeviceSamples] = {}
+        # Each device's exposition lines by its ``devices`` row, rendered when the row
+        # changed and kept from one scrape to the next: thousands of poles, most
+        # unchanged between scrapes (issue 17: a scrape under 100 ms with 5,000).
+        self._device_lines: dict[_Row, _DeviceLines] = {}
+        # The last scrape's rows and the three families' joined lines.
+        self._rows: list[_Row] = []
+        self._blocks: tuple[bytes, bytes, bytes] = (b"", b"", b"")
 
     def _query(self, sql: str) -> list[tuple[Any, ...]]:
         with self._lock:
@@ -175,53 +200,61 @@ class StoreCollector(Collector):
             missing.add_metric([device, state], readings)
         yield gaps
         yield missing
-        seen = GaugeMetricFamily(
-            "sidewalk_device_last_seen_timestamp_seconds",
-            "When ingest last heard from the device (Unix time)",
-            labels=["device"],
+        rows = self._query(
+            "SELECT device, max_seq, status, last_seen_at, clock_faults FROM devices"
+            " ORDER BY device"
         )
-        online = GaugeMetricFamily(
-            "sidewalk_device_online",
-            "1 when the device's last status was online",
-            labels=["device"],
-        )
-        max_seq = GaugeMetricFamily(
-            "sidewalk_device_max_seq", "Highest seq stored from the device", labels=["device"]
-        )
+        seen, online, max_seq = self._device_blocks(rows)
+        device = ("device",)
+        yield RenderedFamily(
+            _SEEN, "When ingest last heard from the device (Unix time)", "gauge",
+            lines=seen, label_names=device,
+            samples=lambda: [
+                Sample(_SEEN, {"device": r[0]}, r[3] / 1000) for r in rows if r[3] is not None
+            ],
+        )  # fmt: skip
+        yield RenderedFamily(
+            _ONLINE, "1 when the device's last status was online", "gauge",
+            lines=online, label_names=device,
+            samples=lambda: [
+                Sample(_ONLINE, {"device": r[0]}, 1.0 if r[2] == "online" else 0.0) for r in rows
+            ],
+        )  # fmt: skip
+        yield RenderedFamily(
+            _MAX_SEQ, "Highest seq stored from the device", "gauge",
+            lines=max_seq, label_names=device,
+            samples=lambda: [Sample(_MAX_SEQ, {"device": r[0]}, r[1]) for r in rows],
+        )  # fmt: skip
         clock_faults = CounterMetricFamily(
             "sidewalk_device_clock_faults",
             "Readings of the device quarantined for an implausible time (its clock jumped)",
             labels=["device"],
         )
-        rows = self._query(
-            "SELECT device, max_seq, status, last_seen_at, clock_faults FROM devices"
-            " ORDER BY device"
-        )
-        kept, fresh = self._device_samples, {}
+        # Only poles whose clock has jumped: a series per pole per scrape adds up
+        # (issue 17: the scrape stays small with thousands of registered poles).
         for row in rows:
-            samples = kept.get(row)
-            if samples is None:
-                device, top, status, last_seen, _ = row
-                labels = {"device": device}
-                samples = (
-                    None if last_seen is None else Sample(seen.name, labels, last_seen / 1000),
-                    Sample(online.name, labels, 1.0 if status == "online" else 0.0),
-                    Sample(max_seq.name, labels, top),
-                )
-            fresh[row] = samples
-            if samples[0] is not None:
-                seen.samples.append(samples[0])
-            online.samples.append(samples[1])
-            max_seq.samples.append(samples[2])
-            # Only poles whose clock has jumped: a series per pole per scrape adds up
-            # (issue 17: the scrape stays small with thousands of registered poles).
             if row[4]:
                 clock_faults.add_metric([row[0]], row[4])
-        self._device_samples = fresh
-        yield seen
-        yield online
-        yield max_seq
         yield clock_faults
+
+    def _device_blocks(self, rows: list[_Row]) -> tuple[bytes, bytes, bytes]:
+        """The three per-device families' lines: a changed row's rendered anew, the
+        others' as kept; a device gone from the table is dropped."""
+        with self._lock:  # two scrapes at once share the kept lines
+            if rows == self._rows:
+                return self._blocks
+            kept, fresh = self._device_lines, {}
+            for row in rows:
+                lines = kept.get(row)
+                fresh[row] = _device_lines(row) if lines is None else lines
+            every = fresh.values()
+            self._blocks = (
+                b"".join([lines[0] for lines in every]),
+                b"".join([lines[1] for lines in every]),
+                b"".join([lines[2] for lines in every]),
+            )
+            self._device_lines, self._rows = fresh, rows
+            return self._blocks
 
 
 class SpaceCollector(Collector):

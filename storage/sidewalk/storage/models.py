@@ -192,7 +192,10 @@ class Clock(Base):
 
 
 class ClockTransition(Base):
-    """Append-only history of a clock; a replayed transition is not stored twice."""
+    """Append-only history of a clock; a replayed transition is not stored twice.
+
+    ``revision``: the corrections of the case's facts made before it (a case corrected
+    back to a state at a time it stood at before moves again: a new row)."""
 
     __tablename__ = "clock_transitions"
 
@@ -203,8 +206,9 @@ class ClockTransition(Base):
     at: Mapped[datetime]
     cause: Mapped[dict[str, Any]]
     detail: Mapped[dict[str, Any]]
+    revision: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
-    __table_args__ = (UniqueConstraint("clock_id", "at", "to_state"),)
+    __table_args__ = (UniqueConstraint("clock_id", "at", "to_state", "revision"),)
 
 
 class Violation(Base):

@@ -155,7 +155,8 @@ class SnowfallDetector:
         air_temp_c: float | None,
     ) -> list[SnowfallChange]:
         """``observe`` on a weather reading's fields (the engine reads each once)."""
-        if self.last_ts is not None and at <= self.last_ts:
+        last_ts = self.last_ts
+        if last_ts is not None and at <= last_ts:
             # Out of order or repeated: a trend cannot move backwards.
             self.late_readings += 1
             return []
@@ -163,8 +164,31 @@ class SnowfallDetector:
         self.last_ts = at
         if air_temp_c is not None:
             self.last_air_temp_c = air_temp_c
-        depth_signal = self._depth_signal(self._filter(at, depth_mm))
-        gauge_signal = self._precip_signal(precip_mm, air_temp_c)
+        # Called for every weather reading: ``_depth_signal(_filter(...))`` and
+        # ``_precip_signal`` written out here (their calls cost more than their work).
+        p = self.params
+        recent = self.recent
+        if depth_mm is not None:
+            recent.append((at, depth_mm))
+        start = at - p.depth_median_window
+        while recent and recent[0][0] < start:
+            recent.popleft()
+        depth_signal = False
+        if depth_mm is not None and len(recent) >= p.depth_min_readings:
+            depth = _median([d for _, d in recent])
+            ref = self.ref_depth_mm
+            if ref is None:
+                self.ref_depth_mm = depth
+            elif depth >= ref + p.depth_rise_mm:
+                self.ref_depth_mm = depth
+                depth_signal = True
+            elif depth <= ref - p.depth_rise_mm:
+                self.ref_depth_mm = depth  # settling, melt or clearing under the sensor
+        gauge_signal = (
+            precip_mm is not None
+            and precip_mm >= p.precip_min_mm
+            and (air_temp_c is None or air_temp_c <= p.snow_max_air_temp_c)
+        )
         if depth_mm is not None and self.accumulating:
             self.depths.append((at, depth_mm))
         if gauge_signal:

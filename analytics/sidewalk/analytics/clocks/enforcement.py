@@ -50,6 +50,7 @@ a billing case opens ``abated`` for it (``open_billing``) and runs
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -168,17 +169,17 @@ class EnforcementCase:
     # rules): no notice, no offenses, only the bill and the tax roll.
     section: BillKind = "snow_and_ice"
     billing_only: bool = False
+    # Corrections applied to the case so far. A correction can bring the case back to a
+    # state at a time it stood at before (a service corrected back to its first time,
+    # undone then entered again): the transitions after it carry the count, so the
+    # records tell them from the first ones (``record_transition`` stores each once).
+    revision: int = 0
 
     def move(self, to_state: CaseState, at: datetime, cause: Cause, **detail: object) -> Transition:
-        t = Transition(
-            self.frontage,
-            ENFORCEMENT,
-            self.state,
-            to_state,
-            at,
-            cause,
-            {"violation": self.key, **detail},
-        )
+        said = {"violation": self.key, **detail}
+        if self.revision:
+            said["revision"] = self.revision
+        t = Transition(self.frontage, ENFORCEMENT, self.state, to_state, at, cause, said)
         self.state = to_state
         self.history.append(t)
         return t
@@ -208,9 +209,19 @@ class Enforcement:
         # change a case forgets it (``_changed``).
         self._due: datetime | None = None
         self._due_known = False
+        # Each live case's own next due instant (None: nothing due), kept until that case
+        # changes: with hundreds of cases counting offenses all winter, ``advance`` and
+        # ``next_due`` would otherwise work each one out again at every instant one is due.
+        self._case_due: dict[str, datetime | None] = {}
 
-    def _changed(self) -> None:
+    def _changed(self, keys: Iterable[str] | None = None) -> None:
+        """Forget ``next_due``, and the due instants of ``keys`` (None: of every case)."""
         self._due_known = False
+        if keys is None:
+            self._case_due.clear()
+        else:
+            for key in keys:
+                self._case_due.pop(key, None)
 
     def load(self, cases: dict[str, EnforcementCase]) -> None:
         """Take over restored cases (a snapshot) and rebuild the index."""
@@ -240,7 +251,7 @@ class Enforcement:
         if key in self.cases:
             return []
         case = EnforcementCase(key, frontage, missed_deadline, required_width_mm, ice=ice)
-        self._changed()
+        self._changed([key])
         self.cases[key] = case
         self._live.setdefault(frontage, set()).add(key)
         rules = self.profile.snow_and_ice
@@ -296,6 +307,7 @@ class Enforcement:
         events: list[Event] = []
         if icy:
             return events
+        cured: list[str] = []
         for case in self._open_for(frontage):
             if (
                 width_mm >= case.required_width_mm - WIDTH_TOLERANCE_MM
@@ -303,8 +315,9 @@ class Enforcement:
                 and (ice_free or not case.ice)
             ):
                 events.append(case.move(CaseState.CURED, at, cause, measured_width_mm=width_mm))
+                cured.append(case.key)
         if events:
-            self._changed()
+            self._changed(cured)
         return events
 
     def watching(self, frontage: str) -> bool:
@@ -330,7 +343,12 @@ class Enforcement:
         self._changed()
         cause = action.cause
         if isinstance(action, CorrectEntry):
-            events = self._correct(case, action, cause)
+            case.revision += 1
+            try:
+                events = self._correct(case, action, cause)
+            except ValueError:
+                case.revision -= 1  # refused: the case is as it was
+                raise
             if case.state not in DONE_STATES:  # back in the running (its clocks recompute)
                 self._live.setdefault(case.frontage, set()).add(case.key)
             return events
@@ -571,11 +589,16 @@ class Enforcement:
         """Offenses, notice deadlines and the tax roll, in event-time order per case."""
         if self._due_known and (self._due is None or to < self._due):
             return []  # nothing is due before ``next_due`` (no case changed since)
-        self._changed()
+        self._due_known = False
         events: list[Event] = []
         period = self.profile.snow_and_ice.offense_period
         every = period.duration
-        for case in sorted(self._live_cases(), key=lambda c: c.key):
+        # Only a case with something due by ``to`` can change below (its due instant is
+        # the earliest of the three checks' own): the rest are passed by, in key order.
+        due = [k for k, d in self._case_dues() if d is not None and d <= to]
+        due.sort()
+        self._changed(due)  # each may change below: its due instant is found again
+        for case in [self.cases[k] for k in due]:
             while case.continuing and to >= case.next_offense_at(every):
                 at = case.next_offense_at(every)
                 case.offenses += 1
@@ -656,19 +679,32 @@ class Enforcement:
         return self._due
 
     def _next_due(self) -> datetime | None:
+        due = [d for _, d in self._case_dues() if d is not None]
+        return min(due, default=None)
+
+    def _case_dues(self) -> list[tuple[str, datetime | None]]:
+        """Every live case's key and own next due instant (kept in ``_case_due``)."""
+        known = self._case_due
+        out: list[tuple[str, datetime | None]] = []
+        for keys in self._live.values():
+            for key in keys:
+                if key in known:
+                    out.append((key, known[key]))
+                else:
+                    due = known[key] = self._case_next_due(self.cases[key])
+                    out.append((key, due))
+        return out
+
+    def _case_next_due(self, case: EnforcementCase) -> datetime | None:
+        """When ``advance`` next has something to do for ``case``: its next offense, its
+        notice period's end, its tax roll entry (whichever comes first), or None."""
         due: list[datetime] = []
-        period = self.profile.snow_and_ice.offense_period.duration
-        for case in self._live_cases():
-            if case.continuing:
-                due.append(case.next_offense_at(period))
-            if case.state in PERIOD_STATES and case.notice_deadline is not None:
-                due.append(case.notice_deadline)
-            if (
-                case.state in BILLING_STATES
-                and case.tax_roll_at is not None
-                and not case.tax_roll_held
-            ):
-                due.append(case.tax_roll_at)
+        if case.continuing:
+            due.append(case.next_offense_at(self.profile.snow_and_ice.offense_period.duration))
+        if case.state in PERIOD_STATES and case.notice_deadline is not None:
+            due.append(case.notice_deadline)
+        if case.state in BILLING_STATES and case.tax_roll_at is not None and not case.tax_roll_held:
+            due.append(case.tax_roll_at)
         return min(due, default=None)
 
     def _notice_expired(self, case: EnforcementCase) -> list[Event]:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import cache
 from typing import Any, cast
 
@@ -157,6 +157,13 @@ def _kind(reading: AnyReading) -> str:
         )
         _KINDS[type(reading)] = kind
     return kind
+
+
+def _weather_model(reading: AnyReading | None, fields: Mapping[str, Any]) -> WeatherReading:
+    """The model of a weather reading: given, or validated from its stored row."""
+    if reading is None:
+        return WeatherReading.model_validate(fields)
+    return cast(WeatherReading, reading)
 
 
 @dataclass(frozen=True)
@@ -334,6 +341,128 @@ class ClockEngine:
         events += self.advance(at)
         return events
 
+    def step_many(self, readings: Iterable[AnyReading], *, advance: bool = True) -> list[Event]:
+        """``step`` each reading in turn (``observe`` each with ``advance=False``, as the
+        live runner does): the same events in the same order, the same state.
+
+        Readings come hundreds to an instant (each pole's weather, then every
+        frontage's camera). Handed over together, time is converted once per
+        instant and advanced only when it moves, and a reading that changes no
+        clock (most of them) takes a short path (``_batch``)."""
+        return self._batch(((r.__dict__, r) for r in readings), advance)
+
+    def replay_rows(self, rows: Iterable[Mapping[str, Any]]) -> list[Event]:
+        """``step_many`` on stored readings, not validated again: each row the contract's
+        payload as ingest validated and stored it (its canonical JSON parsed: optional
+        fields not measured are absent). A replay from the store reads trusted rows;
+        the rare reading that needs the model itself (a ground probe's, a pavement
+        temperature) is validated where it does."""
+        return self._batch(((row, None) for row in rows), True)
+
+    def _batch(  # noqa: PLR0912, PLR0915 (one flat loop: a call costs more than its work)
+        self, items: Iterable[tuple[Mapping[str, Any], AnyReading | None]], advance: bool
+    ) -> list[Event]:
+        """``step`` (or ``observe``) on each item: a reading's fields and the model they
+        come from, or None for a stored row (``replay_rows``).
+
+        What ``_observe`` does, with the calls that cost more than their work taken
+        out of the loop. A camera measurement of a frontage with no decision pending,
+        no case open and no storm under way at its pole, that shows no rise in cover,
+        only keeps the measurement and the cover (what ``_camera`` would do for it);
+        every other reading goes through ``_camera``/``_weather`` as one by one."""
+        events: list[Event] = []
+        clocks = self.clocks
+        detectors = self.detectors
+        pole_of = self._weather_device
+        live = self.enforcement.watching
+        progress, heard = self.progress, self.heard
+        rise, quiet = self.params.camera_cover_rise, self.params.quiet_period
+        # Each clock past its deadline and undecided, with the first instant it can be
+        # decided (``_track``): before that ``_due`` has nothing to do.
+        awaiting = self._awaiting
+        cold = self.cold
+        probes = cold.probes
+        last = self._last_time
+        last_ts: int | None = None
+        at: datetime | None = None
+        if last is not None:
+            last_ts, at = last
+        for fields, reading in items:
+            ts: int = fields["ts"]
+            if ts != last_ts or at is None:
+                at = datetime.fromtimestamp(ts / 1000, tz=UTC)  # ``Reading.event_time``
+                last_ts = ts
+                self._last_time = (ts, at)
+            device: str = fields["device"]
+            now = self.now
+            # ``_heard_from``
+            through = progress.get(device)
+            if through is None or at > through:
+                progress[device] = at
+            when = now or at
+            was = heard.get(device)
+            if was is None or when > was:
+                heard[device] = when
+            stream = fields["stream"] if reading is None else _kind(reading)
+            if stream == "snow":
+                frontage: str = fields["frontage"]
+                clock = clocks.get(frontage)
+                if clock is not None:
+                    measurements = clock.measurements
+                    detector = detectors[pole_of[frontage]]
+                    cover: float = fields["snow_cover_fraction"]
+                    before = detector.covers.get(frontage)
+                    signal_at = detector.last_signal_at
+                    if (
+                        # the cover did not rise: no signal for the detector ...
+                        before is not None
+                        and at > before[0]
+                        and cover - before[1] < rise
+                        # ... whose storm (if any) has not gone quiet by now ...
+                        and (
+                            not detector.accumulating or signal_at is None or at < signal_at + quiet
+                        )
+                        # ... in event-time order, no case to cure, no decision due.
+                        and (not measurements or measurements[-1].at <= at)
+                        and not live(frontage)
+                        and (now is None or frontage not in awaiting or now < awaiting[frontage])
+                    ):
+                        measurements.append(
+                            _Measurement(
+                                at, device, fields["seq"], fields["cleared_width_mm"], cover,
+                                fields.get("ice_suspected", False), fields.get("surface_state"),
+                                fields.get("surface_temp_c"),
+                            )
+                        )  # fmt: skip
+                        if len(measurements) > 8 and clock.state not in PENDING:
+                            del measurements[:-8]
+                        detector.covers[frontage] = (at, cover)
+                    else:
+                        events += self._camera(fields, device, at)
+            elif stream == "weather":
+                get = fields.get
+                own = detectors.get(device)
+                if (
+                    own is not None
+                    and get("surface_temp_c") is None
+                    and (device not in probes or get("ground_temp_c") is None)
+                    and not cold.keep_off
+                ):
+                    # Nothing for the cold-weather clocks or the ice: the detector only.
+                    changes = own.observe_weather(
+                        at, device, fields["seq"], get("snow_depth_mm"), get("precip_mm"),
+                        get("air_temp_c"),
+                    )  # fmt: skip
+                    if changes:
+                        events += self._apply(device, changes)
+                    if now is not None and awaiting and now >= self._first_awaiting():
+                        events += self._pole_due(device, now)
+                else:
+                    events += self._weather(reading, fields, device, at)
+            if advance and (now is None or at > now):
+                events += self.advance(at)
+        return events
+
     def _event_time(self, reading: AnyReading) -> datetime:
         """``reading.event_time``, converted once for the many readings of one instant."""
         ts = reading.ts
@@ -354,48 +483,60 @@ class ClockEngine:
         self._heard_from(device, at)
         kind = _kind(reading)
         if kind == "weather":
-            return self._weather(cast(WeatherReading, reading), fields, device, at)
+            return self._weather(reading, fields, device, at)
         if kind == "snow":
             return self._camera(fields, device, at)
         return []
 
     def _weather(
-        self, reading: WeatherReading, fields: dict[str, Any], device: str, at: datetime
+        self, reading: AnyReading | None, fields: Mapping[str, Any], device: str, at: datetime
     ) -> list[Event]:
-        air = fields["air_temp_c"]
+        """A weather reading's fields (``reading``: its model, None for a stored row)."""
+        get = fields.get
+        air = get("air_temp_c")
         site = self.cold.probes.get(device)
         events: list[Event] = []
-        if site is not None:
-            events += self._cold(self.cold.observe_weather(reading, at, site, air))
-        if fields["surface_temp_c"] is not None and device in self._by_device:
-            self._keep_surface_temp(reading)
+        if site is not None and (
+            get("ground_temp_c") is not None or (air is not None and self.cold.keep_off)
+        ):
+            # (``observe_weather`` returns nothing for any other reading.)
+            model = _weather_model(reading, fields)
+            events += self._cold(self.cold.observe_weather(model, at, site, air))
+        if get("surface_temp_c") is not None and device in self._by_device:
+            self._keep_surface_temp(_weather_model(reading, fields))
         detector = self.detectors.get(device)
         if detector is None:
             return events
         changes = detector.observe_weather(
-            at, device, fields["seq"], fields["snow_depth_mm"], fields["precip_mm"], air
+            at, device, fields["seq"], get("snow_depth_mm"), get("precip_mm"), air
         )
         if changes:
             events += self._apply(device, changes)
         now = self.now
         if now is not None and self._awaiting and now >= self._first_awaiting():
-            # The pole's readings may now be through a deadline: decide on them.
-            # (Only a clock past its deadline can be due: the rest are skipped here.)
-            clocks = self.clocks
-            waiting = [f for f in self._by_device[device] if clocks[f].state in AWAITING]
-            for frontage in sorted(waiting):
-                events += self._due(clocks[frontage], now)
+            events += self._pole_due(device, now)
         return events
 
-    def _camera(self, fields: dict[str, Any], device: str, at: datetime) -> list[Event]:
+    def _pole_due(self, device: str, now: datetime) -> list[Event]:
+        """The pole's readings may now be through a deadline: decide on them.
+        (Only a clock past its deadline can be due: the rest are skipped here.)"""
+        events: list[Event] = []
+        clocks = self.clocks
+        waiting = [f for f in self._by_device[device] if clocks[f].state in AWAITING]
+        for frontage in sorted(waiting):
+            events += self._due(clocks[frontage], now)
+        return events
+
+    def _camera(self, fields: Mapping[str, Any], device: str, at: datetime) -> list[Event]:
         frontage: str = fields["frontage"]
         clock = self.clocks.get(frontage)
         if clock is None:
             return []
         seq: int = fields["seq"]
+        get = fields.get  # a stored row leaves out the fields not measured
         m = _Measurement(
             at, device, seq, fields["cleared_width_mm"], fields["snow_cover_fraction"],
-            fields["ice_suspected"], fields["surface_state"], fields["surface_temp_c"],
+            get("ice_suspected", False), get("surface_state"), get("surface_temp_c"),
         )  # fmt: skip
         measurements = clock.measurements
         if not measurements or measurements[-1].at <= at:

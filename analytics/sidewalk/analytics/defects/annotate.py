@@ -44,7 +44,11 @@ def annotate(
             _path(out, c.image_path_px, RED if bad else GREEN)
             if c.image_path_px:
                 x, y = c.image_path_px[len(c.image_path_px) // 2]
-                txt = f"gap {c.gap_width_mm:.1f}+-{c.gap_width_uncertainty_mm:.1f} mm {c.edge_type}"
+                txt = (
+                    f"gap {c.gap_width_mm:.1f}+-{c.gap_width_uncertainty_mm:.1f} mm {c.edge_type}"
+                    if c.gap_resolved
+                    else f"gap under {c.gap_width_mm:.1f} mm (finer than the photo shows)"
+                )
                 cv2.putText(out, txt, (int(x) + 8, int(y)), font, 0.6, RED if bad else GREEN, 2)
         return out
     for j in inspection.joints:

@@ -54,6 +54,16 @@ class PhotoParams:
     # requirement, not fitted). Set 510000 of the several-marker bench: errors of 1.4-2.0
     # mm came only from gaps at 2.0-3.4 mm per pixel. None: no gate.
     max_gap_mm_per_pixel: float | None = 25.4 / 16
+    # A gap is resolved when its dip reaches 95 % of its floor through the
+    # photo's blur: a box w wide under a Gaussian blur of sigma s does when
+    # w >= 2 x 1.96 s (physics, not fitted). Narrower, the half-way crossings
+    # are the blur's, not the gap's edges: the width is then an upper bound.
+    resolved_blur_sigmas: float = 3.92
+    # The blur's sigma (px) is measured on the markers' edges; this is used
+    # where there are none to measure (a ChArUco board, a fixed camera's
+    # stored frame). An assumption, not fitted: above the 0.9-1.0 px the
+    # bench's markers measure, so a doubtful gap is a bound, not a number.
+    default_blur_sigma_px: float = 1.2
     crack_straightness_mm: float = 1.5
     max_walk_saturation: int = 30  # of 255: concrete is grey, turf and leaves are not
     # None: skip the walk-width stage (about 30 ms).
@@ -141,7 +151,14 @@ def measure_photo(
     for corners in ground.markers_px or (ground.marker_corners_px,):
         mask = _drop_marker(mask, corners * s if corners.size else None)
     stages.append(("segmentation", time.perf_counter() - t0))
-    traces = _traces(gray, mask, s, calibration, ground=ground, p=p)
+    lin = _LINEAR[gray]
+    is_board = fiducial is not None and fiducial.board is not None
+    edges = () if is_board else ground.markers_px or (ground.marker_corners_px,)
+    blur = edge_blur_sigma_px(lin, edges)
+    traces = _traces(
+        lin, mask, s, calibration, ground=ground, p=p,
+        blur_px=p.default_blur_sigma_px if blur is None else blur,
+    )  # fmt: skip
     if ground.markers_px:
         # Several small markers: their frame holds where a gap 2-3 times as
         # far is seen too coarse. One marker keeps its 60 px floor instead.
@@ -176,6 +193,65 @@ def _walk_surface(bgr: U8, p: PhotoParams) -> U8:
     closed = cv2.morphologyEx(grey, cv2.MORPH_CLOSE, np.ones((15, 15), np.uint8))
     out = np.asarray(cv2.erode(closed, np.ones((9, 9), np.uint8)), np.uint8)
     return out
+
+
+# Photos are gamma-encoded (about 2.2, as the fiducial stage assumes): the
+# half-way crossing of an edge is unbiased on linear intensity only. On the
+# encoded image it sits on the dark side, and a gap read about half a pixel
+# narrow whatever its width.
+_LINEAR = ((np.arange(256) / 255.0) ** 2.2 * 255.0).astype(np.float32)
+
+
+def _encoded(v: float) -> float:
+    return float(255.0 * (max(v, 0.0) / 255.0) ** (1 / 2.2))
+
+
+def edge_blur_sigma_px(lin: NDArray[np.float32], markers: tuple[F64, ...]) -> float | None:
+    """The photo's blur (Gaussian sigma, px) across the markers' outer edges:
+    the 10-90 % rise of each side's median edge profile on linear intensity
+    over 2.563 (a Gaussian edge's), the worse of the two directions (motion
+    blurs one). None when no marker edge is usable."""
+    along = np.linspace(0.2, 0.8, 15)
+    per_dir: list[list[float]] = [[], []]
+    for c in markers:
+        side = (
+            float(np.linalg.norm(c - np.roll(c, -1, 0), axis=1).min()) if c.shape == (4, 2) else 0
+        )
+        if side < 18.0:
+            continue
+        # Inside: the black border (a sixth of the side for 4x4 markers, an
+        # eighth for 6x6); outside: the walk.
+        inner = min(side / 9, 6.0)
+        offs = np.arange(-inner, 6.0 + 1e-9, 0.1)
+        ctr = c.mean(0)
+        for k in range(4):
+            a, b = c[k], c[(k + 1) % 4]
+            t = (b - a) / max(float(np.linalg.norm(b - a)), 1e-9)
+            nrm = np.array([-t[1], t[0]])
+            if float((a + b) / 2 @ nrm - ctr @ nrm) < 0:
+                nrm = -nrm
+            pts = a[None, None, :] + along[:, None, None] * (b - a)[None, None, :]
+            pts = pts + offs[None, :, None] * nrm[None, None, :]
+            prof = cv2.remap(
+                lin,
+                pts[..., 0].astype(np.float32),
+                pts[..., 1].astype(np.float32),
+                cv2.INTER_LINEAR,
+                borderMode=cv2.BORDER_REPLICATE,
+            ).astype(np.float64)
+            esf = np.median(prof, 0)
+            lo = float(esf[offs <= -inner + 1.0].mean())
+            hi = float(esf[offs >= 5.0].mean())
+            if hi - lo < 10.0:
+                continue
+            r = (esf - lo) / (hi - lo)
+            i10 = int(np.argmax(r >= 0.1))
+            i90 = int(np.argmax(r >= 0.9))
+            if i90 <= i10 or i10 == 0:
+                continue
+            per_dir[k % 2].append(float(offs[i90] - offs[i10]) / 2.563)
+    worst = [float(np.median(v)) for v in per_dir if v]
+    return max(worst) if worst else None
 
 
 def _globally_blurred(gray: U8) -> bool:
@@ -225,9 +301,17 @@ def _gap_ground_sample(ground: GroundFrame, c: F64, t: F64, calib: CameraCalibra
 
 
 def _traces(
-    gray: U8, mask: U8, s: float, calib: CameraCalibration, *, ground: GroundFrame, p: PhotoParams
+    lin: NDArray[np.float32],
+    mask: U8,
+    s: float,
+    calib: CameraCalibration,
+    *,
+    ground: GroundFrame,
+    p: PhotoParams,
+    blur_px: float,
 ) -> list[tuple[CrackTrace, float]]:
-    """Each trace with the ground sample (mm per pixel) across it."""
+    """Each trace with the ground sample (mm per pixel) across it, measured
+    on the linear-intensity image ``lin`` blurred by ``blur_px`` (sigma)."""
     n, lab, _, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
     comps = []
     for i in range(1, n):
@@ -251,7 +335,7 @@ def _traces(
     # Every profile of every trace is sampled in one remap call.
     all_g = np.concatenate([cp[1][cp[7]] for cp in comps])
     all_t = np.concatenate([np.repeat(cp[3][None, :], len(cp[7]), 0) for cp in comps])
-    widths, offsets = _widths(gray.astype(np.float32), all_g, all_t, calib, ground)
+    widths, offsets = _widths(lin, all_g, all_t, calib, ground)
     out: list[tuple[CrackTrace, float]] = []
     k0 = 0
     for pts, _g, c, t, along, across, order, picks in comps:
@@ -278,6 +362,10 @@ def _traces(
             med * ground.scale_uncertainty_fraction,
             0.3 * gsd,
         )
+        # Unresolved: the truth is anywhere from 0 to the width read.
+        resolved = med / gsd >= p.resolved_blur_sigmas * blur_px
+        if not resolved:
+            unc = math.hypot(unc, med / 2)
         path_idx = order[:: max(1, len(order) // 20)]
         out.append(
             (
@@ -289,6 +377,7 @@ def _traces(
                     straightness_rms_mm=straight,
                     center_mm=(float(c[0]), float(c[1]), 0.0),
                     image_path_px=tuple((float(a), float(b)) for a, b in pts[path_idx]),
+                    gap_resolved=resolved,
                 ),
                 gsd,
             )
@@ -306,8 +395,9 @@ def _widths(
     """Width (mm) of the dark band through each ground point, along the
     ground normal of its crack, and the band centre's offset from the point;
     NaN where no band is found. The band edges are where the profile crosses
-    half-way between the band's floor and the surface beside it (blur moves
-    both edges outward and inward alike, so the width survives it)."""
+    half-way between the band's floor and the surface beside it, on linear
+    intensity (symmetric blur moves both edges outward and inward alike, so
+    the width of a resolved gap survives it)."""
     step = 0.25
     offs = np.arange(-110.0, 110.0 + step / 2, step)  # mm on the ground: gaps to 3 in and more
     nrm = np.stack([-t[:, 1], t[:, 0]], 1)
@@ -325,7 +415,9 @@ def _widths(
         k = int(np.argmin(np.where(win, pr, np.inf)))
         lo = float(pr[k])
         hi = float(np.median(np.concatenate([pr[:40], pr[-40:]])))
-        if hi - lo < 8.0 or lo > 0.8 * hi:
+        # Contrast gates on the encoded levels (as the photo was judged before).
+        elo, ehi = _encoded(lo), _encoded(hi)
+        if ehi - elo < 8.0 or elo > 0.8 * ehi:
             continue
         half = (hi + lo) / 2
         a = k

@@ -103,6 +103,10 @@ class CrackTrace:
     straightness_rms_mm: float
     center_mm: Point3  # ground frame of the fiducial, z = 0
     image_path_px: PixelPath = field(default=(), compare=False)
+    # False when the gap is too narrow for the photo's blur to show its
+    # edges: ``gap_width_mm`` is then an upper bound ("under X mm"; a blurred
+    # dip reads at least as wide as the gap) and the uncertainty is half of it.
+    gap_resolved: bool = True
 
 
 @dataclass(frozen=True, slots=True)

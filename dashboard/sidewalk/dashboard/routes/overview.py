@@ -7,13 +7,14 @@ queries, whatever its size.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field
 
 from sidewalk.analytics.clocks.enforcement import ENFORCEMENT
-from sidewalk.dashboard.geometry import frontage_features, generated_streets
+from sidewalk.dashboard.geometry import frontage_features, generated_rings, generated_streets
 from sidewalk.dashboard.routes.deps import (
     Cases,
     Context,
@@ -183,6 +184,158 @@ def frontage_map(user: Reader, cases: Cases, geometry_file: GeometryFile) -> Fro
     return FrontageMap.model_validate(
         {"type": "FeatureCollection", "features": features, "streets": streets}
     )
+
+
+class PageFrontage(BaseModel):
+    """A row of the Overview's "Frontages by state" (only what the page draws)."""
+
+    id: str
+    address: str
+    state: str | None
+    category: str
+    deadline: str | None = Field(description="the deciding clock's, while it runs")
+    owner: str | None = Field(description="the owner's name: clerk and admin only")
+
+
+class PageClock(BaseModel):
+    """A row of the Overview's clock table."""
+
+    id: int
+    frontage: str
+    address: str | None
+    kind: str
+    state: str
+    category: str
+    deadline: str | None
+    unconfirmed: bool
+
+
+class PageShape(BaseModel):
+    """A frontage on the Overview's map: its GeoJSON geometry (WGS 84) and colour group."""
+
+    id: str
+    category: str
+    geometry: dict[str, Any]
+
+
+class OverviewPage(BaseModel):
+    """The Overview page in one response, only the fields it draws: ``/overview`` and
+    ``/map`` together cost the page two requests and twice the bytes."""
+
+    village: str
+    zone: str
+    now: str
+    categories: dict[str, CategoryStyle]
+    counts: dict[str, int] = Field(description="frontages per category")
+    frontages: list[PageFrontage]
+    clocks: list[PageClock] = Field(description="running clocks, soonest deadline first")
+    alerts: list[AlertView]
+    storage: StorageView | None
+    shapes: list[PageShape]
+    streets: list[StreetFeature]
+
+
+def overview_page_data(
+    owners: bool,
+    *,
+    cases: Cases,
+    profile: VillageProfile,
+    now: Now,
+    context: DashboardContext,
+    geometry_file: dict[str, dict[str, Any]],
+) -> dict[str, Any]:
+    """``OverviewPage`` as plain data: 2,000 frontages through pydantic models cost the
+    server more than reading them (``tests/dashboard/test_pages.py`` validates the shape)."""
+    rows = cases.pages.overview(
+        case_kind=ENFORCEMENT, owners=owners, alert_actions=ALERT_ACTIONS, alert_window=400
+    )
+    _, stored = cases.pages.plan()
+    addresses = {f.id: f.street_address for f in rows.frontages}
+    states = deciding_clocks(rows.deciding)
+    counts: dict[str, int] = {}
+    frontages, categories = [], {}
+    for f in rows.frontages:
+        clock = states.get(f.id)
+        kind = category(clock.state) if clock else "none"
+        categories[f.id] = kind
+        counts[kind] = counts.get(kind, 0) + 1
+        frontages.append({
+            "id": f.id, "address": f.street_address, "state": clock.state if clock else None,
+            "category": kind, "deadline": iso(clock.deadline) if clock and clock.active else None,
+            "owner": f.owner_name if owners else None,
+        })  # fmt: skip
+    active = sorted(rows.running, key=lambda c: (c.deadline is None, c.deadline or c.started_at))
+    # The geometries as they are (from the file, the records or the generated plan): only
+    # serialised, so not copied per frontage as ``frontage_features`` does for the map.
+    generated = [f for f in rows.frontages if f.id not in geometry_file and f.id not in stored]
+    plan = generated_rings(generated) if generated else {}
+    shapes = []
+    for f in rows.frontages:
+        geometry = geometry_file.get(f.id) or stored.get(f.id)
+        if geometry is None:
+            geometry = {"type": "Polygon", "coordinates": [plan[f.id]]}
+        shapes.append({"id": f.id, "category": categories[f.id], "geometry": geometry})
+    storage = storage_view(context)
+    return {
+        "village": profile.village.name,
+        "zone": profile.village.timezone,
+        "now": now.isoformat(),
+        "categories": {k: {"label": v[0], "color": v[1]} for k, v in CATEGORIES.items()},
+        "counts": counts,
+        "frontages": frontages,
+        "clocks": [
+            {
+                "id": c.id,
+                "frontage": c.frontage_id,
+                "address": addresses.get(c.frontage_id),
+                "kind": c.kind,
+                "state": c.state,
+                "category": category(c.state),
+                "deadline": iso(c.deadline),
+                "unconfirmed": c.unconfirmed,
+            }
+            for c in active
+        ],
+        "alerts": [
+            {
+                "id": a.id,
+                "action": a.action,
+                "subject": a.subject,
+                "actor": a.actor,
+                "at": iso(a.recorded_at),
+            }
+            for a in rows.alerts
+        ],
+        "storage": storage.model_dump() if storage else None,
+        "shapes": shapes,
+        "streets": generated_streets(generated) if generated else [],
+    }
+
+
+@router.get(
+    "/overview/page", tags=["pages"], response_class=Response,
+    responses={200: {"model": OverviewPage, "content": {"application/json": {}}}},
+)  # fmt: skip
+def overview_page(
+    *,
+    user: Reader,
+    cases: Cases,
+    profile: VillageProfile,
+    now: Now,
+    context: Context,
+    geometry_file: GeometryFile,
+) -> Response:
+    """The Overview page's frontages, running clocks, alerts and map in one response."""
+    data = overview_page_data(
+        user.may("owner_details"),
+        cases=cases,
+        profile=profile,
+        now=now,
+        context=context,
+        geometry_file=geometry_file,
+    )
+    body = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    return Response(body, media_type="application/json")
 
 
 @router.get("/frontages", tags=["records"], response_model_exclude_unset=True)

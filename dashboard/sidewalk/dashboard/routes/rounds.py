@@ -15,14 +15,16 @@ tap by an audit row; a photo holding the survey marker is measured too
 Taps made with no signal wait on the phone (inspector.js) and arrive later, each
 with its own time (``at``) and an idempotency ``key``: a key already recorded
 returns the first answer and records nothing again, so a retry after a lost reply
-is harmless. The key is kept in an ``inspection.tap`` audit row after the
-finding; one lock makes check-and-record atomic in this process.
+is harmless. The key is kept in an ``inspection.tap`` audit row, written in one
+transaction with the check and the finding (``CaseStore.transaction``): a crash
+part-way keeps none of it, so the retry records the finding once. The check
+holds the audit chain's lock to the end, so two dashboard processes cannot both
+record one key.
 """
 
 from __future__ import annotations
 
 import re
-import threading
 from datetime import datetime, timedelta
 from typing import Annotated, Final, Literal
 
@@ -85,8 +87,6 @@ SHA256: Final = re.compile(r"[0-9a-f]{64}")
 # A phone's clock may run a little ahead of the dashboard's; beyond this it is wrong.
 CLOCK_SLACK: Final = timedelta(minutes=10)
 TAP_KEPT: Final = "inspection.tap"
-# Check-and-record of an idempotency key, one request at a time (one dashboard process).
-_TAP_LOCK: Final = threading.Lock()
 
 
 class TapView(BaseModel):
@@ -290,7 +290,8 @@ def tap(
     ):
         raise HTTPException(422, "Photo: it did not arrive; take it again.")
     at = _when(body.at, now, profile)
-    with _TAP_LOCK:
+    # The check, the finding, its photo link and its key: all kept, or none of them.
+    with cases.transaction():
         if body.key is not None and (kept := _kept(cases, f.id, body.key)) is not None:
             return TapRecorded(message=kept, photo=body.photo, repeated=True)
         stop = next((s for s in _stops(cases, profile, user, now) if s.frontage == f.id), None)
@@ -319,10 +320,8 @@ def tap(
 
 def _kept(cases: CaseStore, frontage: str, key: str) -> str | None:
     """The answer to a tap already recorded under ``key`` (None: not seen before)."""
-    for row in cases.audit.list(subject=f"frontage:{frontage}"):
-        if row.action == TAP_KEPT and row.detail.get("key") == key:
-            return str(row.detail.get("message", "Already recorded."))
-    return None
+    row = cases.audit.keyed(f"frontage:{frontage}", TAP_KEPT, key)
+    return None if row is None else str(row.detail.get("message", "Already recorded."))
 
 
 def _clock(at: datetime, profile: Profile) -> str:

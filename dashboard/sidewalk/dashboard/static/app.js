@@ -4,7 +4,7 @@ import { adminPage } from "./admin.js";
 import { polesPage } from "./commission.js";
 import { feetInches, h, inchFraction, lineChart, mapSvg, measure } from "./draw.js";
 import { exportsPage } from "./exports.js";
-import { roundsPage, startOutbox } from "./inspector.js";
+import { forgetRounds, roundsPage, startOutbox } from "./inspector.js";
 import { mapPage } from "./map.js";
 import { noticePage, noticesPage } from "./notices.js";
 import { propertyPage } from "./property.js";
@@ -78,14 +78,69 @@ function badge(category, text) {
 
 // ---------------------------------------------------------------- overview
 
+// The Overview draws its long tables a page at a time: 2,000 rows at once cost Chromium
+// seconds of style and layout. A filter box finds any row (find-in-page sees only the rows
+// drawn); "Show more" draws the next ones. A village with one page of rows sees neither.
+const CLOCK_STEP = 50;
+const FRONTAGE_STEP = 100;
+let overviewTables = null;
+
+const counted = new Intl.NumberFormat("en-US");
+const thousands = (x) => counted.format(x);
+
+function pagedTable({ id, tbody, rows, draw, text, step, find, what, empty, colspan }) {
+  let shown = step;
+  const filter = h("input", { id: `${id}-filter`, type: "search", autocomplete: "off", "aria-controls": id });
+  const tools = h("div", { class: "table-find" }, h("label", { for: `${id}-filter` }, find), filter);
+  const status = h("span", { role: "status" });
+  const more = h("button", { type: "button", class: "secondary" }, `Show ${step} more`);
+  const foot = h("p", { class: "table-more" }, status, " ", more);
+  function render() {
+    const all = rows();
+    const q = filter.value.trim().toLowerCase();
+    const matched = q ? all.filter((r) => text(r).toLowerCase().includes(q)) : all;
+    const page = matched.slice(0, shown);
+    const none = q ? "Nothing here matches what you typed." : empty;
+    tbody.replaceChildren(...(page.length ? page.map(draw) : none ? [h("tr", {}, h("td", { colspan, class: "muted" }, none))] : []));
+    tools.hidden = foot.hidden = all.length <= step;
+    status.textContent = q ? `Showing ${thousands(page.length)} of the ${thousands(matched.length)} ${what} that match (${thousands(all.length)} in all).`
+      : `Showing ${thousands(page.length)} of ${thousands(all.length)} ${what}.`;
+    if (page.length >= matched.length && document.activeElement === more) filter.focus();
+    more.hidden = page.length >= matched.length;
+  }
+  filter.addEventListener("input", () => { shown = step; render(); });
+  more.addEventListener("click", () => { shown += step; render(); });
+  return { tools, foot, render };
+}
+
 async function overviewPage() {
-  const [overview, map] = await Promise.all([api("/api/overview"), api("/api/map")]);
+  // One request, only the fields drawn (/api/overview and /api/map are the whole records).
+  const overview = await api("/api/overview/page");
   state.overview = overview;
   state.offsetMs = Date.parse(overview.now) - Date.now();
+  const byId = frontageIndex();
   const legend = h("ul", { class: "legend", "aria-label": "Map legend" },
     ...Object.entries(overview.categories).map(([key, c]) =>
       h("li", {}, h("span", { class: "swatch", style: `background:${c.color}` }), `${c.label} (${overview.counts[key] || 0})`)));
-  const clocks = h("tbody", { id: "clock-rows" });
+  const map = {
+    features: overview.shapes.map((s) => ({ geometry: s.geometry, properties: { frontage: s.id, category: s.category, address: byId.get(s.id)?.address || s.id } })),
+    streets: overview.streets,
+  };
+  const clockBody = h("tbody", { id: "clock-rows" });
+  const clocks = pagedTable({
+    id: "clock-rows", tbody: clockBody, rows: () => state.overview.clocks, draw: clockRow, step: CLOCK_STEP,
+    text: (c) => `${c.address || c.frontage} ${c.kind} ${c.state}`, find: "Find a frontage or state",
+    what: "running clocks, soonest deadline first", empty: "No clock is running.", colspan: "4",
+  });
+  const owners = may("owner_details");
+  const frontageBody = h("tbody", { id: "frontage-rows" });
+  const frontages = pagedTable({
+    id: "frontage-rows", tbody: frontageBody, rows: () => state.overview.frontages, draw: frontageRow, step: FRONTAGE_STEP,
+    text: (f) => `${f.address} ${f.id} ${f.state || "no clock"} ${f.owner || ""}`,
+    find: owners ? "Find an address, frontage, state or owner" : "Find an address, frontage or state",
+    what: "frontages", empty: "", colspan: owners ? "5" : "4",
+  });
+  overviewTables = { clocks, frontages, dirty: false };
   const live = h("ul", { class: "events", id: "live-events", "aria-live": "polite" },
     ...state.live.slice(-20).reverse().map(liveItem));
   main.replaceChildren(
@@ -98,43 +153,54 @@ async function overviewPage() {
       h("div", {},
         h("section", { class: "panel", "aria-labelledby": "clocks-h" },
           h("h2", { id: "clocks-h" }, "Active clocks"),
+          clocks.tools,
           h("div", { class: "scroll", tabindex: "0", "aria-label": "Active clocks, soonest deadline first" },
-            h("table", {}, h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Frontage"), h("th", { scope: "col" }, "Clock"), h("th", { scope: "col" }, "State"), h("th", { scope: "col" }, "Time left"))), clocks))),
+            h("table", {}, h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Frontage"), h("th", { scope: "col" }, "Clock"), h("th", { scope: "col" }, "State"), h("th", { scope: "col" }, "Time left"))), clockBody)),
+          clocks.foot),
         h("section", { class: "panel", "aria-labelledby": "alerts-h" },
           h("h2", { id: "alerts-h" }, "New alerts"),
           h("ul", { class: "events", id: "alerts" }, ...overview.alerts.map((a) =>
             h("li", {}, h("strong", {}, a.action), ` ${a.subject} · ${fmt(a.at)}`)))),
         h("section", { class: "panel", "aria-labelledby": "live-h" },
           h("h2", { id: "live-h" }, "Live clock events"), live))),
-    h("section", { class: "panel" },
-      h("h2", {}, "Frontages by state"),
+    h("section", { class: "panel", "aria-labelledby": "frontages-h" },
+      h("h2", { id: "frontages-h" }, "Frontages by state"),
+      frontages.tools,
       h("table", { id: "frontage-table" },
-        h("thead", {}, h("tr", {}, ...["Address", "Frontage", "State", "Deadline", ...(may("owner_details") ? ["Owner"] : [])].map((t) => h("th", { scope: "col" }, t)))),
-        h("tbody", {}, ...overview.frontages.map((f) => h("tr", { "data-frontage": f.id },
-          h("td", {}, f.address), h("td", {}, f.id), h("td", { class: "state" }, badge(f.category, f.state || "no clock")),
-          h("td", {}, fmt(f.deadline)), ...(f.owner ? [h("td", {}, f.owner.name)] : [])))))),
+        h("thead", {}, h("tr", {}, ...["Address", "Frontage", "State", "Deadline", ...(owners ? ["Owner"] : [])].map((t) => h("th", { scope: "col" }, t)))),
+        frontageBody),
+      frontages.foot),
   );
-  renderClocks(overview.clocks);
+  frontages.render();
+  clocks.render();
+  tick();
+}
+
+function frontageRow(f) {
+  return h("tr", { "data-frontage": f.id },
+    h("td", {}, h("a", { href: `#property/${encodeURIComponent(f.id)}` }, f.address)), h("td", {}, f.id),
+    h("td", { class: "state" }, badge(f.category, f.state || "no clock")),
+    h("td", {}, fmt(f.deadline)), ...(may("owner_details") ? [h("td", {}, f.owner || "–")] : []));
+}
+
+function clockRow(c) {
+  return h("tr", { "data-clock": c.id },
+    h("td", {}, c.address || c.frontage), h("td", {}, c.kind, c.unconfirmed ? h("span", { class: "unconfirmed", title: "uses a value the ordinance text does not settle" }, "unconfirmed") : ""),
+    h("td", {}, badge(c.category, c.state)),
+    h("td", { class: "countdown", "data-deadline": c.deadline || "" }, c.deadline ? countdown(c.deadline).text : "–"));
+}
+
+// Indexed once per overview: a search per map shape was 2,000 × 2,000.
+function frontageIndex() {
+  if (state.byFrontage?.source !== state.overview) {
+    state.byFrontage = { source: state.overview, index: new Map((state.overview?.frontages || []).map((x) => [x.id, x])) };
+  }
+  return state.byFrontage.index;
 }
 
 function frontageLabel(id) {
-  // Indexed once per overview: a search per map shape was 2,000 × 2,000.
-  if (state.byFrontage?.source !== state.overview) {
-    state.byFrontage = { source: state.overview, index: new Map(state.overview.frontages.map((x) => [x.id, x])) };
-  }
-  const f = state.byFrontage.index.get(id);
+  const f = frontageIndex().get(id);
   return f ? `${f.address}: ${f.state || "no clock"}` : id;
-}
-
-function renderClocks(clocks) {
-  const body = document.getElementById("clock-rows");
-  if (!body) return;
-  body.replaceChildren(...(clocks.length ? clocks.map((c) => h("tr", { "data-clock": c.id },
-    h("td", {}, c.address || c.frontage), h("td", {}, c.kind, c.unconfirmed ? h("span", { class: "unconfirmed", title: "uses a value the ordinance text does not settle" }, "unconfirmed") : ""),
-    h("td", {}, badge(c.category, c.state)),
-    h("td", { class: "countdown", "data-deadline": c.deadline || "" }, c.deadline ? "" : "–")))
-    : [h("tr", {}, h("td", { colspan: "4", class: "muted" }, "No clock is running."))]));
-  tick();
 }
 
 function tick() {
@@ -152,7 +218,40 @@ function liveItem(e) {
     h("strong", {}, e.frontage), ` ${e.clock_kind}: ${e.from} → `, badge(e.category, e.to), ` at ${fmt(e.at)}`);
 }
 
-let refreshTimer = null;
+// Soonest deadline first, clocks without one after them in the order they came (as the server).
+const deadlineKey = (c) => (c.deadline ? Date.parse(c.deadline) : Infinity);
+const bySoonest = (a, b) => deadlineKey(a) - deadlineKey(b) || 0;
+
+// A clock event applied to the Overview's own rows: the clock's row (added, changed or gone)
+// and its frontage's row, instead of reading the whole village again. A missed event ends in
+// a "resync", which reads everything afresh.
+function applyTransition(e) {
+  const o = state.overview;
+  if (!o?.clocks) return;
+  const i = o.clocks.findIndex((c) => c.id === e.clock_id);
+  if (e.active) {
+    const f = frontageIndex().get(e.frontage);
+    const clock = i >= 0 ? o.clocks[i] : { id: e.clock_id, frontage: e.frontage, address: f?.address || null, kind: e.clock_kind, unconfirmed: false };
+    Object.assign(clock, { state: e.to, category: e.category, deadline: e.deadline });
+    if (i < 0) o.clocks.push(clock);
+  } else if (i >= 0) o.clocks.splice(i, 1);
+  const f = frontageIndex().get(e.frontage);
+  if (f && (e.active || e.clock_kind === "clearing")) {
+    Object.assign(f, { state: e.to, category: e.category, deadline: e.active ? e.deadline : null });
+    const row = document.querySelector(`#frontage-rows tr[data-frontage="${CSS.escape(e.frontage)}"]`);
+    if (row) row.replaceWith(frontageRow(f));
+  }
+  // A storm moves many clocks at once: one sort and one redraw per frame, not per event.
+  if (overviewTables && !overviewTables.dirty) {
+    overviewTables.dirty = true;
+    requestAnimationFrame(() => {
+      overviewTables.dirty = false;
+      o.clocks.sort(bySoonest);
+      if (currentPage() === "overview") { overviewTables.clocks.render(); tick(); }
+    });
+  }
+}
+
 function onTransition(e) {
   e.received_ms = Date.now();
   state.live.push(e);
@@ -168,14 +267,7 @@ function onTransition(e) {
   }
   const list = document.getElementById("live-events");
   if (list) list.prepend(liveItem(e));
-  // The clock table and counts follow from the records: re-read them shortly.
-  clearTimeout(refreshTimer);
-  refreshTimer = setTimeout(async () => {
-    if (currentPage() !== "overview") return;
-    const overview = await api("/api/overview");
-    state.overview = overview;
-    renderClocks(overview.clocks);
-  }, 150);
+  applyTransition(e);
 }
 
 function connectLive() {
@@ -419,6 +511,7 @@ async function start() {
   // The role in words beside the name where there is room (the header stays one line).
   document.getElementById("who").replaceChildren(state.session.username, h("span", { class: "role" }, ` (${state.session.role})`));
   document.getElementById("logout").addEventListener("click", async () => {
+    await forgetRounds(); // what the phone kept of the round (inspector.js)
     await api("/api/session", { method: "DELETE" });
     window.location.assign("/login");
   });

@@ -57,6 +57,14 @@ export function mapSvg(collection, categories, label) {
       svg.append(s("text", { x: Math.min(...pts.map((p) => p[0])) + 6, y: (Math.min(...ys) + Math.max(...ys)) / 2 + 5, class: "street-name", "aria-hidden": "true" }, street.properties.street));
     }
   }
+  // A frontage opens its property page (click, or Enter when focused): one listener for the
+  // map, not two per shape (2,000 of them in a big village).
+  const open = (e) => {
+    const shape = e.target.closest?.("[data-frontage-shape]");
+    if (shape) location.hash = `#property/${encodeURIComponent(shape.getAttribute("data-frontage-shape"))}`;
+  };
+  svg.addEventListener("click", open);
+  svg.addEventListener("keydown", (e) => { if (e.key === "Enter") open(e); });
   const labelled = collection.features.length <= 60;
   for (const feature of collection.features) {
     const props = feature.properties;
@@ -69,10 +77,6 @@ export function mapSvg(collection, categories, label) {
         "data-frontage-shape": props.frontage, "data-category": props.category,
         "aria-label": label(props.frontage),
       }, s("title", {}, label(props.frontage)));
-      // A frontage opens its property page (click, or Enter when focused).
-      const open = () => { location.hash = `#property/${encodeURIComponent(props.frontage)}`; };
-      path.addEventListener("click", open);
-      path.addEventListener("keydown", (e) => { if (e.key === "Enter") open(); });
       svg.append(path);
       if (labelled) {
         const c = ring.map(px).reduce(([x, y], [u, v]) => [x + u / ring.length, y + v / ring.length], [0, 0]);

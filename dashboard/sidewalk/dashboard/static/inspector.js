@@ -7,11 +7,19 @@
 // the connection returns (the browser's "online" event, every 20 s, or "Send now"). The
 // server records a key once, so a tap whose answer was lost and is sent again counts once.
 // The page says how many findings wait; a finding the server refuses is shown with why.
+//
+// At /rounds/ (rounds.js) a service worker keeps the page itself, so it also reloads with
+// no signal: who was logged in (name, role; never the CSRF token) and the round as last
+// read are kept here under the user's name. Logging out forgets both and the worker's
+// cache; another account's kept round is dropped when someone else logs in. The outbox
+// stays: its findings go when their inspector is logged in again.
 import { clockTime, left, when } from "./when.js";
 
 const DB_NAME = "sidewalk-rounds";
 const STORE = "outbox";
 const CACHE = "sidewalk-rounds-list";
+const SESSION = "sidewalk-rounds-session";
+const WORKER_CACHES = "sidewalk-rounds-";
 const RETRY_MS = 20000;
 const answers = new Map(); // key → what the server said (or why it refused)
 let flushing = null;
@@ -56,6 +64,39 @@ function newKey() {
 // The dashboard's time now (the phone's clock corrected by the last answer from the server).
 function serverNow(ctx) {
   return new Date(Date.now() + (ctx.state.roundsOffsetMs || 0)).toISOString();
+}
+
+// ---------------------------------------------------------------- kept for a reload offline
+
+export function keepSession(session) {
+  const { username, role, permissions } = session;
+  localStorage.setItem(SESSION, JSON.stringify({ username, role, permissions }));
+}
+
+export function keptSession() {
+  return JSON.parse(localStorage.getItem(SESSION) || "null");
+}
+
+// Logging out: the kept round and session, the worker's cache and the worker itself.
+export async function forgetRounds() {
+  localStorage.removeItem(CACHE);
+  localStorage.removeItem(SESSION);
+  try {
+    if (window.caches) {
+      for (const key of await caches.keys()) if (key.startsWith(WORKER_CACHES)) await caches.delete(key);
+    }
+    for (const r of (await navigator.serviceWorker?.getRegistrations()) || []) {
+      if (new URL(r.scope).pathname === "/rounds/") await r.unregister();
+    }
+  } catch { /* nothing kept, or no storage in this browser */ }
+}
+
+// Someone else is logged in on this phone: what was kept under another name goes.
+function forgetOthers(username) {
+  const list = JSON.parse(localStorage.getItem(CACHE) || "null");
+  if (list && list.user !== username) localStorage.removeItem(CACHE);
+  const session = keptSession();
+  if (session && session.username !== username) localStorage.removeItem(SESSION);
 }
 
 // ---------------------------------------------------------------- sending
@@ -114,11 +155,31 @@ async function sendEntry(ctx, e) {
 
 // Send what waits, oldest first; stop at the first that cannot go (order is kept).
 // Returns how many of those sent had waited (a tap sent at once is its stop's to report).
+// The page opened with no signal knows who, not the CSRF token: ask the server first.
+async function ensureSession(ctx) {
+  if (ctx.state.session.csrf_token) return;
+  let response;
+  try {
+    response = await fetch("/api/session", { credentials: "same-origin", headers: { Accept: "application/json" } });
+  } catch {
+    throw new Offline("no connection");
+  }
+  loginNeeded = response.status === 401;
+  const session = response.ok ? await response.json().catch(() => null) : null;
+  if (!session || session.username !== ctx.state.session.username) {
+    loginNeeded = true; // logged out meanwhile, or someone else is: the findings wait for theirs
+    throw new Offline(`not sent (${response.status})`);
+  }
+  ctx.state.session = session;
+  keepSession(session);
+}
+
 async function sendWaiting(ctx) {
   let sent = 0;
   for (const e of await entries(ctx.state.session.username)) {
     if (e.state !== "waiting") continue;
     try {
+      await ensureSession(ctx);
       answers.set(e.key, { ok: true, text: await sendEntry(ctx, e) });
       await dropEntry(e.key);
       if (!e.immediate) sent += 1;
@@ -142,7 +203,7 @@ export function flush(ctx) {
     flushing.then(async (sent) => {
       // Sent in the background while the list is open (no tap waiting for its answer):
       // read it again, saying what went.
-      const reread = sent && location.hash.startsWith("#rounds") && !ctx.state.roundsBusy;
+      const reread = sent && document.getElementById("outbox") && !ctx.state.roundsBusy;
       await showOutbox(ctx);
       if (reread) {
         ctx.state.roundsNote = `Connection back: ${sent === 1 ? "1 finding kept on this phone was" : `${sent} findings kept on this phone were`} sent and recorded.`;
@@ -184,6 +245,7 @@ async function showOutbox(ctx) {
 
 // Called once at start: send what an earlier visit left, whenever the connection returns.
 export function startOutbox(ctx) {
+  forgetOthers(ctx.state.session.username);
   if (ctxRef || !("indexedDB" in window)) return;
   ctxRef = ctx;
   window.addEventListener("online", () => flush(ctx));
@@ -259,7 +321,7 @@ async function takePhoto(ctx, s, input, card, status) {
     Object.assign(card.photo, { sha: stored.sha256, survey: stored.survey || "" });
     status.replaceChildren("Photo ready: it goes with your next tap.",
       ...(stored.survey ? [" ", el(ctx, "span", { class: "photo-survey" }, `Survey marker in the photo. ${stored.survey} `),
-        el(ctx, "a", { href: `#property/${encodeURIComponent(s.frontage)}` }, "See it on the property page")] : []));
+        el(ctx, "a", { href: `/#property/${encodeURIComponent(s.frontage)}` }, "See it on the property page")] : []));
   } catch (err) {
     if (err instanceof Offline) {
       status.textContent = "Photo kept on this phone: it goes with your next tap when the connection returns.";

@@ -2,12 +2,22 @@
 // with how long is left ("in 3 h 20 min", "4 h ago"). The village's zone, never the browser's.
 const ZONE_DEFAULT = "America/Chicago";
 
+// One Intl formatter per kind and zone: toLocale*String builds a new one at every call, which
+// cost seconds on Today with 2,000 lines.
+const formatters = new Map();
+function formatter(kind, zone, locale, options) {
+  const key = `${kind} ${zone}`;
+  let f = formatters.get(key);
+  if (!f) { f = new Intl.DateTimeFormat(locale, { timeZone: zone, ...options }); formatters.set(key, f); }
+  return f;
+}
+
 function dayKey(date, zone) {
-  return date.toLocaleDateString("en-CA", { timeZone: zone }); // YYYY-MM-DD
+  return formatter("day", zone, "en-CA", { year: "numeric", month: "2-digit", day: "2-digit" }).format(date); // YYYY-MM-DD
 }
 
 export function clockTime(iso, zone = ZONE_DEFAULT) {
-  return new Date(iso).toLocaleTimeString("en-US", { timeZone: zone, hour: "numeric", minute: "2-digit" });
+  return formatter("time", zone, "en-US", { hour: "numeric", minute: "2-digit" }).format(new Date(iso));
 }
 
 export function dayWords(iso, nowIso, zone = ZONE_DEFAULT) {
@@ -19,14 +29,14 @@ export function dayWords(iso, nowIso, zone = ZONE_DEFAULT) {
   if (day === dayKey(now, zone)) return "today";
   if (day === dayKey(tomorrow, zone)) return "tomorrow";
   if (day === dayKey(yesterday, zone)) return "yesterday";
-  return at.toLocaleDateString("en-US", { timeZone: zone, weekday: "short", month: "short", day: "numeric" });
+  return formatter("date", zone, "en-US", { weekday: "short", month: "short", day: "numeric" }).format(at);
 }
 
 export function when(iso, nowIso, zone = ZONE_DEFAULT) {
   if (!iso) return "";
   if (/^\d{4}-\d{2}-\d{2}$/.test(iso)) {  // a date (a bill's due date)
     const [y, m, d] = iso.split("-").map(Number);
-    return new Date(Date.UTC(y, m - 1, d, 12)).toLocaleDateString("en-US", { timeZone: "UTC", weekday: "short", month: "short", day: "numeric" });
+    return formatter("date", "UTC", "en-US", { weekday: "short", month: "short", day: "numeric" }).format(new Date(Date.UTC(y, m - 1, d, 12)));
   }
   return `${dayWords(iso, nowIso, zone)} ${clockTime(iso, zone)}`;
 }

@@ -30,6 +30,7 @@ append to the hash-chained audit log in the same transaction.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -186,6 +187,11 @@ class CaseStore:
     def dialect(self) -> str:
         """``sqlite`` or ``postgresql``."""
         return self.unit_of_work.dialect
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """Every repository call inside is one transaction: all of it is kept, or (on an
+        exception, or a crash before the end) none of it (``UnitOfWork.transaction``)."""
+        return self.unit_of_work.transaction()
 
     def create_schema(self) -> None:
         """Bring the database to the newest migration (``alembic upgrade head``)."""

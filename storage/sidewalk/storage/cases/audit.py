@@ -110,14 +110,30 @@ class AuditRepository:
         with self._uow.write() as session:
             # The chain's lock also serialises the check.
             self._lock_chain(session)
-            same = select(m.AuditEntry).where(
-                m.AuditEntry.subject == subject, m.AuditEntry.action == action
-            )
-            for row in session.scalars(same):
-                if json.loads(row.detail_json).get("key") == key:
-                    return from_row(AuditRecord, row)
+            found = self._keyed(session, subject, action, key)
+            if found is not None:
+                return from_row(AuditRecord, found)
             row = self.chain(session, actor, action, subject, {**(detail or {}), "key": key}, at=at)
             return from_row(AuditRecord, row)
+
+    def keyed(self, subject: str, action: str, key: str) -> AuditRecord | None:
+        """The row ``append_once`` stored for ``subject`` and ``action`` under ``key``, or
+        None. It takes the chain's lock: inside ``CaseStore.transaction()``, no other
+        writer can store that key between this check and the transaction's end."""
+        with self._uow.write() as session:
+            self._lock_chain(session)
+            found = self._keyed(session, subject, action, key)
+            return None if found is None else from_row(AuditRecord, found)
+
+    @staticmethod
+    def _keyed(session: Session, subject: str, action: str, key: str) -> m.AuditEntry | None:
+        same = select(m.AuditEntry).where(
+            m.AuditEntry.subject == subject, m.AuditEntry.action == action
+        )
+        for row in session.scalars(same):
+            if json.loads(row.detail_json).get("key") == key:
+                return row
+        return None
 
     def list(self, subject: str | None = None) -> builtins.list[AuditRecord]:
         """Every audit row in chain order, optionally of one ``subject``."""

@@ -91,12 +91,16 @@ class ClockRepository:
         detail: Mapping[str, Any] | None = None,
         deadline: datetime | _Keep | None = KEEP,
         closes: bool = False,
+        revision: int = 0,
     ) -> TransitionRecord:
         """Append a transition and move the clock to ``to_state``.
 
         ``deadline``: a new deadline, ``None`` to clear it, or ``KEEP``.
         ``closes``: the clock is finished (it leaves ``list(active_only=True)``).
-        The same ``(clock, at, to_state)`` again returns the stored transition.
+        ``revision``: the corrections of the case's facts made before it.
+        The same ``(clock, at, to_state, revision)`` again returns the stored transition
+        (a replay after a restart derives it again); after a correction the case may come
+        back to a state at a time it stood at before, and that moves the clock again.
         """
         at = aware("at", at)
         with self._uow.write() as session:
@@ -108,6 +112,7 @@ class ClockRepository:
                     m.ClockTransition.clock_id == clock_id,
                     m.ClockTransition.at == at,
                     m.ClockTransition.to_state == to_state,
+                    m.ClockTransition.revision == revision,
                 )
             )
             if existing is not None:
@@ -121,6 +126,7 @@ class ClockRepository:
                 at=at,
                 cause=cause.to_json(),
                 detail=jsonable(detail),
+                revision=revision,
             )
             session.add(row)
             clock.state = to_state

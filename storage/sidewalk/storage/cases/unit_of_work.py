@@ -3,7 +3,11 @@
 Each repository method runs in one transaction taken here (``write()`` or
 ``read()``); a write that touches several concerns (a notice and its audit
 row, a payment and its bill's status) does so inside that one transaction,
-so it stays atomic whichever repositories' tables it spans. Schema
+so it stays atomic whichever repositories' tables it spans. Several repository
+calls that must stand or fall together (a round's finding and its repeat key)
+run inside ``transaction()``: each call joins it (a write as a savepoint, so
+one that fails and is handled, a lost ``create_once`` race, undoes only
+itself) and everything commits at its end, or nothing does. Schema
 migrations, the dialect, the APScheduler job store and the ping live here too.
 """
 
@@ -12,6 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -90,6 +95,8 @@ class UnitOfWork:
         self._read_engine = self.engine.execution_options(sidewalk_read_only=True)
         self._writes = sessionmaker(self.engine, expire_on_commit=False)
         self._reads = sessionmaker(self._read_engine, expire_on_commit=False)
+        # The session of the ``transaction()`` open in this thread or task, if any.
+        self._joined: ContextVar[Session | None] = ContextVar(f"uow-{id(self)}", default=None)
 
     @staticmethod
     def _make_engine(url: URL) -> Engine:
@@ -151,14 +158,44 @@ class UnitOfWork:
             session.execute(select(1))
 
     @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction for every ``write()`` and ``read()`` made inside it (in
+        this thread or task): committed on leaving, rolled back on an exception.
+
+        SQLite takes its write lock at the first statement; PostgreSQL serialises
+        writers where they take the audit chain's lock (held to commit). Nested, the
+        inner one joins the outer.
+        """
+        if self._joined.get() is not None:
+            yield
+            return
+        with self._writes() as session, session.begin():
+            token = self._joined.set(session)
+            try:
+                yield
+            finally:
+                self._joined.reset(token)
+
+    @contextmanager
     def write(self) -> Iterator[Session]:
-        """A write transaction (SQLite: ``BEGIN IMMEDIATE``), committed on leaving."""
+        """A write transaction (SQLite: ``BEGIN IMMEDIATE``), committed on leaving; inside
+        ``transaction()``, a savepoint in it."""
+        joined = self._joined.get()
+        if joined is not None:
+            with joined.begin_nested():
+                yield joined
+            return
         with self._writes() as session, session.begin():
             yield session
 
     @contextmanager
     def read(self) -> Iterator[Session]:
-        """A read transaction that never takes SQLite's write lock."""
+        """A read transaction that never takes SQLite's write lock; inside
+        ``transaction()``, a read in it (it sees what was written before it)."""
+        joined = self._joined.get()
+        if joined is not None:
+            yield joined
+            return
         with self._reads() as session, session.begin():
             yield session
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from functools import cache
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +52,26 @@ def _time_bounds(policy: TimePolicy | None, now: int) -> tuple[bool, int, int]:
 
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+_INSERT_PLAIN = (
+    "INSERT OR IGNORE INTO readings (device, seq, stream, ts, received_at, payload) VALUES "
+)
+_INSERT_FRONTAGE = (
+    "INSERT OR IGNORE INTO readings (device, seq, stream, ts, frontage, received_at, payload)"
+    " VALUES "
+)
+# Rows per multi-row INSERT: 700 bound values at most (SQLite allows 32,766).
+_ROWS_PER_INSERT = 100
+
+
+def _values(width: int) -> str:
+    return "(" + ",".join("?" * width) + ")"
+
+
+@cache
+def _multi_row(sql: str, width: int, rows: int) -> str:
+    return sql + ",".join([_values(width)] * rows)
 
 
 class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
@@ -153,7 +175,7 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
                 raise
         return result
 
-    def _write_readings(
+    def _write_readings(  # noqa: PLR0912 (ingest's per-reading loop, its common case inlined)
         self,
         keyed: list[tuple[AnyReading, dict[str, Any], tuple[str, str]]],
         max_seq: dict[str, int],
@@ -221,7 +243,10 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
                     held.append((r, seq, r.to_json().decode(), verdict[0]))
                     space.held(suspect=verdict[1])
                     continue
-            if space.suspect or own_seq > space.last_seq:
+            if own_seq > space.last_seq:
+                # ``space.accepted``, inlined for the common case: a call per reading.
+                space.last_seq, space.last_ts, space.suspect, space.dirty = own_seq, ts, False, True
+            elif space.suspect:
                 space.accepted(own_seq, ts)
             frontage = fields.get("frontage")
             if frontage is None:
@@ -301,18 +326,26 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
         # for an adapter for every None it binds, at the cost of the rest of the row.
         plain = [row for row in rows if len(row) == 6]
         if plain:
-            self._db.executemany(
-                "INSERT OR IGNORE INTO readings (device, seq, stream, ts, received_at, payload)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                plain,
-            )
+            self._insert_rows(_INSERT_PLAIN, plain, 6)
         if len(plain) < len(rows):
-            self._db.executemany(
-                "INSERT OR IGNORE INTO readings"
-                " (device, seq, stream, ts, frontage, received_at, payload)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [row for row in rows if len(row) == 7],
-            )
+            self._insert_rows(_INSERT_FRONTAGE, [row for row in rows if len(row) == 7], 7)
+
+    def _insert_rows(self, sql: str, rows: Sequence[_Row], width: int) -> None:
+        """INSERT ``rows`` ``_ROWS_PER_INSERT`` to a statement, the rest one by one.
+
+        One statement of many rows opens the table's and indexes' cursors once
+        and releases the GIL once; ``executemany`` does both per row, and each
+        release can hand the GIL to ingest's receiving thread for up to a
+        switch interval (5 ms) while the writer waits to take it back.
+        """
+        db, k = self._db, _ROWS_PER_INSERT
+        full = len(rows) - len(rows) % k
+        if full:
+            many = _multi_row(sql, width, k)
+            for i in range(0, full, k):
+                db.execute(many, list(chain.from_iterable(rows[i : i + k])))
+        if full < len(rows):
+            db.executemany(sql + _values(width), rows[full:])
 
     def readings(
         self,
