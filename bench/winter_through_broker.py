@@ -10,6 +10,12 @@ records and notices. The same readings then go straight into a
 ``ClockEngine`` with its own recorder and notice issuer; the notices must be
 identical.
 
+The runner hands each batch of messages to the engine together
+(``ClockEngine.step_many``; the in-process reference steps reading by
+reading) and saves the engine's whole state (``snapshot()``) before it
+acknowledges the batch: the bench gives how many saves that took, their
+time and the state's size at the end.
+
     uv run python -m bench.winter_through_broker [--days 30] [--frontages 10] [--seed 1]
 """
 
@@ -21,12 +27,14 @@ import random
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
 from sidewalk.alerts.issue import NoticeIssuer
 from sidewalk.analytics.clocks.engine import ClockEngine
 from sidewalk.analytics.recorder import CaseRecorder
+from sidewalk.analytics.runner import AnalyticsRunner
 from sidewalk.core.contract import AnyReading, SnowMeasurement, topic_for
 from sidewalk.core.mqtt import MqttClient, MqttSettings
 from sidewalk.core.profile import Profile, load_profile
@@ -132,10 +140,35 @@ def _publish(server: MosquittoServer, readings: list[AnyReading]) -> None:
     client.disconnect()
 
 
+@dataclass
+class Saves:
+    """The runner's state saves before acknowledging (``AnalyticsRunner._save``)."""
+
+    count: int = 0
+    seconds: float = 0.0
+    last_bytes: int = 0
+
+
+def _timed_saves(runner: AnalyticsRunner) -> Saves:
+    saves = Saves()
+    save = runner._save
+
+    def timed() -> None:
+        t0 = time.perf_counter()
+        save()
+        saves.seconds += time.perf_counter() - t0
+        saves.count += 1
+        saves.last_bytes = len(runner._saved)
+
+    runner._save = timed  # type: ignore[method-assign]
+    return saves
+
+
 def through_broker(
     readings: list[AnyReading], workdir: Path, cases: CaseStore, profile: Profile
-) -> tuple[float, int]:
-    """Broker → ingest (SQLite) and analytics (stream mode) → case records; (seconds, stored)."""
+) -> tuple[float, int, Saves]:
+    """Broker → ingest (SQLite) and analytics (stream mode) → case records;
+    (seconds, stored, the runner's state saves)."""
     server = MosquittoServer(workdir / "mosquitto")
     server.start()
     store = SqliteTimeSeriesStore(workdir / "timeseries.sqlite3")
@@ -147,6 +180,7 @@ def through_broker(
     runner = build_analytics(
         cases, profile, settings("bench-analytics"), site=SITE, mode="stream", persist_jobs=False
     )
+    saves = _timed_saves(runner)
     n = len(readings)
     try:
         ingest.start()
@@ -158,7 +192,7 @@ def through_broker(
         if not runner.wait_for(lambda: runner.processed >= n, 600):
             raise RuntimeError(f"analytics processed {runner.processed} of {n}")
         seconds = time.perf_counter() - started
-        return seconds, store.count()
+        return seconds, store.count(), saves
     finally:
         runner.stop()
         ingest.stop()
@@ -188,12 +222,15 @@ def main() -> None:
         ids = frontage_ids(args.frontages)
         seed_frontages(live_cases, ids)
         seed_frontages(direct_cases, ids)
-        seconds, stored = through_broker(readings, work, live_cases, profile)
+        seconds, stored, saves = through_broker(readings, work, live_cases, profile)
         direct_s = in_process(readings, direct_cases, profile)
         live = notice_summary(live_cases.notices.list())
         direct = notice_summary(direct_cases.notices.list())
         print(f"through the broker: {seconds:.1f} s wall, {len(readings) / seconds:,.0f} "
               f"readings/s; stored {stored} of {len(readings)} published")  # fmt: skip
+        print(f"  state saved before acknowledging: {saves.count:,} times, "
+              f"{saves.seconds:.1f} s in all ({saves.seconds / max(saves.count, 1) * 1e3:.1f} ms "
+              f"each), {saves.last_bytes / 1024:,.0f} KiB at the end")  # fmt: skip
         rate = len(readings) / direct_s
         print(f"in-process (engine + recorder): {direct_s:.1f} s, {rate:,.0f} readings/s")
         print(f"notices: {len(live)} through the broker, {len(direct)} in-process; "

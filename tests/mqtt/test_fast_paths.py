@@ -136,6 +136,19 @@ def test_fast_lane_messages_carry_qos_retain_and_connection() -> None:
     assert [(m.qos, m.retain, m.mid, m.connection) for m in got] == [(1, True, 5, 3)]
 
 
+def test_fast_lane_skips_properties_and_reads_long_lengths() -> None:
+    # Properties present (payload format indicator, 2 bytes), and a payload
+    # whose remaining length takes three bytes.
+    body = (3).to_bytes(2, "big") + b"a/b" + (77).to_bytes(2, "big") + b"\x02\x01\x01"
+    big = b"z" * 20_000
+    packet = bytes([0x32]) + _varint(len(body) + len(big)) + body + big
+    small = _publish(b"c/d", b"ok", qos=1, mid=78)
+    client, fast, slow = _client(packet + small)
+    assert client._packet_read() == MQTTErrorCode.MQTT_ERR_SUCCESS
+    assert fast == [[("a/b", big, 77), ("c/d", b"ok", 78)]]
+    assert slow == []
+
+
 def test_qos0_publish_goes_through_paho() -> None:
     client, fast, slow = _client(_publish(b"a/b", b"zero", qos=0))
     assert client._packet_read() == MQTTErrorCode.MQTT_ERR_SUCCESS

@@ -45,11 +45,13 @@ openmetrics_families: Callable[[str], Iterable[Metric]] = (
 )
 # Device ids a pole could not send, written straight into the table: every escape at once.
 AWKWARD = ['pole-"quoted"', "pole\\back", "pole\nnewline", "póle-ü"]
-# Prometheus 3, vmagent, an old Prometheus, a scraper asking for dotted names, none at all.
+# Prometheus 3, vmagent, Prometheus 2, OpenMetrics 0.0.1 only (text), dotted names, none.
 ACCEPTS = [
     "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,"
     "text/plain;version=0.0.4;q=0.3,*/*;q=0.2",
     "text/plain;version=0.0.4;q=1,*/*;q=0.1",
+    "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
+    "text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
     "application/openmetrics-text; version=0.0.1",
     "text/plain;version=1.0.0;escaping=dots",
     "",

@@ -114,7 +114,7 @@ class _BufferedClient(paho.Client):
         fast(messages)
         return MQTTErrorCode.MQTT_ERR_SUCCESS
 
-    def _take_publishes(self) -> list[MqttMessage]:
+    def _take_publishes(self) -> list[MqttMessage]:  # noqa: PLR0912 (one loop per message, inlined)
         """The whole, well-formed QoS 1 PUBLISHes at the buffer's position, consumed.
 
         Stops at the first packet that is anything else, incomplete or does
@@ -129,8 +129,14 @@ class _BufferedClient(paho.Client):
             header = buf[pos]
             if header & 0xF6 != 0x32:  # PUBLISH, QoS 1 (dup ignored)
                 break
-            length, i = buf[pos + 1], pos + 2
-            if length & 0x80:
+            # The remaining length: one byte up to 127, two up to 16,383 (a reading).
+            length = buf[pos + 1]
+            if length < 0x80:
+                i = pos + 2
+            elif pos + 2 < end and buf[pos + 2] < 0x80:
+                length = (length & 0x7F) | buf[pos + 2] << 7
+                i = pos + 3
+            else:
                 length, i = _varint(buf, pos + 1, end)
             stop = i + length
             if i < 0 or stop > end or length < 5:
@@ -144,18 +150,30 @@ class _BufferedClient(paho.Client):
             except UnicodeDecodeError:
                 break
             if v5:
-                # Skip the properties; we offer no topic aliases, so none matter.
+                # Skip the properties (usually none); we offer no topic aliases,
+                # so none matter.
                 if p >= stop:
                     break
-                plen = buf[p]
-                p += 1
-                if plen & 0x80:
-                    plen, p = _varint(buf, p - 1, stop)
-                p += plen
-                if p < plen or p > stop:  # p < plen: _varint said (0, -1)
-                    break
-            mid = buf[topic_end] << 8 | buf[topic_end + 1]
-            out.append(new(MqttMessage, (topic, buf[p:stop], 1, bool(header & 0x01), mid, conn)))
+                if buf[p]:
+                    plen, p = _varint(buf, p, stop)
+                    p += plen
+                    if p < plen or p > stop:  # p < plen: _varint said (0, -1)
+                        break
+                else:
+                    p += 1
+            out.append(
+                new(
+                    MqttMessage,
+                    (
+                        topic,
+                        buf[p:stop],
+                        1,
+                        header & 1 == 1,
+                        buf[topic_end] << 8 | buf[topic_end + 1],
+                        conn,
+                    ),
+                )
+            )
             pos = stop
         self._rpos = pos
         return out

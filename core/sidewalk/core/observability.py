@@ -19,7 +19,7 @@ figure changed and kept as bytes, which ``exposition`` writes as they are
 after prometheus_client's own HELP/TYPE lines (formatting is most of a large
 scrape: ~35,000 instructions a sample). The body is gzipped when the scraper
 accepts it (Prometheus and vmagent do): 0.9 MB of text is ~75 ms on a
-100 Mbit/s link, its gzip a tenth of that.
+100 Mbit/s link, its 44 KB gzip ~4 ms.
 """
 
 from __future__ import annotations
@@ -55,8 +55,8 @@ log = logging.getLogger(__name__)
 DEFAULT_HOST: Final = "127.0.0.1"
 TOKEN_ENV: Final = "SIDEWALK_METRICS_TOKEN"
 _EOF: Final = b"# EOF\n"
-# Level 1: a scrape's text shrinks ~10x at a few ms for 0.9 MB; level 9 costs
-# several times that for a few per cent more.
+# Level 1: ingest's 0.9 MB at 5,000 poles becomes 44 KB in ~3 ms; level 9
+# (prometheus_client's) takes ~40 ms for 6 % less.
 GZIP_LEVEL: Final = 1
 # prometheus_client's float formatting (Go's), typed.
 _go_float: Callable[[float], str] = floatToGoString

@@ -45,7 +45,7 @@ async function page(request) {
     return response;
   } catch (err) {
     const kept = await caches.match(SHELL, { cacheName: CACHE });
-    if (false) return kept;
+    if (kept) return kept;
     throw err;
   }
 }
