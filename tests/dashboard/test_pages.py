@@ -9,6 +9,7 @@ straight through the ORM (the repositories' one write per call would cost second
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -24,7 +25,12 @@ from sidewalk.dashboard.auth import User
 from sidewalk.dashboard.casework import case_clock_key
 from sidewalk.dashboard.live import LiveFeed
 from sidewalk.dashboard.routes.deps import DashboardContext
-from sidewalk.dashboard.routes.overview import frontage_map, overview
+from sidewalk.dashboard.routes.overview import (
+    OverviewPage,
+    frontage_map,
+    overview,
+    overview_page_data,
+)
 from sidewalk.dashboard.routes.property import property_page
 from sidewalk.dashboard.routes.today import case_key
 from sidewalk.dashboard.routes.views import deciding_clocks
@@ -140,6 +146,50 @@ def test_overview_and_map_cost_the_same_queries_for_any_village_size(cases: Case
     # Overview: frontages with owners, the clocks (deciding and running), alerts; the map:
     # frontages, deciding clocks, stored lines.
     assert small == large == 6, (small, large)
+
+
+def test_the_overview_page_is_what_overview_and_map_say_in_one_lean_response(
+    cases: CaseStore,
+) -> None:
+    """``/overview/page`` (the page's one request): the rows, colours, deadlines and shapes
+    of ``/overview`` and ``/map``, only the fields drawn, in five reads for any size."""
+    profile = load_profile()
+    context = DashboardContext(cases, None, profile, lambda: NOW)
+    page: dict[str, Any] = {}
+
+    def read() -> None:
+        page.update(overview_page_data(
+            True, cases=cases, profile=profile, now=NOW, context=context, geometry_file={}
+        ))  # fmt: skip
+
+    add_frontages(cases, "o", start=0, count=5, clocks=3, seed=3)
+    small = statements(cases, read)
+    add_frontages(cases, "o", start=5, count=40, clocks=3, seed=4)
+    large = statements(cases, read)
+    # Frontages with owners, the clocks (deciding and running), alerts; the stored lines
+    # (with the frontages they are drawn for).
+    assert small == large == 5, (small, large)
+    page = json.loads(json.dumps(page))  # as sent
+    OverviewPage.model_validate(page)
+    whole = overview(CLERK, cases, profile, NOW, context)
+    assert page["frontages"] == [
+        {"id": f.id, "address": f.address, "state": f.state, "category": f.category,
+         "deadline": f.deadline, "owner": f.owner.name if f.owner else None}
+        for f in whole.frontages
+    ]  # fmt: skip
+    assert page["clocks"] == [
+        {"id": c.id, "frontage": c.frontage, "address": c.address, "kind": c.kind,
+         "state": c.state, "category": c.category, "deadline": c.deadline,
+         "unconfirmed": c.unconfirmed}
+        for c in whole.clocks
+    ]  # fmt: skip
+    assert page["counts"] == whole.counts
+    drawn = frontage_map(CLERK, cases, {})
+    assert page["shapes"] == [
+        {"id": f.id, "category": f.properties.category, "geometry": f.geometry}
+        for f in drawn.features
+    ]
+    assert page["streets"] == [s.model_dump() for s in drawn.streets]
 
 
 def test_a_property_page_costs_the_same_queries_whatever_its_frontages_and_bills(

@@ -8,6 +8,7 @@ Chromium by ``test_accessibility.py`` (it reuses that module's dashboard).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -119,6 +120,29 @@ def test_a_crash_between_a_finding_and_its_key_loses_nothing_and_records_nothing
     again = village.inspector.post(f"/api/rounds/{FRONTAGE}/taps", json=body)
     assert (again.status_code, again.json()["repeated"]) == (200, True), again.text
     assert ice() == [tapped]
+
+
+def test_the_rounds_page_and_its_worker_keep_only_the_page_and_its_static_files(
+    village: Round,
+) -> None:
+    """``/rounds/`` is the dashboard's header with links back to it; its service worker
+    keeps that page and the static files it loads, never an ``/api`` answer (the offline
+    reload itself is driven in Chromium by ``test_accessibility.py``)."""
+    page = village.inspector.get("/rounds/")
+    assert page.status_code == 200
+    assert '<script type="module" src="/static/rounds.js">' in page.text
+    assert '<a href="/#today" data-page="today">' in page.text
+    assert '<a class="skip" href="#main">' in page.text  # in-page links stay in the page
+    worker = village.inspector.get("/rounds/sw.js")
+    assert worker.headers["content-type"].startswith("text/javascript")
+    files = re.findall(r'^  "(/[^"]*)",?$', worker.text, re.MULTILINE)
+    assert {"/static/rounds.js", "/static/inspector.js", "/static/when.js"} <= set(files)
+    assert all(f.startswith("/static/") for f in files)
+    assert "/api" not in worker.text.split("const FILES")[1]
+    with TestClient(village.app) as anonymous:  # no session: log in first, as for "/"
+        for path in ("/rounds/", "/rounds/sw.js"):
+            refused = anonymous.get(path, follow_redirects=False)
+            assert (refused.status_code, refused.headers["location"]) == (303, "/login")
 
 
 def test_a_finding_timed_in_the_future_is_refused_naming_the_time(village: Round) -> None:

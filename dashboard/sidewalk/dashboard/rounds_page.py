@@ -101,7 +101,4 @@ def add_rounds_page(app: FastAPI, sessions: Callable[[], Sessions]) -> None:
         if not logged_in(request):
             return RedirectResponse("/login", status_code=303)
         # Checked again at each visit: a new version installs as soon as it is served.
-        return Response(
-            worker, media_type="text/javascript",
-            headers={"Cache-Control": "no-cache", "Service-Worker-Allowed": SHELL},
-        )  # fmt: skip
+        return Response(worker, media_type="text/javascript", headers={"Cache-Control": "no-cache"})

@@ -109,6 +109,8 @@ DEFAULT_TIME_POLICY = TimePolicy()
 
 # With a backlog queued, a batch takes up to this many times ``batch_size``.
 BACKLOG_BATCH_FACTOR = 10
+# ``IngestConsumer._full_at`` while the writer is not waiting for a batch to fill.
+_NOT_WAITING = 1 << 62
 # The same write problem is logged at most once per this many seconds.
 STALL_LOG_EVERY_S = 60.0
 DAY_MS = 86_400_000
@@ -249,6 +251,14 @@ class IngestConsumer:
         # counter has one writing thread.
         self._received_n = 0
         self._finished_n = 0
+        # Messages put on the queue (paho's thread) and taken into batches (the
+        # writer). A writer waiting for a batch to fill sleeps until the queue
+        # holds ``_full_at - _taken_n`` (paho's thread sets ``_filled``), not
+        # woken by every socket read; ``_NOT_WAITING`` while it is not waiting.
+        self._put_n = 0
+        self._taken_n = 0
+        self._full_at = _NOT_WAITING
+        self._filled = threading.Event()
         self._client = MqttClient(
             mqtt, on_messages=self._receive_many, on_connect=self._on_connect, manual_ack=True
         )
@@ -302,6 +312,9 @@ class IngestConsumer:
         self._arrivals.append(_Arrival(time.monotonic(), len(msgs)))
         self._received_n += len(msgs)
         self._queue.put((msgs, verdicts))
+        self._put_n += len(msgs)
+        if self._put_n >= self._full_at:
+            self._filled.set()
 
     def start(self) -> None:
         """Connect (raising if the broker refuses), subscribe and start writing."""
@@ -365,10 +378,13 @@ class IngestConsumer:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break
-                try:
-                    chunk = self._queue.get(timeout=left)
-                except queue.Empty:
-                    break
+                # Asleep until a full batch is queued or the timer ends.
+                self._filled.clear()
+                self._full_at = self._taken_n + self._batch_size - len(msgs)
+                if self._put_n < self._full_at:
+                    self._filled.wait(left)
+                self._full_at = _NOT_WAITING
+                continue
             self._take(chunk, msgs, verdicts)
         # A backlog already received (the broker may send beyond our Receive
         # Maximum, or a restart left one) goes in larger commits: each commit's
@@ -388,10 +404,12 @@ class IngestConsumer:
         if len(more) <= room:
             msgs += more
             verdicts += judged
+            self._taken_n += len(more)
         else:
             msgs += more[:room]
             verdicts += judged[:room]
             self._carry = (more[room:], judged[room:])
+            self._taken_n += room
 
     def _finished(self, n: int) -> None:
         """n messages committed, or given back to the broker unacknowledged: not pending."""

@@ -101,6 +101,11 @@ class GroundFrame:
     marker_corners_px: F64  # 4 x 2, distorted image
     # Every marker's corners (distorted image) when several were fitted.
     markers_px: tuple[F64, ...] = ()
+    # Several markers: the plane fit's uncertainty as pairs of image-to-ground
+    # homographies one sigma either way along each principal direction of the
+    # pose's covariance (+k, -k, ...). A tilt error changes the scale with
+    # distance from the markers, so a gap away from them is seen through them.
+    sigma_frames: tuple[F64, ...] = ()
 
     def to_ground(self, pts_px: F64, calib: CameraCalibration) -> F64:
         """Distorted image points (N x 2) to ground millimetres (N x 2)."""
@@ -189,7 +194,73 @@ def _refine_linear(gray: U8, corners: F64) -> F64:
     # A corner that wandered more than a pixel found something else: keep the first.
     moved = np.linalg.norm(refined - corners, axis=1) > 1.0
     refined[moved] = corners[moved]
+    edged = _edge_corners(lin, refined - np.array([x0, y0]))
+    if edged is not None:
+        edged = edged + np.array([x0, y0])
+        ok = np.linalg.norm(edged - refined, axis=1) <= 1.0
+        refined[ok] = edged[ok]
     return refined
+
+
+def _edge_corners(lin: NDArray[np.float32], corners: F64) -> F64 | None:
+    """Corners where the marker's four outer edges meet, each edge a line
+    through its half-way crossings on linear intensity. A blurred corner is
+    rounded, and the gradient-based corner sits inside it (about 0.15 px on
+    the survey photos: the marker read small, every distance 0.3-0.8 %
+    long); a straight edge's half-way crossing is not moved by a symmetric
+    blur. None when an edge has too little contrast to place."""
+    side = float(np.linalg.norm(corners - np.roll(corners, -1, 0), axis=1).min())
+    if side < 12.0:
+        return None
+    inner = min(side / 9, 6.0)  # inside the black border (1/6 to 1/8 of the side)
+    offs = np.arange(-inner, 4.0 + 1e-9, 0.05)
+    along = np.linspace(0.2, 0.8, 13)
+    ctr = corners.mean(0)
+    lines = []
+    for k in range(4):
+        a, b = corners[k], corners[(k + 1) % 4]
+        t = (b - a) / max(float(np.linalg.norm(b - a)), 1e-9)
+        nrm = np.array([-t[1], t[0]])
+        if float((a + b) / 2 @ nrm - ctr @ nrm) < 0:
+            nrm = -nrm
+        base = a[None, :] + along[:, None] * (b - a)[None, :]
+        pts = base[:, None, :] + offs[None, :, None] * nrm[None, None, :]
+        prof = cv2.remap(
+            lin,
+            pts[..., 0].astype(np.float32),
+            pts[..., 1].astype(np.float32),
+            cv2.INTER_LINEAR,
+            borderMode=cv2.BORDER_REPLICATE,
+        ).astype(np.float64)
+        cross = []
+        for i, pr in enumerate(prof):
+            lo = float(pr[offs <= -inner + 1.0].mean())
+            hi = float(pr[offs >= 3.0].mean())
+            if hi - lo < 10.0:
+                continue
+            half = (lo + hi) / 2
+            above = np.nonzero(pr >= half)[0]
+            if not len(above) or above[0] == 0:
+                continue
+            j = int(above[0])
+            o = offs[j - 1] + (half - pr[j - 1]) / (pr[j] - pr[j - 1]) * (offs[j] - offs[j - 1])
+            cross.append(base[i] + o * nrm)
+        if len(cross) < 5:
+            return None
+        c = np.array(cross)
+        m = c.mean(0)
+        _, vecs = np.linalg.eigh(np.cov((c - m).T))
+        lines.append((m, vecs[:, 1]))
+    out = np.zeros((4, 2))
+    for k in range(4):
+        (p1, d1), (p0, d0) = lines[k], lines[k - 1]
+        # Corner k is where edge k-1 (into it) meets edge k (out of it).
+        a_mat = np.column_stack([d1, -d0])
+        if abs(float(np.linalg.det(a_mat))) < 1e-6:
+            return None
+        u = np.linalg.solve(a_mat, p0 - p1)
+        out[k] = p1 + u[0] * d1
+    return out
 
 
 def find_ground_frame(
@@ -324,7 +395,7 @@ def _several_frame(  # noqa: PLR0917 - the detection and the options
     # The ground frame is the first listed marker's (its x edge along the walk).
     ref_id = next(i for i in want if i in {m for _, m in usable})
     usable.sort(key=lambda ci: (ci[1] != ref_id, -cv2.contourArea(ci[0].astype(np.float32))))
-    p, per = _fit_markers([c for c, _ in usable], spec.side_mm, calib)
+    p, per, cov = _fit_markers([c for c, _ in usable], spec.side_mm, calib)
     worst = int(np.argmax(per))
     if per[worst] > limits.max_marker_residual_px:
         who = (
@@ -359,12 +430,31 @@ def _several_frame(  # noqa: PLR0917 - the detection and the options
         tilt,
         ref,
         tuple(c for c, _ in usable),
+        _sigma_frames(p[:6], cov * sigma**2, calib),
     )
 
 
-def _fit_markers(markers: list[F64], side_mm: float, calib: CameraCalibration) -> tuple[F64, F64]:
+def _sigma_frames(pose: F64, cov: F64, calib: CameraCalibration) -> tuple[F64, ...]:
+    """Image-to-ground homographies of the pose moved one sigma either way
+    along each principal direction of its covariance."""
+    lam, vec = np.linalg.eigh(cov)
+    out: list[F64] = []
+    for k in range(6):
+        for sign in (1.0, -1.0):
+            q = pose + sign * math.sqrt(max(float(lam[k]), 0.0)) * vec[:, k]
+            rot, _ = cv2.Rodrigues(q[:3])
+            g2i = calib.matrix @ np.column_stack([rot[:, 0], rot[:, 1], q[3:6]])
+            i2g = np.linalg.inv(g2i)
+            out.append(np.asarray(i2g / i2g[2, 2], np.float64))
+    return tuple(out)
+
+
+def _fit_markers(
+    markers: list[F64], side_mm: float, calib: CameraCalibration
+) -> tuple[F64, F64, F64]:
     """The plane's pose (Rodrigues, translation) then (x, y, turn) of every
-    marker after the first on it, and each marker's RMS corner residual (px)."""
+    marker after the first on it, each marker's RMS corner residual (px), and
+    the plane pose's 6 x 6 covariance per unit corner variance (px^2)."""
     obs = np.concatenate(markers)
     sq = _square(side_mm)
     k, dist = calib.matrix, calib.distortion
@@ -418,7 +508,9 @@ def _fit_markers(markers: list[F64], side_mm: float, calib: CameraCalibration) -
         raise MeasurementError(InputProblem.NO_FIDUCIAL, "marker pose failed")
     p = np.asarray(best.x, np.float64)
     per = np.sqrt(np.mean(residual(p).reshape(len(markers), 8) ** 2, axis=1) * 2)
-    return p, per
+    jac = np.asarray(best.jac, np.float64)
+    cov = np.asarray(np.linalg.pinv(jac.T @ jac)[:6, :6], np.float64)
+    return p, per, cov
 
 
 def _board_frame(

@@ -300,6 +300,22 @@ def _gap_ground_sample(ground: GroundFrame, c: F64, t: F64, calib: CameraCalibra
     return 10.0 / max(float(np.linalg.norm(px[1] - px[0])), 1e-9)
 
 
+def _frame_sigma(ground: GroundFrame, c: F64, t: F64, width: float) -> float:
+    """Sigma (mm) of a ``width`` across the gap at ``c`` from the several
+    markers' plane fit, at the gap rather than at the markers: the same image
+    span read through the frames one sigma either way (0 without them)."""
+    if not ground.sigma_frames:
+        return 0.0
+    nrm = np.array([-t[1], t[0]])
+    g = np.array([c - width / 2 * nrm, c + width / 2 * nrm]).reshape(-1, 1, 2)
+    und = cv2.perspectiveTransform(g, np.linalg.inv(ground.image_to_ground))
+    d = [
+        float(np.linalg.norm(np.diff(cv2.perspectiveTransform(und, h).reshape(2, 2), axis=0)))
+        for h in ground.sigma_frames
+    ]
+    return math.sqrt(sum(((a - b) / 2) ** 2 for a, b in zip(d[::2], d[1::2], strict=True)))
+
+
 def _traces(
     lin: NDArray[np.float32],
     mask: U8,
@@ -359,7 +375,7 @@ def _traces(
         # The edge-location term grows with the pixel at the gap, not at the marker.
         unc = math.hypot(
             1.2533 * mad / math.sqrt(len(w)),
-            med * ground.scale_uncertainty_fraction,
+            max(med * ground.scale_uncertainty_fraction, _frame_sigma(ground, c, t, med)),
             0.3 * gsd,
         )
         # Unresolved: the truth is anywhere from 0 to the width read.

@@ -1,0 +1,169 @@
+"""The Overview of a big village in Chromium: a page of rows at a time, a filter for the rest,
+and a clock event applied to its row without reading the village again.
+
+Seeding hundreds of frontages costs minutes, so the page's one read (``/api/overview/page``)
+is answered with the shared storm's own answer widened to 130 frontages and 60 running
+clocks, and the event stream with one transition; the page's code is what is tested.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from tests.dashboard.conftest import ARTIFACTS, CHROMIUM, PASSWORD, Dashboard
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="Debian chromium is not installed (apt-get install chromium)"
+)
+
+if CHROMIUM.exists():
+    from playwright.sync_api import Browser, Page, Route, expect
+
+    from tests.dashboard.test_accessibility import axe_source, axe_violations
+
+FRONTAGES, CLOCKS = 130, 60
+
+
+@dataclass
+class BigPage:
+    page: Page
+    reads: list[str] = field(default_factory=list)  # the page's reads of /api/overview/page
+    events: list[str] = field(default_factory=list)  # for the event stream's next connection
+
+
+@pytest.fixture(scope="module")
+def dashboard(shared_dashboard: Dashboard) -> Dashboard:
+    """Nothing here changes a record: the package's shared storm."""
+    return shared_dashboard
+
+
+def big_village(page: dict[str, Any]) -> dict[str, Any]:
+    """The storm's Overview widened: frontage i at "{101 + 2i} Elm St", owned by "Owner i";
+    the first ``CLOCKS`` have a running clearing clock, soonest deadline first."""
+    big = copy.deepcopy(page)
+    shape = page["shapes"][0]
+    big["frontages"], big["clocks"], big["shapes"] = [], [], []
+    for i in range(FRONTAGES):
+        fid, address = f"big-{i:03d}", f"{101 + 2 * i} Elm St"
+        deadline = f"2026-12-13T{i // 10:02d}:{i % 10:02d}:00+00:00" if i < CLOCKS else None
+        state = "clearing_period" if deadline else "complied"
+        category = "clearing" if deadline else "clear"
+        big["frontages"].append({"id": fid, "address": address, "state": state,
+                                 "category": category, "deadline": deadline,
+                                 "owner": f"Owner {i}"})  # fmt: skip
+        big["shapes"].append({**shape, "id": fid, "category": category})
+        if deadline:
+            big["clocks"].append({"id": 9000 + i, "frontage": fid, "address": address,
+                                  "kind": "clearing", "state": state, "category": category,
+                                  "deadline": deadline, "unconfirmed": False})  # fmt: skip
+    big["counts"] = {"clearing": CLOCKS, "clear": FRONTAGES - CLOCKS}
+    return big
+
+
+def transition(clock: int, frontage: str, to: str, category: str, active: bool) -> str:
+    event = {"type": "transition", "id": clock, "clock_id": clock, "clock_kind": "clearing",
+             "frontage": frontage, "from": "clearing_period", "to": to, "category": category,
+             "at": "2026-12-12T18:00:00+00:00", "deadline": None, "active": active,
+             "cause": "deadline", "detected_ms": 0}  # fmt: skip
+    return f"event: transition\ndata: {json.dumps(event)}\n\n"
+
+
+@pytest.fixture(scope="module")
+def big_page(chromium_browser: Browser, dashboard: Dashboard) -> Iterator[BigPage]:
+    """The Overview over the widened village, logged in as the clerk. The event stream
+    sends what the test puts in ``events``, on its next connection."""
+    real = dashboard.login("clerk").get("/api/overview/page").json()
+    body = json.dumps(big_village(real))
+    context = chromium_browser.new_context(
+        viewport={"width": 1366, "height": 900}, service_workers="block"
+    )
+    big = BigPage(context.new_page())
+
+    def overview(route: Route) -> None:
+        big.reads.append(route.request.url)
+        route.fulfill(status=200, content_type="application/json", body=body)
+
+    def stream(route: Route) -> None:
+        # Each connection gets what is waiting, then ends; the page reconnects in 100 ms.
+        waiting = "".join(big.events)
+        big.events.clear()
+        route.fulfill(status=200, content_type="text/event-stream",
+                      body=f"retry: 100\nevent: hello\ndata: {{}}\n\n{waiting}")  # fmt: skip
+
+    page = big.page
+    page.route("**/api/overview/page", overview)
+    page.route("**/api/events", stream)
+    page.goto(f"{dashboard.url}/login")
+    page.get_by_label("User name").fill("clerk")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.locator("body")).to_have_attribute("data-ready", "today")
+    page.goto(f"{dashboard.url}/#overview")
+    expect(page.locator("body")).to_have_attribute("data-ready", "overview")
+    yield big
+    context.close()
+
+
+def test_a_big_village_overview_draws_a_page_of_rows_and_finds_the_rest(
+    big_page: BigPage,
+) -> None:
+    page = big_page.page
+    expect(page.locator("[data-frontage-shape]")).to_have_count(FRONTAGES)  # the whole map
+    clocks, frontages = page.locator("#clock-rows tr"), page.locator("#frontage-rows tr")
+    expect(clocks).to_have_count(50)
+    expect(frontages).to_have_count(100)
+    expect(clocks.first).to_contain_text("101 Elm St")  # soonest deadline first
+    expect(page.get_by_text("Showing 100 of 130 frontages.")).to_be_visible()
+    page.get_by_role("button", name="Show 100 more").click()
+    expect(frontages).to_have_count(FRONTAGES)
+    expect(page.get_by_role("button", name="Show 100 more")).to_be_hidden()
+    # Any row by what the clerk knows: an owner's name, an address.
+    page.get_by_label("Find an address, frontage, state or owner").fill("owner 129")
+    expect(frontages).to_have_count(1)
+    expect(frontages.first).to_contain_text("359 Elm St")
+    expect(
+        page.get_by_text("Showing 1 of the 1 frontages that match (130 in all).")
+    ).to_be_visible()
+    page.get_by_label("Find a frontage or state").fill("219 Elm St")
+    expect(clocks).to_have_count(1)
+    page.get_by_label("Find a frontage or state").fill("")
+    expect(clocks).to_have_count(50)
+    # The page never scrolls sideways (a wide table scrolls in its own box); axe finds nothing.
+    for width in (1366, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        page.screenshot(path=str(ARTIFACTS / f"overview-big-{width}.png"))
+    page.set_viewport_size({"width": 1366, "height": 900})
+    assert axe_violations(page, axe_source()) == []
+
+
+def test_a_clock_event_changes_its_row_without_reading_the_village_again(
+    big_page: BigPage,
+) -> None:
+    page, reads = big_page.page, big_page.reads
+    read_before = len(reads)
+    # The first clock is snowing again (no deadline: it goes to the end); the second ended.
+    big_page.events += [
+        transition(9000, "big-000", "snowing", "snowing", active=True),
+        transition(9001, "big-001", "complied", "clear", active=False),
+    ]
+    clocks = page.locator("#clock-rows tr")
+    expect(page.locator('#clock-rows tr[data-clock="9001"]')).to_have_count(0)
+    expect(page.get_by_text("Showing 50 of 59 running clocks", exact=False)).to_be_visible()
+    expect(clocks.first).to_contain_text("105 Elm St")
+    expect(page.locator('#clock-rows tr[data-clock="9000"]')).to_have_count(0)  # now last
+    page.get_by_label("Find a frontage or state").fill("101 Elm St")
+    expect(page.locator('#clock-rows tr[data-clock="9000"]')).to_contain_text("snowing")
+    # Its frontage's row and its shape on the map follow the event too.
+    page.get_by_label("Find an address, frontage, state or owner").fill("big-001")
+    expect(page.locator('#frontage-rows tr[data-frontage="big-001"]')).to_contain_text("complied")
+    expect(page.locator('[data-frontage-shape="big-000"]')).to_have_attribute(
+        "data-category", "snowing"
+    )
+    assert len(reads) == read_before  # no re-read of the whole village
