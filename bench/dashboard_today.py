@@ -7,7 +7,8 @@ the app in process (routing, auth, the queries, JSON):
 
 * ``GET /api/today`` (target: usable within 1 s),
 * ``GET /api/notices`` (every notice with the steps its case accepts now),
-* ``GET /api/overview`` as the reference, measured in the same run.
+* ``GET /api/overview/page`` (the Overview page's one read), and ``/api/overview`` and
+  ``/api/map`` (the whole records) as the reference, measured in the same run.
 
 Beside each route's wall time: its CPU time (``getrusage``; the app runs in this
 process) and the SQL statements one request costs, session check included (the
@@ -46,7 +47,9 @@ from tests.dashboard.test_today import NOW, add_block
 
 PASSWORD = "bench password"
 # /api/now: the floor (session check and framework, no records read).
-PATHS = ("/api/now", "/api/today", "/api/overview", "/api/map", "/api/notices")
+PATHS = (
+    "/api/now", "/api/today", "/api/overview/page", "/api/overview", "/api/map", "/api/notices",
+)  # fmt: skip
 
 
 def cpu_s() -> float:

@@ -397,6 +397,23 @@ def test_set_based_write_equals_one_at_a_time(tmp_path: Path) -> None:
         many.close()
 
 
+def test_hundred_row_inserts_store_every_row_once_as_sent(tmp_path: Path) -> None:
+    # 300 + 50 readings: full 100-row statements and the rest one by one, for
+    # rows without a frontage (weather) and with one (snow, every third).
+    store = SqliteTimeSeriesStore(tmp_path / "rows.db")
+    a = [_reading("pole-a", s) for s in range(1, 301)]
+    b = [_reading("pole-b", s) for s in range(1, 51)]
+    result = store.write_batch(a + b, received_at_ms=T0)
+    assert len(result.stored) == 350
+    assert [r.to_json() for r in store.readings(device="pole-a")] == [r.to_json() for r in a]
+    assert len(store.readings(frontage="main-st-101")) == 100 + 16
+    again = store.write_batch(a + b, received_at_ms=T0)
+    assert again.stored == []
+    assert len(again.duplicates) == 350
+    assert store.count() == 350
+    store.close()
+
+
 def test_round_robin_halves_fill_every_gap(tmp_path: Path) -> None:
     # Two workers dealt alternate seqs: each batch of one opens gaps the other fills.
     store = SqliteTimeSeriesStore(tmp_path / "rr.db")

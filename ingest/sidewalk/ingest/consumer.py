@@ -298,6 +298,8 @@ class IngestConsumer:
 
     def _receive_many(self, msgs: list[MqttMessage]) -> None:
         # paho's thread. A dead letter's received_at is set at commit, as before.
+        if not msgs:
+            return
         limits = self._limits
         verdicts: list[Verdict] = []
         add = verdicts.append
