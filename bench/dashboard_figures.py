@@ -125,6 +125,7 @@ def village(path: Path, frontages: int) -> None:
     """The seeded village in ``path`` (made once: reused when it is there)."""
     if path.exists():
         cases = CaseStore(f"sqlite:///{path}")
+        cases.create_schema()  # a village kept from before a migration: brought up to date
         have = len(cases.registry.list_frontages())
         cases.close()
         if have != frontages:
@@ -312,6 +313,8 @@ def today(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="dashboard-bench-") as tmp:
         path = args.store or Path(tmp) / "cases.sqlite3"
         cases = CaseStore(f"sqlite:///{path}")
+        if path.exists():
+            cases.create_schema()  # kept from before a migration: brought up to date
         if path.exists() and cases.registry.list_frontages():
             have = len(cases.registry.list_frontages())
             if have != args.frontages:

@@ -98,7 +98,10 @@ def test_several_small_markers_give_the_ground_frame_one_alone_cannot() -> None:
     assert np.abs(g - truth).max() < 3.0
 
 
-@pytest.mark.parametrize("disturb", [{"tilt_deg": 30.0}, {"lift_mm": 60.0}])
+# Raised 80 mm: 1.1 px off the others' plane. (60 mm read 0.91 px only while
+# the corners sat 0.35 px inside the markers; with the corners where the
+# edges meet it reads 0.79, under the 0.9 px gate: a small lift passes.)
+@pytest.mark.parametrize("disturb", [{"tilt_deg": 30.0}, {"lift_mm": 80.0}])
 def test_a_marker_not_lying_flat_is_not_measured(disturb: dict[str, float]) -> None:
     cam = _camera()
     gray = _photo(cam, _markers(**disturb))

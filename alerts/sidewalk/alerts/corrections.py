@@ -31,15 +31,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from typing import Final
+from zoneinfo import ZoneInfo
 
 from sidewalk.alerts.delivery import DELIVERY_METHODS, delivery_counts
 from sidewalk.alerts.wording import STATE_WORDS
 from sidewalk.analytics.casework import Entry, case_clock_key, case_copy, entries, refused
-from sidewalk.analytics.clocks.actions import CORRECTABLE, ActionError, CorrectEntry, parse_action
+from sidewalk.analytics.clocks.actions import (
+    CORRECTABLE,
+    ActionError,
+    CorrectEntry,
+    EnforcementAction,
+    parse_action,
+)
+from sidewalk.analytics.clocks.bill_terms import TAX_ROLLED, kind_of
 from sidewalk.core.clock import format_local
 from sidewalk.core.profile import Profile
 from sidewalk.storage import cases as records
+from sidewalk.storage.cases import BillingError
 
 # An entry, and each later act that may rest on it, in the clerk's words.
 ENTRY_WORDS: Final = {
@@ -238,3 +248,187 @@ def entries_of(cases: records.CaseStore, notice: records.NoticeRecord) -> Sequen
     if notice.violation_id is None:
         return []
     return CaseRecords.read(cases, notice).entries()
+
+
+# -- payments ---------------------------------------------------------------------------
+#
+# A payment entered with the wrong amount or date is corrected, one entered on the wrong
+# bill is undone (then recorded on the right one); the wrong row stays, voided, and the
+# right one is a new row (``cases.bills.correct_payment``, audit ``payment.corrected``
+# naming who and why). Balances, the bill's status and the overdue list follow the
+# payments left. What rests on a payment is refused, naming it:
+#
+# * the tax-roll entry that counted the bill's unpaid balance (G: "entered on the tax
+#   roll"): the entry must be withdrawn first, which this system does not do;
+# * the payment in full that closed a § 370-10 / § 370-8 case (``paid_in_full``): a
+#   correction that leaves the bill unpaid, or moves the day it was paid in full, would
+#   reopen a closed case, which this system does not do.
+#
+# A correction that pays the bill in full tells the clock, as a payment does.
+
+
+@dataclass(frozen=True)
+class PaymentFacts:
+    """A bill and its standing payments, as the rules below judge them (pure values)."""
+
+    amount: Decimal  # the bill's total
+    payments: tuple[tuple[int, Decimal, datetime], ...]  # id, amount, paid at
+    on_tax_roll: datetime | None  # when the bill was entered on the tax roll
+    closed_at: datetime | None  # the case's payment in full, if a clock recorded it
+
+
+def paid_in_full_at(
+    amount: Decimal, payments: Sequence[tuple[Decimal, datetime]]
+) -> datetime | None:
+    """When the payments, in the order made, first cover ``amount`` (None: not yet)."""
+    paid = Decimal("0.00")
+    for value, at in sorted(payments, key=lambda p: p[1]):
+        paid += value
+        if paid >= amount:
+            return at
+    return None
+
+
+def corrected_payments(
+    facts: PaymentFacts, payment_id: int, amount: Decimal | None, paid_at: datetime | None,
+    *, undo: bool,
+) -> list[tuple[Decimal, datetime]]:  # fmt: skip
+    """The bill's payments as they stand once ``payment_id`` is corrected or undone."""
+    out: list[tuple[Decimal, datetime]] = []
+    for i, value, at in facts.payments:
+        if i != payment_id:
+            out.append((value, at))
+        elif not undo:
+            out.append((value if amount is None else amount, at if paid_at is None else paid_at))
+    return out
+
+
+def payment_blocked(
+    facts: PaymentFacts, payment_id: int, amount: Decimal | None, paid_at: datetime | None,
+    *, undo: bool, bill: str, zone: ZoneInfo,
+) -> str | None:  # fmt: skip
+    """Why the payment cannot be corrected or undone as asked, in the clerk's words (what
+    rests on it); None if it may be."""
+    if facts.on_tax_roll is not None:
+        return (
+            f"Bill {bill} was entered on the tax roll on {format_local(facts.on_tax_roll, zone)}"
+            " with its payments counted: the tax-roll entry must be withdrawn first (this"
+            " system does not withdraw a tax-roll entry)."
+        )
+    if facts.closed_at is not None:
+        after = paid_in_full_at(
+            facts.amount, corrected_payments(facts, payment_id, amount, paid_at, undo=undo)
+        )
+        if after != facts.closed_at:
+            return (
+                f"Bill {bill} was paid in full on {format_local(facts.closed_at, zone)} and the"
+                " case was closed on that payment: the payment in full must be undone first"
+                " (this system does not reopen a closed case)."
+            )
+    return None
+
+
+def _bill_of(cases: records.CaseStore, notice: records.NoticeRecord) -> records.BillRecord:
+    bill_id = notice.detail.get("bill_id")
+    if notice.kind != "abatement_bill" or not isinstance(bill_id, int):
+        raise CorrectionRefused(f"Notice {notice.number} is not a bill: it has no payments.")
+    return cases.bills.get(bill_id)
+
+
+def payment_facts(
+    cases: records.CaseStore, bill: records.BillRecord
+) -> tuple[PaymentFacts, str | None]:
+    """The bill's facts and the case whose clock hears of its payment (if one does)."""
+    entry = next((t for t in cases.bills.list_tax_roll() if t.bill_id == bill.id), None)
+    abatement = cases.bills.get_abatement(bill.abatement_id)
+    key = None
+    if abatement.violation_id is not None:  # a bill whose unpaid balance goes on the roll
+        violation = cases.clocks.get_violation(abatement.violation_id)
+        key = violation.key if kind_of(abatement.key, violation.rule) in TAX_ROLLED else None
+    closed = None
+    if key is not None:
+        done = [a for a in cases.actions.list(key) if a.kind == "paid_in_full" and a.error is None]
+        closed = done[-1].at if done else None
+    pays = tuple((p.id, p.amount, p.paid_at) for p in cases.bills.list_payments(bill.id))
+    return PaymentFacts(bill.amount, pays, entry.certified_at if entry else None, closed), key
+
+
+def payments_of(
+    cases: records.CaseStore, notice: records.NoticeRecord
+) -> list[records.PaymentRecord]:
+    """The standing payments on the bill ``notice`` sent, in the order made."""
+    return cases.bills.list_payments(_bill_of(cases, notice).id)
+
+
+def correct_payment(
+    cases: records.CaseStore,
+    profile: Profile,
+    notice: records.NoticeRecord,
+    payment_id: int,
+    *,
+    who: str,
+    reason: str,
+    now: datetime,
+    amount: Decimal | None = None,
+    paid_at: datetime | None = None,
+    undo: bool = False,
+) -> records.BillRecord:
+    """Correct the payment ``payment_id`` on the bill ``notice`` sent to ``amount`` and/or
+    ``paid_at``, or ``undo`` it, for ``reason``; the bill as it then stands.
+    ``CorrectionRefused`` in the clerk's words, nothing recorded."""
+    if not reason.strip():
+        raise CorrectionRefused("Reason: say why the payment is corrected (it is kept on record).")
+    if not who.strip():
+        raise CorrectionRefused("Who: name the person making the correction.")
+    if undo and (amount is not None or paid_at is not None):
+        raise CorrectionRefused("Undo: a payment undone takes no amount or date.")
+    bill = _bill_of(cases, notice)
+    facts, key = payment_facts(cases, bill)
+    old = next((p for p in facts.payments if p[0] == payment_id), None)
+    if old is None:
+        raise CorrectionRefused(f"Bill {notice.number} has no such payment standing to correct.")
+    if amount is not None and (
+        not amount.is_finite() or amount <= 0 or amount != amount.quantize(Decimal("0.01"))
+    ):
+        raise CorrectionRefused("Amount: give dollars and cents above zero, e.g. 15.00.")
+    if not undo and (amount in (None, old[1]) and paid_at in (None, old[2])):
+        raise CorrectionRefused("Nothing to correct: give the right amount or date.")
+    why = payment_blocked(facts, payment_id, amount, paid_at, undo=undo, bill=notice.number,
+                          zone=profile.zone)  # fmt: skip
+    if why is not None:
+        raise CorrectionRefused(why)
+    cleared = paid_in_full_at(
+        facts.amount, corrected_payments(facts, payment_id, amount, paid_at, undo=undo)
+    )
+    if key is not None and facts.closed_at is None and cleared is not None:
+        _check_paid(cases, profile, key, cleared, who=who, number=notice.number)
+    try:
+        _, fixed = cases.bills.correct_payment(
+            payment_id, now, who, reason.strip(), amount=amount, paid_at=paid_at
+        )
+    except BillingError as exc:
+        raise CorrectionRefused(f"Not recorded: {exc}") from None
+    if key is not None and facts.closed_at is None and cleared is not None:
+        # Paid in full once corrected: the clock hears it as it hears a payment.
+        cases.actions.record("paid_in_full", key, cleared, who, {"bill": bill.id})
+    return fixed
+
+
+def _check_paid(
+    cases: records.CaseStore, profile: Profile, key: str, at: datetime, *, who: str, number: str
+) -> None:
+    """The payment in full the correction makes, tried on a copy of the case first."""
+    violation = cases.clocks.violation_by_key(key)
+    if violation is None:
+        return  # no case recorded: the runner refuses the step, and says so on the bill
+    clocks = cases.clocks.list(frontage_id=violation.frontage_id, kind="enforcement")
+    clock = next((c for c in reversed(clocks) if c.key == case_clock_key(violation)), None)
+    engine = case_copy(profile, violation, clock, cases.actions.list(key))
+    action = parse_action("paid_in_full", key, {"bill": 0}, at=at, who=who)
+    assert isinstance(action, EnforcementAction)
+    if refused(engine, action) is not None:
+        state = engine.cases[key].state
+        raise CorrectionRefused(
+            f"Bill {number} would be paid in full by this correction, but the case is at"
+            f" “{STATE_WORDS.get(state, state)}”: it cannot be closed on it now."
+        )

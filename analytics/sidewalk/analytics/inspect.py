@@ -302,6 +302,7 @@ def measure_files(
     surveyed_at: datetime | None = None,
     first_block: int = 0,
     progress: Progress | None = None,
+    camera_note: str = "",
 ) -> MeasuredBatch:
     """Measure, classify and store every file, then count the owner's blocks (80 % rule).
 
@@ -309,6 +310,8 @@ def measure_files(
     with its reason and the batch goes on. Inspections are keyed by frontage
     and file sha256, so running the same batch again stores nothing new.
     ``progress`` is called as (done, total, source name) after each file.
+    ``camera_note`` is kept in each record's survey (how the camera was known, e.g.
+    a phone measured with the marker only) so a hearing can read it.
 
     ``stations_mm`` gives each file's station along the frontage (one per
     file); ``frontage_blocks`` the frontage's block count when recorded. The
@@ -339,7 +342,8 @@ def measure_files(
                 path, kind, frontage=frontage, when=when, offset=offset, limits=limits,
                 cases=cases, evidence=evidence, profile=profile, calibration=calibration,
                 fiducial=fiducial, intrinsics=intrinsics, level=level, rig=rig,
-                survey={"station_mm": station, "frontage_blocks": frontage_blocks},
+                survey={"station_mm": station, "frontage_blocks": frontage_blocks}
+                | ({"camera": camera_note} if camera_note else {}),
             )
         )  # fmt: skip
         seen = [int(b["block"]) for b in outcomes[-1].inspection.blocks]

@@ -110,6 +110,11 @@ def failure_words(failure: str) -> str:
     problem, _, detail = failure.partition(":")
     problem, detail = problem.strip(), detail.strip()
     if problem == "not_measured":
+        # A phone the marker alone cannot measure: the reason was written in the
+        # inspector's words (``analytics.phone_cameras.choose``).
+        head, _, said = detail.partition(":")
+        if head.strip() == PHONE_NOT_CALIBRATED and said.strip():
+            return said.strip()
         for start, words in _NOT_MEASURED_WORDS.items():
             if detail.startswith(start):
                 return words

@@ -11,7 +11,9 @@ is refused at once (exit 2) instead of later by the runner.
 entry of that step, a service or the crew's completion (``alerts.corrections``):
 the entry stays on record, the correction names who and why, and the case is
 recomputed from the corrected facts; an entry a later act rests on is refused,
-naming what to undo first.
+naming what to undo first. ``sidewalk act payment BILL-NOTICE --correct --amount …``
+(or ``--at``, the right date paid) and ``--undo`` do the same for a payment on a bill
+(``alerts.corrections.correct_payment``; ``--payment ID`` picks one, default the latest).
 
 The records and the engine load when the command runs (``common``: a fast --help).
 """
@@ -98,6 +100,13 @@ def act(  # noqa: PLR0917 (Typer maps parameters to options)
     reason: Annotated[
         str | None, typer.Option(help="--correct, --undo: why (kept on record)")
     ] = None,
+    amount: Annotated[
+        str | None, typer.Option(help="payment --correct: the right amount, e.g. 15.00")
+    ] = None,
+    payment: Annotated[
+        int | None,
+        typer.Option(help="payment --correct/--undo: which payment (default: the latest)"),
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Record what a person did (hazard confirmed, notice delivered, …) for the clocks, or
@@ -105,6 +114,16 @@ def act(  # noqa: PLR0917 (Typer maps parameters to options)
     from sidewalk.alerts.delivery import NotReadyError
     from sidewalk.core.clock import format_local
 
+    if kind == "payment":
+        if correct == undo:
+            fail("payment: --correct (with --amount and/or --at) or --undo, with --reason")
+        _correct_payment(
+            village(config), target, who, at=at, amount=amount, payment=payment, undo=undo,
+            reason=reason,
+        )  # fmt: skip
+        return
+    if amount is not None or payment is not None:
+        fail("--amount and --payment go with: sidewalk act payment BILL-NOTICE --correct/--undo")
     if kind not in STEPS:
         fail(
             f"unknown step {kind!r}: one of {', '.join(STEPS)} (pours and permits:"
@@ -191,6 +210,73 @@ def _correct(
         f"recorded: {ENTRY_WORDS[kind]} of {was} on notice {notice.number} {then}, by {who},"
         f" because: {reason.strip()}; the entry stays on record and the analytics runner"
         " recomputes the case",
+        soft_wrap=True,
+    )
+
+
+def _correct_payment(
+    place: Village,
+    target: str,
+    who: str,
+    *,
+    at: str | None,
+    amount: str | None,
+    payment: int | None,
+    undo: bool,
+    reason: str | None,
+) -> None:
+    """Correct or undo a payment on the bill ``target`` sent (``alerts.corrections``)."""
+    from decimal import Decimal, InvalidOperation
+
+    from sidewalk.alerts.corrections import CorrectionRefused, correct_payment, payments_of
+    from sidewalk.core.clock import format_local
+    from sidewalk.storage.cases import NotFoundError
+
+    no_nul(target=target, who=who, reason=reason or "", amount=amount or "")
+    if undo and (at is not None or amount is not None):
+        fail("--undo takes no --at or --amount: the payment is undone, not corrected")
+    if not (reason or "").strip():
+        fail("--reason: say why the payment is corrected (it is kept on record)")
+    assert reason is not None
+    value = None
+    if amount is not None:
+        try:
+            value = Decimal(amount.strip().lstrip("$"))
+        except InvalidOperation:
+            value = Decimal("NaN")
+        if not value.is_finite():
+            fail(f"--amount: not an amount: {amount!r} (e.g. 15.00)")
+    when = None if at is None else place.instant("--at", at)
+    with place.cases() as cases:
+        try:
+            notice = cases.notices.get_by_number(target.strip())
+        except NotFoundError:
+            fail(f"no notice {target!r}: give the bill's number, e.g. CLY-2026-000003")
+        try:
+            standing = payments_of(cases, notice)
+            if not standing:
+                fail(f"refused: bill {notice.number} has no payment on record to correct")
+            old = (
+                standing[-1]
+                if payment is None
+                else next((p for p in standing if p.id == payment), None)
+            )
+            if old is None:
+                fail(
+                    f"--payment: bill {notice.number} has no payment {payment} on record"
+                    f" (its payments: {', '.join(str(p.id) for p in standing)})"
+                )
+            bill = correct_payment(
+                cases, place.profile, notice, old.id, who=who, reason=reason,
+                now=place.instant("--at", None), amount=value, paid_at=when, undo=undo,
+            )  # fmt: skip
+        except CorrectionRefused as exc:
+            fail(f"refused: {exc}")
+    was = f"${old.amount:.2f} of {format_local(old.paid_at, place.profile.zone)}"
+    console().print(
+        f"recorded: the payment {was} on bill {notice.number}"
+        f" {'undone' if undo else 'corrected'}, by {who}, because: {reason.strip()}; the"
+        f" bill's balance is now ${bill.balance:.2f}; the payment stays on record",
         soft_wrap=True,
     )
 

@@ -92,7 +92,7 @@ def serve(place: Village, secret: str, *, host: str, port: int, geojson: Path | 
         )  # fmt: skip
         # The Admin page's letterhead view reads the settings' [village] table.
         app.state.village = settings.village
-        app.state.phone_camera = _phone_camera(settings.data_dir / PHONE_CAMERA)
+        app.state.phone_camera = _phone_camera(settings.data_dir)
         # Commissioning: commands to the poles and their health reports (docs/commissioning.md).
         mqtt = mqtt_settings(settings, f"{settings.mqtt.client_id}-dashboard")
         app.state.poles = poles = PoleLink(mqtt, settings.site, cases)
@@ -105,22 +105,24 @@ def serve(place: Village, secret: str, *, host: str, port: int, geojson: Path | 
                 timeseries.close()
 
 
+# The one calibration every phone once shared: now one per phone model (phone-cameras/).
 PHONE_CAMERA = "phone-camera.json"
 
 
-def _phone_camera(path: Path) -> PhoneCamera:
-    """The inspectors' phone camera calibration (docs/dashboard.md, Rounds), if one is kept
-    in the data directory: round photos with the survey marker are then measured."""
+def _phone_camera(data_dir: Path) -> PhoneCamera:
+    """The inspectors' phones (docs/dashboard.md, Rounds): each photo measured with its
+    phone's calibration from ``<data_dir>/phone-cameras/``, else the marker alone."""
+    from sidewalk.analytics.phone_cameras import PHONE_CAMERAS_DIR
     from sidewalk.dashboard.survey_photos import PhoneCamera
 
-    if not path.exists():
-        return PhoneCamera()
-    from sidewalk.analytics.inspect import load_calibration
-
-    try:
-        return PhoneCamera(load_calibration(path))
-    except (OSError, ValueError) as exc:
-        fail(f"{path}: not a camera calibration ({exc}); fix or remove it")
+    old = data_dir / PHONE_CAMERA
+    if old.exists():  # not applied to every phone any more; said, not silently dropped
+        typer.echo(
+            f"{old}: one calibration no longer serves every phone; add it for its phone with"
+            f" `sidewalk inspect phone-camera --intrinsics {old} --make … --model …`",
+            err=True,
+        )
+    return PhoneCamera(registry=data_dir / PHONE_CAMERAS_DIR)
 
 
 TLS_KEY_ENV = "SIDEWALK_DASHBOARD_TLS_KEYFILE"

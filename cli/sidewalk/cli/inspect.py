@@ -541,3 +541,64 @@ def demo_scene(
         f"try: sidewalk inspect depth {paths['depth']} --frontage ID"
         f" --intrinsics {paths['intrinsics']}"
     )
+
+
+@inspect_app.command("phone-camera")
+def phone_camera(  # noqa: PLR0917 (Typer maps parameters to options)
+    photos: Annotated[
+        list[Path] | None,
+        typer.Argument(help="photos of the printed ChArUco target from the phone (3 or more)"),
+    ] = None,
+    intrinsics: Annotated[
+        Path | None,
+        typer.Option(
+            help="an intrinsics file instead of photos (JSON, ROS camera_info YAML, OpenCV"
+            " FileStorage, RealSense JSON), for the picture as the phone stores it"
+        ),
+    ] = None,
+    make: Annotated[
+        str | None, typer.Option(help="the phone's make (default: the photos')")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(help="the phone's model, as its photos name it (default: theirs)")
+    ] = None,
+    replace: Annotated[bool, typer.Option(help="replace this phone's calibration")] = False,
+    target: Annotated[
+        Path | None, typer.Option(help="write the printable ChArUco target to this PNG and stop")
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Add a phone's calibration, so its round photos are measured with its own lens.
+
+    From photos of the printed ChArUco target (--target writes it; print at 100 %), the
+    phone named by their EXIF; or from an intrinsics file with --make
+    and --model as the phone's photos name it."""
+    from sidewalk.analytics.defects.camera_inputs import DefectInputError
+    from sidewalk.analytics.phone_cameras import (
+        PHONE_CAMERAS_DIR,
+        add_phone_camera,
+        write_calibration_target,
+    )
+    from sidewalk.cli.common import load_settings
+
+    if target is not None:
+        try:
+            w, h = write_calibration_target(target)
+        except DefectInputError as exc:
+            fail(str(exc))
+        console().print(
+            f"{target}: print at 100 % ({w:.0f} x {h:.0f} mm), lay it flat, take 3 or more"
+            " photos of it from different angles with the phone", soft_wrap=True,
+        )  # fmt: skip
+        return
+    registry = load_settings(config).data_dir / PHONE_CAMERAS_DIR
+    try:
+        added = add_phone_camera(
+            registry, photos=photos or None, intrinsics=intrinsics, make=make, model=model,
+            replace=replace,
+        )  # fmt: skip
+    except DefectInputError as exc:
+        fail(str(exc))
+    size = f" at {added.size[0]}x{added.size[1]} px" if added.size else ""
+    fit = f", {added.rms_px:.2f} px reprojection error" if added.rms_px is not None else ""
+    console().print(f"{added.named}: calibration saved to {added.path}{size}{fit}", soft_wrap=True)

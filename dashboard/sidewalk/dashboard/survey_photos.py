@@ -9,6 +9,13 @@ property page. A photo without the marker is evidence only; a photo with it that
 cannot be measured (no calibration for the phone's camera, no joint or crack found,
 marker too small, blur …) is stored as "not measured" with the reason, never a pass.
 
+Each phone is measured with its own lens: the calibration is chosen by the make and
+model the photo's EXIF names, from the Village's registry (``<data_dir>/phone-cameras/``,
+one file per model, ``sidewalk inspect phone-camera`` adds one). An unknown phone is
+measured with the marker alone and its record says so, or, when its lens is too wide
+for the marker alone to hold 1/16 in, "not measured" with why
+(``sidewalk.analytics.phone_cameras``).
+
 OpenCV and the measurement load on the first photo with a marker, not at start-up.
 """
 
@@ -16,8 +23,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sidewalk.analytics.phone_cameras import MARKER_ONLY_NOTE, choose, read_photo_camera
 from sidewalk.analytics.survey import PHONE_NOT_CALIBRATED, failure_words
 from sidewalk.core.profile import Profile
 from sidewalk.core.units import MM_PER_INCH
@@ -36,10 +45,13 @@ def _default_marker() -> FiducialSpec:
 
 @dataclass(frozen=True)
 class PhoneCamera:
-    """The inspectors' phone camera (``None`` calibration: photos are not measured)."""
+    """How round photos are measured: by each phone's calibration from ``registry`` (the
+    data directory's ``phone-cameras/``), else with the marker alone. ``calibration``
+    (tests, one known camera) serves every phone; with neither, nothing is measured."""
 
     calibration: CameraCalibration | None = None
     marker: FiducialSpec = field(default_factory=_default_marker)
+    registry: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -73,9 +85,12 @@ def describe(record: InspectionRecord) -> PhotoSurvey:
     size = (
         f"{what} {_inches(float(worst['measured_mm']))}, limit {_inches(float(worst['limit_mm']))}"
     )
+    # A phone measured with the marker alone says so wherever the result is read.
+    marker_only = (record.result.get("survey") or {}).get("camera") == MARKER_ONLY_NOTE
+    tail = f"; {MARKER_ONLY_NOTE}" if marker_only else ""
     if any(c.get("failed") for c in checks):
-        return PhotoSurvey(True, f"Measured: defective ({size}).")
-    return PhotoSurvey(True, f"Measured: within the limit ({size}).")
+        return PhotoSurvey(True, f"Measured: defective ({size}{tail}).")
+    return PhotoSurvey(True, f"Measured: within the limit ({size}{tail}).")
 
 
 def survey_photo(
@@ -89,20 +104,55 @@ def survey_photo(
     profile: Profile,
 ) -> PhotoSurvey | None:
     """Measure the stored photo if it holds the survey marker; None when it does not."""
-    if not holds_marker(evidence.get(sha256), camera.marker):
+    jpeg = evidence.get(sha256)
+    if not holds_marker(jpeg, camera.marker):
         return None
-    if camera.calibration is None:
+    calibration, note, refusal = _camera_for(jpeg, camera, profile)
+    if calibration is None:
         record = cases.inspections.record(
             frontage, surveyed_at=at, kind="photo", source_name=f"round photo {sha256[:12]}",
             source_sha256=sha256, result={"survey": {"source": "round"}},
-            failure=f"not_measured: {PHONE_NOT_CALIBRATED}",
+            failure=f"not_measured: {PHONE_NOT_CALIBRATED}" + (f": {refusal}" if refusal else ""),
         )  # fmt: skip
         return describe(record)
     from sidewalk.analytics.inspect import measure_files
 
     batch = measure_files(
         [evidence.path(sha256)], frontage=frontage, kind="photo", cases=cases,
-        evidence=evidence, profile=profile, calibration=camera.calibration,
-        fiducial=camera.marker, surveyed_at=at,
+        evidence=evidence, profile=profile, calibration=calibration,
+        fiducial=camera.marker, surveyed_at=at, camera_note=note,
     )  # fmt: skip
     return describe(batch.files[0].inspection)
+
+
+def _camera_for(
+    jpeg: bytes, camera: PhoneCamera, profile: Profile
+) -> tuple[CameraCalibration | None, str, str]:
+    """(calibration, note for the record, refusal in the inspector's words) for this photo.
+
+    A bad registry file is a refusal naming it, so the photo is kept as not measured."""
+    if camera.calibration is not None or camera.registry is None:
+        return camera.calibration, "", ""
+    from sidewalk.analytics.defects.camera_inputs import DefectInputError
+    from sidewalk.analytics.inspect import defect_limits
+    from sidewalk.analytics.phone_cameras import nominal_calibration
+
+    photo = read_photo_camera(jpeg)
+    limit = defect_limits(profile).horizontal_gap_mm
+    try:
+        chosen = choose(photo, camera.registry, gap_limit_mm=limit)
+    except DefectInputError as exc:
+        return None, "", f"this phone's calibration file is damaged ({exc.source}; the village"
+        " IT person fixes it)"
+    if chosen.refusal or chosen.calibration is not None:
+        return (
+            chosen.calibration,
+            f"calibration {chosen.source}" if chosen.source else "",
+            (chosen.refusal),
+        )
+    if photo.width is None or photo.height is None:
+        return None, "", "the photo's size could not be read"
+    size = (
+        (photo.height, photo.width) if photo.orientation in (6, 8) else (photo.width, photo.height)
+    )
+    return nominal_calibration(photo, size), chosen.note, ""

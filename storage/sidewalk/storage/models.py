@@ -344,6 +344,8 @@ class Payment(Base):
     paid_at: Mapped[datetime]
     method: Mapped[str] = mapped_column(String(32))
     reference: Mapped[str | None] = mapped_column(String(100))
+    # Set when a correction voided it (the row stays; balances count it no more).
+    voided_at: Mapped[datetime | None]
 
     __table_args__ = (CheckConstraint("amount_cents > 0", name="positive"),)
 

@@ -29,6 +29,9 @@ from sidewalk.alerts.corrections import (
     CorrectionRefused,
     blocked,
     correct_entry,
+    correct_payment,
+    payment_blocked,
+    payment_facts,
 )
 from sidewalk.alerts.delivery import (
     DELIVERY_METHODS,
@@ -64,6 +67,7 @@ from sidewalk.dashboard.routes.deps import (
     RequestBody,
     VillageProfile,
     iso,
+    money,
 )
 from sidewalk.dashboard.routes.views import OwnerContact, RuleView, rule_view
 from sidewalk.dashboard.states import CASE
@@ -125,6 +129,15 @@ class CorrectionBody(RequestBody):
     method: str | None = Field(default=None, description="a service's right method")
 
 
+class PaymentCorrectionBody(RequestBody):
+    undo: bool = Field(default=False, description="the payment should not have been recorded")
+    reason: str = Field(max_length=500, description="why: kept on record with the correction")
+    amount: str | None = Field(default=None, description="the right amount, dollars, e.g. '15.00'")
+    paid_at: datetime | None = Field(
+        default=None, description="the right date paid; without an offset, the village's time"
+    )
+
+
 class PrintBatchBody(RequestBody):
     numbers: list[str] = Field(min_length=1, max_length=500)
 
@@ -181,6 +194,17 @@ class EntryView(BaseModel):
     methods: list[ChoiceView] = Field(description="a service's methods that count")
 
 
+class PaymentEntryView(BaseModel):
+    """A payment on a bill, as it stands, and whether it may be corrected now."""
+
+    id: int
+    amount: str = Field(description="dollars, e.g. '15.00'")
+    paid_at: str | None
+    method: str
+    may_correct: bool = Field(description="the account may correct it and nothing blocks it")
+    blocked: str | None = Field(description="why it cannot be corrected now (clerk's words)")
+
+
 class NoticeView(BaseModel):
     """A notice with its case, rules, actions and deliveries, and what can be done now."""
 
@@ -212,6 +236,9 @@ class NoticeView(BaseModel):
     history: list[HistoryLine]
     entries: list[EntryView] = Field(
         default_factory=list, description="one notice's page: the entries that may be corrected"
+    )
+    payments: list[PaymentEntryView] = Field(
+        default_factory=list, description="one bill's page: its payments, to correct or undo"
     )
     actions: list[NoticeActionView]
     deliveries: list[DeliveryView]
@@ -485,7 +512,33 @@ def notice(user: Reader, cases: Cases, profile: VillageProfile, now: Now, n: Not
     view = notice_view(NoticeRecords.read(cases), profile, n, user, now)
     if n.violation_id is not None and view.violation_key is not None:
         view.entries = entry_views(CaseRecords.read(cases, n), profile, n, user)
+    if n.kind == "abatement_bill" and isinstance(n.detail.get("bill_id"), int):
+        view.payments = payment_views(cases, profile, n, user)
     return view
+
+
+def payment_views(
+    cases: CaseStore, profile: Profile, n: NoticeRecord, user: User
+) -> list[PaymentEntryView]:
+    """The bill's standing payments; an undo is judged for each (a correction of the
+    amount or date is judged when it is asked for)."""
+    bill = cases.bills.get(int(n.detail["bill_id"]))
+    facts, _ = payment_facts(cases, bill)
+    methods = {p.id: p.method for p in cases.bills.list_payments(bill.id)}
+    views = []
+    for pid, amount, at in facts.payments:
+        why = payment_blocked(facts, pid, None, None, undo=True, bill=n.number, zone=profile.zone)
+        views.append(
+            PaymentEntryView(
+                id=pid,
+                amount=f"{amount:.2f}",
+                paid_at=iso(at),
+                method=methods.get(pid, ""),
+                may_correct=why is None and user.may("correct"),
+                blocked=why,
+            )
+        )
+    return views
 
 
 def entry_views(
@@ -554,6 +607,44 @@ def correct(
         number=n.number,
         entry=entry,
         message=f"{_correction_words(done, profile)} (notice {n.number}).",
+    )
+
+
+@router.post("/notices/{number}/payments/{payment}/correction", tags=["notices"])
+def correct_a_payment(
+    number: str,
+    payment: int,
+    body: PaymentCorrectionBody,
+    *,
+    user: LoggedIn,
+    cases: Cases,
+    profile: VillageProfile,
+    now: Now,
+) -> CorrectionRecorded:
+    """Correct a payment on the bill (the right amount or date) or undo it (entered on
+    the wrong bill, never paid), with the reason; the payment stays on record, voided.
+    Refused (409) in the clerk's words where a later act rests on it."""
+    if not user.may("correct"):
+        raise HTTPException(403, "Your account may not correct entries: ask the clerk.")
+    if not body.reason.strip():
+        raise HTTPException(422, "Reason: say why the payment is corrected (it is kept on record).")
+    if body.undo and (body.amount is not None or body.paid_at is not None):
+        raise HTTPException(422, "Undo: give only the reason (no new amount or date).")
+    n = notice_record(cases, number)
+    amount = None if body.amount is None else money(body.amount)
+    paid_at = None if body.paid_at is None else _local(body.paid_at, body.paid_at, profile)
+    try:
+        bill = correct_payment(
+            cases, profile, n, payment, who=user.username, reason=body.reason, now=now,
+            amount=amount, paid_at=paid_at, undo=body.undo,
+        )  # fmt: skip
+    except CorrectionRefused as exc:
+        raise HTTPException(409, str(exc)) from None
+    done = "undone" if body.undo else "corrected"
+    return CorrectionRecorded(
+        number=n.number,
+        entry=payment,
+        message=f"Payment {done} (bill {n.number}); the bill's balance is now ${bill.balance:.2f}.",
     )
 
 

@@ -110,7 +110,8 @@ export async function noticePage(ctx, number) {
 function corrections(ctx, n, c) {
   const { h, may } = ctx;
   const shown = (n.entries || []).filter((e) => !e.undone);
-  if (!shown.length || !may("correct")) return "";
+  const paid = n.payments || [];
+  if ((!shown.length && !paid.length) || !may("correct")) return "";
   const work = h("div", { id: "correct-work" });
   const problem = h("div", { id: "correct-problem", class: "problem", role: "alert" });
   const items = shown.map((e) => h("li", { "data-entry": String(e.id) },
@@ -119,9 +120,15 @@ function corrections(ctx, n, c) {
       ? h("div", {}, h("button", { type: "button", class: "secondary", "data-correct": String(e.id),
           onclick: () => correctionForm(ctx, n, c, e, work, problem) }, "Correct or undo…"))
       : h("div", { class: "muted blocked" }, e.blocked || "")));
+  items.push(...paid.map((p) => h("li", { "data-payment": String(p.id) },
+    h("span", { class: "when" }, when(p.paid_at, c.now, c.zone)), " ", `Payment of $${p.amount}`,
+    p.may_correct
+      ? h("div", {}, h("button", { type: "button", class: "secondary", "data-correct-payment": String(p.id),
+          onclick: () => paymentForm(ctx, n, c, p, work, problem) }, "Correct or undo…"))
+      : h("div", { class: "muted blocked" }, p.blocked || ""))));
   return h("section", { class: "panel", "aria-labelledby": "fix-h" },
     h("h2", { id: "fix-h" }, "Correct an entry"),
-    h("p", { class: "muted" }, "A wrong time, method or notice. The entry stays on record; the correction is recorded with your name and reason."),
+    h("p", { class: "muted" }, "A wrong time, method, amount or notice. The entry stays on record; the correction is recorded with your name and reason."),
     h("ul", { class: "entries" }, ...items), problem, work);
 }
 
@@ -180,6 +187,60 @@ function confirmCorrection(ctx, n, c, e, work, problem, f) {
     h("p", {}, `Reason: ${f.reason}`),
     h("p", { class: "muted" }, "The deadlines are worked out again from the corrected facts. The original entry stays on record."),
     h("div", { class: "actions" }, yes, h("button", { type: "button", class: "secondary", onclick: () => correctionForm(ctx, n, c, e, work, problem) }, "Go back"))));
+  yes.focus();
+}
+
+// A payment entered with the wrong amount or date (corrected) or on the wrong bill (undone,
+// then recorded on the right one): the wrong entry stays on record, voided.
+function paymentForm(ctx, n, c, p, work, problem) {
+  const { h } = ctx;
+  problem.classList.remove("show");
+  const form = h("form", { class: "service", id: "payment-correction-form", novalidate: "", onsubmit: (ev) => {
+    ev.preventDefault();
+    const undo = form.elements.what.value === "undo";
+    const reason = form.elements.reason.value.trim();
+    const amount = form.elements.amount.value.trim();
+    const paidAt = form.elements.paid_at.value;
+    if (!reason) { showProblem(problem, "Reason: say why the payment is corrected (it is kept on record)."); form.elements.reason.focus(); return; }
+    if (!undo && !amount && !paidAt) { showProblem(problem, "Amount: give the right amount (or the right date paid)."); form.elements.amount.focus(); return; }
+    problem.classList.remove("show");
+    confirmPayment(ctx, n, c, p, work, problem, { undo, reason, amount, paidAt });
+  } },
+    h("fieldset", {}, h("legend", {}, `Payment of $${p.amount}, ${when(p.paid_at, c.now, c.zone)}`),
+      h("label", { class: "choice" }, h("input", { type: "radio", name: "what", value: "correct", checked: "" }), " Correct it: the amount or the date was wrong"),
+      h("label", { class: "choice" }, h("input", { type: "radio", name: "what", value: "undo" }), " Undo it: it should not have been recorded (wrong bill, not paid)")),
+    h("label", { for: "fix-amount" }, "The right amount in dollars (leave empty to keep it)"),
+    h("input", { id: "fix-amount", name: "amount", inputmode: "decimal", autocomplete: "off" }),
+    h("label", { for: "fix-paid-at" }, "The right date paid (leave empty to keep it)"),
+    h("input", { id: "fix-paid-at", name: "paid_at", type: "datetime-local" }),
+    h("label", { for: "fix-pay-reason" }, "Reason (required, kept on record)"),
+    h("textarea", { id: "fix-pay-reason", name: "reason", rows: "2", maxlength: "500", required: "" }),
+    h("div", { class: "actions" }, h("button", { type: "submit" }, "Continue"),
+      h("button", { type: "button", class: "secondary", onclick: () => work.replaceChildren() }, "Cancel")));
+  work.replaceChildren(form);
+  form.querySelector("input[name=what]")?.focus();
+}
+
+function confirmPayment(ctx, n, c, p, work, problem, f) {
+  const { api, h, toast, route } = ctx;
+  const yes = h("button", { type: "button", id: "confirm-payment-correction", onclick: async () => {
+    yes.disabled = true;
+    try {
+      const body = { undo: f.undo, reason: f.reason };
+      if (!f.undo && f.amount) body.amount = f.amount;
+      if (!f.undo && f.paidAt) body.paid_at = f.paidAt; // the village's local time
+      const result = await api(`/api/notices/${encodeURIComponent(n.number)}/payments/${p.id}/correction`, { method: "POST", body });
+      toast(result.message);
+      await route();
+    } catch (err) { showProblem(problem, err.message); yes.disabled = false; }
+  } }, f.undo ? "Yes, undo it" : "Yes, record the correction");
+  const to = [f.amount ? `$${f.amount.replace(/^\$/, "")}` : "", f.paidAt ? `paid ${localWords(f.paidAt)}` : ""].filter(Boolean).join(", ");
+  work.replaceChildren(h("div", { class: "confirm", role: "group", "aria-label": "Confirm the correction" },
+    h("p", {}, h("strong", {}, `Bill ${n.number}, ${n.address}`)),
+    h("p", { id: "payment-correction-text" }, `${f.undo ? "Undo" : `Correct to ${to}:`} the payment of $${p.amount}, ${when(p.paid_at, c.now, c.zone)}.`),
+    h("p", {}, `Reason: ${f.reason}`),
+    h("p", { class: "muted" }, "The balance, the bill's status and the overdue list follow the corrected payments. The original entry stays on record."),
+    h("div", { class: "actions" }, yes, h("button", { type: "button", class: "secondary", onclick: () => paymentForm(ctx, n, c, p, work, problem) }, "Go back"))));
   yes.focus();
 }
 

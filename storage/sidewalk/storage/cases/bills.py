@@ -41,7 +41,9 @@ def _check_amount(what: str, amount: Decimal) -> None:
 def _paid(session: Session, bill_id: int) -> Decimal:
     # SUM keeps the Money type, so the total comes back as exact Decimal dollars.
     paid = session.scalar(
-        select(func.coalesce(func.sum(m.Payment.amount), 0)).where(m.Payment.bill_id == bill_id)
+        select(func.coalesce(func.sum(m.Payment.amount), 0)).where(
+            m.Payment.bill_id == bill_id, m.Payment.voided_at.is_(None)
+        )
     )
     return paid if isinstance(paid, Decimal) else Decimal("0.00")
 
@@ -331,11 +333,67 @@ class BillRepository:
             m.Payment, key, build, lambda _s, row: from_row(PaymentRecord, row)
         )
 
-    def list_payments(self, bill_id: int) -> builtins.list[PaymentRecord]:
-        """A bill's payments in the order they were made."""
-        query = select(m.Payment).where(m.Payment.bill_id == bill_id).order_by(m.Payment.paid_at)
+    def list_payments(self, bill_id: int, *, voided: bool = False) -> builtins.list[PaymentRecord]:
+        """A bill's payments in the order they were made (``voided``: those a correction
+        voided too)."""
+        query = select(m.Payment).where(m.Payment.bill_id == bill_id)
+        if not voided:
+            query = query.where(m.Payment.voided_at.is_(None))
+        query = query.order_by(m.Payment.paid_at, m.Payment.id)
         with self._uow.read() as session:
             return [from_row(PaymentRecord, r) for r in session.scalars(query)]
+
+    def get_payment(self, payment_id: int) -> PaymentRecord:
+        with self._uow.read() as session:
+            return from_row(PaymentRecord, self._uow.get(session, m.Payment, payment_id))
+
+    def correct_payment(
+        self,
+        payment_id: int,
+        at: datetime,
+        who: str,
+        reason: str,
+        *,
+        amount: Decimal | None = None,
+        paid_at: datetime | None = None,
+    ) -> tuple[PaymentRecord | None, BillRecord]:
+        """Void a payment entered wrongly and, unless it is undone (no ``amount`` and no
+        ``paid_at``), record the right one as a new row; the bill is paid or open again
+        as the payments left say. Nothing is deleted. A bill on the tax roll is refused
+        (its entry counted the payment)."""
+        at = aware("at", at)
+        with self._uow.write() as session:
+            old = self._uow.get(session, m.Payment, payment_id)
+            bill = self._uow.get(session, m.Bill, old.bill_id)
+            if old.voided_at is not None:
+                raise BillingError(f"payment {old.id} was already corrected or undone")
+            if bill.status == "certified":
+                raise BillingError(f"bill {bill.id} is on the tax roll: its payments are final")
+            old.voided_at = at
+            new = None
+            if amount is not None or paid_at is not None:
+                amount = old.amount if amount is None else amount
+                _check_amount("payment", amount)
+                new = m.Payment(
+                    idempotency_key=f"{old.idempotency_key}/corrected-{old.id}",
+                    bill_id=bill.id,
+                    amount=amount,
+                    paid_at=old.paid_at if paid_at is None else aware("paid_at", paid_at),
+                    method=old.method,
+                    reference=old.reference,
+                )
+                session.add(new)
+            session.flush()
+            bill.status = "paid" if _paid(session, bill.id) >= bill.amount else "open"
+            self._audit.chain(
+                session, who, "payment.corrected", f"bill:{bill.id}",
+                {"payment": old.id, "from": {"amount": old.amount, "paid_at": old.paid_at},
+                 "to": None if new is None else {"amount": new.amount, "paid_at": new.paid_at,
+                                                 "payment": new.id},
+                 "reason": reason, "at": at},
+            )  # fmt: skip
+            session.flush()
+            return (None if new is None else from_row(PaymentRecord, new)), _bill(session, bill)
 
     # -- the tax roll
 

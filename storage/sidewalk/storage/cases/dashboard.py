@@ -186,6 +186,7 @@ class DashboardRecords:
         payments once per bill; Today lists a village's overdue bills)."""
         paid = (
             select(m.Payment.bill_id, func.sum(m.Payment.amount).label("paid"))
+            .where(m.Payment.voided_at.is_(None))
             .group_by(m.Payment.bill_id)
             .subquery()
         )
@@ -215,6 +216,7 @@ class DashboardRecords:
         """The frontages' bills with what is paid on each, oldest first, in one query."""
         paid = (
             select(m.Payment.bill_id, func.sum(m.Payment.amount).label("paid"))
+            .where(m.Payment.voided_at.is_(None))
             .group_by(m.Payment.bill_id)
             .subquery()
         )

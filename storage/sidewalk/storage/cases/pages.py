@@ -311,6 +311,7 @@ class PageReads:
         )
         paid = (
             select(m.Payment.bill_id, func.sum(m.Payment.amount).label("paid"))
+            .where(m.Payment.voided_at.is_(None))
             .group_by(m.Payment.bill_id)
             .subquery()
         )
@@ -410,7 +411,7 @@ class PageReads:
         payments = (
             select(m.Payment)
             .join(m.Bill, m.Bill.id == m.Payment.bill_id)
-            .where(m.Bill.frontage_id.in_(ids))
+            .where(m.Bill.frontage_id.in_(ids), m.Payment.voided_at.is_(None))
             .order_by(m.Payment.paid_at, m.Payment.id)
         )
         rows = PropertyRows({i: [] for i in ids}, [], {i: [] for i in ids}, {})

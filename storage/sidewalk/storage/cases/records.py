@@ -506,6 +506,7 @@ class PaymentRecord:
     paid_at: datetime
     method: str
     reference: str | None
+    voided_at: datetime | None = None  # a correction voided it: it no longer counts
 
 
 @dataclass(frozen=True)
