@@ -103,6 +103,7 @@ def fill(endpoint: Endpoint, d: Dashboard, *, real: bool) -> tuple[str, dict[str
         "abatement_id": "999999",
         "bill_id": "999999",
         "entry": "999999",  # a correction of an entry that does not exist
+        "payment": "999999",  # a correction of a payment that does not exist
         "device": "pole-main-01",
         "sha256": d.frame_sha256,
         "frontage": "main-st-105" if real else "no-such-frontage",

@@ -11,7 +11,7 @@ import cv2
 import numpy as np
 import pytest
 
-from sidewalk.analytics.defects.fiducial import CameraCalibration, GroundFrame
+from sidewalk.analytics.defects.fiducial import CameraCalibration, GroundFrame, _refine_linear
 from sidewalk.analytics.defects.photo import (
     _LINEAR,
     PhotoParams,
@@ -94,3 +94,20 @@ def test_a_gap_wider_than_the_blur_keeps_its_small_sigma() -> None:
     assert resolved
     assert abs(width - 6.0) < 0.3
     assert sigma < 0.5
+
+
+def test_a_blurred_markers_corners_are_where_its_edges_meet() -> None:
+    # A black square 80 px across (area-sampled at 1/8 px), blurred by 1.2 px.
+    x = (np.arange(200 * 8) + 0.5) / 8
+    inside = (x > 60.3) & (x < 140.3)
+    lin = np.where(inside[None, :] & inside[:, None], 0.03, 0.55)
+    lin = lin.reshape(200, 8, 200, 8).mean((1, 3))
+    gray = _encode(lin, 1.2)
+    truth = np.array([[60.3, 60.3], [140.3, 60.3], [140.3, 140.3], [60.3, 140.3]]) - 0.5
+    start = truth + np.array([[0.4, -0.3], [-0.2, 0.4], [0.3, 0.3], [-0.4, -0.2]])
+    got = _refine_linear(gray, start)
+    assert np.abs(got - truth).max() < 0.15
+    # The scale: gradient-based refinement alone put a blurred corner inside
+    # the marker, every side short (and every distance on the ground long).
+    sides = np.linalg.norm(got - np.roll(got, -1, 0), axis=1)
+    assert np.abs(sides - 80.0).max() < 0.05

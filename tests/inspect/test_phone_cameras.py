@@ -30,6 +30,7 @@ from sidewalk.analytics.phone_cameras import (
 )
 from sidewalk.analytics.survey import failure_words
 from sidewalk.core.profile import Profile
+from sidewalk.dashboard.routes.property import _camera_words
 from sidewalk.dashboard.survey_photos import PhoneCamera, _camera_for, survey_photo
 from sidewalk.storage.cases import CaseStore
 from sidewalk.storage.evidence import EvidenceStore
@@ -233,6 +234,9 @@ def test_370_5_an_uncalibrated_phone_measured_with_the_marker_says_so_in_its_rec
     assert said.words.endswith(f"; {MARKER_ONLY_NOTE}).")
     [record] = cases.inspections.list(frontage_id=FRONTAGES[0])
     assert record.result["survey"]["camera"] == MARKER_ONLY_NOTE
+    # ... and the property page says it beside the survey.
+    assert _camera_words(record.result) == f" ({MARKER_ONLY_NOTE})"
+    assert _camera_words({"survey": {"camera": "calibration acme-p1.json"}}) == ""
     # The same phone's ultra-wide lens: not measured, in the inspector's words.
     wide = evidence.put(marker_photo(make="Acme", model="P1", focal_35mm=13))
     refused = survey_photo(
@@ -315,8 +319,6 @@ def test_the_it_person_calibrates_a_phone_from_its_target_photos_through_the_com
     assert write_calibration_target(png, dpi=50) == pytest.approx((210.0, 150.0), abs=0.3)
     with Image.open(png) as sheet:
         assert sheet.size == (413, 295)
-    bad = CliRunner().invoke(app, ["inspect", "phone-camera", "--target", str(tmp_path / "t.gif")])
-    assert (bad.exit_code, bad.output) == (
-        2,
-        f"{tmp_path / 't.gif'}: cannot write the target there (give a .png path)\n",
-    )
+    with pytest.raises(DefectInputError) as e:
+        write_calibration_target(tmp_path / "t.gif")
+    assert str(e.value) == f"{tmp_path / 't.gif'}: cannot write the target there (give a .png path)"

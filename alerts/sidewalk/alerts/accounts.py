@@ -256,7 +256,7 @@ def record_payment(
 ) -> records.BillRecord:
     """Record a payment (once per ``key``); the payment that clears the bill tells the clock."""
     before = cases.bills.get(bill_id)
-    known = {p.key for p in cases.bills.list_payments(bill_id)}
+    known = {p.key for p in cases.bills.list_payments(bill_id, voided=True)}
     cases.bills.record_payment(key, bill_id, amount, paid_at, method=method, reference=reference)
     bill = cases.bills.get(bill_id)
     if key in known:

@@ -22,8 +22,12 @@ act stands on the facts before it:
   notice's period: the service no longer runs anything to correct.
 
 A bill once issued is not withdrawn by this system: the completion it states
-stands until the Village withdraws the bill. Refusals are one sentence in the
-clerk's words naming what to undo first; nothing is recorded.
+(and the costs entered on its work order) stand until the Village withdraws
+the bill. Refusals are one sentence in the clerk's words naming what to undo
+first; nothing is recorded.
+
+A payment on a bill (the wrong amount or date, or on the wrong bill) is
+corrected or undone by ``correct_payment``: see "payments" below.
 """
 
 from __future__ import annotations

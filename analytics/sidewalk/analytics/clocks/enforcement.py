@@ -50,6 +50,7 @@ a billing case opens ``abated`` for it (``open_billing``) and runs
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -210,18 +211,31 @@ class Enforcement:
         self._due: datetime | None = None
         self._due_known = False
         # Each live case's own next due instant (None: nothing due), kept until that case
-        # changes: with hundreds of cases counting offenses all winter, ``advance`` and
-        # ``next_due`` would otherwise work each one out again at every instant one is due.
+        # changes, and a heap of them (an entry whose case has changed since is passed
+        # over): with hundreds of cases counting offenses all winter, ``advance`` and
+        # ``next_due`` would otherwise look at every case at every instant one is due.
         self._case_due: dict[str, datetime | None] = {}
+        self._heap: list[tuple[datetime, str]] = []
+        # Cases changed since their due instant was last worked out (None: every case),
+        # and since ``_drop_done`` last looked (None: every case).
+        self._stale: set[str] | None = None
+        self._touched: set[str] | None = None
 
     def _changed(self, keys: Iterable[str] | None = None) -> None:
         """Forget ``next_due``, and the due instants of ``keys`` (None: of every case)."""
         self._due_known = False
         if keys is None:
             self._case_due.clear()
-        else:
-            for key in keys:
-                self._case_due.pop(key, None)
+            self._heap = []
+            self._stale = self._touched = None
+            return
+        keys = list(keys)
+        for key in keys:
+            self._case_due.pop(key, None)
+        if self._stale is not None:
+            self._stale.update(keys)
+        if self._touched is not None:
+            self._touched.update(keys)
 
     def load(self, cases: dict[str, EnforcementCase]) -> None:
         """Take over restored cases (a snapshot) and rebuild the index."""
@@ -595,8 +609,14 @@ class Enforcement:
         every = period.duration
         # Only a case with something due by ``to`` can change below (its due instant is
         # the earliest of the three checks' own): the rest are passed by, in key order.
-        due = [k for k, d in self._case_dues() if d is not None and d <= to]
-        due.sort()
+        self._refresh()
+        heap, known = self._heap, self._case_due
+        found: set[str] = set()
+        while heap and heap[0][0] <= to:
+            at, key = heapq.heappop(heap)
+            if known.get(key) == at and self._is_live(key):
+                found.add(key)
+        due = sorted(found)
         self._changed(due)  # each may change below: its due instant is found again
         for case in [self.cases[k] for k in due]:
             while case.continuing and to >= case.next_offense_at(every):
@@ -667,7 +687,16 @@ class Enforcement:
         return [self.cases[k] for keys in self._live.values() for k in keys]
 
     def _drop_done(self) -> None:
-        for frontage, keys in list(self._live.items()):
+        # Only a case changed since the last look can have finished (``_changed``).
+        touched, self._touched = self._touched, set()
+        if touched is None:
+            frontages = list(self._live)
+        else:
+            frontages = sorted({self.cases[k].frontage for k in touched if k in self.cases})
+        for frontage in frontages:
+            keys = self._live.get(frontage)
+            if keys is None:
+                continue
             keys -= {k for k in keys if self.cases[k].state in DONE_STATES}
             if not keys:
                 del self._live[frontage]
@@ -679,21 +708,32 @@ class Enforcement:
         return self._due
 
     def _next_due(self) -> datetime | None:
-        due = [d for _, d in self._case_dues() if d is not None]
-        return min(due, default=None)
+        self._refresh()
+        heap, known = self._heap, self._case_due
+        while heap:
+            at, key = heap[0]
+            if known.get(key) == at and self._is_live(key):
+                return at
+            heapq.heappop(heap)  # its case changed (or finished) since
+        return None
 
-    def _case_dues(self) -> list[tuple[str, datetime | None]]:
-        """Every live case's key and own next due instant (kept in ``_case_due``)."""
-        known = self._case_due
-        out: list[tuple[str, datetime | None]] = []
-        for keys in self._live.values():
-            for key in keys:
-                if key in known:
-                    out.append((key, known[key]))
-                else:
-                    due = known[key] = self._case_next_due(self.cases[key])
-                    out.append((key, due))
-        return out
+    def _is_live(self, key: str) -> bool:
+        case = self.cases.get(key)
+        return case is not None and key in self._live.get(case.frontage, ())
+
+    def _refresh(self) -> None:
+        """Work out the due instant of every live case changed since (``_case_due``)."""
+        stale, self._stale = self._stale, set()
+        if stale is None:
+            keys: Iterable[str] = [k for keys in self._live.values() for k in keys]
+        else:
+            keys = [k for k in stale if self._is_live(k)]
+        for key in keys:
+            if key in self._case_due:
+                continue
+            due = self._case_due[key] = self._case_next_due(self.cases[key])
+            if due is not None:
+                heapq.heappush(self._heap, (due, key))
 
     def _case_next_due(self, case: EnforcementCase) -> datetime | None:
         """When ``advance`` next has something to do for ``case``: its next offense, its

@@ -86,6 +86,7 @@ class FiducialLimits:
     # lying flat on the walk, or raised on something): 1.5 x the largest of
     # the flat markers on the tuning seeds (0.59 px; markers not flat: p5
     # 0.46, p50 2.5 px), ``bench/defects_accuracy.py --tune-several 16``.
+    # With the edge-line corners the flat markers' largest is 0.68 px; kept.
     min_side_px_several: float = 30.0
     max_marker_residual_px: float = 0.9
 

@@ -16,7 +16,7 @@ page lists its entries, each with what may be done to it now, or why not
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Annotated, Any, Final, Literal
 
@@ -520,14 +520,23 @@ def notice(user: Reader, cases: Cases, profile: VillageProfile, now: Now, n: Not
 def payment_views(
     cases: CaseStore, profile: Profile, n: NoticeRecord, user: User
 ) -> list[PaymentEntryView]:
-    """The bill's standing payments; an undo is judged for each (a correction of the
-    amount or date is judged when it is asked for)."""
+    """The bill's standing payments. A bill on the tax roll blocks each; a case closed by
+    the payment in full is judged when the correction is asked for (an overpayment
+    corrected down to the bill leaves it paid in full the same day)."""
     bill = cases.bills.get(int(n.detail["bill_id"]))
     facts, _ = payment_facts(cases, bill)
     methods = {p.id: p.method for p in cases.bills.list_payments(bill.id)}
     views = []
     for pid, amount, at in facts.payments:
-        why = payment_blocked(facts, pid, None, None, undo=True, bill=n.number, zone=profile.zone)
+        why = payment_blocked(
+            replace(facts, closed_at=None),
+            pid,
+            None,
+            None,
+            undo=True,
+            bill=n.number,
+            zone=profile.zone,
+        )
         views.append(
             PaymentEntryView(
                 id=pid,

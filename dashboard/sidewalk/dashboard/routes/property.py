@@ -18,6 +18,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
 
+from sidewalk.analytics.phone_cameras import MARKER_ONLY_NOTE
 from sidewalk.analytics.survey import failure_words
 from sidewalk.core.contract import SnowMeasurement
 from sidewalk.core.units import MM_PER_FOOT, MM_PER_INCH
@@ -495,7 +496,7 @@ def property_page(
                 SurveyView(
                     address=address_of[fid],
                     surveyed_at=iso(i.surveyed_at),
-                    kind=f"{i.kind.capitalize()} survey",
+                    kind=f"{i.kind.capitalize()} survey" + _camera_words(i.result),
                     measured=i.status == "ok",
                     failure=failure_words(i.failure) if i.failure else None,
                     blocks=len(i.blocks),
@@ -645,3 +646,10 @@ def parcels(user: Reader, cases: Cases) -> ParcelMap:
         features=parcel_features(cases.registry.list_parcels()),
         categories={k: CategoryStyle(label=v[0], color=v[1]) for k, v in CATEGORIES.items()},
     )
+
+
+def _camera_words(result: Mapping[str, Any]) -> str:
+    """A phone photo measured with the marker alone says so beside the survey (a hearing
+    reads it there; ``analytics.phone_cameras``)."""
+    note = (result.get("survey") or {}).get("camera")
+    return f" ({note})" if note == MARKER_ONLY_NOTE else ""
