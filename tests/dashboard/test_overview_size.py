@@ -159,10 +159,11 @@ def test_a_clock_event_changes_its_row_without_reading_the_village_again(
     expect(clocks.first).to_contain_text("105 Elm St")
     expect(page.locator('#clock-rows tr[data-clock="9000"]')).to_have_count(0)  # now last
     page.get_by_label("Find a frontage or state").fill("101 Elm St")
-    expect(page.locator('#clock-rows tr[data-clock="9000"]')).to_contain_text("snowing")
+    expect(page.locator('#clock-rows tr[data-clock="9000"]')).to_contain_text("Snowing")
     # Its frontage's row and its shape on the map follow the event too.
     page.get_by_label("Find an address, frontage, state or owner").fill("big-001")
-    expect(page.locator('#frontage-rows tr[data-frontage="big-001"]')).to_contain_text("complied")
+    row = page.locator('#frontage-rows tr[data-frontage="big-001"]')
+    expect(row).to_contain_text("Cleared in time")
     expect(page.locator('[data-frontage-shape="big-000"]')).to_have_attribute(
         "data-category", "snowing"
     )

@@ -110,4 +110,4 @@ def test_a_blurred_markers_corners_are_where_its_edges_meet() -> None:
     # The scale: gradient-based refinement alone put a blurred corner inside
     # the marker, every side short (and every distance on the ground long).
     sides = np.linalg.norm(got - np.roll(got, -1, 0), axis=1)
-    assert np.abs(sides - 80.0).max() < 0.05
+    assert np.abs(sides - 80.0).max() < 0.15  # 0.37-0.45 px short before

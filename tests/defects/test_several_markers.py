@@ -21,7 +21,7 @@ from sidewalk.analytics.defects import (
     MeasurementError,
 )
 from sidewalk.analytics.defects.fiducial import find_ground_frame
-from sidewalk.analytics.defects.photo import PhotoParams, measure_photo
+from sidewalk.analytics.defects.photo import PhotoParams, _frame_sigma, measure_photo
 from sidewalk.analytics.defects.synthetic import (
     Camera,
     MarkerPlacement,
@@ -147,3 +147,15 @@ def test_a_gap_seen_coarser_than_a_sixteenth_inch_per_pixel_is_not_measured() ->
     assert err.value.problem is InputProblem.NOT_MEASURED
     assert "mm per pixel at the gap" in err.value.detail
     assert "take it closer" in failure_words(str(err.value))  # the inspector's words
+
+
+def test_the_frames_sigma_is_carried_to_the_gap_and_grows_away_from_the_markers() -> None:
+    cam = _camera()
+    gray = _photo(cam, _markers())
+    calib = CameraCalibration(cam.matrix, cam.distortion)
+    gf = find_ground_frame(gray, calib, FiducialSpec(SIDE, marker_ids=(0, 1, 2)), FiducialLimits())
+    across = np.array([0.0, 1.0])
+    # 50 mm across, beside marker 0 (ground frame: marker 0's) and 2.5 m from all three.
+    near = _frame_sigma(gf, np.array([50.0, 50.0]), across, 50.0)
+    far = _frame_sigma(gf, np.array([3000.0, 50.0]), across, 50.0)
+    assert 0.0 < near < far

@@ -312,7 +312,7 @@ def test_the_it_person_calibrates_a_phone_from_its_target_photos_through_the_com
     )
     assert (again.exit_code, again.output) == (
         2,
-        "--photos: 2 photo(s); need 3 or more of the target\n",
+        "photos: 2 given; need 3 or more of the target\n",
     )
     # The target to print, and a path it cannot be written to: one line naming it.
     png = tmp_path / "target.png"
@@ -322,3 +322,20 @@ def test_the_it_person_calibrates_a_phone_from_its_target_photos_through_the_com
     with pytest.raises(DefectInputError) as e:
         write_calibration_target(tmp_path / "t.gif")
     assert str(e.value) == f"{tmp_path / 't.gif'}: cannot write the target there (give a .png path)"
+
+
+def test_the_dashboard_reads_the_registry_and_says_the_old_single_file_is_not_used(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from sidewalk.cli.dashboard import _phone_camera
+
+    assert _phone_camera(tmp_path).registry == tmp_path / "phone-cameras"
+    assert capsys.readouterr().err == ""
+    (tmp_path / "phone-camera.json").write_text('{"fx": 1}')
+    camera = _phone_camera(tmp_path)
+    assert camera.calibration is None  # never applied to every phone again
+    assert capsys.readouterr().err == (
+        f"{tmp_path / 'phone-camera.json'}: one calibration no longer serves every phone; add it"
+        f" for its phone with `sidewalk inspect phone-camera --intrinsics"
+        f" {tmp_path / 'phone-camera.json'} --make … --model …`\n"
+    )

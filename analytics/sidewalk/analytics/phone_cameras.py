@@ -354,7 +354,7 @@ def add_phone_camera(
     from sidewalk.analytics.defects.camera_inputs import DefectInputError
 
     if (photos is None) == (intrinsics is None):
-        raise DefectInputError("--photos/--intrinsics", "give one: target photos or a file")
+        raise DefectInputError("phone-camera", "give the target photos or --intrinsics FILE, one")
     mk, md, exif = _named(make, model, list(photos or []))
     key = model_key(mk, md)
     out = directory / f"{key}.json"
@@ -410,12 +410,12 @@ def _calibrate(photos: list[Path]) -> tuple[CameraCalibration, tuple[int, int], 
             )
         grays.append(np.asarray(img, np.uint8))
     if len(grays) < 3:
-        raise DefectInputError("--photos", f"{len(grays)} photo(s); need 3 or more of the target")
+        raise DefectInputError("photos", f"{len(grays)} given; need 3 or more of the target")
     try:
         calib = calibrate_intrinsics(grays)
     except MeasurementError:
         raise DefectInputError(
-            "--photos", "fewer than 3 photos show the printed target clearly; take more"
+            "photos", "fewer than 3 show the printed target clearly; take more"
         ) from None
     return calib, (grays[0].shape[1], grays[0].shape[0]), len(grays)
 

@@ -58,7 +58,9 @@ STEPS = {
 
 
 def act(  # noqa: PLR0917 (Typer maps parameters to options)
-    kind: Annotated[str, typer.Argument(help=" | ".join(STEPS))],
+    kind: Annotated[
+        str, typer.Argument(help=" | ".join(STEPS) + " | payment (with --correct or --undo)")
+    ],
     target: Annotated[
         str,
         typer.Argument(

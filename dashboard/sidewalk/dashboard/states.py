@@ -145,10 +145,35 @@ def category(state: str) -> Category:
     return "none" if shown is None else shown.category
 
 
-def label(state: str) -> str:
-    """A clock state in plain words (the state's own name if no clock has it)."""
+# Each kind of clock's states (two kinds can share a state's name with different words:
+# an inspection's "notice_period" is not the snow case's).
+KIND_STATES: Final[dict[str, type[StrEnum]]] = {
+    "clearing": ClearingState,
+    "enforcement": CaseState,
+    "frozen_subgrade": SubgradeState,
+    "keep_off": KeepOffState,
+    "opening_permit": PermitState,
+    "street_privilege": PermitState,
+    "obstruction": ObstructionState,
+    "sweeping": SweepingState,
+    "inspection": InspectionState,
+}
+
+STATE_WORDS: Final[dict[str, dict[str, str]]] = {
+    kind: {state.value: shown.label for state, shown in SHOWN[enum].items()}
+    for kind, enum in KIND_STATES.items()
+}
+"""kind -> state -> words: what the pages' scripts show for a clock (``/api/words``)."""
+
+
+def label(state: str, kind: str | None = None) -> str:
+    """A clock state in plain words: the kind's own words when the kind is known, else the
+    words of any clock with that state, else the state's name with spaces."""
+    said = STATE_WORDS.get(kind or "", {}).get(state)
+    if said is not None:
+        return said
     shown = _BY_STATE.get(state)
-    return state if shown is None else shown.label
+    return state.replace("_", " ").capitalize() if shown is None else shown.label
 
 
 # Audit actions that deserve a place among the overview's "new alerts".

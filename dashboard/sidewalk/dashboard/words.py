@@ -7,7 +7,8 @@ page; a kind missing here shows as its words with spaces, never as a key.
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Mapping
+from typing import Any, Final
 
 NOTICE_KINDS: Final = {
     "clearing_violation": "Notice to clear snow and ice",
@@ -69,6 +70,31 @@ ABATEMENT_REASONS: Final = {
     "owner_unavailable": "a hazard, and the owner could not be reached",
 }
 
+# What each kind of clock is called (the clock's own state words are in ``states``).
+CLOCK_KINDS: Final = {
+    "clearing": "Snow and ice clearing",
+    "enforcement": "Notice and enforcement",
+    "frozen_subgrade": "Frozen ground",
+    "keep_off": "New concrete: keep off",
+    "opening_permit": "Street opening permit",
+    "obstruction": "Obstruction of the sidewalk",
+    "sweeping": "Street sweeping",
+    "street_privilege": "Street privilege",
+    "inspection": "Sidewalk inspection",
+}
+
+# An alert (``states.ALERT_ACTIONS``) as the Overview's "New alerts" says it.
+ALERTS: Final = {
+    "violation.recorded": "Violation recorded",
+    "notice.issued": "Notice ready to serve",
+    "hazard.candidate": "Possible hazard: a person must decide",
+    "clearing.unverified": "Deadline passed, not measured: a person must look",
+    "clearing.needs_review": "Camera evidence missing: a person must look",
+    "abatement.ordered": "Village removal ordered",
+    "tax_roll.certified": "Unpaid costs certified to the tax roll",
+    "tax_roll.due_without_unpaid_bill": "Tax-roll date reached with no unpaid bill: check it",
+}
+
 NOTICE_STATUS: Final = {
     "pending": "Being prepared",
     "held": "Held until the Village confirms a value it relies on",
@@ -89,3 +115,27 @@ def setting_words(name: str) -> str:
     """A profile setting's dotted name as words (``snow_and_ice.nonhazard_notice_period``
     → "nonhazard notice period")."""
     return name.rsplit(".", 1)[-1].replace("_", " ")
+
+
+def clock_kind(kind: str) -> str:
+    return CLOCK_KINDS.get(kind, kind.replace("_", " ").capitalize())
+
+
+def alert_words(action: str) -> str:
+    return ALERTS.get(action, action.replace(".", ": ").replace("_", " ").capitalize())
+
+
+def alert_about(subject: str, detail: Mapping[str, Any], addresses: Mapping[str, str]) -> str:
+    """What an alert is about in the clerk's words: the notice's number, else the frontage's
+    street address (from the row's detail, or the first part of a violation's key), else
+    the parcel. Never the stored subject (``violation:main-st-105:clearing:2026-…``)."""
+    kind, _, rest = subject.partition(":")
+    if kind == "notice":
+        return f"Notice {rest}"
+    frontage = detail.get("frontage")
+    if not isinstance(frontage, str):
+        frontage = rest if kind == "frontage" else rest.split(":", 1)[0] if ":" in rest else None
+    if frontage:
+        return addresses.get(frontage, frontage)
+    parcel = detail.get("parcel")
+    return f"Parcel {parcel}" if parcel else ""

@@ -32,7 +32,8 @@ from sidewalk.dashboard.routes.views import (
     deciding_clocks,
     frontage_view,
 )
-from sidewalk.dashboard.states import ALERT_ACTIONS, CATEGORIES, category
+from sidewalk.dashboard.states import ALERT_ACTIONS, CATEGORIES, STATE_WORDS, category
+from sidewalk.dashboard.words import CLOCK_KINDS, alert_about, alert_words
 
 router = APIRouter()
 
@@ -48,6 +49,8 @@ class AlertView(BaseModel):
     id: int
     action: str
     subject: str
+    what: str = Field("", description="the alert in the clerk's words")
+    about: str = Field("", description="the notice's number or the frontage's address")
     actor: str
     at: str | None
 
@@ -146,7 +149,13 @@ def overview(
         clocks=[clock_view(c, addresses) for c in active],
         alerts=[
             AlertView(
-                id=a.id, action=a.action, subject=a.subject, actor=a.actor, at=iso(a.recorded_at)
+                id=a.id,
+                action=a.action,
+                subject=a.subject,
+                what=alert_words(a.action),
+                about=alert_about(a.subject, a.detail, addresses),
+                actor=a.actor,
+                at=iso(a.recorded_at),
             )
             for a in alerts
         ],
@@ -191,6 +200,7 @@ class PageFrontage(BaseModel):
 
     id: str
     address: str
+    kind: str | None = Field(description="the deciding clock's kind (its state's words: /words)")
     state: str | None
     category: str
     deadline: str | None = Field(description="the deciding clock's, while it runs")
@@ -260,7 +270,8 @@ def overview_page_data(
         categories[f.id] = kind
         counts[kind] = counts.get(kind, 0) + 1
         frontages.append({
-            "id": f.id, "address": f.street_address, "state": clock.state if clock else None,
+            "id": f.id, "address": f.street_address, "kind": clock.kind if clock else None,
+            "state": clock.state if clock else None,
             "category": kind, "deadline": iso(clock.deadline) if clock and clock.active else None,
             "owner": f.owner_name if owners else None,
         })  # fmt: skip
@@ -301,6 +312,8 @@ def overview_page_data(
                 "id": a.id,
                 "action": a.action,
                 "subject": a.subject,
+                "what": alert_words(a.action),
+                "about": alert_about(a.subject, a.detail, addresses),
                 "actor": a.actor,
                 "at": iso(a.recorded_at),
             }
@@ -344,3 +357,16 @@ def frontages(user: Reader, cases: Cases) -> list[FrontageView]:
     rows = cases.pages.frontages(case_kind=ENFORCEMENT, owners=owners)
     states = deciding_clocks(rows.deciding)
     return [frontage_view(f, states.get(f.id), owners) for f in rows.frontages]
+
+
+class Words(BaseModel):
+    """The clerk's words for what the pages' scripts get as stored names."""
+
+    kinds: dict[str, str] = Field(description="a clock's kind → its name")
+    states: dict[str, dict[str, str]] = Field(description="kind → state → words")
+
+
+@router.get("/words", tags=["pages"])
+def words(user: Reader) -> Words:
+    """The words the pages show for clock kinds and states (the same for every village)."""
+    return Words(kinds=CLOCK_KINDS, states=STATE_WORDS)

@@ -35,7 +35,7 @@ from sidewalk.dashboard.routes.deps import (
     iso,
 )
 from sidewalk.dashboard.states import CATEGORIES, category, label
-from sidewalk.dashboard.words import NOTICE_STATUS, notice_kind
+from sidewalk.dashboard.words import NOTICE_STATUS, clock_kind, notice_kind
 from sidewalk.storage.cases import (
     CaseStore,
     ClockRecord,
@@ -50,17 +50,6 @@ from sidewalk.storage.timeseries import SqliteTimeSeriesStore
 
 router = APIRouter()
 
-CLOCK_KINDS: dict[str, str] = {
-    "clearing": "Snow and ice clearing",
-    "enforcement": "Notice and enforcement",
-    "frozen_subgrade": "Frozen ground",
-    "keep_off": "New concrete: keep off",
-    "opening_permit": "Street opening permit",
-    "obstruction": "Obstruction of the sidewalk",
-    "sweeping": "Street sweeping",
-    "street_privilege": "Street privilege",
-    "inspection": "Sidewalk inspection",
-}
 RULES: dict[str, str] = {
     "snow_and_ice.clearing_deadline": "Snow and ice not cleared by the deadline",
     "snow_and_ice.ice": "Ice left untreated",
@@ -415,7 +404,7 @@ def property_page(
                 zone=f.zone.capitalize(),
                 corner=f.corner,
                 side=f.side,
-                state=label(clock.state) if clock else "No clock yet",
+                state=label(clock.state, clock.kind) if clock else "No clock yet",
                 category=cat,
                 retired=f.retired_at is not None,
             )
@@ -525,8 +514,8 @@ def property_page(
         clocks=[
             ClockLine(
                 address=address_of[c.frontage_id],
-                kind=words(c.kind, CLOCK_KINDS),
-                state=label(c.state),
+                kind=clock_kind(c.kind),
+                state=label(c.state, c.kind),
                 category=category(c.state),
                 running=c.active,
                 started_at=iso(c.started_at),

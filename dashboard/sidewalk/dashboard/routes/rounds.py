@@ -167,7 +167,7 @@ def _stop(
         why, deadline = CASE[case.state].label, case.owner_deadline
     else:
         assert clock is not None or hazard_notice is not None
-        why = label(clock.state) if clock is not None else "Hazard notice to post"
+        why = label(clock.state, clock.kind) if clock is not None else "Hazard notice to post"
         deadline = clock.deadline if clock is not None else None
     return Stop(
         frontage=f.id, address=f.street_address, why=why, deadline=iso(deadline),

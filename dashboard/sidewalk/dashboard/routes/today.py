@@ -207,7 +207,7 @@ def _deadlines(clocks: Iterable[ClockLine], now: datetime, address: Address) -> 
             what = "Snow stopped: the owner must clear the sidewalk by the deadline"
             todo = "Nothing yet: the camera checks the sidewalk at the deadline."
         else:
-            what = label(c.state)
+            what = label(c.state, c.kind)
             todo = "Check it after the deadline."
         items.append(
             TodayItem(

@@ -40,6 +40,11 @@ async function api(path, options = {}) {
 
 const may = (permission) => state.session.permissions.includes(permission);
 
+// Stored names in the clerk's words (/api/words): a clock's kind, and its state by kind.
+const spaced = (name) => (name ? name.charAt(0).toUpperCase() + name.slice(1).replaceAll("_", " ") : "");
+const kindWords = (kind) => state.words?.kinds?.[kind] || spaced(kind);
+const stateWords = (kind, s) => (s ? state.words?.states?.[kind]?.[s] || spaced(s) : "No clock yet");
+
 function toast(text) {
   const el = document.getElementById("toast");
   el.textContent = text;
@@ -129,14 +134,14 @@ async function overviewPage() {
   const clockBody = h("tbody", { id: "clock-rows" });
   const clocks = pagedTable({
     id: "clock-rows", tbody: clockBody, rows: () => state.overview.clocks, draw: clockRow, step: CLOCK_STEP,
-    text: (c) => `${c.address || c.frontage} ${c.kind} ${c.state}`, find: "Find a frontage or state",
+    text: (c) => `${c.address || c.frontage} ${kindWords(c.kind)} ${stateWords(c.kind, c.state)}`, find: "Find a frontage or state",
     what: "running clocks, soonest deadline first", empty: "No clock is running.", colspan: "4",
   });
   const owners = may("owner_details");
   const frontageBody = h("tbody", { id: "frontage-rows" });
   const frontages = pagedTable({
     id: "frontage-rows", tbody: frontageBody, rows: () => state.overview.frontages, draw: frontageRow, step: FRONTAGE_STEP,
-    text: (f) => `${f.address} ${f.id} ${f.state || "no clock"} ${f.owner || ""}`,
+    text: (f) => `${f.address} ${f.id} ${stateWords(f.kind, f.state)} ${f.owner || ""}`,
     find: owners ? "Find an address, frontage, state or owner" : "Find an address, frontage or state",
     what: "frontages", empty: "", colspan: owners ? "5" : "4",
   });
@@ -160,7 +165,7 @@ async function overviewPage() {
         h("section", { class: "panel", "aria-labelledby": "alerts-h" },
           h("h2", { id: "alerts-h" }, "New alerts"),
           h("ul", { class: "events", id: "alerts" }, ...overview.alerts.map((a) =>
-            h("li", {}, h("strong", {}, a.action), ` ${a.subject} · ${fmt(a.at)}`)))),
+            h("li", {}, h("strong", {}, a.what), a.about ? ` ${a.about}` : "", ` · ${fmt(a.at)}`)))),
         h("section", { class: "panel", "aria-labelledby": "live-h" },
           h("h2", { id: "live-h" }, "Live clock events"), live))),
     h("section", { class: "panel", "aria-labelledby": "frontages-h" },
@@ -179,14 +184,14 @@ async function overviewPage() {
 function frontageRow(f) {
   return h("tr", { "data-frontage": f.id },
     h("td", {}, h("a", { href: `#property/${encodeURIComponent(f.id)}` }, f.address)), h("td", {}, f.id),
-    h("td", { class: "state" }, badge(f.category, f.state || "no clock")),
+    h("td", { class: "state" }, badge(f.category, stateWords(f.kind, f.state))),
     h("td", {}, fmt(f.deadline)), ...(may("owner_details") ? [h("td", {}, f.owner || "–")] : []));
 }
 
 function clockRow(c) {
   return h("tr", { "data-clock": c.id },
-    h("td", {}, c.address || c.frontage), h("td", {}, c.kind, c.unconfirmed ? h("span", { class: "unconfirmed", title: "uses a value the ordinance text does not settle" }, "unconfirmed") : ""),
-    h("td", {}, badge(c.category, c.state)),
+    h("td", {}, c.address || c.frontage), h("td", {}, kindWords(c.kind), c.unconfirmed ? h("span", { class: "unconfirmed", title: "uses a value the ordinance text does not settle" }, "unconfirmed") : ""),
+    h("td", {}, badge(c.category, stateWords(c.kind, c.state))),
     h("td", { class: "countdown", "data-deadline": c.deadline || "" }, c.deadline ? countdown(c.deadline).text : "–"));
 }
 
@@ -200,7 +205,7 @@ function frontageIndex() {
 
 function frontageLabel(id) {
   const f = frontageIndex().get(id);
-  return f ? `${f.address}: ${f.state || "no clock"}` : id;
+  return f ? `${f.address}: ${stateWords(f.kind, f.state)}` : id;
 }
 
 function tick() {
@@ -215,7 +220,8 @@ setInterval(tick, 1000);
 
 function liveItem(e) {
   return h("li", { "data-event": e.id },
-    h("strong", {}, e.frontage), ` ${e.clock_kind}: ${e.from} → `, badge(e.category, e.to), ` at ${fmt(e.at)}`);
+    h("strong", {}, frontageIndex().get(e.frontage)?.address || e.frontage),
+    ` ${kindWords(e.clock_kind)}: ${stateWords(e.clock_kind, e.from)} → `, badge(e.category, stateWords(e.clock_kind, e.to)), ` at ${fmt(e.at)}`);
 }
 
 // Soonest deadline first, clocks without one after them in the order they came (as the server).
@@ -237,7 +243,7 @@ function applyTransition(e) {
   } else if (i >= 0) o.clocks.splice(i, 1);
   const f = frontageIndex().get(e.frontage);
   if (f && (e.active || e.clock_kind === "clearing")) {
-    Object.assign(f, { state: e.to, category: e.category, deadline: e.active ? e.deadline : null });
+    Object.assign(f, { kind: e.clock_kind, state: e.to, category: e.category, deadline: e.active ? e.deadline : null });
     const row = document.querySelector(`#frontage-rows tr[data-frontage="${CSS.escape(e.frontage)}"]`);
     if (row) row.replaceWith(frontageRow(f));
   }
@@ -446,7 +452,7 @@ async function coldPage() {
           h("tbody", {}, ...(c.subgrade.length ? c.subgrade.map((s) => h("tr", {}, h("td", {}, s.device), h("td", {}, measure("f", s.ground_temp_c)), h("td", {}, measure("in", s.probe_depth_mm)), h("td", {}, yes(s.frozen))))
             : [h("tr", {}, h("td", { colspan: "4", class: "muted" }, "No ground-probe readings: frozen subgrade unknown."))]))))),
     h("section", { class: "panel" }, h("h2", {}, "Keep-off, subgrade and permit clocks"),
-      c.clocks.length ? h("table", {}, h("tbody", {}, ...c.clocks.map((k) => h("tr", {}, h("td", {}, k.address || k.frontage), h("td", {}, k.kind), h("td", {}, k.state), h("td", {}, fmt(k.deadline))))))
+      c.clocks.length ? h("table", {}, h("tbody", {}, ...c.clocks.map((k) => h("tr", {}, h("td", {}, k.address || k.frontage), h("td", {}, kindWords(k.kind)), h("td", {}, stateWords(k.kind, k.state)), h("td", {}, fmt(k.deadline))))))
         : h("p", { class: "muted" }, "No cold-weather clocks recorded.")));
 }
 
@@ -507,7 +513,7 @@ async function route() {
 }
 
 async function start() {
-  state.session = await api("/api/session");
+  [state.session, state.words] = await Promise.all([api("/api/session"), api("/api/words")]);
   // The role in words beside the name where there is room (the header stays one line).
   document.getElementById("who").replaceChildren(state.session.username, h("span", { class: "role" }, ` (${state.session.role})`));
   document.getElementById("logout").addEventListener("click", async () => {
