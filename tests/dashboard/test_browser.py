@@ -61,8 +61,10 @@ def overview_in_clerks_words(page: Page, state: str) -> None:
     expect(page.locator("#alerts")).to_contain_text("Notice ready to serve Notice CLY-2026-0000")
     for width in (1366, 1920):
         page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=str(ARTIFACTS / f"03-overview-{width}.png"))
         box = page.locator("#clock-rows").locator("xpath=ancestor::div[@class='scroll']")
-        assert box.evaluate("b => b.scrollWidth <= b.clientWidth"), width
+        fits = "b => [b.scrollWidth <= b.clientWidth, b.scrollWidth, b.clientWidth]"
+        assert box.evaluate(fits)[0], (width, box.evaluate(fits))
     page.set_viewport_size({"width": 1400, "height": 1000})
 
 

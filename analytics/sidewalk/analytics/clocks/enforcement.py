@@ -683,9 +683,6 @@ class Enforcement:
             )
         return None
 
-    def _live_cases(self) -> list[EnforcementCase]:
-        return [self.cases[k] for keys in self._live.values() for k in keys]
-
     def _drop_done(self) -> None:
         # Only a case changed since the last look can have finished (``_changed``).
         touched, self._touched = self._touched, set()

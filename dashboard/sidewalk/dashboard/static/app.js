@@ -190,7 +190,7 @@ function frontageRow(f) {
 
 function clockRow(c) {
   return h("tr", { "data-clock": c.id },
-    h("td", {}, c.address || c.frontage), h("td", {}, kindWords(c.kind), c.unconfirmed ? h("span", { class: "unconfirmed", title: "uses a value the ordinance text does not settle" }, "unconfirmed") : ""),
+    h("td", {}, c.address || c.frontage), h("td", {}, kindWords(c.kind), c.unconfirmed ? " " : "", c.unconfirmed ? h("span", { class: "unconfirmed", title: "uses a value the ordinance text does not settle" }, "unconfirmed") : ""),
     h("td", {}, badge(c.category, stateWords(c.kind, c.state))),
     h("td", { class: "countdown", "data-deadline": c.deadline || "" }, c.deadline ? countdown(c.deadline).text : "–"));
 }
