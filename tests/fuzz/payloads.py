@@ -146,7 +146,10 @@ def broken_payloads(draw: st.DrawFn, device: str = DEVICE) -> tuple[str, bytes]:
     if kind == "bad_value":
         # A field of this stream (or "stream" itself) set to a value it refuses.
         field = draw(st.sampled_from(sorted((set(body) | {"stream"}) & set(_BAD))))
-        value = draw(st.sampled_from(_BAD[field]))
+        # A frame may name no frontage (``frontage: null`` is valid there, not elsewhere).
+        frame_frontage = field == "frontage" and stream == "frame"
+        refused = [v for v in _BAD[field] if v is not None or not frame_frontage]
+        value = draw(st.sampled_from(refused))
         if field == "stream" and value == stream:
             value = "snow!"
         # A weather field set to NaN beside other fields is still refused (bounds).
