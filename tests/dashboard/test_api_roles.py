@@ -170,9 +170,11 @@ def test_delivery_reaches_the_clock_through_the_runner(dashboard: Dashboard) -> 
 def test_money_is_for_the_clerk(dashboard: Dashboard) -> None:
     cases = dashboard.storm.cases
     frontage = "main-st-105"
+    violation = next(v for v in cases.clocks.list_violations() if v.frontage_id == frontage)
     abatement = cases.bills.order_abatement(
-        f"test/{uuid.uuid4()}", frontage, "notice_period_over", dashboard.storm.end
-    )
+        f"test/{uuid.uuid4()}", frontage, "notice_period_over", dashboard.storm.end,
+        violation_id=violation.id,
+    )  # fmt: skip
     inspector = dashboard.login("inspector")
     refused = inspector.post(
         f"/api/abatements/{abatement.id}/expenses",
@@ -202,7 +204,10 @@ def test_money_is_for_the_clerk(dashboard: Dashboard) -> None:
         )
         assert paid.status_code == 200, paid.text
     assert cases.bills.balance(bill["id"]) == Decimal("0.00")
-    assert any(a.actor == "clerk" and a.action == "payment.entered" for a in cases.audit.list())
+    assert any(a.actor == "clerk" and a.action == "payment.received" for a in cases.audit.list())
+    # The payment in full is the case's too: its clock hears it once, as from the command line.
+    told = [a for a in cases.actions.list(violation.key) if a.kind == "paid_in_full"]
+    assert [(a.who, a.detail["bill"]) for a in told] == [("clerk", bill["id"])]
 
 
 def test_print_batch_for_clerk_only(dashboard: Dashboard) -> None:

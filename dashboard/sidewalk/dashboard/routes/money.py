@@ -1,7 +1,8 @@
 """Money: work orders (abatements) with their cost ledgers, bills and payments.
 
 Money goes straight to the ledger, never through the runner; every entry is
-audited with the user's name.
+audited with the user's name. A payment goes through ``alerts.accounts.record_payment``,
+as the command line's does: the one that pays a bill in full tells its case's clock.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from datetime import UTC, datetime
 from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
 
+from sidewalk.alerts.accounts import record_payment
 from sidewalk.dashboard.routes.deps import (
     Cases,
     MayHandleMoney,
@@ -141,19 +143,18 @@ def bills(user: Reader, cases: Cases) -> list[BillView]:
 def pay(
     bill_id: int, body: PaymentBody, user: MayHandleMoney, cases: Cases, now: Now
 ) -> PaymentResult:
-    """Record a payment (once per ``key``, so a double click pays once)."""
+    """Record a payment (once per ``key``, so a double click pays once). The payment in
+    full tells the case's clock, as ``sidewalk act payment`` does."""
     amount = money(body.amount)
+    key = f"payment/{body.key}"
     try:
-        p = cases.bills.record_payment(
-            f"payment/{body.key}", bill_id, amount, body.paid_at or now,
-            method=body.method, reference=body.reference,
+        bill = record_payment(
+            cases, key, bill_id, amount, body.paid_at or now,
+            who=user.username, method=body.method, reference=body.reference,
         )  # fmt: skip
     except NotFoundError as exc:
         raise HTTPException(404, str(exc)) from None
     except (BillingError, CaseStoreError) as exc:
         raise HTTPException(409, str(exc)) from None
-    cases.audit.append(
-        user.username, "payment.entered", f"bill:{bill_id}",
-        {"payment": p.id, "amount": amount, "method": body.method},
-    )  # fmt: skip
-    return PaymentResult(id=p.id, bill=bill_id, balance=str(cases.bills.balance(bill_id)))
+    p = next(p for p in cases.bills.list_payments(bill_id, voided=True) if p.key == key)
+    return PaymentResult(id=p.id, bill=bill_id, balance=str(bill.balance))
