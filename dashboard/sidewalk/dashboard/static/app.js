@@ -4,6 +4,7 @@ import { adminPage } from "./admin.js";
 import { polesPage } from "./commission.js";
 import { feetInches, h, inchFraction, lineChart, mapSvg, measure } from "./draw.js";
 import { exportsPage } from "./exports.js";
+import { jsonApi } from "./http.js";
 import { forgetRounds, roundsPage, startOutbox } from "./inspector.js";
 import { mapPage } from "./map.js";
 import { noticePage, noticesPage } from "./notices.js";
@@ -16,27 +17,7 @@ const state = { session: null, overview: null, offsetMs: 0, live: [] };
 // For tests and the latency bench: every live event with its arrival time.
 window.__swLive = state.live;
 
-async function api(path, options = {}) {
-  const headers = { Accept: "application/json", ...(options.headers || {}) };
-  if (options.body !== undefined) headers["Content-Type"] = "application/json";
-  if (options.method && options.method !== "GET") headers["X-CSRF-Token"] = state.session.csrf_token;
-  const response = await fetch(path, {
-    ...options,
-    headers,
-    credentials: "same-origin",
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
-  if (response.status === 401) {
-    // Session over (expired, revoked, logged out elsewhere): back to the login page.
-    window.location.assign("/login");
-    return new Promise(() => {});
-  }
-  const data = await response.json().catch(() => ({}));
-  // The server's refusals are written for people (a sentence); validation errors name the field.
-  const said = (d) => (typeof d === "string" ? d : Array.isArray(d) ? d.map((e) => `${(e.loc || []).slice(-1)[0]}: ${e.msg}`).join("; ") : "");
-  if (!response.ok) throw new Error(said(data.detail) || response.statusText);
-  return data;
-}
+const api = jsonApi(() => state.session);
 
 const may = (permission) => state.session.permissions.includes(permission);
 

@@ -3,29 +3,14 @@
 // opens it: the round as last read and the findings waiting on the phone (inspector.js),
 // sent when the connection returns. The other pages are the dashboard's (/#today, …).
 import { h } from "./draw.js";
+import { jsonApi } from "./http.js";
 import { forgetRounds, keepSession, keptSession, roundsPage, startOutbox } from "./inspector.js";
 import { installSearch } from "./search.js";
 
 const main = document.getElementById("main");
 const state = { session: null };
 
-async function api(path, options = {}) {
-  const headers = { Accept: "application/json", ...(options.headers || {}) };
-  if (options.body !== undefined) headers["Content-Type"] = "application/json";
-  if (options.method && options.method !== "GET") headers["X-CSRF-Token"] = state.session.csrf_token;
-  const response = await fetch(path, {
-    ...options, headers, credentials: "same-origin",
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
-  if (response.status === 401) {
-    window.location.assign("/login");
-    return new Promise(() => {});
-  }
-  const data = await response.json().catch(() => ({}));
-  const said = (d) => (typeof d === "string" ? d : Array.isArray(d) ? d.map((e) => `${(e.loc || []).slice(-1)[0]}: ${e.msg}`).join("; ") : "");
-  if (!response.ok) throw new Error(said(data.detail) || response.statusText);
-  return data;
-}
+const api = jsonApi(() => state.session);
 
 const may = (permission) => state.session.permissions.includes(permission);
 
