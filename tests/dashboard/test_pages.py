@@ -173,8 +173,9 @@ def test_the_overview_page_is_what_overview_and_map_say_in_one_lean_response(
     OverviewPage.model_validate(page)
     whole = overview(CLERK, cases, profile, NOW, context)
     assert page["frontages"] == [
-        {"id": f.id, "address": f.address, "state": f.state, "category": f.category,
-         "deadline": f.deadline, "owner": f.owner.name if f.owner else None}
+        {"id": f.id, "address": f.address, "kind": f.clock_kind, "state": f.state,
+         "category": f.category, "deadline": f.deadline,
+         "owner": f.owner.name if f.owner else None}
         for f in whole.frontages
     ]  # fmt: skip
     assert page["clocks"] == [

@@ -21,7 +21,13 @@ from sidewalk.analytics.defects import (
     MeasurementError,
 )
 from sidewalk.analytics.defects.fiducial import find_ground_frame
-from sidewalk.analytics.defects.photo import PhotoParams, _frame_sigma, measure_photo
+from sidewalk.analytics.defects.photo import (
+    PhotoParams,
+    _check_gap_uncertainty,
+    _frame_sigma,
+    measure_photo,
+)
+from sidewalk.analytics.defects.results import CrackTrace, EdgeType
 from sidewalk.analytics.defects.synthetic import (
     Camera,
     MarkerPlacement,
@@ -147,6 +153,28 @@ def test_a_gap_seen_coarser_than_a_sixteenth_inch_per_pixel_is_not_measured() ->
     assert err.value.problem is InputProblem.NOT_MEASURED
     assert "mm per pixel at the gap" in err.value.detail
     assert "take it closer" in failure_words(str(err.value))  # the inspector's words
+
+
+def _trace(width: float, sigma: float, *, resolved: bool = True) -> tuple[CrackTrace, float]:
+    return (
+        CrackTrace(
+            width, sigma, 300.0, EdgeType.CRACK, 1.0, (0.0, 0.0, 0.0), gap_resolved=resolved
+        ),
+        1.0,
+    )
+
+
+def test_a_gap_whose_two_sigma_exceeds_a_sixteenth_inch_is_not_measured() -> None:
+    # Set 540000's 73 mm crack read +1.80 mm with sigma 1.21: a number the
+    # photo cannot defend against the limit within 1/16 in (1.59 mm).
+    p = PhotoParams()
+    _check_gap_uncertainty([_trace(40.0, 0.79)], p)  # 2 sigma 1.58 mm: a number
+    _check_gap_uncertainty([_trace(2.0, 1.0, resolved=False)], p)  # an upper bound
+    with pytest.raises(MeasurementError) as err:
+        _check_gap_uncertainty([_trace(40.0, 0.3), _trace(73.0, 1.21)], p)
+    assert err.value.problem is InputProblem.NOT_MEASURED
+    assert "take it closer" in failure_words(str(err.value))
+    _check_gap_uncertainty([_trace(73.0, 1.21)], replace(p, max_gap_two_sigma_mm=None))
 
 
 def test_the_frames_sigma_is_carried_to_the_gap_and_grows_away_from_the_markers() -> None:

@@ -100,6 +100,8 @@ _NOT_MEASURED_WORDS: dict[str, str] = {
     "no joint found": "no joint was found in the depth picture",
     "ground sample too coarse": "the photo is too far from the walk to measure the gap"
     " to 1/16 in; take it closer",
+    "gap width too uncertain": "the gap cannot be measured to 1/16 in from this photo;"
+    " take it closer, with the markers larger in the picture",
 }
 
 

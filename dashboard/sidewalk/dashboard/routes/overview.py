@@ -7,11 +7,11 @@ queries, whatever its size.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field
+from pydantic_core import to_json
 
 from sidewalk.analytics.clocks.enforcement import ENFORCEMENT
 from sidewalk.dashboard.geometry import frontage_features, generated_rings, generated_streets
@@ -257,7 +257,11 @@ def overview_page_data(
     """``OverviewPage`` as plain data: 2,000 frontages through pydantic models cost the
     server more than reading them (``tests/dashboard/test_pages.py`` validates the shape)."""
     rows = cases.pages.overview(
-        case_kind=ENFORCEMENT, owners=owners, alert_actions=ALERT_ACTIONS, alert_window=400
+        case_kind=ENFORCEMENT,
+        owners=owners,
+        alert_actions=ALERT_ACTIONS,
+        alert_window=400,
+        lean=True,
     )
     _, stored = cases.pages.plan()
     addresses = {f.id: f.street_address for f in rows.frontages}
@@ -347,8 +351,8 @@ def overview_page(
         context=context,
         geometry_file=geometry_file,
     )
-    body = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
-    return Response(body, media_type="application/json")
+    # pydantic-core's encoder: the standard library's took a fifth of the request.
+    return Response(to_json(data), media_type="application/json")
 
 
 @router.get("/frontages", tags=["records"], response_model_exclude_unset=True)

@@ -19,7 +19,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, NamedTuple, TypeAlias
 
-from sqlalchemy import Select, and_, func, or_, select
+from sqlalchemy import Select, and_, func, null, or_, select
 
 from sidewalk.storage import models as m
 from sidewalk.storage.cases.records import (
@@ -202,18 +202,19 @@ _AUDIT = (m.AuditEntry.id, m.AuditEntry.recorded_at, m.AuditEntry.actor, m.Audit
           m.AuditEntry.subject, m.AuditEntry.detail_json)  # fmt: skip
 
 
-def _frontages(owners: bool) -> Query:
+def _frontages(owners: bool, *, lines: bool = True) -> Query:
+    """``lines``: the owner's address lines too (a JSON column, parsed per row)."""
     cols = (_F.id, _F.street_address, _F.parcel_number, _F.length_ft, _F.zone, _F.device_id,
             _F.owner_id)  # fmt: skip
     query: Query = select(*cols)
     if owners:
-        query = query.add_columns(m.Owner.name, m.Owner.address_lines).outerjoin(
-            m.Owner, m.Owner.id == _F.owner_id
-        )
+        query = query.add_columns(
+            m.Owner.name, m.Owner.address_lines if lines else null()
+        ).outerjoin(m.Owner, m.Owner.id == _F.owner_id)
     return query.where(_F.retired_at.is_(None)).order_by(_F.id)
 
 
-def _deciding(case_kind: str, *, running: bool = False) -> Query:
+def _deciding(case_kind: str, *, running: bool = False, rules: bool = True) -> Query:
     """The clocks that can decide a frontage's colour, in start order: every ``case_kind``
     clock, and each frontage's last-started clock. Any other clock is followed by a later
     one of its frontage, which takes its place whatever it is (``deciding_clocks``), so
@@ -230,8 +231,9 @@ def _deciding(case_kind: str, *, running: bool = False) -> Query:
     ).subquery()
     newest = select(last.c.id).where(last.c.n == 1)
     if running:
+        columns = _RUNNING if rules else (*_RUNNING[:-1], null())
         return (
-            select(*_RUNNING)
+            select(*columns)
             .where(or_(_C.kind == case_kind, _C.id.in_(newest), _C.closed_at.is_(None)))
             .order_by(_C.started_at, _C.id)
         )
@@ -337,11 +339,19 @@ class PageReads:
             )
 
     def overview(
-        self, *, case_kind: str, owners: bool, alert_actions: Collection[str], alert_window: int
+        self,
+        *,
+        case_kind: str,
+        owners: bool,
+        alert_actions: Collection[str],
+        alert_window: int,
+        lean: bool = False,
     ) -> OverviewRows:
         """The Overview's rows: the watched frontages (with their owner's name and address
         when ``owners``), the clocks that decide their colours, the running clocks, and the
-        newest 20 of the ``alert_actions`` rows among the newest ``alert_window`` audit rows."""
+        newest 20 of the ``alert_actions`` rows among the newest ``alert_window`` audit rows.
+        ``lean``: without the owners' address lines and the clocks' rules (JSON parsed per
+        row; the Overview page draws neither)."""
         window = (
             select(m.AuditEntry.id).order_by(m.AuditEntry.id.desc()).limit(alert_window).subquery()
         )
@@ -353,8 +363,10 @@ class PageReads:
             .limit(20)
         )
         with self._uow.read() as session:
-            frontages = [_frontage_line(r, owners) for r in session.execute(_frontages(owners))]
-            clocks = [_running(r) for r in session.execute(_deciding(case_kind, running=True))]
+            query = _frontages(owners, lines=not lean)
+            frontages = [_frontage_line(r, owners) for r in session.execute(query)]
+            query = _deciding(case_kind, running=True, rules=not lean)
+            clocks = [_running(r) for r in session.execute(query)]
             return OverviewRows(
                 frontages=frontages,
                 deciding=clocks,
