@@ -56,6 +56,7 @@ LON0, LAT0, DEG_PER_FT = -88.7240, 43.3125, 1 / 364_000
 def village(path: Path, start: int, count: int) -> CaseStore:
     if path.exists():
         cases = CaseStore(f"sqlite:///{path}")
+        cases.create_schema()  # kept from before a migration: brought up to date
         have = len(cases.registry.list_frontages())
         if have != count:
             sys.exit(f"{path} holds {have} frontages, not {count}")
