@@ -201,6 +201,7 @@ def test_other_pages_render_for_a_viewer_without_owner_names(
             "2 of 10 blocks defective (incomplete: 2 of 10 surveyed)"
         )
         expect(page.locator("main")).to_contain_text("main-st-101: 10 (recorded)")
+        expect(page.locator("main section.inspection h2")).to_contain_text(" survey, ")
         expect(page.locator("main")).not_to_contain_text("Alice Anders")
     shot(page, f"10-{page_name}")
     assert errors == []

@@ -414,7 +414,7 @@ async function defectsPage() {
     h("td", {}, measure("in", c.measured_mm, 2), " ± ", measure("in", c.uncertainty_mm, 2)), h("td", { title: `${c.limit_mm} mm` }, inchFraction(c.limit_mm)),
     h("td", {}, c.failed ? "defective" : "ok", c.confident ? "" : " (within 2σ)"), h("td", {}, c.citation || ""));
   const inspection = (i) => h("section", { class: "panel inspection" },
-    h("h2", {}, `${i.address} (${i.frontage}) — ${i.kind} ${i.source}, ${fmt(i.surveyed_at)}`),
+    h("h2", {}, `${i.address} (${i.frontage}) — ${spaced(i.kind)} survey, ${i.source}, ${fmt(i.surveyed_at)}`),
     i.status !== "ok" ? h("p", { class: "error-text" }, `Not measured: ${i.failure}`) : "",
     i.evidence_url ? h("img", { src: i.evidence_url, alt: `annotated evidence for ${i.source}`, class: "frame evidence" }) : "",
     i.blocks.length
