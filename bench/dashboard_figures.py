@@ -387,8 +387,8 @@ def latency(args: argparse.Namespace) -> None:
                     clock = clocks[rng.randrange(len(clocks))]
                     state = "snowing" if n % 2 == 0 else "clearing_period"
                     watch(page, clock, running[clock])
-                    shown = json.dumps(label(state, "clearing"))
-                    page.evaluate(f"window.__benchWant[{clock}] = {shown}")
+                    wanted = json.dumps(label(state, "clearing"))
+                    page.evaluate(f"window.__benchWant[{clock}] = {wanted}")
                     time.sleep(rng.uniform(0, 0.3))
                     at += timedelta(seconds=1)
                     written_ms, tid = _commit(writer, clock, state, at)
@@ -434,8 +434,8 @@ def burst(
     watch(page, last, running[last])
     # A state the last clock is not in, so its row changes only with the burst.
     state = "needs_review" if writer.clocks.get(last).state == "unverified" else "unverified"
-    shown = json.dumps(label(state, "clearing"))
-    page.evaluate(f"window.__benchWant[{last}] = {shown}")
+    wanted = json.dumps(label(state, "clearing"))
+    page.evaluate(f"window.__benchWant[{last}] = {wanted}")
     written_ms, tid = 0.0, 0
     started = time.perf_counter()
     for clock in clocks:
