@@ -203,6 +203,29 @@ def _refine_linear(gray: U8, corners: F64) -> F64:
     return refined
 
 
+def edge_profiles(
+    lin: NDArray[np.float32], a: F64, b: F64, ctr: F64, *, along: F64, offs: F64
+) -> tuple[F64, F64, F64]:
+    """Intensity across a marker's side ``a``→``b``: one profile per fraction ``along`` the
+    side, sampled ``offs`` pixels along the normal that points away from the marker's
+    centre ``ctr`` (inside is negative). Returns the points on the side, the normal and the
+    profiles (linear interpolation, edges replicated)."""
+    t = (b - a) / max(float(np.linalg.norm(b - a)), 1e-9)
+    nrm = np.array([-t[1], t[0]])
+    if float((a + b) / 2 @ nrm - ctr @ nrm) < 0:
+        nrm = -nrm
+    base = a[None, :] + along[:, None] * (b - a)[None, :]
+    pts = base[:, None, :] + offs[None, :, None] * nrm[None, None, :]
+    prof = cv2.remap(
+        lin,
+        pts[..., 0].astype(np.float32),
+        pts[..., 1].astype(np.float32),
+        cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_REPLICATE,
+    ).astype(np.float64)
+    return base, nrm, prof
+
+
 def _edge_corners(lin: NDArray[np.float32], corners: F64) -> F64 | None:
     """Corners where the marker's four outer edges meet, each edge a line
     through its half-way crossings on linear intensity. A blurred corner is
@@ -219,20 +242,9 @@ def _edge_corners(lin: NDArray[np.float32], corners: F64) -> F64 | None:
     ctr = corners.mean(0)
     lines = []
     for k in range(4):
-        a, b = corners[k], corners[(k + 1) % 4]
-        t = (b - a) / max(float(np.linalg.norm(b - a)), 1e-9)
-        nrm = np.array([-t[1], t[0]])
-        if float((a + b) / 2 @ nrm - ctr @ nrm) < 0:
-            nrm = -nrm
-        base = a[None, :] + along[:, None] * (b - a)[None, :]
-        pts = base[:, None, :] + offs[None, :, None] * nrm[None, None, :]
-        prof = cv2.remap(
-            lin,
-            pts[..., 0].astype(np.float32),
-            pts[..., 1].astype(np.float32),
-            cv2.INTER_LINEAR,
-            borderMode=cv2.BORDER_REPLICATE,
-        ).astype(np.float64)
+        base, nrm, prof = edge_profiles(
+            lin, corners[k], corners[(k + 1) % 4], ctr, along=along, offs=offs
+        )
         cross = []
         for i, pr in enumerate(prof):
             lo = float(pr[offs <= -inner + 1.0].mean())

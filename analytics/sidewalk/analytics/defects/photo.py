@@ -18,6 +18,7 @@ from .fiducial import (
     FiducialLimits,
     FiducialSpec,
     GroundFrame,
+    edge_profiles,
     find_ground_frame,
 )
 from .results import CrackTrace, EdgeType, PhotoInspection
@@ -233,20 +234,7 @@ def edge_blur_sigma_px(lin: NDArray[np.float32], markers: tuple[F64, ...]) -> fl
         offs = np.arange(-inner, 6.0 + 1e-9, 0.1)
         ctr = c.mean(0)
         for k in range(4):
-            a, b = c[k], c[(k + 1) % 4]
-            t = (b - a) / max(float(np.linalg.norm(b - a)), 1e-9)
-            nrm = np.array([-t[1], t[0]])
-            if float((a + b) / 2 @ nrm - ctr @ nrm) < 0:
-                nrm = -nrm
-            pts = a[None, None, :] + along[:, None, None] * (b - a)[None, None, :]
-            pts = pts + offs[None, :, None] * nrm[None, None, :]
-            prof = cv2.remap(
-                lin,
-                pts[..., 0].astype(np.float32),
-                pts[..., 1].astype(np.float32),
-                cv2.INTER_LINEAR,
-                borderMode=cv2.BORDER_REPLICATE,
-            ).astype(np.float64)
+            _, _, prof = edge_profiles(lin, c[k], c[(k + 1) % 4], ctr, along=along, offs=offs)
             esf = np.median(prof, 0)
             lo = float(esf[offs <= -inner + 1.0].mean())
             hi = float(esf[offs >= 5.0].mean())
