@@ -141,7 +141,9 @@ def test_metrics_count_readings_dead_letters_and_lag(
             assert batches >= 1
             # Every batch went through the timed write once.
             assert value(text, "sidewalk_ingest_commit_seconds_count") == batches
-            assert value(text, "sidewalk_ingest_consumer_lag_messages") == 0
+            # Ingest hears its own retained watermark after a commit (ignored), so the lag
+            # can read 1 for a moment: what matters is that it comes back to 0.
+            assert eventually(lambda: lag(server) == 0), lag(server)
 
             # A stalled disk: the writer holds one batch, the rest queue up as lag.
             store.gate.clear()
