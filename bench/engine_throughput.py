@@ -15,7 +15,7 @@ stores them), in event-time order:
   batch path, advancing once per instant). This is issue 17's winter replay;
 * validate + step_many: validate each, hand them over together
   (``ClockEngine.step_many``: the analytics runner's batch path);
-* with ``--by-reading``, also validate + step: ``ClockEngine.step`` on each
+* with ``--loops floor,replay,step``, also validate + step: ``ClockEngine.step`` on each
   (``observe`` + ``advance`` to its event time), the reading-by-reading
   reference (minutes of CPU for the whole winter).
 
@@ -28,7 +28,11 @@ other work the wall-clock rates fall, the CPU-time rates much less
 (``bench.engine_instructions`` counts instructions, which load does not move
 at all). The load average is printed at the start and the end.
 
-    uv run python -m bench.engine_throughput [--frontages 1000] [--days 151] [--by-reading]
+The collector runs as ``sidewalk analytics`` runs it (``core.heap.settle_heap``:
+start-up heap frozen, generation 0 every 20,000 allocations); ``--default-gc``
+leaves CPython's defaults, as this bench ran before 2026-12-02.
+
+    uv run python -m bench.engine_throughput [--frontages 1000] [--days 151] [--loops …]
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from sidewalk.analytics.clocks.engine import ClockEngine, FrontageSpec
 from sidewalk.analytics.clocks.events import Event
 from sidewalk.core.clock import to_ms
 from sidewalk.core.contract import AnyReading, SnowMeasurement, WeatherReading
+from sidewalk.core.heap import settle_heap
 from sidewalk.core.profile import load_profile
 from sidewalk.scenarios.sensors import simulate_pole
 from sidewalk.scenarios.weather import load_minneapolis
@@ -177,6 +182,11 @@ def main() -> None:
         default="floor,replay",
         help="of floor,replay,many,step (default floor,replay; the floor always runs first)",
     )
+    parser.add_argument(
+        "--default-gc",
+        action="store_true",
+        help="leave the garbage collector at CPython's defaults (sessions before 2026-12-02)",
+    )
     args = parser.parse_args()
     poles = -(-args.frontages // args.per_pole)
     frontages = [(f"f-{i:05d}", f"pole-{i // args.per_pole:04d}") for i in range(args.frontages)]
@@ -184,6 +194,10 @@ def main() -> None:
         f"simulating {TEMPLATES} template poles from the Minneapolis record ({args.days} days) ..."
     )
     templates = _templates(args.days)
+    # The garbage collector as ``sidewalk analytics`` runs it: the start-up heap
+    # frozen, fewer young passes (``--default-gc``: CPython's own settings).
+    if not args.default_gc:
+        settle_heap(young_threshold=20_000)
     base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
     load_start = _load()
 

@@ -14,7 +14,7 @@ import statistics
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from sidewalk.analytics.clocks.cessation import _hinge_fit, _median
+from sidewalk.analytics.clocks.cessation import _best_hinge, _hinge_fit, _median
 from sidewalk.analytics.clocks.engine import AWAITING, ClockEngine, FrontageSpec
 from sidewalk.core.clock import to_ms
 from sidewalk.core.contract import AnyReading, SnowMeasurement, WeatherReading
@@ -99,6 +99,37 @@ def test_the_hindsight_fit_and_the_median_are_bit_identical_to_the_plain_sums() 
             assert _hinge_fit(points, b, sy) == reference_hinge_fit(points, b)
         depths = [y for _, y in points[: rng.randint(1, 9)]]
         assert _median(list(depths)) == statistics.median(depths)
+
+
+def test_every_break_fitted_at_once_picks_the_break_and_numbers_of_the_loop() -> None:
+    """``_best_hinge`` (numpy, then the near-best refitted) is the first least-squares
+    break of the plain loop over ``reference_hinge_fit``, with its exact numbers, ties
+    (a flat or two-level record fits several breaks equally) and degenerate fits too."""
+    rng = random.Random(2017)
+    ties = 0
+    for case in range(400):
+        n = rng.randint(0, 70)
+        xs = sorted({round(rng.uniform(0, 6), rng.choice((2, 3, 6, 12))) for _ in range(n)})
+        shape = case % 4
+        if shape == 0:
+            points = [(x, 120.0) for x in xs]  # flat: every break fits alike
+        elif shape == 1:
+            points = [(x, rng.choice((100.0, 110.0))) for x in xs]
+        elif shape == 2:  # a storm's rise into a level, with sensor noise
+            points = [(x, 80.0 + 40.0 * min(x, 3.5) + rng.gauss(0, 4)) for x in xs]
+        else:
+            points = [(x, rng.uniform(0, 400)) for x in xs]
+        expected: tuple[float, float, float, float] | None = None
+        sses = []
+        for b, _ in points[2:]:
+            fit = reference_hinge_fit(points, b)
+            if fit is not None:
+                sses.append(fit[0])
+                if expected is None or fit[0] < expected[0]:
+                    expected = (fit[0], b, fit[1], fit[2])
+        ties += expected is not None and sses.count(expected[0]) > 1
+        assert _best_hinge(points) == expected
+    assert ties > 10  # the first of equal fits was chosen, not just any
 
 
 def _village_storm() -> tuple[list[FrontageSpec], list[AnyReading]]:

@@ -7,7 +7,7 @@ import threading
 import time
 from pathlib import Path
 
-from sidewalk.core.contract import WeatherReading
+from sidewalk.core.contract import AnyReading, FrameRef, SnowMeasurement, WeatherReading
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore
 from sidewalk.storage.timeseries.schema import _DEAD_LETTER_COLUMNS, _DEVICE_COLUMNS
 
@@ -77,3 +77,48 @@ def test_an_older_file_loses_the_stream_index_and_gains_the_frame_index(tmp_path
     assert "readings_stream_ts" not in names
     assert {"readings_device_ts", "readings_frontage_ts", "readings_frame_ts"} <= names
     old.close()
+
+
+def test_a_mixed_batch_is_stored_row_for_row_in_multi_row_inserts(tmp_path: Path) -> None:
+    # Ingest's INSERTs go 100 rows to a statement, grouped by stream and
+    # frontage, with received_at and stream bound once per statement: every
+    # column of every row must still be the reading's own, full statements
+    # and the remainder alike, and the export log must follow the order received.
+    readings: list[AnyReading] = []
+    for i in range(1, 261):
+        readings.append(WeatherReading(device="pole-a", seq=i, ts=T0 + i, air_temp_c=-1.5))
+        if i % 2 == 0:
+            readings.append(
+                SnowMeasurement(
+                    device="pole-b", seq=i // 2, ts=T0 + i, frontage=f"lot-{i % 7}",
+                    snow_cover_fraction=0.5, cleared_width_mm=900.0, epoch="00000000000000e1",
+                )
+            )  # fmt: skip
+        if i % 37 == 0:
+            readings.append(
+                FrameRef(device="pole-c", seq=i // 37, ts=T0 + i, sha256=f"{i:064x}", bytes_len=9)
+            )
+    store = SqliteTimeSeriesStore(tmp_path / "ts.db")
+    try:
+        store.register_export("view")
+        result = store.write_batch(readings, received_at_ms=T0 + 999)
+        assert len(result.stored) == len(readings)
+        assert not result.duplicates
+        rows = {
+            (device, seq): (stream, ts, frontage, received_at, payload)
+            for device, seq, stream, ts, frontage, received_at, payload in store._db.execute(
+                "SELECT device, seq, stream, ts, frontage, received_at, payload FROM readings"
+            )
+        }
+        assert len(rows) == len(readings)
+        for r in readings:
+            assert rows[(r.device, r.seq)] == (
+                r.stream, r.ts, getattr(r, "frontage", None), T0 + 999, r.to_json().decode()
+            )  # fmt: skip
+        exported = store.export_after("view", limit=len(readings)).readings
+        assert [(r.device, r.seq) for r, _ in exported] == [(r.device, r.seq) for r in readings]
+        again = store.write_batch(readings, received_at_ms=T0 + 2000)
+        assert not again.stored
+        assert len(again.duplicates) == len(readings)
+    finally:
+        store.close()

@@ -236,6 +236,7 @@ def analytics(
     """Run the ordinance clocks on live time until interrupted."""
     from sidewalk.analytics.metrics import analytics_observability
     from sidewalk.core.config import mqtt_settings
+    from sidewalk.core.heap import settle_heap
     from sidewalk.core.mqtt import MqttError
     from sidewalk.system import build_analytics
 
@@ -260,6 +261,9 @@ def analytics(
             if event_time
             else settings.time.policy(),
         )
+        # As ingest: the start-up heap (profile, registry, the restored engine) frozen
+        # and fewer young passes; a batch's objects die by reference count.
+        settle_heap(young_threshold=20_000)
         try:
             runner.start()
         except MqttError as exc:

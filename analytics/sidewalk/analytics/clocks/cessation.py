@@ -38,7 +38,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from itertools import pairwise
+from operator import itemgetter
 from typing import Literal
+
+import numpy as np
 
 from sidewalk.analytics.clocks.events import Cause
 from sidewalk.core.contract import SnowMeasurement, WeatherReading
@@ -175,7 +178,10 @@ class SnowfallDetector:
             recent.popleft()
         depth_signal = False
         if depth_mm is not None and len(recent) >= p.depth_min_readings:
-            depth = _median([d for _, d in recent])
+            # ``_median``, written out (a call per reading costs more than its work).
+            values = sorted(map(_depth_of, recent))
+            half = len(values) // 2
+            depth = values[half] if len(values) % 2 else (values[half - 1] + values[half]) / 2
             ref = self.ref_depth_mm
             if ref is None:
                 self.ref_depth_mm = depth
@@ -346,14 +352,7 @@ class SnowfallDetector:
             for (ts, depth), level in zip(self.depths, levels, strict=True)
             if level is not None and abs(depth - level) <= self.params.outlier_mm
         ]
-        sy = 0.0  # the same for every break: summed once, in order, as the fit would
-        for _, y in points:
-            sy += y
-        best: tuple[float, float, float, float] | None = None  # sse, break, level, slope
-        for b, _ in points[2:]:
-            fit = _hinge_fit(points, b, sy)
-            if fit is not None and (best is None or fit[0] < best[0]):
-                best = (fit[0], b, fit[1], fit[2])
+        best = _best_hinge(points)
         span_h = self.params.fit_span.total_seconds() / 3600
         if (
             best is None
@@ -393,6 +392,9 @@ class SnowfallDetector:
         return air_temp_c is None or air_temp_c <= self.params.snow_max_air_temp_c
 
 
+_depth_of = itemgetter(1)  # (ts, depth) -> depth, without a Python frame per reading
+
+
 def _median(values: list[float]) -> float:
     """``statistics.median`` (the same arithmetic) without its generality: a few floats."""
     values.sort()
@@ -416,6 +418,52 @@ def _centred_medians(
             hi += 1
         out.append(_median([d for _, d in depths[lo:hi]]) if ts >= since else None)
     return out
+
+
+# Fits within this of the least squared error (mm², plus this fraction of it) are
+# refitted exactly: far above numpy's rounding (~1e-10 mm² at these depths), far
+# below any real difference between two breaks.
+_SSE_TIE = 1e-6
+
+
+def _best_hinge(points: list[tuple[float, float]]) -> tuple[float, float, float, float] | None:
+    """The break that fits best, ``_hinge_fit`` on each of ``points[2:]``: (sse, break,
+    level, slope) of the first least-squares fit, or None if every fit is degenerate.
+
+    Every break's fit at once with numpy (a storm's fit is ~60 breaks of ~60
+    points: a Python loop over both cost most of a winter's replay); numpy sums in
+    another order, so the few breaks whose error is within ``_SSE_TIE`` of the
+    least (and any near-degenerate one) are fitted again by ``_hinge_fit``, and
+    the choice and its numbers are exactly the loop's.
+    """
+    if len(points) < 3:
+        return None
+    sy = 0.0  # the same for every break: summed once, in order, as the fit would
+    for _, y in points:
+        sy += y
+    xy = np.array(points)
+    x, y = xy[:, 0], xy[:, 1]
+    n = len(points)
+    u = np.minimum(x[None, :] - x[2:, None], 0.0)  # row k: the hinge at break points[k + 2]
+    sx, sxx, sxy = u.sum(axis=1), (u * u).sum(axis=1), u @ y
+    det = n * sxx - sx * sx
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slope = (n * sxy - sx * sy) / det
+        level = (sy - slope * sx) / n
+        r = y[None, :] - level[:, None] - slope[:, None] * u
+        sse = (r * r).sum(axis=1)
+    sure = det > 1e-9
+    near = ~sure  # too close to degenerate for numpy's word: refitted exactly
+    if sure.any():
+        least = float(sse[sure].min())
+        near |= sure & (sse <= least + _SSE_TIE * (1.0 + least))
+    best: tuple[float, float, float, float] | None = None
+    for k in np.flatnonzero(near).tolist():
+        b = points[k + 2][0]
+        fit = _hinge_fit(points, b, sy)
+        if fit is not None and (best is None or fit[0] < best[0]):
+            best = (fit[0], b, fit[1], fit[2])
+    return best
 
 
 def _hinge_fit(

@@ -53,6 +53,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -221,6 +222,11 @@ class Enforcement:
         self._stale: set[str] | None = None
         self._touched: set[str] | None = None
 
+    @cached_property
+    def _offense_every(self) -> timedelta:
+        """The offense period (§ 370-10 A's "each day"), read from the profile once."""
+        return self.profile.snow_and_ice.offense_period.duration
+
     def _changed(self, keys: Iterable[str] | None = None) -> None:
         """Forget ``next_due``, and the due instants of ``keys`` (None: of every case)."""
         self._due_known = False
@@ -318,20 +324,28 @@ class Enforcement:
         """A camera measurement: a walk cleared to the width, with no ice seen on it,
         cures every open case; an ice case (A) only when the surface is seen free of
         untreated ice (``ice_free``: dry, wet above freezing, or sanded/salted)."""
-        events: list[Event] = []
-        if icy:
-            return events
-        cured: list[str] = []
-        for case in self._open_for(frontage):
-            if (
-                width_mm >= case.required_width_mm - WIDTH_TOLERANCE_MM
-                and at >= case.missed_deadline
-                and (ice_free or not case.ice)
-            ):
-                events.append(case.move(CaseState.CURED, at, cause, measured_width_mm=width_mm))
-                cured.append(case.key)
-        if events:
-            self._changed(cured)
+        keys = self._live.get(frontage)
+        if icy or not keys:
+            return []
+        # Called for every measurement of a walk with a case: most cure nothing (the
+        # owner who never clears has a case per storm), so the cases are sorted only
+        # when some are cured; each case's test reads only that case.
+        cases = self.cases
+        cured = sorted(
+            key
+            for key in keys
+            if (case := cases[key]).state in OPEN_STATES
+            and width_mm >= case.required_width_mm - WIDTH_TOLERANCE_MM
+            and at >= case.missed_deadline
+            and (ice_free or not case.ice)
+        )
+        if not cured:
+            return []
+        events: list[Event] = [
+            cases[key].move(CaseState.CURED, at, cause, measured_width_mm=width_mm)
+            for key in cured
+        ]
+        self._changed(cured)
         return events
 
     def watching(self, frontage: str) -> bool:
@@ -606,7 +620,7 @@ class Enforcement:
         self._due_known = False
         events: list[Event] = []
         period = self.profile.snow_and_ice.offense_period
-        every = period.duration
+        every = self._offense_every
         # Only a case with something due by ``to`` can change below (its due instant is
         # the earliest of the three checks' own): the rest are passed by, in key order.
         self._refresh()
@@ -687,16 +701,22 @@ class Enforcement:
         # Only a case changed since the last look can have finished (``_changed``).
         touched, self._touched = self._touched, set()
         if touched is None:
-            frontages = list(self._live)
-        else:
-            frontages = sorted({self.cases[k].frontage for k in touched if k in self.cases})
-        for frontage in frontages:
-            keys = self._live.get(frontage)
-            if keys is None:
+            for frontage in list(self._live):
+                keys = self._live[frontage]
+                keys -= {k for k in keys if self.cases[k].state in DONE_STATES}
+                if not keys:
+                    del self._live[frontage]
+            return
+        # Only the changed cases themselves (a frontage's other cases did not move).
+        for key in touched:
+            case = self.cases.get(key)
+            if case is None or case.state not in DONE_STATES:
                 continue
-            keys -= {k for k in keys if self.cases[k].state in DONE_STATES}
-            if not keys:
-                del self._live[frontage]
+            keys = self._live.get(case.frontage)
+            if keys is not None:
+                keys.discard(key)
+                if not keys:
+                    del self._live[case.frontage]
 
     def next_due(self) -> datetime | None:
         """The next instant at which ``advance`` would change a case."""
@@ -737,7 +757,7 @@ class Enforcement:
         notice period's end, its tax roll entry (whichever comes first), or None."""
         due: list[datetime] = []
         if case.continuing:
-            due.append(case.next_offense_at(self.profile.snow_and_ice.offense_period.duration))
+            due.append(case.next_offense_at(self._offense_every))
         if case.state in PERIOD_STATES and case.notice_deadline is not None:
             due.append(case.notice_deadline)
         if case.state in BILLING_STATES and case.tax_roll_at is not None and not case.tax_roll_held:

@@ -387,6 +387,10 @@ class ClockEngine:
         at: datetime | None = None
         if last is not None:
             last_ts, at = last
+        # The device, instant and engine time ``_heard_from`` last ran for: a pole's
+        # camera measurements come one after another at one instant, and for the
+        # second on it has nothing to change.
+        heard_for: tuple[str, datetime | None, datetime | None] | None = None
         for fields, reading in items:
             ts: int = fields["ts"]
             if ts != last_ts or at is None:
@@ -395,14 +399,21 @@ class ClockEngine:
                 self._last_time = (ts, at)
             device: str = fields["device"]
             now = self.now
-            # ``_heard_from``
-            through = progress.get(device)
-            if through is None or at > through:
-                progress[device] = at
-            when = now or at
-            was = heard.get(device)
-            if was is None or when > was:
-                heard[device] = when
+            if (
+                heard_for is None
+                or device != heard_for[0]
+                or at is not heard_for[1]
+                or now is not heard_for[2]
+            ):
+                # ``_heard_from``
+                through = progress.get(device)
+                if through is None or at > through:
+                    progress[device] = at
+                when = now or at
+                was = heard.get(device)
+                if was is None or when > was:
+                    heard[device] = when
+                heard_for = (device, at, now)
             stream = fields["stream"] if reading is None else _kind(reading)
             if stream == "snow":
                 frontage: str = fields["frontage"]

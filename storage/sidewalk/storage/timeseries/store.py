@@ -10,7 +10,6 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from functools import cache
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +27,10 @@ from sidewalk.storage.timeseries.records import (
 from sidewalk.storage.timeseries.schema import _connect, _filters, _rollback
 from sidewalk.storage.timeseries.seqs import _SeqBook, _Space
 
-# A readings row: device, stored seq, stream, ts, [frontage,] received_at, payload
-# (without the frontage when it has none).
-_Row = tuple[str, int, str, int, int, str] | tuple[str, int, str, int, str, int, str]
+# The rows of one INSERT, flat: per row device, stored seq, ts, payload[, frontage].
+# Keyed by (stream, whether it has a frontage): stream and received_at are bound
+# once per statement (``?1``, ``?2``), not once per row.
+_Rows = dict[tuple[str, bool], list[Any]]
 # Beyond any ts (``EventTimeMs`` ends in 2100): a time check that is off.
 _NEVER = 1 << 62
 
@@ -54,24 +54,22 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-_INSERT_PLAIN = (
-    "INSERT OR IGNORE INTO readings (device, seq, stream, ts, received_at, payload) VALUES "
-)
-_INSERT_FRONTAGE = (
-    "INSERT OR IGNORE INTO readings (device, seq, stream, ts, frontage, received_at, payload)"
-    " VALUES "
-)
-# Rows per multi-row INSERT: 700 bound values at most (SQLite allows 32,766).
+# Rows per multi-row INSERT: 502 bound values at most (SQLite allows 32,766).
 _ROWS_PER_INSERT = 100
 
 
-def _values(width: int) -> str:
-    return "(" + ",".join("?" * width) + ")"
-
-
 @cache
-def _multi_row(sql: str, width: int, rows: int) -> str:
-    return sql + ",".join([_values(width)] * rows)
+def _insert_sql(frontage: bool, rows: int) -> str:
+    """INSERT of ``rows`` rows: ``?1`` received_at and ``?2`` stream shared by all,
+    then per row device, seq, ts, payload[, frontage] (``_Rows``' order)."""
+    width = 5 if frontage else 4
+    values = []
+    for i in range(rows):
+        n = 3 + i * width
+        f = f",?{n + 4}" if frontage else ""
+        values.append(f"(?{n},?{n + 1},?2,?{n + 2},?1,?{n + 3}{f})")
+    cols = "device, seq, stream, ts, received_at, payload" + (", frontage" if frontage else "")
+    return f"INSERT OR IGNORE INTO readings ({cols}) VALUES " + ",".join(values)
 
 
 class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
@@ -144,15 +142,17 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
                     max_seq[dev] = self._max_seq(dev)
                 if result.epochs_started:
                     self._reload_closed(spaces)
-                rows = self._write_readings(
+                self._write_readings(
                     keyed, max_seq, spaces=spaces, sites=sites, policy=time_policy, now=now,
                     result=result,
                 )  # fmt: skip
-                if rows and _has_sinks(db):
+                if result.stored and _has_sinks(db):
+                    # The rows inserted, in the order received.
                     db.executemany(
                         "INSERT INTO export_log (device, seq) VALUES (?, ?)",
-                        [(row[0], row[1]) for row in rows],
-                    )
+                        [(r.device, spaces[(r.device, r.epoch or "")].base + r.seq)
+                         for r in result.stored],
+                    )  # fmt: skip
                 for dev, top in max_seq.items():
                     db.execute(
                         "UPDATE devices SET max_seq = ?, last_seen_at = ? WHERE device = ?",
@@ -175,7 +175,7 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
                 raise
         return result
 
-    def _write_readings(  # noqa: PLR0912 (ingest's per-reading loop, its common case inlined)
+    def _write_readings(  # noqa: PLR0912, PLR0915 (ingest's per-reading loop, its common case inlined)
         self,
         keyed: list[tuple[AnyReading, dict[str, Any], tuple[str, str]]],
         max_seq: dict[str, int],
@@ -185,10 +185,10 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
         policy: TimePolicy | None,
         now: int,
         result: BatchResult,
-    ) -> list[_Row]:
+    ) -> None:
         """Store readings set-wise, with the outcome of storing them one by one in order.
 
-        Returns the rows inserted. A reading's
+        A reading's
         stored seq is its seq space's base plus its own; a reading of a closed
         space beyond where it closed is a ``seq_conflict`` (that seq is the
         next epoch's now). A new reading with an implausible time is
@@ -206,12 +206,16 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
         """
         placed, low = self._place(keyed, max_seq, spaces, sites, now)
         existing = {dev: self._existing_seqs(dev, seqs) for dev, seqs in low.items()}
-        rows: list[_Row] = []
+        # INSERT rows by stream: without a frontage, and with one (``_Rows``).
+        plain: dict[str, list[Any]] = {}
+        framed: dict[str, list[Any]] = {}
         gaps: list[tuple[str, int, int, int]] = []
         fills: dict[str, list[int]] = {}
         dups: list[tuple[AnyReading, int, str]] = []
         held: list[tuple[AnyReading, int, str, str]] = []
-        seen: dict[str, set[int]] = {dev: set() for dev in max_seq}
+        # Stored seqs seen in this batch, kept only for a device with a seq at
+        # or below its running maximum (``low``): only there can one repeat.
+        seen: dict[str, set[int]] = {dev: set() for dev in low}
         stored = result.stored
         judge, ceiling, floor_back = _time_bounds(policy, now)
         for r, fields, space, seq in placed:
@@ -230,7 +234,8 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
                 continue
             else:
                 fills.setdefault(dev, []).append(seq)
-            seen[dev].add(seq)
+            if dev in seen:
+                seen[dev].add(seq)
             own_seq = fields["seq"]
             if policy is not None and (
                 judge or space.suspect or ts > ceiling or ts < space.last_ts - floor_back
@@ -250,9 +255,15 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
                 space.accepted(own_seq, ts)
             frontage = fields.get("frontage")
             if frontage is None:
-                rows.append((dev, seq, fields["stream"], ts, now, r.to_json().decode()))
+                out = plain.get(fields["stream"])
+                if out is None:
+                    out = plain[fields["stream"]] = []
+                out += (dev, seq, ts, r.to_json().decode())
             else:
-                rows.append((dev, seq, fields["stream"], ts, frontage, now, r.to_json().decode()))
+                out = framed.get(fields["stream"])
+                if out is None:
+                    out = framed[fields["stream"]] = []
+                out += (dev, seq, ts, r.to_json().decode(), frontage)
             stored.append(r)
         if held:
             self._quarantine(held, sites, now, result)
@@ -261,9 +272,11 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
                 "INSERT INTO seq_gaps (device, from_seq, to_seq, detected_at) VALUES (?, ?, ?, ?)",
                 gaps,
             )
-        self._insert(rows)
+        for stream, flat in plain.items():
+            self._insert_rows(flat, stream, now, frontage=False)
+        for stream, flat in framed.items():
+            self._insert_rows(flat, stream, now, frontage=True)
         self._resent(dups, fills, now)
-        return rows
 
     def _resent(
         self, dups: list[tuple[AnyReading, int, str]], fills: dict[str, list[int]], now: int
@@ -321,31 +334,28 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
             )
         return found
 
-    def _insert(self, rows: list[_Row]) -> None:
-        # A row without a frontage (weather) leaves the column out: sqlite3 looks
-        # for an adapter for every None it binds, at the cost of the rest of the row.
-        plain = [row for row in rows if len(row) == 6]
-        if plain:
-            self._insert_rows(_INSERT_PLAIN, plain, 6)
-        if len(plain) < len(rows):
-            self._insert_rows(_INSERT_FRONTAGE, [row for row in rows if len(row) == 7], 7)
-
-    def _insert_rows(self, sql: str, rows: Sequence[_Row], width: int) -> None:
-        """INSERT ``rows`` ``_ROWS_PER_INSERT`` to a statement, the rest one by one.
+    def _insert_rows(self, flat: list[Any], stream: str, now: int, *, frontage: bool) -> None:
+        """INSERT the rows in ``flat`` (``_Rows``) ``_ROWS_PER_INSERT`` to a statement.
 
         One statement of many rows opens the table's and indexes' cursors once
         and releases the GIL once; ``executemany`` does both per row, and each
         release can hand the GIL to ingest's receiving thread for up to a
-        switch interval (5 ms) while the writer waits to take it back.
+        switch interval (5 ms) while the writer waits to take it back. The
+        rest (fewer than ``_ROWS_PER_INSERT``) goes one row to a statement: a
+        statement per remainder size would crowd sqlite3's statement cache.
         """
-        db, k = self._db, _ROWS_PER_INSERT
-        full = len(rows) - len(rows) % k
+        db, width = self._db, 5 if frontage else 4
+        step = _ROWS_PER_INSERT * width
+        full = len(flat) - len(flat) % step
         if full:
-            many = _multi_row(sql, width, k)
-            for i in range(0, full, k):
-                db.execute(many, list(chain.from_iterable(rows[i : i + k])))
-        if full < len(rows):
-            db.executemany(sql + _values(width), rows[full:])
+            many = _insert_sql(frontage, _ROWS_PER_INSERT)
+            for i in range(0, full, step):
+                db.execute(many, [now, stream, *flat[i : i + step]])
+        if full < len(flat):
+            db.executemany(
+                _insert_sql(frontage, 1),
+                [(now, stream, *flat[i : i + width]) for i in range(full, len(flat), width)],
+            )
 
     def readings(
         self,
