@@ -442,15 +442,15 @@ def _best_hinge(points: list[tuple[float, float]]) -> tuple[float, float, float,
     for _, y in points:
         sy += y
     xy = np.array(points)
-    x, y = xy[:, 0], xy[:, 1]
+    xs, ys = xy[:, 0], xy[:, 1]
     n = len(points)
-    u = np.minimum(x[None, :] - x[2:, None], 0.0)  # row k: the hinge at break points[k + 2]
-    sx, sxx, sxy = u.sum(axis=1), (u * u).sum(axis=1), u @ y
+    u = np.minimum(xs[None, :] - xs[2:, None], 0.0)  # row k: the hinge at break points[k + 2]
+    sx, sxx, sxy = u.sum(axis=1), (u * u).sum(axis=1), u @ ys
     det = n * sxx - sx * sx
     with np.errstate(divide="ignore", invalid="ignore"):
         slope = (n * sxy - sx * sy) / det
         level = (sy - slope * sx) / n
-        r = y[None, :] - level[:, None] - slope[:, None] * u
+        r = ys[None, :] - level[:, None] - slope[:, None] * u
         sse = (r * r).sum(axis=1)
     sure = det > 1e-9
     near = ~sure  # too close to degenerate for numpy's word: refitted exactly

@@ -53,8 +53,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cached_property
 from datetime import datetime, timedelta
+from functools import cached_property
 from zoneinfo import ZoneInfo
 
 from sidewalk.analytics.clocks.actions import CaseStep, CorrectEntry, EnforcementAction
@@ -342,8 +342,7 @@ class Enforcement:
         if not cured:
             return []
         events: list[Event] = [
-            cases[key].move(CaseState.CURED, at, cause, measured_width_mm=width_mm)
-            for key in cured
+            cases[key].move(CaseState.CURED, at, cause, measured_width_mm=width_mm) for key in cured
         ]
         self._changed(cured)
         return events
@@ -712,10 +711,10 @@ class Enforcement:
             case = self.cases.get(key)
             if case is None or case.state not in DONE_STATES:
                 continue
-            keys = self._live.get(case.frontage)
-            if keys is not None:
-                keys.discard(key)
-                if not keys:
+            live = self._live.get(case.frontage)
+            if live is not None:
+                live.discard(key)
+                if not live:
                     del self._live[case.frontage]
 
     def next_due(self) -> datetime | None:
