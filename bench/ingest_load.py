@@ -50,7 +50,7 @@ from typing import IO, Any
 from sidewalk.core.contract import AnyReading, WeatherReading, topic_for
 from sidewalk.core.heap import settle_heap
 from sidewalk.core.mqtt import MqttClient, MqttSettings
-from sidewalk.ingest.consumer import IngestConsumer
+from sidewalk.ingest.consumer import HEAP_YOUNG_THRESHOLD, IngestConsumer
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore
 from tests.harness.mosquitto import MosquittoServer
 
@@ -112,7 +112,7 @@ def _worker(args: argparse.Namespace) -> None:
     # Imports done: the parent starts its clock at "go", not at our start-up.
     print("loaded", flush=True)
     sys.stdin.readline()
-    settle_heap(young_threshold=20_000)  # as `sidewalk ingest` does
+    settle_heap(young_threshold=HEAP_YOUNG_THRESHOLD)  # as `sidewalk ingest` does
     cpu0, sys0 = time.process_time(), resource.getrusage(resource.RUSAGE_SELF).ru_stime
     consumer.start()
     print("ready", flush=True)

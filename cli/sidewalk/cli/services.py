@@ -49,7 +49,7 @@ def ingest(
     from sidewalk.core.config import mqtt_settings
     from sidewalk.core.heap import settle_heap
     from sidewalk.core.mqtt import MqttError
-    from sidewalk.ingest.consumer import IngestConsumer
+    from sidewalk.ingest.consumer import HEAP_YOUNG_THRESHOLD, IngestConsumer
     from sidewalk.ingest.metrics import TimedStore, ingest_observability
     from sidewalk.ingest.validate import SizeLimits
     from sidewalk.storage.evidence import EvidenceStore
@@ -92,7 +92,7 @@ def ingest(
         )
         # Start-up objects frozen and fewer young passes: 38-46 µs of CPU per
         # reading instead of 51-56 while draining (bench/ingest_load.py).
-        settle_heap(young_threshold=20_000)
+        settle_heap(young_threshold=HEAP_YOUNG_THRESHOLD)
         try:
             consumer.start()
             if cases is not None:

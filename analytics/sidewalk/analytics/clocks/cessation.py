@@ -113,7 +113,7 @@ class SnowfallChange:
     peak_depth_mm: float | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class SnowfallDetector:
     """Onset and cessation of snowfall at one weather device. Event-time, deterministic."""
 

@@ -331,16 +331,19 @@ class Enforcement:
         # owner who never clears has a case per storm), so the cases are sorted only
         # when some are cured; each case's test reads only that case.
         cases = self.cases
-        cured = sorted(
-            key
-            for key in keys
-            if (case := cases[key]).state in OPEN_STATES
-            and width_mm >= case.required_width_mm - WIDTH_TOLERANCE_MM
-            and at >= case.missed_deadline
-            and (ice_free or not case.ice)
-        )
+        cured: list[str] = []
+        for key in keys:
+            case = cases[key]
+            if (
+                width_mm >= case.required_width_mm - WIDTH_TOLERANCE_MM
+                and case.state in OPEN_STATES
+                and at >= case.missed_deadline
+                and (ice_free or not case.ice)
+            ):
+                cured.append(key)
         if not cured:
             return []
+        cured.sort()
         events: list[Event] = [
             cases[key].move(CaseState.CURED, at, cause, measured_width_mm=width_mm) for key in cured
         ]
