@@ -90,8 +90,8 @@ def ingest(
             space=space,
             known_devices=known,
         )
-        # Start-up objects frozen and fewer young passes: 38-46 µs of CPU per
-        # reading instead of 51-56 while draining (bench/ingest_load.py).
+        # Start-up objects frozen and fewer young passes (``HEAP_YOUNG_THRESHOLD``
+        # says why; docs/scaling.md has the drain figures, bench/ingest_load.py).
         settle_heap(young_threshold=HEAP_YOUNG_THRESHOLD)
         try:
             consumer.start()
