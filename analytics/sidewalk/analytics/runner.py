@@ -69,6 +69,30 @@ def _device_of(topic: str) -> str:
     return parts[3] if len(parts) > 3 else ""
 
 
+def deadline_scheduler() -> Any:
+    """APScheduler's background scheduler, kept alive when a date job it fired is
+    already gone from the job store.
+
+    The case database's job store is shared: an analytics process starting while the
+    one it replaces is still stopping runs the same ``next-due`` job, and whichever
+    removes it second gets ``JobLookupError`` inside APScheduler's own loop. Uncaught,
+    that ends the scheduler's thread, and with it every later deadline and tick, with
+    nothing said. The job ran (or the other process ran it): gone is what was wanted.
+    """
+    # Deferred with the scheduler (slow to import; replays never schedule).
+    from apscheduler.jobstores.base import JobLookupError
+    from apscheduler.schedulers.background import BackgroundScheduler
+
+    class DeadlineScheduler(BackgroundScheduler):  # type: ignore[misc]  # untyped library
+        def remove_job(self, job_id: str, jobstore: str | None = None) -> None:
+            try:
+                super().remove_job(job_id, jobstore)
+            except JobLookupError:
+                log.info("scheduled job %s was already removed (another scheduler ran it)", job_id)
+
+    return DeadlineScheduler
+
+
 def fire_due(runner_id: str) -> None:
     """Scheduler entry point: advance the registered runner to now."""
     runner = _RUNNERS.get(runner_id)
@@ -508,10 +532,9 @@ class AnalyticsRunner:
     def _start_scheduler(self) -> None:
         # Deferred: APScheduler is slow to import; replays and tests never schedule.
         from apscheduler.jobstores.memory import MemoryJobStore
-        from apscheduler.schedulers.background import BackgroundScheduler
 
         store = self.recorder.cases.job_store() if self._persist_jobs else MemoryJobStore()
-        scheduler = BackgroundScheduler(
+        scheduler = deadline_scheduler()(
             jobstores={"default": store},
             # tick() serialises on the engine lock; a deadline job rescheduled while
             # the previous one is still finishing must not be skipped.
