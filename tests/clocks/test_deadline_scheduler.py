@@ -3,7 +3,7 @@
 Real APScheduler, no sockets. The case database's job store is shared by an
 analytics process and the one replacing it during a restart; a ``next-due``
 date job both ran is removed twice, and APScheduler's own loop raised on the
-second removal, ending its thread: every later tick and deadline silently lost.
+second removal, ending its thread: no tick or deadline until a restart.
 """
 
 from __future__ import annotations

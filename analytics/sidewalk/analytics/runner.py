@@ -76,8 +76,9 @@ def deadline_scheduler() -> Any:
     The case database's job store is shared: an analytics process starting while the
     one it replaces is still stopping runs the same ``next-due`` job, and whichever
     removes it second gets ``JobLookupError`` inside APScheduler's own loop. Uncaught,
-    that ends the scheduler's thread, and with it every later deadline and tick, with
-    nothing said. The job ran (or the other process ran it): gone is what was wanted.
+    that ends the scheduler's thread, and with it every later deadline and tick until
+    the process is restarted (liveness fails meanwhile: ``metrics.py`` watches the
+    thread). The job ran (or the other process ran it): gone is what was wanted.
     """
     # Deferred with the scheduler (slow to import; replays never schedule).
     from apscheduler.jobstores.base import JobLookupError
