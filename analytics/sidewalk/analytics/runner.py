@@ -34,7 +34,6 @@ of readings not acted on, the detectors' out-of-order ones included.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import queue
 import threading
@@ -558,11 +557,9 @@ class AnalyticsRunner:
         if due == self._scheduled_due and (due is None or self._scheduler.get_job(job_id)):
             return
         if due is None:
-            from apscheduler.jobstores.base import JobLookupError  # loaded with the scheduler
-
-            # The date job may fire (and so vanish) between a look-up and the removal.
-            with contextlib.suppress(JobLookupError):
-                self._scheduler.remove_job(job_id)
+            # The date job may fire (and so vanish) between a look-up and the removal:
+            # ``deadline_scheduler``'s ``remove_job`` takes a job already gone as gone.
+            self._scheduler.remove_job(job_id)
         else:
             self._scheduler.add_job(
                 fire_due, "date", run_date=due, args=[self.id], id=job_id, replace_existing=True

@@ -27,10 +27,9 @@ from sidewalk.storage.timeseries.records import (
 from sidewalk.storage.timeseries.schema import _connect, _filters, _rollback
 from sidewalk.storage.timeseries.seqs import _SeqBook, _Space
 
-# The rows of one INSERT, flat: per row device, stored seq, ts, payload[, frontage].
-# Keyed by (stream, whether it has a frontage): stream and received_at are bound
-# once per statement (``?1``, ``?2``), not once per row.
-_Rows = dict[tuple[str, bool], list[Any]]
+# Readings rows go in flat lists, one per stream and per with or without a
+# frontage: per row device, stored seq, ts, payload[, frontage]. received_at and
+# stream are bound once per statement (``?1``, ``?2``), not once per row.
 # Beyond any ts (``EventTimeMs`` ends in 2100): a time check that is off.
 _NEVER = 1 << 62
 
@@ -61,7 +60,7 @@ _ROWS_PER_INSERT = 100
 @cache
 def _insert_sql(frontage: bool, rows: int) -> str:
     """INSERT of ``rows`` rows: ``?1`` received_at and ``?2`` stream shared by all,
-    then per row device, seq, ts, payload[, frontage] (``_Rows``' order)."""
+    then per row device, seq, ts, payload[, frontage] (the flat lists' order)."""
     width = 5 if frontage else 4
     values = []
     for i in range(rows):
@@ -206,7 +205,7 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
         """
         placed, low = self._place(keyed, max_seq, spaces, sites, now)
         existing = {dev: self._existing_seqs(dev, seqs) for dev, seqs in low.items()}
-        # INSERT rows by stream: without a frontage, and with one (``_Rows``).
+        # INSERT rows by stream, flat: without a frontage, and with one.
         plain: dict[str, list[Any]] = {}
         framed: dict[str, list[Any]] = {}
         gaps: list[tuple[str, int, int, int]] = []
@@ -335,7 +334,7 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
         return found
 
     def _insert_rows(self, flat: list[Any], stream: str, now: int, *, frontage: bool) -> None:
-        """INSERT the rows in ``flat`` (``_Rows``) ``_ROWS_PER_INSERT`` to a statement.
+        """INSERT the flat rows of one stream ``_ROWS_PER_INSERT`` to a statement.
 
         One statement of many rows opens the table's and indexes' cursors once
         and releases the GIL once; ``executemany`` does both per row, and each
