@@ -10,6 +10,8 @@ faults. Every loop builds the same JSON-like dicts (the payloads as ingest
 stores them), in event-time order:
 
 * floor: validate each with the contract models, nothing else;
+* source: only build them (what every loop spends on its rows before the engine
+  or the models see one; a replay from the store parses them instead);
 * replay: hand the rows to ``ClockEngine.replay_rows`` as they come (the
   replay from the store: rows ingest validated, not validated again; the
   batch path, advancing once per instant). This is issue 17's winter replay;
@@ -28,9 +30,12 @@ other work the wall-clock rates fall, the CPU-time rates much less
 (``bench.engine_instructions`` counts instructions, which load does not move
 at all). The load average is printed at the start and the end.
 
-The collector runs as ``sidewalk analytics`` runs it (``core.heap.settle_heap``:
-start-up heap frozen, generation 0 every 20,000 allocations); ``--default-gc``
-leaves CPython's defaults, as this bench ran before 2026-12-02.
+The engine runs as ``sidewalk analytics`` would here: compiled with mypyc if
+``scripts/bootstrap`` built it for these sources, else Python (printed;
+``SIDEWALK_PURE_PYTHON=1`` runs it as Python). The collector runs as
+``sidewalk analytics`` runs it (``core.heap.settle_heap``: start-up heap
+frozen, generation 0 every 20,000 allocations); ``--default-gc`` leaves
+CPython's defaults, as this bench ran before 2026-12-02.
 
     uv run python -m bench.engine_throughput [--frontages 1000] [--days 151] [--loops …]
 """
@@ -83,6 +88,9 @@ def _stream(
 ) -> Iterator[dict[str, Any]]:
     """Payload dicts in event-time order: each pole's weather every 5 min, each camera hourly."""
     seqs = [0] * poles
+    # Built once, as a row read from the store arrives with its strings already made.
+    devices = [f"pole-{p:04d}" for p in range(poles)]
+    pole_of = [int(device.removeprefix("pole-")) for _, device in frontages]
     start_ms = to_ms(START)
     steps = days * 24 * 12
     camera_every = camera_minutes // 5
@@ -95,7 +103,7 @@ def _stream(
             seqs[p] += 1
             depth, precip, temp = row
             payload: dict[str, Any] = {
-                "device": f"pole-{p:04d}",
+                "device": devices[p],
                 "seq": seqs[p],
                 "ts": ts,
                 "stream": "weather",
@@ -107,7 +115,7 @@ def _stream(
             yield payload
         if step % camera_every == 0:
             for i, (frontage, device) in enumerate(frontages):
-                p = int(device.removeprefix("pole-"))
+                p = pole_of[i]
                 seqs[p] += 1
                 # One owner in twenty never clears; the rest keep the walk clear.
                 never = i % 20 == 0
@@ -165,6 +173,17 @@ def _snapshot_cost(engine: ClockEngine, state: bytes) -> tuple[float, float]:
     return min(dumps), min(saves)
 
 
+def engine_build() -> str:
+    """How the clock engine runs in this process: compiled by ``scripts/compile_clocks.py``
+    or as Python (a tree from before 2026-12-02 has only Python)."""
+    try:
+        from sidewalk.analytics import clocks
+        from sidewalk.analytics.clocks import native
+    except ImportError:
+        return "Python"
+    return native.describe(list(clocks.__path__))
+
+
 def _load() -> str:
     return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
@@ -180,7 +199,7 @@ def main() -> None:
     parser.add_argument(
         "--loops",
         default="floor,replay",
-        help="of floor,replay,many,step (default floor,replay; the floor always runs first)",
+        help="of floor,replay,many,step (default floor,replay; floor and source always run first)",
     )
     parser.add_argument(
         "--default-gc",
@@ -254,7 +273,10 @@ def main() -> None:
     chosen = [x for x in args.loops.split(",") if x != "floor"]
     if not chosen or any(x not in every for x in chosen):
         parser.error(f"--loops: floor and one or more of {', '.join(every)}")
-    loops = [("floor: build dict + validate (contract)", floor)] + [every[x] for x in chosen]
+    loops = [
+        ("floor: build dict + validate (contract)", floor),
+        ("source: build dict only (the rows fed)", lambda: sum(1 for _ in stream())),
+    ] + [every[x] for x in chosen]
     results = [(name, *_timed(run)) for name, run in loops]
     _report(args, poles, results, chosen, events, engines[chosen[0]], base_rss, load_start)
 
@@ -278,7 +300,8 @@ def _report(  # noqa: PLR0917 (what the run measured)
     first = chosen[0]
     n_events = events[first]
     print(f"camera every {args.camera_minutes} min; {n_readings:,} readings, {n_events:,} events;")
-    print(f"RSS before the loops {base_rss} MiB; load average {load_start} at the start\n")
+    print(f"RSS before the loops {base_rss} MiB; load average {load_start} at the start")
+    print(f"clock engine: {engine_build()}\n")
     head = f"{'loop':<44}{'seconds':>10}{'readings/s':>14}{'peak RSS MiB':>14}"
     print(f"{head}{'CPU s':>10}{'per CPU s':>12}")
     for name, n, seconds, cpu, rss in results:
@@ -286,7 +309,7 @@ def _report(  # noqa: PLR0917 (what the run measured)
             f"{name:<44}{seconds:>10.1f}{n / seconds:>14,.0f}{rss:>14}{cpu:>10.1f}{n / cpu:>12,.0f}"
         )
     if "replay" in chosen:
-        _, _, wall, cpu, _ = results[1 + chosen.index("replay")]
+        _, _, wall, cpu, _ = results[2 + chosen.index("replay")]
         print(f"\nreplay: {wall:.1f} s wall, {cpu:.1f} CPU s", end="")
         whole = args.frontages == 1000 and args.days == 151  # issue 17's village and winter
         print(f" ({'within' if wall <= 60 else 'over'} issue 17's 60 s)" if whole else "")

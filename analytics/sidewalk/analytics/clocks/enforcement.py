@@ -205,6 +205,10 @@ class Enforcement:
         self.cases: dict[str, EnforcementCase] = {}
         # Cases not yet finished, by frontage: measurements and time only touch these.
         self._live: dict[str, set[str]] = {}
+        # The narrowest width that could cure any of a frontage's live cases, kept until
+        # its live cases change: the owner who never clears has a case per storm, and
+        # each of the walk's frames would otherwise be tested against every one of them.
+        self._cure_floor: dict[str, float] = {}
         # ``next_due()`` as of the last change to any case (``_due_known``): before it
         # ``advance`` has nothing to do, which is what it finds on almost every call.
         # Every case changes only through the methods here, and each one that can
@@ -247,10 +251,14 @@ class Enforcement:
         """Take over restored cases (a snapshot) and rebuild the index."""
         self._changed()
         self.cases = cases
-        self._live = {}
+        self._live, self._cure_floor = {}, {}
         for case in cases.values():
             if case.state not in DONE_STATES:
-                self._live.setdefault(case.frontage, set()).add(case.key)
+                self._go_live(case.frontage, case.key)
+
+    def _go_live(self, frontage: str, key: str) -> None:
+        self._live.setdefault(frontage, set()).add(key)
+        self._cure_floor.pop(frontage, None)
 
     # -- starting a case -------------------------------------------------------
 
@@ -273,7 +281,7 @@ class Enforcement:
         case = EnforcementCase(key, frontage, missed_deadline, required_width_mm, ice=ice)
         self._changed([key])
         self.cases[key] = case
-        self._live.setdefault(frontage, set()).add(key)
+        self._go_live(frontage, key)
         rules = self.profile.snow_and_ice
         return [
             NoticeRequired(
@@ -302,7 +310,7 @@ class Enforcement:
         )  # fmt: skip
         self._changed()
         self.cases[key] = case
-        self._live.setdefault(frontage, set()).add(key)
+        self._go_live(frontage, key)
         return case
 
     def terms(self, case: EnforcementCase) -> BillTerms:
@@ -327,10 +335,15 @@ class Enforcement:
         keys = self._live.get(frontage)
         if icy or not keys:
             return []
+        cases = self.cases
+        floor = self._cure_floor.get(frontage)
+        if floor is None:
+            floor = self._cure_floor[frontage] = min(cases[k].required_width_mm for k in keys)
+        if width_mm < floor - WIDTH_TOLERANCE_MM:
+            return []  # narrower than every case's width: none is cured
         # Called for every measurement of a walk with a case: most cure nothing (the
         # owner who never clears has a case per storm), so the cases are sorted only
         # when some are cured; each case's test reads only that case.
-        cases = self.cases
         cured: list[str] = []
         for key in keys:
             case = cases[key]
@@ -380,7 +393,7 @@ class Enforcement:
                 case.revision -= 1  # refused: the case is as it was
                 raise
             if case.state not in DONE_STATES:  # back in the running (its clocks recompute)
-                self._live.setdefault(case.frontage, set()).add(case.key)
+                self._go_live(case.frontage, case.key)
             return events
         handler = {
             "confirm_hazard": self._confirm_hazard,
@@ -703,6 +716,7 @@ class Enforcement:
         # Only a case changed since the last look can have finished (``_changed``).
         touched, self._touched = self._touched, set()
         if touched is None:
+            self._cure_floor = {}
             for frontage in list(self._live):
                 keys = self._live[frontage]
                 keys -= {k for k in keys if self.cases[k].state in DONE_STATES}
@@ -717,6 +731,7 @@ class Enforcement:
             live = self._live.get(case.frontage)
             if live is not None:
                 live.discard(key)
+                self._cure_floor.pop(case.frontage, None)
                 if not live:
                     del self._live[case.frontage]
 

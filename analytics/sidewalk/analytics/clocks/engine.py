@@ -276,6 +276,16 @@ class ClockEngine:
     ) -> None:
         """``probes`` maps a weather device to the site it reads for the cold-weather
         clocks; by default every frontage's weather pole is a probe of its site."""
+        self._start(profile, frontages, params, probes)
+
+    def _start(
+        self,
+        profile: Profile,
+        frontages: Sequence[FrontageSpec],
+        params: DetectionParams | None,
+        probes: Mapping[str, str] | None,
+    ) -> None:
+        """A new engine's state (``__init__``; ``set_frontages`` starts over with it)."""
         self.profile = profile
         self._probes_given = None if probes is None else dict(probes)
         self.params = params or DetectionParams()
@@ -867,11 +877,10 @@ class ClockEngine:
         ``restore`` that resumes every clock after a crash."""
         if sorted(frontages, key=lambda f: f.id) == self.frontages():
             return False
-        state = self.snapshot()
-        fresh = ClockEngine(self.profile, frontages, self.params, self._probes_given)
-        fresh.gate.policy = self.gate.policy
-        fresh.restore(state)
-        self.__dict__.update(fresh.__dict__)
+        state, policy = self.snapshot(), self.gate.policy
+        self._start(self.profile, frontages, self.params, self._probes_given)
+        self.gate.policy = policy
+        self.restore(state)
         return True
 
     # -- cold weather: pours and permits staff record ----------------------------
