@@ -54,9 +54,9 @@ def _build(native: Path, files: list[str], stamp_text: str) -> None:
         build.parallel = os.cpu_count() or 1
         dist.run_command("build_ext")
         built = sorted((Path(tmp) / "lib" / "sidewalk" / "analytics" / "clocks").glob("*.so"))
-        staged = native.with_name(native.name + ".new")
-        shutil.rmtree(staged, ignore_errors=True)
-        staged.mkdir()
+        # Staged beside it under a name of its own (two bootstraps at once do not mix).
+        staged = Path(tempfile.mkdtemp(prefix=f"{native.name}.new-", dir=native.parent))
+        staged.chmod(0o755)  # readable by the service's own user, as the sources are
         for so in built:
             shutil.copy2(so, staged / so.name)
         (staged / "STAMP").write_text(stamp_text)
@@ -69,10 +69,15 @@ def main() -> int:
     parser.add_argument("--force", action="store_true", help="compile even if current")
     args = parser.parse_args()
     os.chdir(ROOT)  # mypy's paths in pyproject.toml are relative to the repository
-    import mypy.version
-
-    from sidewalk.analytics.clocks import native
-
+    try:
+        from sidewalk.analytics.clocks import native
+    except ImportError:  # an install without the server (a pole): nothing to compile
+        return 0
+    try:
+        import mypy.version
+    except ImportError:
+        print("compile-clocks: the clock engine stays plain Python: mypy is not installed")
+        return 0
     compiler = f"mypyc {mypy.version.__version__}"
     stamp = native.source_stamp(compiler)
     if not args.force and native.built_for() == (compiler, stamp):
@@ -81,9 +86,7 @@ def main() -> int:
     if missing is not None:
         print(f"compile-clocks: the clock engine stays plain Python: {missing}", file=sys.stderr)
         return 0
-    files = [
-        str((native.NATIVE_DIR.parent / f"{m}.py").relative_to(ROOT)) for m in native.COMPILED
-    ]
+    files = [str((native.NATIVE_DIR.parent / f"{m}.py").relative_to(ROOT)) for m in native.COMPILED]
     print("compile-clocks: compiling the clock engine with mypyc (a minute or two) ...")
     t0 = time.perf_counter()
     _build(native.NATIVE_DIR, files, f"{compiler}\n{stamp}\n")
