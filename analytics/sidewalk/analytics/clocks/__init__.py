@@ -8,4 +8,3 @@ from sidewalk.analytics.clocks import native as _native
 
 if _native.usable():
     __path__.insert(0, str(_native.NATIVE_DIR))
-    _native.restore_annotations(__name__)

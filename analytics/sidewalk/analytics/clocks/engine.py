@@ -104,6 +104,7 @@ from sidewalk.analytics.clocks.inspections import (
     InspectionRule,
     InspectionStateSnapshot,
 )
+from sidewalk.analytics.clocks.native import restore_annotations
 from sidewalk.analytics.clocks.obstructions import (
     MaterialsAuthorization,
     Obstruction,
@@ -261,6 +262,7 @@ class EngineState:
 
 @cache
 def _state_codec() -> TypeAdapter[EngineState]:
+    restore_annotations()  # compiled, this module's classes need their source's annotations
     return TypeAdapter(EngineState)
 
 

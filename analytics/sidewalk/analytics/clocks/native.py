@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import importlib
 import os
 import sys
 from pathlib import Path
@@ -63,15 +62,18 @@ def usable() -> bool:
     return built is not None and built[1] == source_stamp(built[0])
 
 
-def restore_annotations(package: str) -> None:
-    """Import the compiled modules and give their classes the annotations of the source.
+def restore_annotations() -> None:
+    """Give the compiled modules' classes the annotations of their source (idempotent).
 
     A compiled class keeps only erased types in ``__annotations__`` (``dict`` for
     ``dict[str, ClearingClock]``, ``type`` for any union); pydantic, which writes
-    and reads the engine's snapshot, needs them whole. The source's own (strings,
-    as ``from __future__ import annotations`` leaves them) are put back."""
+    and reads the engine's snapshot, needs them whole: the source's own (strings,
+    as ``from __future__ import annotations`` leaves them) are put back before
+    its codec is built (``engine._state_codec``). Python modules are left alone."""
     for name in COMPILED:
-        module = importlib.import_module(f"{package}.{name}")
+        module = sys.modules.get(f"{__package__}.{name}")
+        if module is None or str(module.__file__).endswith(".py"):
+            continue  # not imported, or Python
         tree = ast.parse((_CLOCKS / f"{name}.py").read_text(encoding="utf-8"))
         for node in tree.body:
             if not isinstance(node, ast.ClassDef):
