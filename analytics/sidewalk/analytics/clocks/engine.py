@@ -260,6 +260,12 @@ class EngineState:
     heard: dict[str, datetime] | None = None
 
 
+def _with_fields(reading: AnyReading) -> tuple[Mapping[str, Any], AnyReading]:
+    """A reading and its fields, as ``_batch`` takes them (a map, not a generator: lazy
+    compiled too, where mypyc builds a generator expression's whole list first)."""
+    return reading.__dict__, reading
+
+
 @cache
 def _state_codec() -> TypeAdapter[EngineState]:
     restore_annotations()  # compiled, this module's classes need their source's annotations
@@ -362,7 +368,7 @@ class ClockEngine:
         frontage's camera). Handed over together, time is converted once per
         instant and advanced only when it moves, and a reading that changes no
         clock (most of them) takes a short path (``_batch``)."""
-        return self._batch(((r.__dict__, r) for r in readings), advance)
+        return self._batch(map(_with_fields, readings), advance)
 
     def replay_rows(self, rows: Iterable[Mapping[str, Any]]) -> list[Event]:
         """``step_many`` on stored readings, not validated again: each row the contract's
@@ -803,7 +809,7 @@ class ClockEngine:
         instead of after the wait. A caller that advances only when ``next_due``
         comes (the season replay) asks again for readings from this instant on.
         """
-        clocks = (self.clocks[f] for f in self._awaiting)
+        clocks = map(self.clocks.__getitem__, self._awaiting)
         waiting = [
             c.deadline
             for c in clocks
