@@ -72,3 +72,43 @@ def test_an_oversize_message_is_too_large_before_any_parsing() -> None:
     stray = classify(_msg("elsewhere/x", big), T0, limits)
     assert isinstance(stray, Rejected)
     assert (stray.dead_letter.reason, stray.dead_letter.device) == ("too_large", None)
+
+
+def test_judge_many_agrees_with_classify_message_by_message() -> None:
+    from sidewalk.core.contract import FrameRef, SnowMeasurement
+    from sidewalk.ingest.validate import judge_many
+
+    weather = WeatherReading(device="pole-1", seq=3, ts=T0, air_temp_c=-2.0)
+    snow = SnowMeasurement(
+        device="pole-1", seq=4, ts=T0, frontage="main-101", snow_cover_fraction=0.5,
+        cleared_width_mm=1300.0,
+    )  # fmt: skip
+    frame = FrameRef(device="pole-1", seq=5, ts=T0, sha256="a" * 64, bytes_len=10)
+    base = "sidewalk/v1/clyman/pole-1"
+    msgs = [
+        _msg(f"{base}/weather", weather.to_json()),
+        _msg(f"{base}/snow", snow.to_json()),
+        _msg(f"{base}/frame", frame.to_json()),
+        _msg("sidewalk/v1/clyman/pole-2/weather", weather.to_json()),  # device differs
+        _msg(f"{base}/weather", b'{"schema":1,"device":"pole-1","seq":3,"ts":1}'),
+        _msg(f"{base}/weather", b'{"device":"pole-1","seq":3,"ts":1764460800000,"air_temp_c":1}'),
+        _msg(f"{base}/weather", b"not json"),
+        _msg(f"{base}/weather", b"{" + b" " * 20_000 + b"}"),
+        _msg(f"{base}/status", Status(device="pole-1", state="online", ts=T0).to_json()),
+        _msg(f"{base}/stored", b"{}"),
+        _msg(f"{base}/jpeg", b"\xff\xd8\xff\xd9"),
+        _msg("elsewhere/pole-1", b"{}"),
+    ]
+    judged = judge_many(msgs)
+    assert len(judged) == len(msgs)
+    for msg, got in zip(msgs, judged, strict=True):
+        want = classify(msg, 0)
+        if isinstance(got, tuple):
+            site, device, reading = got
+            assert want == Accepted(site, reading)
+            assert device == reading.device
+            # The same model as the slow path's, down to the fields it was given.
+            assert want.reading.model_fields_set == reading.model_fields_set
+        else:
+            assert got == want
+    assert [type(j) is tuple for j in judged[:4]] == [True, True, True, False]

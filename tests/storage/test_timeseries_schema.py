@@ -122,3 +122,20 @@ def test_a_mixed_batch_is_stored_row_for_row_in_multi_row_inserts(tmp_path: Path
         assert len(again.duplicates) == len(readings)
     finally:
         store.close()
+
+
+def test_the_stored_payload_is_each_readings_canonical_json(tmp_path: Path) -> None:
+    t0 = 1_764_460_800_000
+    readings: list[AnyReading] = [
+        WeatherReading(device="pole-1", seq=1, ts=t0, air_temp_c=-2.5, epoch="0123456789abcdef"),
+        SnowMeasurement(device="pole-1", seq=2, ts=t0, frontage="main-101",
+                        snow_cover_fraction=0.25, cleared_width_mm=1219.2),
+        FrameRef(device="pole-1", seq=3, ts=t0, sha256="b" * 64, bytes_len=7, frontage="main-101"),
+    ]  # fmt: skip
+    store = SqliteTimeSeriesStore(tmp_path / "ts.db")
+    store.write_batch(readings, sites={"pole-1": "clyman"}, received_at_ms=t0)
+    with store._lock:
+        rows = store._db.execute("SELECT payload, typeof(payload) FROM readings ORDER BY seq")
+        stored = rows.fetchall()
+    store.close()
+    assert stored == [(r.to_json().decode(), "text") for r in readings]

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import accumulate
@@ -495,6 +496,21 @@ def _fast_validator(model: type[_Payload]) -> SchemaValidator:
 _FAST_VALIDATORS: dict[str, SchemaValidator] = {
     stream: _fast_validator(model) for stream, model in STREAM_MODELS.items()
 }
+
+
+def fast_reading_validator(stream: str) -> Callable[[bytes], AnyReading]:
+    """``parse_payload``'s fast path for a reading stream, for a caller's own loop.
+
+    What it returns for a payload on topic T is ``parse_payload(T, payload)``
+    once two steps follow: its ``device`` equals T's (else ``parse_payload``
+    judges the payload) and ``"stream"`` is added to its
+    ``__pydantic_fields_set__``. Whatever it raises on, ``parse_payload``
+    judges (and gives the reason). For ingest's receive loop: one call per
+    message instead of three Python calls around it.
+    """
+    if stream not in READING_STREAMS:
+        raise ValueError(f"{stream!r} is not a reading stream")
+    return _FAST_VALIDATORS[stream].validate_json
 
 
 def _parse_payload_slow(parts: TopicParts, payload: bytes) -> _Payload:

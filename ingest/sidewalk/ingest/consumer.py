@@ -57,10 +57,11 @@ from sidewalk.ingest.validate import (
     Availability,
     Evidence,
     Ignored,
+    Judged,
     Rejected,
     SizeLimits,
     Verdict,
-    classify,
+    judge_many,
 )
 from sidewalk.storage.evidence import EvidenceStore
 from sidewalk.storage.space import FreeSpaceFloor
@@ -140,7 +141,7 @@ class _Arrival:
 
 
 # Messages of one socket read with their verdicts, in the same order.
-_Chunk = tuple[list[MqttMessage], list[Verdict]]
+_Chunk = tuple[list[MqttMessage], list[Judged]]
 
 
 @dataclass(slots=True)
@@ -307,16 +308,7 @@ class IngestConsumer:
         # paho's thread. A dead letter's received_at is set at commit, as before.
         if not msgs:
             return
-        limits = self._limits
-        verdicts: list[Verdict] = []
-        add = verdicts.append
-        for msg in msgs:
-            try:
-                add(classify(msg, 0, limits))
-            except Exception as exc:
-                # classify catches the validator's failures; this guards paho's thread.
-                detail = f"{type(exc).__name__}: {exc}"[:MAX_DETAIL_CHARS]
-                add(Rejected(DeadLetter(0, msg.topic, None, msg.payload, "internal_error", detail)))
+        verdicts = judge_many(msgs, self._limits)
         # Counted before the writer can take them.
         self._arrivals.append(_Arrival(time.monotonic(), len(msgs)))
         self._received_n += len(msgs)
@@ -371,7 +363,7 @@ class IngestConsumer:
     def _next_batch(self) -> _Chunk:
         """The next batch's messages and verdicts (empty after 0.2 s without any)."""
         msgs: list[MqttMessage] = []
-        verdicts: list[Verdict] = []
+        verdicts: list[Judged] = []
         chunk, self._carry = self._carry, None
         if chunk is None:
             try:
@@ -406,7 +398,7 @@ class IngestConsumer:
             self._take(chunk, msgs, verdicts)
         return msgs, verdicts
 
-    def _take(self, chunk: _Chunk, msgs: list[MqttMessage], verdicts: list[Verdict]) -> None:
+    def _take(self, chunk: _Chunk, msgs: list[MqttMessage], verdicts: list[Judged]) -> None:
         """Add a received list to the batch; what exceeds the largest batch waits for the next."""
         room = self._max_batch - len(msgs)
         more, judged = chunk
@@ -451,10 +443,10 @@ class IngestConsumer:
             if stopping:
                 return
 
-    def _commit(self, msgs: list[MqttMessage], verdicts: list[Verdict]) -> bool:
+    def _commit(self, msgs: list[MqttMessage], verdicts: list[Judged]) -> bool:
         """Write one batch durably, then ack it. False when stopped before success."""
         now = self._now_ms()
-        b = self._sort(msgs, verdicts, now)
+        b = self._only_readings(verdicts) or self._sort(msgs, verdicts, now)
         while True:
             problem = self._space.problem() if self._space is not None else None
             error: BaseException | None = None
@@ -474,28 +466,30 @@ class IngestConsumer:
         self._after_commit(result, len(msgs), len(b.statuses), len(b.dead))
         return True
 
-    def _sort(self, msgs: list[MqttMessage], verdicts: list[Verdict], now: int) -> _Sorted:
+    def _sort(self, msgs: list[MqttMessage], verdicts: list[Judged], now: int) -> _Sorted:
         """What of the batch goes where: readings, statuses, dead letters, images."""
         b = _Sorted()
-        readings, sites = b.readings, b.sites
-        charged = _QuotaTally()
         known = self._known
         # Registered, per device: asked once a batch (a pole not registered is
         # asked per message below, so a registration lands at the next one).
         registered: dict[str, bool] = {}
-        for msg, received in zip(msgs, verdicts, strict=True):
-            if type(received) is Accepted:
+        readings, sites = b.readings, b.sites
+        charged = _QuotaTally()
+        for msg, judged in zip(msgs, verdicts, strict=True):
+            if isinstance(judged, tuple):
                 # The common case, kept short: a reading from a registered pole.
-                reading = received.reading
-                device = reading.__dict__["device"]
+                site, device, reading = judged
                 if (
                     known is None
                     or registered.get(device)
                     or (device not in registered and registered.setdefault(device, device in known))
                 ):
                     readings.append(reading)
-                    sites[device] = received.site
+                    sites[device] = site
                     continue
+                received: Verdict = Accepted(site, reading)
+            else:
+                received = judged
             verdict = self._screen(msg, received, now)
             if isinstance(verdict, Accepted):
                 readings.append(verdict.reading)
@@ -514,6 +508,19 @@ class IngestConsumer:
             else:
                 assert isinstance(verdict, Ignored)
         return b
+
+    def _only_readings(self, verdicts: list[Judged]) -> _Sorted | None:
+        """``_sort`` of a batch of readings only (judge_many's (site, device,
+        reading)), the common case, in two comprehensions instead of its loop;
+        None for any other batch, or a pole not registered (``_sort`` then)."""
+        if set(map(type, verdicts)) != {tuple}:
+            return None
+        judged: list[tuple[str, str, AnyReading]] = verdicts  # type: ignore[assignment]
+        sites = {device: site for site, device, _ in judged}  # each device's last site
+        known = self._known
+        if known is not None and not all(device in known for device in sites):
+            return None
+        return _Sorted(readings=[reading for _, _, reading in judged], sites=sites)
 
     def _rejected(self, msg: MqttMessage, verdict: Rejected, now: int) -> DeadLetter:
         letter = verdict.dead_letter

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sidewalk.core.contract import (
     JPEG_STREAM,
     MAX_DETAIL_CHARS,
+    READING_STREAMS,
     SLUG,
     AnyReading,
     ContractError,
@@ -15,7 +17,9 @@ from sidewalk.core.contract import (
     SnowMeasurement,
     Status,
     WeatherReading,
+    fast_reading_validator,
     parse_payload,
+    parse_topic,
 )
 from sidewalk.core.mqtt import MqttMessage
 from sidewalk.storage.timeseries import DeadLetter, StatusUpdate
@@ -193,3 +197,70 @@ def classify(msg: MqttMessage, received_at_ms: int, limits: SizeLimits = DEFAULT
         reason, detail = "internal_error", f"parse_payload gave {type(payload).__name__}"
     device = levels[3] if reason != "bad_topic" and len(levels) == 5 else None
     return Rejected(DeadLetter(received_at_ms, topic, device, body, reason, detail))
+
+
+# What ``judge_many`` says of a message: a well-formed reading as a plain
+# ``(site, device, reading)`` tuple (the Accepted that ``classify`` gives for it,
+# built for 100 instructions instead of 1,500, with the reading's device, which
+# is the topic's), anything else as ``classify``'s verdict.
+Judged = tuple[str, str, AnyReading] | Verdict
+# A reading topic's fast path: the stream's validator, the topic's device and site.
+_Lane = tuple[Callable[[bytes], AnyReading], str, str]
+_LANES: dict[str, _Lane | None] = {}
+
+
+def _lane(topic: str) -> _Lane | None:
+    """The fast path for a topic (None: not a reading topic of ours), remembered."""
+    try:
+        parts = parse_topic(topic)
+    except ContractError:
+        lane = None
+    else:
+        lane = None
+        if parts.stream in READING_STREAMS:
+            lane = (fast_reading_validator(parts.stream), parts.device, parts.site)
+    # One entry per device and stream; bounded against made-up topics.
+    if len(_LANES) >= _TOPICS_MAX:
+        _LANES.clear()
+    _LANES[topic] = lane
+    return lane
+
+
+def judge_many(msgs: Sequence[MqttMessage], limits: SizeLimits = DEFAULT_LIMITS) -> list[Judged]:
+    """``classify`` each message (received at 0: the consumer stamps dead letters
+    at commit), a well-formed reading as ``(site, device, reading)``.
+
+    Ingest's receive loop: a reading within the size limit goes straight to its
+    stream's validator (``fast_reading_validator``); whatever that refuses, and
+    every other message, goes through ``classify``, which gives the reason. A
+    failure of ``classify`` itself becomes an ``internal_error`` dead letter, so
+    the receiving thread never dies of one message.
+    """
+    out: list[Judged] = []
+    add = out.append
+    lanes = _LANES
+    size_limit = limits.message_bytes
+    for msg in msgs:
+        topic, body = msg[0], msg[1]
+        lane = lanes.get(topic)
+        if lane is None and topic not in lanes:
+            lane = _lane(topic)
+        if lane is not None and len(body) <= size_limit:
+            try:
+                reading = lane[0](body)
+            except Exception:
+                pass  # classify, below, says why
+            else:
+                device = lane[1]
+                if reading.__dict__["device"] == device:
+                    # As parse_payload's fast path: the slow one sets stream from the topic.
+                    reading.__pydantic_fields_set__.add("stream")
+                    add((lane[2], device, reading))
+                    continue
+        try:
+            add(classify(msg, 0, limits))
+        except Exception as exc:
+            # classify catches the validator's failures; this guards the receiving thread.
+            detail = f"{type(exc).__name__}: {exc}"[:MAX_DETAIL_CHARS]
+            add(Rejected(DeadLetter(0, topic, None, body, "internal_error", detail)))
+    return out
