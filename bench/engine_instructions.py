@@ -42,7 +42,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.engine_throughput import _stepper, _stream, _templates, _validate, engine_build
+from bench.engine_throughput import _stepper, _stream, _templates, _validate
 
 PER_POLE = 10
 
@@ -117,7 +117,7 @@ def main() -> None:
         sys.exit("callgrind counted nothing: this Python has no starmap_next symbol")
     fed = proc.stdout.split()
     readings, events, engine = int(fed[1]), int(fed[3]), int(match.group(1))
-    print(f"{readings:,} readings, {events:,} events; clock engine: {engine_build()}")
+    print(f"{readings:,} readings, {events:,} events")
     what = {"step": "step: observe + advance", "many": "step_many", "rows": "replay_rows"}
     print(f"{f'engine instructions ({what[args.path]})':<44}{engine:>16,}")
     print(f"{'per reading':<44}{engine / readings:>16,.0f}")

@@ -234,10 +234,6 @@ def analytics(
     log_format: LogFormatOption = None,
 ) -> None:
     """Run the ordinance clocks on live time until interrupted."""
-    import logging
-
-    from sidewalk.analytics import clocks
-    from sidewalk.analytics.clocks import native
     from sidewalk.analytics.metrics import analytics_observability
     from sidewalk.core.config import mqtt_settings
     from sidewalk.core.heap import settle_heap
@@ -264,11 +260,6 @@ def analytics(
             time_policy=replace(settings.time.policy(), max_ahead_ms=None)
             if event_time
             else settings.time.policy(),
-        )
-        # Whether the clock engine runs compiled (scripts/compile_clocks.py) or as
-        # Python: the same decisions, a whole winter's replay ~20 % apart.
-        logging.getLogger("sidewalk.analytics").info(
-            "clock engine: %s", native.describe(list(clocks.__path__))
         )
         # As ingest: the start-up heap (profile, registry, the restored engine) frozen
         # and fewer young passes; a batch's objects die by reference count.

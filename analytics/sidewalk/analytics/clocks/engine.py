@@ -104,7 +104,6 @@ from sidewalk.analytics.clocks.inspections import (
     InspectionRule,
     InspectionStateSnapshot,
 )
-from sidewalk.analytics.clocks.native import restore_annotations
 from sidewalk.analytics.clocks.obstructions import (
     MaterialsAuthorization,
     Obstruction,
@@ -260,15 +259,8 @@ class EngineState:
     heard: dict[str, datetime] | None = None
 
 
-def _with_fields(reading: AnyReading) -> tuple[Mapping[str, Any], AnyReading]:
-    """A reading and its fields, as ``_batch`` takes them (a map, not a generator: lazy
-    compiled too, where mypyc builds a generator expression's whole list first)."""
-    return reading.__dict__, reading
-
-
 @cache
 def _state_codec() -> TypeAdapter[EngineState]:
-    restore_annotations()  # compiled, this module's classes need their source's annotations
     return TypeAdapter(EngineState)
 
 
@@ -284,16 +276,6 @@ class ClockEngine:
     ) -> None:
         """``probes`` maps a weather device to the site it reads for the cold-weather
         clocks; by default every frontage's weather pole is a probe of its site."""
-        self._start(profile, frontages, params, probes)
-
-    def _start(
-        self,
-        profile: Profile,
-        frontages: Sequence[FrontageSpec],
-        params: DetectionParams | None,
-        probes: Mapping[str, str] | None,
-    ) -> None:
-        """A new engine's state (``__init__``; ``set_frontages`` starts over with it)."""
         self.profile = profile
         self._probes_given = None if probes is None else dict(probes)
         self.params = params or DetectionParams()
@@ -368,7 +350,7 @@ class ClockEngine:
         frontage's camera). Handed over together, time is converted once per
         instant and advanced only when it moves, and a reading that changes no
         clock (most of them) takes a short path (``_batch``)."""
-        return self._batch(map(_with_fields, readings), advance)
+        return self._batch(((r.__dict__, r) for r in readings), advance)
 
     def replay_rows(self, rows: Iterable[Mapping[str, Any]]) -> list[Event]:
         """``step_many`` on stored readings, not validated again: each row the contract's
@@ -809,7 +791,7 @@ class ClockEngine:
         instead of after the wait. A caller that advances only when ``next_due``
         comes (the season replay) asks again for readings from this instant on.
         """
-        clocks = map(self.clocks.__getitem__, self._awaiting)
+        clocks = (self.clocks[f] for f in self._awaiting)
         waiting = [
             c.deadline
             for c in clocks
@@ -885,10 +867,11 @@ class ClockEngine:
         ``restore`` that resumes every clock after a crash."""
         if sorted(frontages, key=lambda f: f.id) == self.frontages():
             return False
-        state, policy = self.snapshot(), self.gate.policy
-        self._start(self.profile, frontages, self.params, self._probes_given)
-        self.gate.policy = policy
-        self.restore(state)
+        state = self.snapshot()
+        fresh = ClockEngine(self.profile, frontages, self.params, self._probes_given)
+        fresh.gate.policy = self.gate.policy
+        fresh.restore(state)
+        self.__dict__.update(fresh.__dict__)
         return True
 
     # -- cold weather: pours and permits staff record ----------------------------
