@@ -21,14 +21,10 @@ stores them), in event-time order:
   (``observe`` + ``advance`` to its event time), the reading-by-reading
   reference (minutes of CPU for the whole winter).
 
-Each loop runs in a process of its own, forked once the templates are built,
-so none starts from the heap a loop before it left (the floor frees 8 M dicts:
-a replay run after it in the same process took ~20 % longer);
-``--same-process`` runs them one after another in this one, as before
-2026-12-02. Every engine loop must give the same number of events (checked).
-Peak memory is the loop's process's peak RSS (``resource.getrusage``); it
-includes the simulator's transient objects, so the engine's own state is also
-given as the size of its ``snapshot()``. Each loop's CPU time
+Every engine loop must give the same number of events (checked). Peak memory
+is the process's peak RSS (``resource.getrusage``) after each loop, the floor
+first; it includes the simulator's transient objects, so the engine's own
+state is also given as the size of its ``snapshot()``. Each loop's CPU time
 (``time.process_time``) is given beside its wall time: on a machine busy with
 other work the wall-clock rates fall, the CPU-time rates much less
 (``bench.engine_instructions`` counts instructions, which load does not move
@@ -44,7 +40,6 @@ leaves CPython's defaults, as this bench ran before 2026-12-02.
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import resource
 import tempfile
@@ -52,7 +47,7 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from sidewalk.analytics.clocks.engine import ClockEngine, FrontageSpec
 from sidewalk.analytics.clocks.events import Event
@@ -179,7 +174,7 @@ def _load() -> str:
     return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def main() -> None:  # noqa: PLR0915 (the loops, each defined where it runs)
+def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -191,12 +186,6 @@ def main() -> None:  # noqa: PLR0915 (the loops, each defined where it runs)
         "--loops",
         default="floor,replay",
         help="of floor,replay,many,step (default floor,replay; floor and source always run first)",
-    )
-    parser.add_argument(
-        "--same-process",
-        action="store_true",
-        help="run every loop in this process, one after another (before 2026-12-02: the"
-        " replay then starts from the heap the floor left)",
     )
     parser.add_argument(
         "--default-gc",
@@ -271,61 +260,11 @@ def main() -> None:  # noqa: PLR0915 (the loops, each defined where it runs)
     if not chosen or any(x not in every for x in chosen):
         parser.error(f"--loops: floor and one or more of {', '.join(every)}")
     loops = [
-        ("floor", "floor: build dict + validate (contract)", floor),
-        ("source", "source: build dict only (the rows fed)", lambda: sum(1 for _ in stream())),
-    ] + [(x, *every[x]) for x in chosen]
-    end: list[_EndState] = []
-
-    def measure(key: str, run: Callable[[], int]) -> tuple[int, float, float, int]:
-        """``_timed(run)``, the loop's events and (the first engine loop's) end state."""
-        timed = _timed(run)
-        if key in engines:
-            if key == chosen[0]:
-                end.append(_end_state(engines.pop(key)))
-            else:
-                del engines[key]  # its state is not reported: freed before the next loop
-        return timed
-
-    def in_child(key: str, run: Callable[[], int]) -> tuple[int, float, float, int]:
-        def work() -> tuple[tuple[int, float, float, int], int | None, _EndState | None]:
-            return measure(key, run), events.get(key), end[0] if key == chosen[0] else None
-
-        timed, seen, state = _in_child(work)
-        if seen is not None:
-            events[key] = seen
-        if state is not None:
-            end.append(state)
-        return timed
-
-    results = []
-    for key, label, run in loops:
-        timed = measure(key, run) if args.same_process else in_child(key, run)
-        results.append((label, *timed))
-    _report(args, poles, results, chosen, events, end[0], base_rss, load_start)
-
-
-_EndState = tuple[float, int, float, float]  # snapshot MiB, cases, snapshot() s, save s
-
-_T = TypeVar("_T")
-
-
-def _end_state(engine: ClockEngine) -> _EndState:
-    state = engine.snapshot()
-    return (len(state) / 2**20, len(engine.enforcement.cases), *_snapshot_cost(engine, state))
-
-
-def _in_child(work: Callable[[], _T]) -> _T:
-    """``work()`` in a forked child, its result sent back: each loop starts from the heap
-    as it was before any loop ran, not from one a loop before it left fragmented (the
-    floor frees 8 M dicts; a replay after it in the same process ran ~20 % slower)."""
-    receive, send = multiprocessing.get_context("fork").Pipe(duplex=False)
-    child = multiprocessing.get_context("fork").Process(target=lambda: send.send(work()))
-    child.start()
-    result: _T = receive.recv()
-    child.join()
-    if child.exitcode != 0:
-        raise SystemExit(f"a loop's process failed (exit {child.exitcode})")
-    return result
+        ("floor: build dict + validate (contract)", floor),
+        ("source: build dict only (the rows fed)", lambda: sum(1 for _ in stream())),
+    ] + [every[x] for x in chosen]
+    results = [(name, *_timed(run)) for name, run in loops]
+    _report(args, poles, results, chosen, events, engines[chosen[0]], base_rss, load_start)
 
 
 def _report(  # noqa: PLR0917 (what the run measured)
@@ -334,7 +273,7 @@ def _report(  # noqa: PLR0917 (what the run measured)
     results: list[tuple[str, int, float, float, int]],
     chosen: list[str],
     events: dict[str, int],
-    end: _EndState,
+    engine: ClockEngine,
     base_rss: int,
     load_start: str,
 ) -> None:
@@ -359,8 +298,11 @@ def _report(  # noqa: PLR0917 (what the run measured)
         print(f"\nreplay: {wall:.1f} s wall, {cpu:.1f} CPU s", end="")
         whole = args.frontages == 1000 and args.days == 151  # issue 17's village and winter
         print(f" ({'within' if wall <= 60 else 'over'} issue 17's 60 s)" if whole else "")
-    mib, cases, dump, save = end
+    state = engine.snapshot()
+    cases = len(engine.enforcement.cases)
+    mib = len(state) / 2**20
     print(f"engine state at the end: {mib:.1f} MiB as a snapshot (JSON), {cases:,} cases")
+    dump, save = _snapshot_cost(engine, state)
     print(
         f"saving it, as the runner does before each acknowledgement: snapshot() {dump * 1e3:.0f} ms"
         f" + the case database's write (SQLite) {save * 1e3:.0f} ms (best of 3)"
