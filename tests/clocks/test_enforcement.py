@@ -240,3 +240,30 @@ def test_the_hazard_two_hours_are_real_hours_across_the_fall_change() -> None:
     assert due is not None
     assert due.timestamp() - delivered.timestamp() == 2 * 3600
     assert due.astimezone(CHICAGO).strftime("%H:%M %Z") == "02:30 CST"
+
+
+def test_a_frame_cures_only_the_cases_its_width_meets_as_cases_come_and_go() -> None:
+    """§ 370-10 A's width cures a case; ``measured`` skips a frame narrower than every
+    live case's width without testing each, and must not skip one that meets a case
+    opened (or a narrower one left) since it last looked."""
+    from sidewalk.analytics.clocks.enforcement import Enforcement
+    from sidewalk.analytics.clocks.events import Cause
+
+    cases = Enforcement(load_profile())
+    seq = iter(range(1, 100))
+
+    def frame(width_mm: float, hours: int) -> list[str]:
+        at = DECIDED + timedelta(hours=hours)
+        cause = Cause(kind="frame", at=at, device=DEVICE, seq=next(seq))
+        cured = [e for e in cases.measured("a", at, width_mm, cause) if isinstance(e, Transition)]
+        cases.advance(at)  # as the engine does at each instant: finished cases leave
+        return [str(e.detail["violation"]) for e in cured]
+
+    cases.open("wide", "a", DEADLINE, 1524.0, DECIDED)
+    assert frame(1300.0, 1) == []  # narrower than the only case: skipped
+    assert frame(1300.0, 2) == []
+    cases.open("narrow", "a", DEADLINE, 1219.0, DECIDED)  # a case asking less
+    assert frame(1300.0, 3) == ["narrow"]
+    assert frame(1300.0, 4) == []  # "wide" is left, and 1,300 mm does not meet it
+    assert frame(1524.0, 5) == ["wide"]
+    assert not cases.watching("a")
