@@ -12,10 +12,11 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from sidewalk.analytics.clocks.actions import parse_action
-from sidewalk.analytics.clocks.enforcement import end_of_calendar_day
+from sidewalk.analytics.clocks.enforcement import Enforcement, end_of_calendar_day
 from sidewalk.analytics.clocks.engine import ClockEngine, FrontageSpec
 from sidewalk.analytics.clocks.events import (
     AbatementOrdered,
+    Cause,
     ClearingViolation,
     Event,
     HazardCandidate,
@@ -246,9 +247,6 @@ def test_a_frame_cures_only_the_cases_its_width_meets_as_cases_come_and_go() -> 
     """§ 370-10 A's width cures a case; ``measured`` skips a frame narrower than every
     live case's width without testing each, and must not skip one that meets a case
     opened (or a narrower one left) since it last looked."""
-    from sidewalk.analytics.clocks.enforcement import Enforcement
-    from sidewalk.analytics.clocks.events import Cause
-
     cases = Enforcement(load_profile())
     seq = iter(range(1, 100))
 
