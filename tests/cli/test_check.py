@@ -216,10 +216,37 @@ def test_a_corner_lot_names_each_frontage_by_its_street_and_id() -> None:
     state = dataclasses.replace(ready(), frontages=corner, owners={f.id: owner() for f in corner})
     assert problems(state) == [
         "101 Main St (Main St): no pole watches it — fix: sidewalk registry pole assign POLE"
-        ' main-st-101 --by "YOUR NAME"',
+        ' main-st-101 --by "YOUR NAME" (or, while no pole watches it: sidewalk registry'
+        ' unwatched add main-st-101 --by "YOUR NAME")',
         "101 Main St (Oak Ave): no pole watches it — fix: sidewalk registry pole assign POLE"
-        ' oak-ave-101 --by "YOUR NAME"',
+        ' oak-ave-101 --by "YOUR NAME" (or, while no pole watches it: sidewalk registry'
+        ' unwatched add oak-ave-101 --by "YOUR NAME")',
     ]
+
+
+def test_repeated_problems_are_one_line_with_examples_and_the_fix() -> None:
+    street = [frontage(f"main-st-{n}", f"{n} Main St", device=None) for n in range(201, 335, 2)]
+    state = dataclasses.replace(
+        ready(), frontages=[*ready().frontages, *street],
+        owners={**ready().owners, **{f.id: owner() for f in street}},
+    )  # fmt: skip
+    lines = problems(state)
+    assert len(lines) == 1, lines
+    said, fixed_by = lines[0].split(" — fix: ")
+    assert said == "67 frontages have no pole, e.g. 201 Main St, 203 Main St, 205 Main St …"
+    assert "sidewalk registry pole assign POLE" in fixed_by
+    assert "sidewalk registry unwatched add --no-pole" in fixed_by
+
+
+def test_a_frontage_not_watched_yet_is_not_judged_and_is_never_the_only_one() -> None:
+    state = ready()
+    unwatched = frontage("main-st-109", "109 Main St", device=None, watched=False)
+    with_one = dataclasses.replace(state, frontages=[*state.frontages, unwatched])
+    assert problems(with_one) == []  # no owner, no pole: neither is asked of it
+    none_watched = dataclasses.replace(state, frontages=[unwatched])
+    lines = problems(none_watched)
+    assert len(lines) == 1
+    assert lines[0].startswith("every frontage is marked not watched yet")
 
 
 def test_the_window_envelope_is_the_county_imports_rule() -> None:
@@ -349,3 +376,62 @@ def test_the_command_exits_0_when_ready_1_with_a_problem_2_when_it_cannot_read(
     done = cli.invoke(app, ["check", "--config", str(unreadable)], env=env)
     assert done.exit_code == 2
     assert "cannot open the SQLite case database" in done.output
+
+
+def test_a_village_starting_small_marks_the_rest_not_watched_and_passes(tmp_path: Path) -> None:
+    """Two more frontages with no pole: check names them; marked not watched yet (by
+    street, audited), check passes and counts them; undone, it names them again."""
+    from sidewalk.core.profile import load_profile
+    from sidewalk.storage.connect import open_cases
+
+    url, config = _ready_store(tmp_path)
+    cases = open_cases(url, load_profile(None))
+    try:
+        for n in (201, 203):
+            cases.registry.upsert_frontage(
+                f"oak-ave-{n}", site="clyman", parcel_number=f"02{n}",
+                street_address=f"{n} Oak Ave", length_ft=66, zone="residential",
+                owner_id="o-1", street="Oak Ave",
+            )  # fmt: skip
+    finally:
+        cases.close()
+    cli, env, base = CliRunner(), {"COLUMNS": "300"}, ["--config", str(config)]
+    done = cli.invoke(app, ["check", *base], env=env)
+    assert done.exit_code == 1
+    assert "201 Oak Ave: no pole watches it" in done.output
+
+    mark = ["registry", "unwatched", "add", "--street", "oak ave", "--by", "Pat IT", *base]
+    done = cli.invoke(app, mark, env=env)
+    assert done.exit_code == 0, done.output
+    assert "2 frontage(s) marked not watched yet: 201 Oak Ave, 203 Oak Ave (by Pat IT)" in (
+        done.output
+    )
+    done = cli.invoke(app, ["check", *base], env=env)
+    assert done.exit_code == 0, done.output
+    assert done.output.startswith("ready: 1 frontage(s) watched, letters can go out; 2"
+                                  " frontage(s) not watched yet")  # fmt: skip
+
+    cases = open_cases(url, load_profile(None))
+    try:
+        events = [e for e in cases.registry.events_since(0) if e.kind == "frontage.unwatched"]
+        assert {(e.subject, e.recorded_by) for e in events} == {
+            ("frontage:oak-ave-201", "Pat IT"),
+            ("frontage:oak-ave-203", "Pat IT"),
+        }
+        audited = [a for a in cases.audit.recent() if a.action == "registry.frontage.unwatched"]
+        assert len(audited) == 2
+        assert cases.audit.verify_chain().ok
+    finally:
+        cases.close()
+
+    undo = ["registry", "unwatched", "remove", "203 Oak Ave", "--by", "Pat IT", *base]
+    assert cli.invoke(app, undo, env=env).exit_code == 0
+    done = cli.invoke(app, ["check", *base], env=env)
+    assert done.exit_code == 1
+    assert "203 Oak Ave: no pole watches it" in done.output
+    assert "201 Oak Ave" not in done.output
+    assert "1 frontage(s) not watched yet" in done.output
+
+    nothing = cli.invoke(app, ["registry", "unwatched", "add", "--by", "Pat IT", *base], env=env)
+    assert nothing.exit_code == 2
+    assert "say which frontages" in nothing.output

@@ -24,14 +24,18 @@ from sidewalk.storage.cases.records import RegistryEventRecord
 
 # The events that change which pole a frontage listens to, or whether it is watched.
 _FRONTAGE_EVENTS = frozenset(
-    {"frontage.added", "frontage.changed", "frontage.retired", "pole.assigned"}
-)
+    {"frontage.added", "frontage.changed", "frontage.retired", "pole.assigned",
+     "frontage.watched", "frontage.unwatched"}
+)  # fmt: skip
 
 
-def _spec(f: FrontageRecord, device: str | None) -> FrontageSpec | None:
+def _spec(f: FrontageRecord, device: str | None, watched: bool) -> FrontageSpec | None:
     if device is None:
         return None
-    return FrontageSpec(f.id, device, zone=f.zone, may_deposit_on_street=f.may_deposit_on_street)
+    return FrontageSpec(
+        f.id, device, zone=f.zone, may_deposit_on_street=f.may_deposit_on_street,
+        watched=watched,
+    )  # fmt: skip
 
 
 def frontage_specs_at(
@@ -45,7 +49,9 @@ def frontage_specs_at(
 
     A frontage is watched from its ``frontage.added`` event (always, if it has
     none) until its retirement, by the pole of the latest assignment effective
-    by ``at`` (the registry's current pole when none is yet)."""
+    by ``at`` (the registry's current pole when none is yet). A frontage marked
+    "not watched yet" by ``at`` is there for the cases a person enters, but its
+    pole's snowfall opens no clock on it."""
     history: dict[str, list[RegistryEventRecord]] = {}
     for e in sorted(events, key=lambda e: (e.effective_at, e.id)):
         fid = e.detail.get("frontage")
@@ -57,7 +63,7 @@ def frontage_specs_at(
             continue
         if f.retired_at is not None and (at is None or f.retired_at <= at):
             continue
-        device = f.device_id
+        device, watched = f.device_id, f.watched
         if at is not None:
             past = [e for e in history.get(f.id, []) if e.effective_at <= at]
             added = [e for e in history.get(f.id, []) if e.kind == "frontage.added"]
@@ -67,7 +73,14 @@ def frontage_specs_at(
             if assigned:
                 pole = assigned[-1].detail["pole"]
                 device = pole if isinstance(pole, str) else None
-        spec = _spec(f, device)
+            marked = [e for e in past if e.kind in {"frontage.watched", "frontage.unwatched"}]
+            # Before its first mark a frontage was as that mark changed it from.
+            first = [e for e in history.get(f.id, []) if "watched" in e.detail]
+            if marked:
+                watched = marked[-1].kind == "frontage.watched"
+            elif first:
+                watched = first[0].kind != "frontage.watched"
+        spec = _spec(f, device, watched)
         if spec is not None:
             specs.append(spec)
     return specs

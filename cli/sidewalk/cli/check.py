@@ -4,17 +4,20 @@ One line per problem, each with what fixes it; exit 0 only when there is
 none (1 while not ready, 2 when the configuration or the case database
 cannot be read). What it asks (docs/going-live.md):
 
-* every frontage has an owner of record with a mailing address that fits
-  the window envelope the letters are mailed in;
-* every frontage has a pole, the pole reported within
+* every watched frontage (one marked "not watched yet" is counted apart: no
+  automatic clock runs on it, the Village inspects it by hand) has an owner
+  of record with a mailing address that fits the window envelope the letters
+  are mailed in;
+* every watched frontage has a pole, the pole reported within
   ``[check] pole_reported_minutes``, it has a calibrated view of the walk,
   and the pole runs the calibration the registry holds;
 * the Village's letterhead and issuing officer are set (``[village]``);
 * no profile value is still waiting for the Village's confirmation;
 * letters can go out: ``[delivery]`` print and/or e-mail is set up.
 
-``readiness_problems`` is the whole judgement over records already read; the
-command only reads them and prints.
+The same problem on many frontages is one line with a few examples and the
+fix. ``readiness_problems`` is the whole judgement over records already read;
+the command only reads them and prints.
 """
 
 from __future__ import annotations
@@ -123,25 +126,59 @@ def _when(at: datetime, zone: ZoneInfo | None) -> str:
     return f"{local:%Y-%m-%d %H:%M %Z}".strip()
 
 
-def readiness_problems(
-    state: Readiness,
-    now: datetime,
-    pole_reported: timedelta,
-    *,
-    zone: ZoneInfo | None = None,
-) -> list[Problem]:
-    """Every problem standing between these records and going live; [] when ready."""
-    problems: list[Problem] = []
-    if not state.frontages:
-        problems.append(
-            Problem(
-                "no frontage is registered: the system watches nothing",
-                "sidewalk registry import COUNTY_FILE (or sidewalk registry add frontage …)",
-            )
+# Repeated problems of one kind are one line from this many frontages on.
+GROUP_FROM = 3
+EXAMPLES = 3
+
+
+@dataclass(frozen=True)
+class _FrontageProblem:
+    """One frontage's problem, kept apart until the repeats are grouped."""
+
+    kind: str
+    where: str
+    what: str
+    fix: str
+
+
+def _grouped(kind: str, items: Sequence[_FrontageProblem]) -> Problem:
+    """Many frontages with the same problem: one line, a few examples, the fix."""
+    eg = ", ".join(i.where for i in items[:EXAMPLES])
+    more = " …" if len(items) > EXAMPLES else ""
+    n = len(items)
+    if kind == "no owner":
+        return Problem(
+            f"{n} frontages have no owner of record, e.g. {eg}{more}",
+            "re-import the county file (sidewalk registry import FILE), or for each:"
+            f' sidewalk registry edit owner ADDRESS --name "…" --address-line "…" {BY}',
         )
+    if kind == "mailing":
+        return Problem(
+            f"{n} frontages' owners of record have a mailing address that does not fit the"
+            f" window envelope, e.g. {eg}{more} (sidewalk registry show ADDRESS says why)",
+            f'for each: sidewalk registry edit owner ADDRESS --address-line "…" {BY}',
+        )
+    if kind == "no pole":
+        return Problem(
+            f"{n} frontages have no pole, e.g. {eg}{more}",
+            f"sidewalk registry pole assign POLE ADDRESS… {BY}; or mark the ones no pole"
+            f" watches yet as not watched: sidewalk registry unwatched add --no-pole {BY}",
+        )
+    pole = kind.removeprefix("uncalibrated:")
+    return Problem(
+        f"{n} frontages have no calibrated view of the walk on pole {pole}, e.g. {eg}{more}",
+        f"dashboard → Poles → pole {pole}: Calibrate each, then Send to pole",
+    )
+
+
+def _frontage_problems(
+    state: Readiness, frontages: Sequence[FrontageRecord]
+) -> tuple[list[_FrontageProblem], dict[str, list[FrontageRecord]]]:
+    """Each watched frontage's problems, and the frontages each pole watches."""
     watched_by: dict[str, list[FrontageRecord]] = defaultdict(list)
+    found: list[_FrontageProblem] = []
     shared = Counter(f.street_address for f in state.frontages)
-    for f in state.frontages:
+    for f in frontages:
         # A corner lot's two frontages share the address: say which, and name it by id.
         where = f.street_address
         quoted = f'"{where}"'
@@ -152,31 +189,81 @@ def readiness_problems(
             f'sidewalk registry edit owner {quoted} --address-line "…" --address-line "…" {BY}'
         )
         if owner is None:
-            problems.append(Problem(f"{where}: no owner of record", owner_fix))
+            found.append(_FrontageProblem("no owner", where, f"{where}: no owner of record",
+                                          owner_fix))  # fmt: skip
         else:
             why = envelope_problem(owner.name, owner.address_lines)
             if why is not None:
-                problems.append(
-                    Problem(f"{where}: the owner of record's mailing address: {why}", owner_fix)
+                found.append(
+                    _FrontageProblem(
+                        "mailing",
+                        where,
+                        f"{where}: the owner of record's mailing address: {why}",
+                        owner_fix,
+                    )
                 )
         pole = state.poles.get(f.device_id) if f.device_id else None
         if pole is None or pole.retired_at is not None:
-            problems.append(
-                Problem(
+            found.append(
+                _FrontageProblem(
+                    "no pole",
+                    where,
                     f"{where}: no pole watches it"
                     + (f" (pole {f.device_id} is retired)" if f.device_id else ""),
-                    f"sidewalk registry pole assign POLE {quoted} {BY}",
+                    f"sidewalk registry pole assign POLE {quoted} {BY} (or, while no pole"
+                    f" watches it: sidewalk registry unwatched add {quoted} {BY})",
                 )
             )
             continue
         watched_by[pole.id].append(f)
         if (pole.id, f.id) not in state.calibrated:
-            problems.append(
-                Problem(
+            found.append(
+                _FrontageProblem(
+                    f"uncalibrated:{pole.id}",
+                    where,
                     f"{where}: pole {pole.id} has no calibrated view of the walk",
                     f"dashboard → Poles → pole {pole.id}: Calibrate {where}, then Send to pole",
                 )
             )
+    return found, watched_by
+
+
+def readiness_problems(
+    state: Readiness,
+    now: datetime,
+    pole_reported: timedelta,
+    *,
+    zone: ZoneInfo | None = None,
+) -> list[Problem]:
+    """Every problem standing between these records and going live; [] when ready.
+
+    Only the watched frontages are judged: one "not watched yet" has no automatic
+    clock (the Village inspects it by hand), and ``check`` counts it apart."""
+    problems: list[Problem] = []
+    frontages = [f for f in state.frontages if f.watched]
+    if not state.frontages:
+        problems.append(
+            Problem(
+                "no frontage is registered: the system watches nothing",
+                "sidewalk registry import COUNTY_FILE (or sidewalk registry add frontage …)",
+            )
+        )
+    elif not frontages:
+        problems.append(
+            Problem(
+                "every frontage is marked not watched yet: the system watches nothing",
+                f"sidewalk registry unwatched remove ADDRESS… {BY} (the ones a pole watches)",
+            )
+        )
+    found, watched_by = _frontage_problems(state, frontages)
+    by_kind: dict[str, list[_FrontageProblem]] = defaultdict(list)
+    for item in found:
+        by_kind[item.kind].append(item)
+    for kind, items in by_kind.items():
+        if len(items) >= GROUP_FROM:
+            problems.append(_grouped(kind, items))
+        else:
+            problems.extend(Problem(i.what, i.fix) for i in items)
     for pole_id, frontages in sorted(watched_by.items()):
         pole = state.poles[pole_id]
         some = ", ".join(f.street_address for f in frontages[:3])
@@ -273,11 +360,22 @@ def check(config: ConfigOption = None) -> None:
     )
     for problem in problems:
         console().print(problem.line(), markup=False, highlight=False, soft_wrap=True)
+    unwatched = sum(1 for f in state.frontages if not f.watched)
+    note = (
+        f"; {unwatched} frontage(s) not watched yet: no automatic clock, the Village inspects"
+        " them by hand (sidewalk registry unwatched list)"
+        if unwatched
+        else ""
+    )
     if problems:
-        console().print(f"not ready: {len(problems)} problem(s)", markup=False)
+        console().print(f"not ready: {len(problems)} problem(s){note}", markup=False,
+                        soft_wrap=True)  # fmt: skip
         raise typer.Exit(1)
-    count = len(state.frontages)
-    console().print(f"ready: {count} frontage(s) watched, letters can go out", markup=False)
+    count = len(state.frontages) - unwatched
+    console().print(
+        f"ready: {count} frontage(s) watched, letters can go out{note}",
+        markup=False, soft_wrap=True,
+    )  # fmt: skip
 
 
 __all__ = ["Problem", "Readiness", "check", "delivery_problems", "envelope_problem",

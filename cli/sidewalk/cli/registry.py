@@ -42,10 +42,15 @@ edit_app = command_group("Change a frontage's measurements or an owner of record
 add_app = command_group("Add what a village without a county file enters by hand.")
 occupant_app = command_group("Occupants and persons in charge (§ 370-10 B(1) notices go to them).")
 pole_app = command_group("Poles: register one, say which frontages it watches, list, retire.")
+unwatched_app = command_group(
+    'Frontages "not watched yet": no automatic clock runs on them; the Village inspects'
+    " them by hand until a pole watches them (docs/going-live.md)."
+)
 registry_app.add_typer(edit_app, name="edit")
 registry_app.add_typer(add_app, name="add")
 registry_app.add_typer(occupant_app, name="occupant")
 registry_app.add_typer(pole_app, name="pole")
+registry_app.add_typer(unwatched_app, name="unwatched")
 
 ByOption = Annotated[
     str, typer.Option("--by", "--who", help="who makes the change (goes in the audit log)")
@@ -914,6 +919,117 @@ def pole_retire(
         _known_pole(cases, device_id)
         cases.registry.retire_device(device_id, _now(), who=by)
     console().print(f"pole {device_id} retired (by {by})", markup=False)
+
+
+# -- frontages not watched yet ------------------------------------------------------
+
+
+def _selected(
+    cases: CaseStore, targets: list[str], streets: list[str], no_pole: bool
+) -> list[FrontageRecord]:
+    """The frontages named by address/parcel/id, on the given streets, or with no pole."""
+    if not (targets or streets or no_pole):
+        fail("say which frontages: addresses or parcel numbers, --street NAME, or --no-pole")
+    places = Places(cases)
+    chosen: dict[str, FrontageRecord] = {}
+    for t in targets:
+        place = places.find(t)
+        if not place.frontages:
+            fail(f"{t!r} has no frontage: add one with `sidewalk registry add frontage`")
+        chosen.update((f.id, f) for f in place.frontages)
+    for street in streets:
+        on = [f for f in places.frontages if _on({"street": f.street, "address": f.street_address},
+                                                  street)]  # fmt: skip
+        if not on:
+            known = sorted({f.street for f in places.frontages if f.street})
+            fail(f"no frontage on {street!r}; the streets are: {', '.join(known) or 'none'}")
+        chosen.update((f.id, f) for f in on)
+    if no_pole:
+        chosen.update((f.id, f) for f in places.frontages if f.device_id is None)
+    return sorted(chosen.values(), key=lambda f: f.id)
+
+
+def _mark(  # noqa: PLR0917 (the two commands' options, passed on)
+    targets: list[str] | None,
+    streets: list[str] | None,
+    no_pole: bool,
+    by: str,
+    reason: str | None,
+    config: Path | None,
+    watched: bool,
+) -> None:
+    no_nul(targets=targets, streets=streets, by=by, reason=reason)
+    by = _text("--by", by, 80)
+    why = _text("--reason", reason, 200) if reason else (
+        "a pole watches it" if watched else "not watched yet: inspected by hand"
+    )
+    place = village(config)
+    with place.cases() as cases, refusals():
+        frontages = _selected(cases, targets or [], streets or [], no_pole)
+        changed = cases.registry.set_watched(
+            [f.id for f in frontages], watched, reason=why, who=by
+        )
+        left = sum(1 for f in cases.registry.list_frontages() if not f.watched)
+    word = "watched" if watched else "not watched yet"
+    some = ", ".join(f.street_address for f in changed[:5])
+    more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+    console().print(
+        f"{len(changed)} frontage(s) marked {word}"
+        + (f": {some}{more}" if changed else " (they already were)")
+        + f" (by {by}); {left} frontage(s) not watched yet in all",
+        markup=False,
+    )
+
+
+TargetsArg = Annotated[
+    list[str] | None, typer.Argument(help="addresses, parcel numbers or frontage ids")
+]
+StreetOption = Annotated[
+    list[str] | None, typer.Option("--street", help="every frontage on this street (repeat)")
+]
+
+
+@unwatched_app.command("add")
+def unwatched_add(  # noqa: PLR0917 (Typer maps parameters to options)
+    by: ByOption,
+    targets: TargetsArg = None,
+    street: StreetOption = None,
+    no_pole: Annotated[
+        bool, typer.Option("--no-pole", help="every frontage no pole watches yet")
+    ] = False,
+    reason: Annotated[str | None, typer.Option(help="why (goes in the audit log)")] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Mark frontages "not watched yet": no automatic clock runs on them and the
+    Village inspects them by hand; `sidewalk check` counts them, it does not pass
+    them as compliant. Undo with `sidewalk registry unwatched remove`."""
+    _mark(targets, street, no_pole, by, reason, config, watched=False)
+
+
+@unwatched_app.command("remove")
+def unwatched_remove(  # noqa: PLR0917 (Typer maps parameters to options)
+    by: ByOption,
+    targets: TargetsArg = None,
+    street: StreetOption = None,
+    no_pole: Annotated[
+        bool, typer.Option("--no-pole", help="every frontage no pole watches yet")
+    ] = False,
+    reason: Annotated[str | None, typer.Option(help="why (goes in the audit log)")] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Watch these frontages again: the clocks run on their pole's readings."""
+    _mark(targets, street, no_pole, by, reason, config, watched=True)
+
+
+@unwatched_app.command("list")
+def unwatched_list(config: ConfigOption = None) -> None:
+    """The frontages not watched yet."""
+    place = village(config)
+    with place.cases() as cases:
+        rows = [f for f in cases.registry.list_frontages() if not f.watched]
+    for f in rows:
+        console().print(f"{f.street_address}  (parcel {f.parcel_number})", markup=False)
+    console().print(f"{len(rows)} frontage(s) not watched yet", markup=False)
 
 
 _mount_import()

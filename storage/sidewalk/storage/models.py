@@ -38,6 +38,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    true,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -166,6 +167,8 @@ class Frontage(Base):
     walk_width_ft: Mapped[float | None] = mapped_column(Float)
     corner: Mapped[bool] = mapped_column(Boolean, default=False)
     retired_at: Mapped[datetime | None]
+    # False: "not watched yet" (no pole's clock runs on it; the Village inspects it by hand).
+    watched: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
 
     __table_args__ = (CheckConstraint("zone IN ('residential', 'commercial')", name="zone"),)
 

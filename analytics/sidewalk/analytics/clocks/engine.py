@@ -182,6 +182,9 @@ class FrontageSpec:
     # whether snow from this walk may go onto the street (§ 370-10 C's exception).
     zone: str | None = None
     may_deposit_on_street: bool = False
+    # False: "not watched yet": the pole's snowfall opens no clock on it (the Village
+    # inspects it by hand); the cases a person enters on it run as on any other.
+    watched: bool = True
 
     @property
     def cold_site(self) -> str:
@@ -1092,6 +1095,8 @@ class ClockEngine:
         rule = self.profile.snow_and_ice.clearing_deadline
         for change in changes:
             for frontage in sorted(self._by_device.get(device, [])):
+                if not self._spec[frontage].watched:
+                    continue
                 clock = self.clocks[frontage]
                 if (
                     change.kind == "onset"

@@ -249,6 +249,8 @@ class FrontageRecord:
     walk_width_ft: float | None = None
     corner: bool = False
     retired_at: datetime | None = None
+    # False: "not watched yet" (no automatic clock; the Village inspects it by hand).
+    watched: bool = True
 
 
 @dataclass(frozen=True)
@@ -322,6 +324,8 @@ RegistryEventKind = Literal[
     "frontage.added",
     "frontage.changed",
     "frontage.retired",
+    "frontage.watched",
+    "frontage.unwatched",
     "pole.registered",
     "pole.assigned",
     "pole.retired",

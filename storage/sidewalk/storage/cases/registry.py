@@ -383,6 +383,38 @@ class RegistryRepository:
                 )  # fmt: skip
             return from_row(FrontageRecord, row)
 
+    def set_watched(
+        self,
+        frontage_ids: Sequence[str],
+        watched: bool,
+        *,
+        reason: str,
+        effective_at: datetime | None = None,
+        who: str = "system",
+    ) -> list[FrontageRecord]:
+        """Mark frontages watched, or "not watched yet" (no automatic clock runs on
+        them; the Village inspects them by hand), all in one transaction; each
+        change is a registry event (``frontage.watched``/``frontage.unwatched``) so a
+        running analytics follows it. A frontage already so is left alone."""
+        when = aware("effective_at", effective_at) if effective_at is not None else now()
+        kind: RegistryEventKind = "frontage.watched" if watched else "frontage.unwatched"
+        with self._uow.write() as session:
+            rows = [self._uow.get(session, m.Frontage, fid) for fid in frontage_ids]
+            changed = []
+            for row in rows:
+                if row.watched == watched:
+                    continue
+                row.watched = watched
+                session.flush()
+                self._event(
+                    session, kind, f"frontage:{row.id}", when,
+                    {"frontage": row.id, "address": row.street_address, "watched": watched,
+                     "reason": reason},
+                    who,
+                )  # fmt: skip
+                changed.append(from_row(FrontageRecord, row))
+            return changed
+
     def get_frontage(self, frontage_id: str) -> FrontageRecord:
         with self._uow.read() as session:
             return from_row(FrontageRecord, self._uow.get(session, m.Frontage, frontage_id))
