@@ -149,3 +149,18 @@ def test_evidence_on_change_only_and_heartbeat() -> None:
     assert selector.consider(brighter, 0.3, 1300.0, now_s=300 + 3600)  # heartbeat
     jpeg = encode_jpeg(car)
     assert jpeg[:2] == b"\xff\xd8"
+
+
+def test_jpeg_file_source_keeps_serving_the_file(tmp_path: Path) -> None:
+    still = tmp_path / "pole.jpg"
+    cv2.imwrite(str(still), np.full((48, 64, 3), 90, np.uint8))
+    now = [0.0]
+    cap = Capture(str(still), clock=lambda: now[0])
+    frames = [cap.read() for _ in range(5)]
+    assert all(f is not None and abs(int(f.mean()) - 90) <= 3 for f in frames)
+    assert cap.reconnects == 0
+    cv2.imwrite(str(still), np.full((48, 64, 3), 200, np.uint8))  # replaced on disk
+    newest = cap.read()
+    assert newest is not None
+    assert abs(int(newest.mean()) - 200) <= 3
+    cap.close()

@@ -63,6 +63,16 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+def registration_hint(device: str, sent: int, waited_s: float) -> str:
+    """The one line a pole logs when the server has stored none of its readings."""
+    return (
+        f"{device}: the server has stored none of the {sent} readings sent in {waited_s:.0f} s;"
+        f" if this pole is not registered, register it: on the dashboard's Poles page, or"
+        f" `sidewalk registry pole add {device} --by NAME --watches ADDRESS`"
+        " (otherwise ingest is not running)"
+    )
+
+
 class Publisher:
     """Drains one device's ``ReadingBuffer`` to the broker at QoS 1.
 
@@ -120,6 +130,9 @@ class Publisher:
         self.resent = 0
         self._outstanding: set[int] = set()
         self._acked_early: set[int] = set()
+        # No watermark of this buffer's epoch yet: the server has stored nothing of ours.
+        self._ever_stored = False
+        self._told_register = False
 
     @property
     def watermark(self) -> int:
@@ -295,6 +308,7 @@ class Publisher:
             reconnected, self._reconnected = self._reconnected, False
             session_lost, self._session_lost = self._session_lost, False
         if release is not None:
+            self._ever_stored = True
             self.buffer.release_through(release)
             with self._cond:
                 if release > self._watermark:
@@ -325,6 +339,11 @@ class Publisher:
             return
         if not session_lost and now - self._stalled_since <= self._resend_after:
             return
+        if not self._ever_stored and not self._told_register:
+            # Ingest takes readings only from the registry's poles: one that was
+            # never registered hears nothing back, ever. Say what fixes it, once.
+            self._told_register = True
+            log.error("%s", registration_hint(self.device, self._cursor, now - self._stalled_since))
         # Sent but never covered: lost after the broker took it, or ingest is
         # stalled. One copy of the oldest tells which (see the module doc).
         log.warning(

@@ -1,4 +1,5 @@
-"""Frames from a USB camera, an RTSP stream or a file, with reconnection and night exposure.
+"""Frames from a USB camera, an RTSP stream, a video or an image file; reconnection, night
+exposure.
 
 A pole camera loses its stream (PoE blips, camera reboots, Wi-Fi bridges); the
 capture never gives up: after a failed read it releases the device and retries
@@ -13,6 +14,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 import cv2
@@ -76,14 +78,48 @@ def parse_source(source: str) -> Source:
     return int(source) if source.isdigit() else source
 
 
+IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".webp"})
+
+
+class StillImage:
+    """``VideoCaptureLike`` over one image file: every read decodes the file again.
+
+    OpenCV reads a still image as a one-frame video and then reports the end
+    of the stream, so the pole said "source down" after its first frame. Read
+    afresh each time, the file keeps serving, and a file another program
+    replaces (a bench camera's snapshot) shows its newest picture.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def is_opened(self) -> bool:
+        """Whether the file is there and decodes."""
+        return self.read()[0]
+
+    def read(self) -> tuple[bool, Image | None]:
+        """Decode the file now (None while it is missing or half written)."""
+        frame = cv2.imread(self.path, cv2.IMREAD_COLOR)
+        return (True, np.asarray(frame, dtype=np.uint8)) if frame is not None else (False, None)
+
+    def set(self, prop_id: int, value: float) -> bool:
+        """A file has no exposure to set."""
+        return False
+
+    def release(self) -> None:
+        """Nothing to close."""
+
+
 def open_source(source: Source) -> VideoCaptureLike:
     """Open ``source`` with OpenCV; network streams get open/read timeouts so a dead camera
-    cannot hang the loop."""
+    cannot hang the loop; an image file is read again for every frame."""
     if isinstance(source, str) and source.startswith(("rtsp://", "rtsps://", "http")):
         params = [cv2.CAP_PROP_OPEN_TIMEOUT_MSEC, 5000, cv2.CAP_PROP_READ_TIMEOUT_MSEC, 5000]
         return OpenCvCapture(cv2.VideoCapture(source, cv2.CAP_FFMPEG, params))
     if isinstance(source, int):
         return OpenCvCapture(cv2.VideoCapture(source, cv2.CAP_V4L2))
+    if Path(source).suffix.lower() in IMAGE_SUFFIXES:
+        return StillImage(source)
     return OpenCvCapture(cv2.VideoCapture(source))
 
 
