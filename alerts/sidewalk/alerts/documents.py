@@ -20,6 +20,21 @@ from sidewalk.core.clock import format_local
 from sidewalk.core.profile import Profile
 from sidewalk.storage import cases as records
 
+# -- spreadsheet text ------------------------------------------------------------------
+
+# A cell a spreadsheet would read as a formula (or, for TAB and CR, as a cell
+# break) when it starts with one of these (OWASP "CSV injection").
+FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: object) -> object:
+    """``value`` as a CSV cell that stays text: a string a spreadsheet would run as a
+    formula gets a leading single quote; numbers (a negative amount too) stay numbers."""
+    if isinstance(value, str) and value.startswith(FORMULA_TRIGGERS):
+        return "'" + value
+    return value
+
+
 # -- notice register -------------------------------------------------------------------
 
 
@@ -91,7 +106,7 @@ def register_csv(rows: Sequence[RegisterRow]) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(REGISTER_HEADER)
     for r in rows:
-        writer.writerow([getattr(r, name) for name in REGISTER_HEADER])
+        writer.writerow([csv_cell(getattr(r, name)) for name in REGISTER_HEADER])
     return out.getvalue()
 
 
@@ -181,8 +196,10 @@ def tax_roll_csv(lines: Sequence[TaxRollLine]) -> str:
     for x in lines:
         writer.writerow(
             [
-                x.parcel, x.property_address, x.owner, x.owner_address, x.bill_id, x.billed,
-                x.paid, x.amount, x.costs_incurred, x.certified, x.citation,
+                csv_cell(c) for c in (
+                    x.parcel, x.property_address, x.owner, x.owner_address, x.bill_id,
+                    x.billed, x.paid, x.amount, x.costs_incurred, x.certified, x.citation,
+                )
             ]
         )  # fmt: skip
     writer.writerow(["TOTAL", "", "", "", "", "", "", tax_roll_total(lines), "", "", ""])

@@ -24,7 +24,7 @@ from zoneinfo import ZoneInfo
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import Response
 
-from sidewalk.alerts.documents import tax_roll_lines
+from sidewalk.alerts.documents import csv_cell, tax_roll_lines
 from sidewalk.core.profile import Profile
 from sidewalk.dashboard.auth import User, require
 from sidewalk.dashboard.routes.deps import Cases, Now, VillageProfile
@@ -153,7 +153,7 @@ def csv_text(table: Table) -> str:
         writer.writerow(
             [
                 c.strftime("%Y-%m-%d %H:%M") if isinstance(c, datetime)
-                else "" if c is None else str(c)
+                else "" if c is None else csv_cell(c) if isinstance(c, str) else str(c)
                 for c in row
             ]
         )  # fmt: skip
@@ -175,7 +175,11 @@ def xlsx_bytes(table: Table) -> bytes:
     for row in table.rows:
         sheet.append([float(c) if isinstance(c, Decimal) else c for c in row])
         for i, cell in enumerate(sheet[sheet.max_row]):
-            if i in money:
+            if isinstance(cell.value, str):
+                # Text stays text: "=HYPERLINK(...)" from a county file is not a formula.
+                cell.data_type = "s"
+                cell.number_format = "@"
+            elif i in money:
                 cell.number_format = '"$"#,##0.00'
             elif isinstance(cell.value, datetime):
                 cell.number_format = "yyyy-mm-dd hh:mm"
