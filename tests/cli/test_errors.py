@@ -57,8 +57,8 @@ def test_an_unreachable_broker(tmp_path: Path, command: str) -> None:
         capture_output=True, text=True, timeout=120, env=env, check=False,
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
-    # The service's own log lines (migrations, the scheduler) may come first.
-    line = _one_line("\n".join(x for x in done.stderr.splitlines() if not x.startswith("INFO ")))
+    # The start-up's own log lines (migrations, the scheduler) are held: the line is alone.
+    line = _one_line(done.stderr)
     assert line.startswith(f"cannot reach the MQTT broker at 127.0.0.1:{port}")
     assert line.endswith("start it, or fix mqtt.url (SIDEWALK_MQTT__URL)")
 
@@ -138,3 +138,24 @@ def test_add_user_on_an_unreachable_database(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "cannot open the case database" in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("command", "setting"), [("ingest", "ingest_port"), ("analytics", "analytics_port")]
+)
+def test_a_metrics_port_in_use(tmp_path: Path, command: str, setting: str) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = int(taken.getsockname()[1])
+        config = _config(tmp_path, _sqlite(tmp_path), "mqtt://127.0.0.1:1")
+        config.write_text(
+            config.read_text() + f"[observability]\n{setting} = {port}\n", encoding="utf-8"
+        )
+        result = CliRunner().invoke(app, [command, "--config", str(config)], env={"COLUMNS": "300"})
+    assert result.exit_code == 2, result.output
+    line = _one_line(result.output)
+    assert line.startswith(f"port {port} on 127.0.0.1 is in use by another program")
+    assert f"observability.{setting}" in line
+    assert "--metrics-port" in line
+    assert not (tmp_path / "cases.sqlite3").exists()  # nothing started before the check

@@ -14,6 +14,7 @@ Alembic, fpdf2 or OpenCV. Each function imports what it uses when it runs.
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 if TYPE_CHECKING:
+    import logging.handlers
     from datetime import date, datetime
     from zoneinfo import ZoneInfo
 
@@ -92,8 +94,12 @@ def _errors() -> Console:
 
 
 def fail(message: str, status: int = 2) -> NoReturn:
-    """One line on stderr and exit: 2 the command cannot run as asked, 1 the records refused."""
+    """One line on stderr and exit: 2 the command cannot run as asked, 1 the records refused.
+
+    A service failing while it starts says this line first: the start-up's routine log
+    lines held so far are dropped, its warnings follow (``configure_logging``)."""
     _errors().print(message, style="red", markup=False)
+    release_logs(keep_below=logging.WARNING)
     raise typer.Exit(status)
 
 
@@ -142,14 +148,70 @@ def load_profile(path: Path | None) -> Profile:
         fail(f"ordinance profile: {exc}")
 
 
+# A service's start-up log lines (migrations, the scheduler) are held this long, or
+# until ``release_logs``: a start-up failure's one line comes first, not after them.
+STARTUP_HOLD_SECONDS = 15.0
+_held: list[logging.handlers.MemoryHandler] = []
+
+
 def configure_logging(settings: Settings, log_format: str | None) -> None:
-    """Log lines as text or JSON (``--log-format`` over ``observability.log_format``)."""
+    """Log lines as text or JSON (``--log-format`` over ``observability.log_format``).
+
+    The records of the first seconds are held (with their own times) and written
+    once start-up is past (``release_logs``, or ``STARTUP_HOLD_SECONDS``); a failure
+    in between is one line (``fail``) followed only by the warnings held."""
+    import logging.handlers
+    import threading
+
     from sidewalk.core.logs import configure_logging as configure
 
     fmt = log_format or settings.observability.log_format
     if fmt not in {"text", "json"}:
         fail("--log-format is text or json")
-    configure("json" if fmt == "json" else "text", settings.observability.log_level)
+    handler = configure("json" if fmt == "json" else "text", settings.observability.log_level)
+    root = logging.getLogger()
+    held = logging.handlers.MemoryHandler(
+        10_000, flushLevel=logging.CRITICAL + 1, target=handler, flushOnClose=True
+    )
+    root.removeHandler(handler)
+    root.addHandler(held)
+    _held.append(held)
+    timer = threading.Timer(STARTUP_HOLD_SECONDS, release_logs)
+    timer.daemon = True
+    timer.start()
+
+
+def release_logs(keep_below: int = logging.NOTSET) -> None:
+    """Write the start-up's held log records and log straight on from now; those
+    below ``keep_below`` are dropped (a failed start-up keeps its warnings)."""
+    root = logging.getLogger()
+    while _held:
+        held = _held.pop()
+        with held.lock:  # type: ignore[union-attr]  # Handler.lock is set by createLock
+            held.buffer = [r for r in held.buffer if r.levelno >= keep_below]
+        held.flush()
+        if held in root.handlers and held.target is not None:
+            root.removeHandler(held)
+            root.addHandler(held.target)
+        held.close()
+
+
+def metrics_port_free(settings: Settings, option: int | None, setting: str) -> None:
+    """Exit 2 in one line when the service's ``/metrics`` port (``--metrics-port``, else
+    ``observability.<setting>``) is taken, before anything has started."""
+    from sidewalk.core.observability import port_problem
+
+    port = option or getattr(settings.observability, setting)
+    if not port:
+        return
+    host = settings.observability.host
+    why = port_problem(host, port)
+    if why is not None:
+        env = f"SIDEWALK_OBSERVABILITY__{setting.upper()}"
+        fail(
+            f"port {port} on {host} is in use by another program ({why}): stop it, or set"
+            f" observability.{setting} ({env}) or --metrics-port to a free port"
+        )
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from sidewalk.cli.common import (
     configure_logging,
     console,
     fail,
+    metrics_port_free,
     require_broker,
     unreachable_broker,
     village,
@@ -59,6 +60,7 @@ def ingest(
     settings = place.settings
     configure_logging(settings, log_format)
     require_broker(settings)
+    metrics_port_free(settings, metrics_port, "ingest_port")
     stop = _stop_signal()
     limits = settings.ingest
     with ExitStack() as running:
@@ -244,6 +246,7 @@ def analytics(
     settings = place.settings
     configure_logging(settings, log_format)
     require_broker(settings)
+    metrics_port_free(settings, metrics_port, "analytics_port")
     stop = _stop_signal()
     from datetime import timedelta
 

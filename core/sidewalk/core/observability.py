@@ -210,6 +210,31 @@ def exposition(registry: Collector, accept: str = "") -> tuple[bytes, str]:
     return b"".join(parts), content_type
 
 
+class PortInUse(OSError):
+    """The port the endpoints are to listen on cannot be bound (another program has it)."""
+
+    def __init__(self, host: str, port: int, reason: str) -> None:
+        super().__init__(f"port {port} on {host} is in use ({reason})")
+        self.host, self.port, self.reason = host, port, reason
+
+
+def port_problem(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on (as the endpoints bind it), or None.
+
+    Checked before a service starts, so a port in use is one line at once rather than
+    a traceback after the broker and the database are connected."""
+    import socket
+
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
 @dataclass
 class Observability:
     """One process's metrics registry and its two sets of checks."""
@@ -259,7 +284,10 @@ class ObservabilityServer:
         self.live = dict(live)
         self.ready = dict(ready)
         handler = _handler(self)
-        self._httpd = ThreadingHTTPServer((host, port), handler)
+        try:
+            self._httpd = ThreadingHTTPServer((host, port), handler)
+        except OSError as exc:
+            raise PortInUse(host, port, exc.strerror or str(exc)) from exc
         self._httpd.daemon_threads = True
         self.host = host
         self.port = int(self._httpd.server_address[1])
