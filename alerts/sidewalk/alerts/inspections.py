@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sidewalk.alerts.issue import NoticeIssuer
+from sidewalk.alerts.letterhead import Letterhead
 from sidewalk.alerts.notices import BlockDefect, Evidence, Photo
 from sidewalk.analytics.defects import (
     CameraCalibration,
@@ -85,6 +86,7 @@ def inspect_files(
     progress: Progress | None = None,
     template_dir: Path | None = None,
     issue_notice: bool = True,
+    letterhead: Letterhead | None = None,
 ) -> InspectionReport:
     """Measure, classify and store every file (``measure_files``), then issue the
     § 370-5 notice if due. With ``issue_notice=False`` the batch is only stored,
@@ -100,7 +102,7 @@ def inspect_files(
     held = None
     if issue_notice:
         notice, held = repair_notice(
-            NoticeIssuer(cases, profile, template_dir), batch, at=at or datetime.now(UTC)
+            NoticeIssuer(cases, profile, template_dir, letterhead=letterhead), batch, at=at or datetime.now(UTC)
         )
     return InspectionReport(
         batch.frontage_id, batch.owner_id, batch.files, batch.owner_status, notice,

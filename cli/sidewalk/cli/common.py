@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from typer.core import TyperGroup
 
+    from sidewalk.alerts.letterhead import Letterhead
     from sidewalk.core.config import Settings
     from sidewalk.core.profile import Profile
     from sidewalk.storage.cases import CaseStore, ClockRecord
@@ -224,6 +225,15 @@ class Village:
     def instant(self, option: str, text: str | None) -> datetime:
         """``--at`` and its kin, read in the village's zone (None: now)."""
         return instant(option, text, self.profile.zone)
+
+    def letterhead(self) -> Letterhead | None:
+        """The settings' ``[village]`` letterhead, stored with every notice issued here
+        (None: not set, and ``sidewalk check`` says so)."""
+        from sidewalk.alerts.letterhead import Letterhead
+
+        if self.settings.village is None:
+            return None
+        return Letterhead.from_settings(self.settings.village, self.profile)
 
     @contextmanager
     def cases(self) -> Iterator[CaseStore]:

@@ -122,6 +122,7 @@ def _run(
             surveyed_at=when,
             first_block=first_block,
             issue_notice=not no_notice,
+            letterhead=place.letterhead(),
             progress=lambda done, _total, _name: bar.update(task, completed=done),
         )
     _print(report)

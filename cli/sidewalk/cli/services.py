@@ -259,6 +259,8 @@ def analytics(
             mode="stream" if event_time else "live",
             tick_seconds=settings.analytics.tick_seconds,
             evidence_wait=timedelta(minutes=settings.analytics.evidence_wait_minutes),
+            # Every letter the live clocks issue carries the Village's letterhead.
+            letterhead=place.letterhead(),
             # Event time (a replay) has no "ahead" of the wall clock to judge.
             time_policy=replace(settings.time.policy(), max_ahead_ms=None)
             if event_time
