@@ -102,7 +102,9 @@ def inspect_files(
     held = None
     if issue_notice:
         notice, held = repair_notice(
-            NoticeIssuer(cases, profile, template_dir, letterhead=letterhead), batch, at=at or datetime.now(UTC)
+            NoticeIssuer(cases, profile, template_dir, letterhead=letterhead),
+            batch,
+            at=at or datetime.now(UTC),
         )
     return InspectionReport(
         batch.frontage_id, batch.owner_id, batch.files, batch.owner_status, notice,
