@@ -82,6 +82,12 @@ LOOK_AT: Final = frozenset(
 # A person's decision on a deadline in review (``actions.DecideReview``).
 REVIEW: Final = "decide_review"
 MAX_PHOTO_BYTES: Final = 20 * 1024 * 1024
+# A phone camera's largest frame: 50 MP sensors (8160 x 6120) are the biggest that
+# shoot full resolution by default; 12000 a side covers either orientation. A header
+# declaring more is a decompression bomb (20000 x 20000 is 1.2 GB decoded) and is
+# refused before anything decodes it.
+MAX_PHOTO_PIXELS: Final = 50_000_000
+MAX_PHOTO_SIDE: Final = 12_000
 JPEG: Final = b"\xff\xd8\xff"
 SHA256: Final = re.compile(r"[0-9a-f]{64}")
 # A phone's clock may run a little ahead of the dashboard's; beyond this it is wrong.
@@ -241,11 +247,10 @@ async def photo(
         raise HTTPException(403, "Your account may not add photos on the round.")
     if evidence is None:
         raise HTTPException(503, "Photos cannot be kept: no evidence store is set up.")
-    body = await request.body()
-    if len(body) > MAX_PHOTO_BYTES:
-        raise HTTPException(413, "Photo: it is over 20 MB; take it again at a lower size.")
+    body = await read_body(request, MAX_PHOTO_BYTES, TOO_BIG_PHOTO)
     if not body.startswith(JPEG):
         raise HTTPException(422, "Photo: it must be a JPEG picture from the camera.")
+    check_photo_size(body)
     taken = _when(at, now, profile)
     sha = evidence.put(body)
     # OpenCV work: off the event loop.
@@ -256,6 +261,42 @@ async def photo(
     if found is None:
         return PhotoStored(sha256=sha, bytes=len(body))
     return PhotoStored(sha256=sha, bytes=len(body), survey=found.words, measured=found.measured)
+
+
+TOO_BIG_PHOTO: Final = "Photo: it is over 20 MB; take it again at a lower size."
+
+
+async def read_body(request: Request, limit: int, too_big: str) -> bytes:
+    """The request's body, refused with 413 once it passes ``limit`` bytes: the declared
+    Content-Length is checked before reading, the streamed bytes are counted as they come."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise HTTPException(413, too_big)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise HTTPException(413, too_big)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def check_photo_size(jpeg: bytes) -> None:
+    """Refuse a JPEG whose header declares more pixels than a phone camera takes, or none."""
+    from sidewalk.analytics.defects.io import declared_size
+
+    size = declared_size(jpeg)
+    if size is None:
+        raise HTTPException(422, "Photo: it must be a JPEG picture from the camera.")
+    width, height = size
+    if width * height > MAX_PHOTO_PIXELS or max(width, height) > MAX_PHOTO_SIDE:
+        raise HTTPException(
+            413,
+            f"Photo: it is {width} x {height} pixels, larger than a phone camera takes "
+            f"(at most {MAX_PHOTO_PIXELS // 1_000_000} megapixels); take it again at the "
+            "camera's usual size.",
+        )
 
 
 def _when(at: datetime | None, now: datetime, profile: Profile) -> datetime:
