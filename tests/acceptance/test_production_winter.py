@@ -64,10 +64,10 @@ def exec_start(unit: str, config: Path) -> list[str]:
 
 
 def example_config(tmp: Path, **values: str) -> str:
-    """deploy/sidewalk.example.toml with ``key = value`` lines replaced (each must exist)."""
+    """deploy/sidewalk.example.toml with ``key = value`` lines (or commented ones) replaced."""
     text = (ROOT / "deploy" / "sidewalk.example.toml").read_text(encoding="utf-8")
     for key, value in values.items():
-        text, n = re.subn(rf"(?m)^{key} = .*$", f"{key} = {value}", text, count=1)
+        text, n = re.subn(rf"(?m)^(# )?{key} = .*$", f"{key} = {value}", text, count=1)
         assert n == 1, f"the example config has no {key} line"
     return text
 
