@@ -68,7 +68,9 @@ def observed_ingest(
     registry = CollectorRegistry()
     consumer = IngestConsumer(
         TimedStore(store, registry),
-        settings(broker.host, broker.port, slug("ingest"), connect_timeout_s=3),
+        # A broker killed before its autosave loses the session: that reads as a
+        # takeover (see test_never_silent) for this hold, then readiness is green.
+        settings(broker.host, broker.port, slug("ingest"), connect_timeout_s=3, takeover_hold_s=2),
         site=site,
         batch_wait_s=0.01,
     )

@@ -16,7 +16,7 @@ from prometheus_client.registry import Collector
 
 from sidewalk.analytics.clocks.engine import ClockEngine
 from sidewalk.analytics.runner import AnalyticsRunner
-from sidewalk.core.health import database_reachable, flag, threads_alive
+from sidewalk.core.health import database_reachable, threads_alive
 from sidewalk.core.observability import Observability
 
 # The documented default port (docs/observability.md); off unless configured.
@@ -77,6 +77,16 @@ class AnalyticsCollector(Collector):
         for reason, count in sorted(runner.skipped().items()):
             skipped.add_metric([reason], count)
         yield skipped
+        yield CounterMetricFamily(
+            "sidewalk_analytics_mqtt_handler_errors",
+            "Exceptions raised while handing received messages over (logged with the topic)",
+            value=runner.mqtt_handler_errors,
+        )
+        yield CounterMetricFamily(
+            "sidewalk_analytics_session_takeovers",
+            "Times the broker gave analytics' session to another client with its client id",
+            value=runner.session_takeovers,
+        )
         if now is not None:
             yield GaugeMetricFamily(
                 "sidewalk_analytics_event_time_seconds",
@@ -98,7 +108,7 @@ def analytics_observability(
         registry,
         live={"worker": threads_alive(threads)},
         ready={
-            "broker": flag(lambda: runner.connected, "not connected to the broker"),
+            "broker": lambda: runner.broker_problem,
             "database": database_reachable(runner.recorder.cases),
         },
     )

@@ -231,6 +231,25 @@ class AnalyticsRunner:
         client = self._client
         return client is not None and client.is_connected
 
+    @property
+    def broker_problem(self) -> str | None:
+        """Why the broker session cannot feed the engine (None: it can): not connected,
+        its network thread stopped, or the session taken over by another client."""
+        client = self._client
+        return "not connected to the broker" if client is None else client.problem
+
+    @property
+    def mqtt_handler_errors(self) -> int:
+        """Exceptions raised while handing received messages over (this connection's client)."""
+        client = self._client
+        return 0 if client is None else client.handler_errors
+
+    @property
+    def session_takeovers(self) -> int:
+        """Times the broker gave this runner's session to another client with its id."""
+        client = self._client
+        return 0 if client is None else client.session_takeovers
+
     def skipped(self) -> dict[str, int]:
         """Readings not acted on, by reason: the gate's (``duplicate``, ``seq_conflict``,
         ``implausible_time``) and the detectors' out-of-order ones (``late_weather``,

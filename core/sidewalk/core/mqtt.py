@@ -10,10 +10,28 @@ and a session that outlives the connection), then MQTT 3.1.1 when the broker
 does not answer a v5 CONNECT in time (the embedded amqtt broker stays silent)
 or says the version is unsupported. A refused connection raises; the client
 never reports itself connected without a CONNACK that says so.
+
+No handler can silence it: an exception raised by a callback is caught, logged
+with the topic and counted (``handler_errors``), and the network thread goes
+on receiving; a network thread that ends anyway (a fault in the receive path
+itself) makes ``is_connected`` false and ``problem`` say so. A broker that
+hands our session to another client with the same client id (MQTT 5 DISCONNECT
+0x8E "Session taken over"), or whose persistent session is gone when we
+reconnect (what a takeover with a clean session leaves: Mosquitto 2.0 closes
+the old connection before that DISCONNECT reaches it), is counted
+(``session_takeovers``) and ``problem`` reports it for
+``MqttSettings.takeover_hold_s``; paho reconnects by itself and the
+subscriptions are restored.
+
+The receive fast path and the batched acknowledgements use paho's private
+attributes; they are on only for the paho minor version they were written and
+tested against (``FAST_PATH_PAHO``) and when those attributes exist, and
+otherwise everything goes through paho's public API (``fast_paths_supported``).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import ssl
 import struct
@@ -23,6 +41,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
+import paho.mqtt as paho_package
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
 from paho.mqtt.packettypes import PacketTypes
@@ -38,6 +57,45 @@ _UNSUPPORTED_PROTOCOL_VERSION = 132
 # PUBACK fixed header, remaining length 2, packet id.
 _PUBACK_HEADER = 0x40
 _PUBACK_WORD = _PUBACK_HEADER << 24 | 2 << 16
+
+
+# MQTT v5 DISCONNECT 0x8E: another client connected with our client id.
+SESSION_TAKEN_OVER = 142
+
+# The paho minor version the fast path below was written and tested against:
+# it reads and overrides paho's private ``_sock_recv``, ``_packet_read``,
+# ``_handle_publish``, ``_in_packet`` and ``_packet_queue``. Any other version
+# takes paho's public path (same messages, more syscalls).
+FAST_PATH_PAHO = (2, 2)
+_PRIVATE_ATTRIBUTES = (
+    "_sock_recv",
+    "_packet_read",
+    "_handle_publish",
+    "_packet_queue",
+    "_msgtime_mutex",
+    "_last_bytes_received",
+    "_in_packet",
+    "_manual_ack",
+    "_protocol",
+    "_sock",
+)
+
+
+def fast_paths_supported(version: str | None = None) -> bool:
+    """True when paho (``version``, by default the installed one) is the tested minor
+    version and has the private attributes the fast path uses."""
+    version = paho_package.__version__ if version is None else version
+    try:
+        major, minor = (int(part) for part in version.split(".")[:2])
+    except ValueError:
+        return False
+    if (major, minor) != FAST_PATH_PAHO:
+        return False
+    probe = paho.Client(callback_api_version=CallbackAPIVersion.VERSION2)
+    return all(hasattr(probe, name) for name in _PRIVATE_ATTRIBUTES)
+
+
+FAST_PATHS = fast_paths_supported()
 
 
 # One recv() per this many bytes instead of paho's three recv()s per packet.
@@ -58,7 +116,39 @@ def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     return 0, -1
 
 
-class _BufferedClient(paho.Client):
+class _TrackedClient(paho.Client):
+    """paho that says whether its network thread is running (public API only).
+
+    ``loop_start`` runs ``loop_forever`` in paho's thread; when that returns
+    or raises, the thread is over and nothing more is received.
+    """
+
+    network_running: bool = False
+    network_error: BaseException | None = None
+
+    def loop_forever(
+        self,
+        timeout: float = 1.0,
+        retry_first_connection: bool = False,
+    ) -> MQTTErrorCode:
+        self.network_running = True
+        try:
+            return super().loop_forever(timeout, retry_first_connection=retry_first_connection)
+        except BaseException as exc:
+            self.network_error = exc
+            log.critical(
+                "MQTT network thread of %s stopped: %s: %s; nothing more is received",
+                self._client_id.decode(errors="replace"),
+                type(exc).__name__,
+                exc,
+                exc_info=exc,
+            )
+            raise
+        finally:
+            self.network_running = False
+
+
+class _BufferedClient(_TrackedClient):
     """paho with a read buffer: the receive path's syscalls were its main cost.
 
     paho reads each packet with one ``recv`` for the command byte, one per
@@ -327,6 +417,8 @@ class MqttSettings:
     connect_timeout_s: float = 3.0
     reconnect_min_s: int = 1
     reconnect_max_s: int = 10
+    # How long ``problem`` reports a session taken over by another client.
+    takeover_hold_s: float = 60.0
 
 
 class MqttClient:
@@ -351,7 +443,10 @@ class MqttClient:
         on_publish: Callable[[int], None] | None = None,
         manual_ack: bool = False,
         will: Will | None = None,
+        fast_paths: bool | None = None,
     ) -> None:
+        """``fast_paths``: paho's private fast path on or off; None (the default)
+        takes it when ``fast_paths_supported()``."""
         if not 1 <= settings.receive_maximum <= 65535:
             raise ValueError("receive_maximum must be 1..65535")
         if on_message is not None and on_messages is not None:
@@ -377,6 +472,12 @@ class MqttClient:
         self._sub_failed: set[int] = set()
         # The broker's Maximum Packet Size from its MQTT 5 CONNACK (None: no limit said).
         self.max_packet_size: int | None = None
+        self.fast_paths = FAST_PATHS if fast_paths is None else fast_paths
+        # Exceptions raised by our callbacks (caught, logged, the thread goes on),
+        # and sessions taken over by another client with our id.
+        self.handler_errors = 0
+        self.session_takeovers = 0
+        self._taken_over_at: float | None = None
 
     @property
     def protocol(self) -> MqttProtocol | None:
@@ -385,8 +486,59 @@ class MqttClient:
 
     @property
     def is_connected(self) -> bool:
-        """True only while a CONNACK accepted the current connection."""
-        return self._connected.is_set()
+        """True only while a CONNACK accepted the current connection and the
+        network thread that receives on it is running."""
+        return self._connected.is_set() and self.network_alive
+
+    @property
+    def network_alive(self) -> bool:
+        """False once the network thread has ended (``disconnect()``, or a fault)."""
+        client = self._client
+        return isinstance(client, _TrackedClient) and client.network_running
+
+    @property
+    def problem(self) -> str | None:
+        """Why this client cannot do its work right now, in a few words (None: it can)."""
+        client = self._client
+        if isinstance(client, _TrackedClient) and client.network_error is not None:
+            exc = client.network_error
+            return f"MQTT network thread stopped ({type(exc).__name__}); nothing is received"
+        taken = self._taken_over_at
+        if taken is not None:
+            ago = time.monotonic() - taken
+            if ago < self.settings.takeover_hold_s:
+                return (
+                    f"session taken over or lost {ago:.0f} s ago (another client using "
+                    f"client id {self.settings.client_id!r}?)"
+                )
+        if not self.is_connected:
+            return "not connected to the broker"
+        return None
+
+    def _taken_over(self, what: str) -> None:
+        self.session_takeovers += 1
+        self._taken_over_at = time.monotonic()
+        log.error(
+            "the broker %s; another client may be using client id %r (bind client ids "
+            "to logins: deploy/mosquitto.conf); reconnecting",
+            what,
+            self.settings.client_id,
+        )
+
+    def _guarded(self, what: str, topic: str, call: Callable[[], object]) -> None:
+        """``call()`` on paho's thread; an exception is logged with the topic and counted,
+        never left to end the thread (which would leave us connected and deaf)."""
+        try:
+            call()
+        except Exception:
+            self.handler_errors += 1
+            log.exception(
+                "MQTT %s handler failed on %s (the message is not acknowledged; the "
+                "broker sends it again after a reconnect)",
+                what,
+                topic,
+                extra={"topic": topic},
+            )
 
     def connect(self) -> None:
         """Connect, negotiating v5 then 3.1.1, and start the network thread.
@@ -420,7 +572,8 @@ class MqttClient:
 
     def _try_connect(self, proto: MqttProtocol) -> None:
         s = self.settings
-        client = _BufferedClient(
+        kind = _BufferedClient if self.fast_paths else _TrackedClient
+        client = kind(
             callback_api_version=CallbackAPIVersion.VERSION2,
             client_id=s.client_id,
             clean_session=None if proto == "5" else s.clean_start,
@@ -441,7 +594,11 @@ class MqttClient:
             )
         if self._will is not None:
             client.will_set(self._will.topic, self._will.payload, self._will.qos, self._will.retain)
-        if self._manual_ack and (self._on_message is not None or self._on_messages is not None):
+        if (
+            isinstance(client, _BufferedClient)
+            and self._manual_ack
+            and (self._on_message is not None or self._on_messages is not None)
+        ):
             client.fast_publish = self._handle_fast_publish
         client.on_connect = self._handle_connect
         client.on_disconnect = self._handle_disconnect
@@ -508,6 +665,13 @@ class MqttClient:
             self._connection += 1
             self._session_present = flags.session_present
             subs = dict(self._subscriptions)
+        persistent = not self.settings.clean_start and self.settings.session_expiry_s > 0
+        if persistent and self._connection > 1 and not flags.session_present:
+            # Our session was there a connection ago and is gone: another client
+            # connected with our client id and a clean session (Mosquitto 2.0 closes
+            # the old connection without the 0x8E DISCONNECT reaching it), or the
+            # broker lost its sessions. Either way what it queued for us is gone.
+            self._taken_over("found our session gone on reconnect")
         if isinstance(client, _BufferedClient):
             # Before any PUBLISH of this connection: paho's thread reads them after us.
             client.fast_connection = self._connection
@@ -520,8 +684,9 @@ class MqttClient:
             self._client = client
         self._connected.set()
         self._connack.set()
-        if self._on_connect is not None:
-            self._on_connect(flags.session_present)
+        on_connect = self._on_connect
+        if on_connect is not None:
+            self._guarded("connect", "(connect)", lambda: on_connect(flags.session_present))
 
     def _handle_disconnect(
         self,
@@ -533,10 +698,13 @@ class MqttClient:
     ) -> None:
         was = self._connected.is_set()
         self._connected.clear()
-        if was:
+        if reason.value == SESSION_TAKEN_OVER:
+            self._taken_over("gave our session to another client (session taken over)")
+        elif was:
             log.warning("disconnected from broker: %s", reason)
-            if self._on_disconnect is not None:
-                self._on_disconnect()
+        on_disconnect = self._on_disconnect
+        if was and on_disconnect is not None:
+            self._guarded("disconnect", "(disconnect)", on_disconnect)
 
     def _handle_message(self, client: paho.Client, userdata: object, msg: paho.MQTTMessage) -> None:
         message = MqttMessage(
@@ -547,19 +715,21 @@ class MqttClient:
             mid=msg.mid,
             connection=self._connection,
         )
-        if self._on_messages is not None:
-            self._on_messages([message])
-        elif self._on_message is not None:
-            self._on_message(message)
+        on_messages, on_message = self._on_messages, self._on_message
+        if on_messages is not None:
+            self._guarded("message", message.topic, lambda: on_messages([message]))
+        elif on_message is not None:
+            self._guarded("message", message.topic, lambda: on_message(message))
 
     def _handle_fast_publish(self, messages: list[MqttMessage]) -> None:
-        if self._on_messages is not None:
-            self._on_messages(messages)
+        on_messages = self._on_messages
+        if on_messages is not None:
+            self._guarded("message", messages[0].topic, lambda: on_messages(messages))
             return
         on_message = self._on_message
         assert on_message is not None
         for message in messages:
-            on_message(message)
+            self._guarded("message", message.topic, functools.partial(on_message, message))
 
     def _handle_publish(
         self,
@@ -569,8 +739,9 @@ class MqttClient:
         reason: ReasonCode,
         properties: Properties,
     ) -> None:
-        if self._on_publish is not None:
-            self._on_publish(mid)
+        on_publish = self._on_publish
+        if on_publish is not None:
+            self._guarded("publish", f"(ack of message {mid})", lambda: on_publish(mid))
 
     def _handle_subscribe(
         self,
@@ -659,6 +830,13 @@ class MqttClient:
         if info.rc not in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_NO_CONN):
             return False
         deadline = time.monotonic() + timeout_s
+        if not self.fast_paths:
+            # The public path: paho's wait gives up at once while disconnected, so poll.
+            while not info.is_published():
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(0.01)
+            return True
         # paho's private condition, set when the PUBACK arrives on any connection.
         with info._condition:
             while not info._published:
@@ -689,6 +867,10 @@ class MqttClient:
         """
         client = self._require()
         current, manual = self._connection, self._manual_ack
+        if not self.fast_paths:
+            for m in messages:
+                self.ack(m)  # paho's public ack: one write per PUBACK
+            return
         # Each PUBACK as one big-endian 32-bit word: header, length 2, packet id.
         words: list[int] = []
         for m in messages:
@@ -699,7 +881,7 @@ class MqttClient:
             else:
                 self.ack(m)
         if words:
-            # Private paho API, pinned by paho-mqtt<3 in pyproject.
+            # Private paho API: only on the tested paho minor version (FAST_PATHS).
             client._packet_queue(_PUBACK_HEADER, struct.pack(f"!{len(words)}I", *words), 0, 0)
 
     def disconnect(self) -> None:

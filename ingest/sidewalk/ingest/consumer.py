@@ -282,6 +282,11 @@ class IngestConsumer:
         return self._known
 
     @property
+    def mqtt(self) -> MqttClient:
+        """The broker session (its ``problem``, handler errors and takeovers)."""
+        return self._client
+
+    @property
     def protocol(self) -> str | None:
         """The MQTT protocol negotiated with the broker ("5" or "3.1.1")."""
         return self._client.protocol

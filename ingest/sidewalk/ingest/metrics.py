@@ -23,7 +23,7 @@ from prometheus_client.registry import Collector
 from prometheus_client.samples import Sample
 
 from sidewalk.core.contract import AnyReading, TimePolicy
-from sidewalk.core.health import Check, flag, sqlite_writable, threads_alive
+from sidewalk.core.health import Check, sqlite_writable, threads_alive
 from sidewalk.core.observability import (
     Observability,
     RenderedFamily,
@@ -88,6 +88,17 @@ class IngestCollector(Collector):
         )
         for name, doc, value in counters:
             yield CounterMetricFamily(name, doc, value=value)
+        mqtt = self._consumer.mqtt
+        yield CounterMetricFamily(
+            "sidewalk_ingest_mqtt_handler_errors",
+            "Exceptions raised while handing received messages over (logged with the topic)",
+            value=mqtt.handler_errors,
+        )
+        yield CounterMetricFamily(
+            "sidewalk_ingest_session_takeovers",
+            "Times the broker gave ingest's session to another client with its client id",
+            value=mqtt.session_takeovers,
+        )
         known = self._consumer.known_devices
         if known is not None:
             unknown = CounterMetricFamily(
@@ -338,12 +349,9 @@ class TimedStore:
         self.inner.close()
 
 
-def _consumer_connected(consumer: IngestConsumer) -> bool:
-    connected = getattr(consumer, "connected", None)
-    if isinstance(connected, bool):
-        return connected
-    # Until the consumer exposes ``connected``: its client's own flag.
-    return bool(consumer._client.is_connected)
+def _broker_ready(consumer: IngestConsumer) -> Check:
+    """Readiness of the broker session: connected, network thread alive, our own session."""
+    return lambda: consumer.mqtt.problem
 
 
 def _store_ready(consumer: IngestConsumer, store_path: Path) -> Check:
@@ -371,7 +379,7 @@ def ingest_observability(
     registry.register(IngestCollector(consumer))
     registry.register(StoreCollector(store_path))
     ready: dict[str, Check] = {
-        "broker": flag(lambda: _consumer_connected(consumer), "not connected to the broker"),
+        "broker": _broker_ready(consumer),
         "store": _store_ready(consumer, store_path),
     }
     if space is not None:
