@@ -159,3 +159,54 @@ def test_a_metrics_port_in_use(tmp_path: Path, command: str, setting: str) -> No
     assert f"observability.{setting}" in line
     assert "--metrics-port" in line
     assert not (tmp_path / "cases.sqlite3").exists()  # nothing started before the check
+
+
+def test_the_dashboard_port_in_use(tmp_path: Path) -> None:
+    """The real process, as the unit file starts it: one line naming --port, nothing opened."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = int(taken.getsockname()[1])
+        config = _config(tmp_path, _sqlite(tmp_path), "mqtt://127.0.0.1:1")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SIDEWALK_")}
+        env["SIDEWALK_DASHBOARD_SECRET"] = "a long enough secret for the test"
+        done = subprocess.run(
+            [sys.executable, "-m", "sidewalk.cli", "dashboard", "--config", str(config),
+             "--host", "127.0.0.1", "--port", str(port)],
+            capture_output=True, text=True, timeout=120, env=env, check=False,
+        )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    line = _one_line(done.stderr + done.stdout)
+    assert line.startswith(f"port {port} on 127.0.0.1 is in use by another program"), line
+    assert "--port" in line
+    assert not (tmp_path / "cases.sqlite3").exists()  # refused before the database opened
+
+
+def test_add_user_takes_the_groups_config_and_fails_before_the_prompt(tmp_path: Path) -> None:
+    """``sidewalk dashboard --config F add-user NAME``: F is used (its database is the
+    unreachable one) and the refusal comes before any password is asked for."""
+    url = f"postgresql+psycopg://sidewalk@127.0.0.1:{_closed_port()}/cases"
+    result = CliRunner().invoke(
+        app,
+        ["dashboard", "--config", str(_config(tmp_path, url)), "add-user", "pat", "--role", "clerk"],
+        input="",  # a prompt would read end-of-file and abort instead
+        env={"COLUMNS": "300"},
+    )
+    assert result.exit_code == 2, result.output
+    assert "cannot open the case database" in result.output
+    assert "password:" not in result.output.lower()  # the prompt's text
+
+
+def test_add_user_refuses_a_taken_name_before_the_prompt(tmp_path: Path) -> None:
+    config = str(_config(tmp_path, _sqlite(tmp_path)))
+    first = CliRunner().invoke(
+        app, ["dashboard", "--config", config, "add-user", "pat", "--role", "clerk"],
+        input="long enough pw\nlong enough pw\n",
+    )  # fmt: skip
+    assert first.exit_code == 0, first.output
+    again = CliRunner().invoke(
+        app, ["dashboard", "--config", config, "add-user", "pat", "--role", "viewer"], input=""
+    )
+    assert again.exit_code == 2, again.output
+    assert "already an account called 'pat'" in again.output
+    assert "password:" not in again.output.lower()

@@ -55,11 +55,27 @@ def dashboard(  # noqa: PLR0917 (Typer maps parameters to options)
 ) -> None:
     """Serve the dashboard over the configured stores (secret: SIDEWALK_DASHBOARD_SECRET)."""
     if ctx.invoked_subcommand is not None:
+        # ``sidewalk dashboard --config F add-user …``: the group's --config serves the
+        # subcommand too, as a clerk reading the help would expect.
+        ctx.obj = {"config": config}
         return
     secret = secret_from_env()
     place = village(config)
     configure_logging(place.settings, log_format)
+    port_free(host, port)
     serve(place, secret, host=host, port=port, geojson=geojson)
+
+
+def port_free(host: str, port: int) -> None:
+    """Exit 2 in one line when the dashboard's own port is taken (before any store opens)."""
+    from sidewalk.core.observability import port_problem
+
+    why = port_problem(host, port)
+    if why is not None:
+        fail(
+            f"port {port} on {host} is in use by another program ({why}): stop it, or start"
+            f" the dashboard with --port set to a free port (the unit file's ExecStart line)"
+        )
 
 
 def serve(place: Village, secret: str, *, host: str, port: int, geojson: Path | None) -> None:
@@ -145,6 +161,7 @@ def _tls(certfile: Path | None) -> tuple[str, str] | None:
 
 @dashboard_app.command("add-user")
 def add_user(
+    ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="login name")],
     role: Annotated[str, typer.Option(help=ROLES)],
     config: ConfigOption = None,
@@ -157,8 +174,16 @@ def add_user(
     except ValueError as exc:
         fail(f"--role: {exc}")
     no_nul(name=name)
+    if not name.strip() or len(name) > 64:
+        fail("the login name has 1 to 64 characters")
+    if config is None and isinstance(ctx.obj, dict):
+        config = ctx.obj.get("config")
     place = village(config)
-    password = typer.prompt("password", hide_input=True, confirmation_prompt=True)
+    # Everything that can refuse is checked before the password is asked for: the
+    # database (a wrong URL fails here) and a name already taken.
     with place.cases() as cases, refusals(ValueError):
+        if cases.dashboard.get_user(name) is not None:
+            fail(f"there is already an account called {name!r}: choose another login name")
+        password = typer.prompt("password", hide_input=True, confirmation_prompt=True)
         auth.add_user(cases, name, password, role, who="cli")
     console().print(f"account {name} ({role}) created")
