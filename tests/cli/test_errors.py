@@ -188,10 +188,11 @@ def test_add_user_takes_the_groups_config_and_fails_before_the_prompt(tmp_path: 
     url = f"postgresql+psycopg://sidewalk@127.0.0.1:{_closed_port()}/cases"
     result = CliRunner().invoke(
         app,
-        ["dashboard", "--config", str(_config(tmp_path, url)), "add-user", "pat", "--role", "clerk"],
+        ["dashboard", "--config", str(_config(tmp_path, url)),
+         "add-user", "pat", "--role", "clerk"],
         input="",  # a prompt would read end-of-file and abort instead
         env={"COLUMNS": "300"},
-    )
+    )  # fmt: skip
     assert result.exit_code == 2, result.output
     assert "cannot open the case database" in result.output
     assert "password:" not in result.output.lower()  # the prompt's text
