@@ -32,11 +32,15 @@ class StormTemplate:
 
 
 def _runner(
-    cases: CaseStore, profile: Profile, mqtt: MqttSettings, letterhead: Letterhead | None
+    cases: CaseStore,
+    profile: Profile,
+    mqtt: MqttSettings,
+    letterhead: Letterhead | None,
+    tick_seconds: float = 30.0,
 ) -> AnalyticsRunner:
     return build_analytics(
         cases, profile, mqtt, site="clyman", mode="stream", persist_jobs=False,
-        letterhead=letterhead,
+        letterhead=letterhead, tick_seconds=tick_seconds,
     )  # fmt: skip
 
 
@@ -62,11 +66,13 @@ def restore(
     profile: Profile,
     mqtt: MqttSettings,
     letterhead: Letterhead | None = None,
+    *,
+    tick_seconds: float = 30.0,
 ) -> tuple[AnalyticsRunner, CaseStore]:
     """A copy of the template's records at ``database`` and a runner resumed on them."""
     shutil.copyfile(template.database, database)
     cases = open_cases(f"sqlite:///{database}", profile)
-    runner = _runner(cases, profile, mqtt, letterhead)
+    runner = _runner(cases, profile, mqtt, letterhead, tick_seconds)
     runner.engine.restore(template.engine_state)
     # What a failed write rolls the engine back to: the restored state, as after start().
     runner._saved = template.engine_state  # no public way without a broker (start() connects)

@@ -411,8 +411,17 @@ class AnalyticsRunner:
         unacknowledged messages to a runner restored from the last snapshot,
         and every record it writes is idempotent.
         """
+        stream = self.mode == "stream"
+        polled = time.monotonic()
         while True:
-            first = self._queue.get()
+            try:
+                # In event time no scheduler ticks: this thread takes the people's
+                # actions itself, when idle for a tick's length and after batches.
+                first = self._queue.get(timeout=self._tick_seconds if stream else None)
+            except queue.Empty:
+                self._stream_actions()
+                polled = time.monotonic()
+                continue
             if first is None:
                 return
             batch = [first]
@@ -437,6 +446,21 @@ class AnalyticsRunner:
                         self._unprocessed[device] = left
                     else:
                         self._unprocessed.pop(device, None)
+            if stream and time.monotonic() - polled >= self._tick_seconds:
+                self._stream_actions()
+                polled = time.monotonic()
+
+    def _stream_actions(self) -> None:
+        """Apply the actions people recorded, in ``stream`` mode (``tick`` applies them
+        and saves; no clock advance there). Each takes effect at its own recorded time,
+        as live: a service recorded for 9:00 starts its period at 9:00 of event time.
+        A failure is logged and retried on the next poll; the actions stay pending."""
+        if self.engine.now is None:
+            return  # event time has not begun: no frontage is watched yet, all would refuse
+        try:
+            self.tick()
+        except Exception:
+            log.exception("analytics could not apply the recorded actions; retrying")
 
     def _received(self, msg: MqttMessage) -> None:
         """paho's thread: count the message against its device, then queue it."""
