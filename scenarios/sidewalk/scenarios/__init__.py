@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import random
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from importlib import resources
 from pathlib import Path
@@ -145,6 +146,66 @@ class Scenario(_Strict):
                 "expect": moved(self.expect),
             }
         )
+
+
+@dataclass(frozen=True, slots=True)
+class PoleFrontage:
+    """A frontage a registered pole watches, as the registry holds it."""
+
+    id: str
+    address: str
+    length_ft: float
+    walk_width_ft: float | None = None
+
+
+def on_pole(
+    story: Scenario, device: str, frontages: Sequence[PoleFrontage], ending: datetime
+) -> Scenario:
+    """The story played by the village's own pole on its own frontages, ending at ``ending``.
+
+    ``sidewalk edge simulate --device``: the pole's id, the registry's frontage ids and
+    addresses, every time moved so the story's end is ``ending`` (readings stamped in
+    the present, which ingest accepts, instead of the story's own dates). The k-th
+    frontage plays the story's (k mod n)-th frontage's clearing, so a pole watching
+    more frontages than the story has repeats its scripts."""
+    if not frontages:
+        raise ScenarioError("the pole watches no frontage: nothing to play")
+    shift = ending - story.scenario.end
+    scripted = story.frontage
+
+    def script(k: int) -> ScenarioFrontage:
+        return scripted[k % len(scripted)]
+
+    new_frontages = [
+        script(k).model_copy(update={
+            "id": f.id, "address": f.address, "parcel": f.id, "length_ft": f.length_ft,
+            "walk_width_ft": f.walk_width_ft or script(k).walk_width_ft,
+        })
+        for k, f in enumerate(frontages)
+    ]  # fmt: skip
+    clearing = [
+        c.model_copy(update={"frontage": f.id, "at": c.at + shift})
+        for k, f in enumerate(frontages)
+        for c in story.clearing
+        if c.frontage == script(k).id
+    ]
+    surface = [
+        c.model_copy(update={"frontage": f.id, "at": c.at + shift})
+        for k, f in enumerate(frontages)
+        for c in story.surface
+        if c.frontage == script(k).id
+    ]
+    head = story.scenario.model_copy(update={
+        "device": device, "start": story.scenario.start + shift, "end": ending,
+    })  # fmt: skip
+    snowfall = [
+        s.model_copy(update={"start": s.start + shift, "end": s.end + shift})
+        for s in story.snowfall
+    ]
+    return story.model_copy(update={
+        "scenario": head, "frontage": new_frontages, "snowfall": snowfall,
+        "clearing": clearing, "surface": surface, "expect": [],
+    })  # fmt: skip
 
 
 def bundled_parcels(name: str) -> Path | None:
