@@ -185,6 +185,22 @@ class PermitDetail(_Detail):
     emergency: Flag = False  # the Board found it an emergency (§ 370-7 A, H)
     renewals: Count = 0  # 30-day renewals granted so far
     frontage: str | None = None
+    # The work's dates (§ 370-7 G, H, I); an entry with the same renewals adds them later.
+    applied_at: Instant | None = None  # when the permit was applied for (H)
+    pavement_removed: Flag = True  # false: no pavement taken up (G does not apply)
+    cold_mix_on: Day | None = None  # temporary cold mix placed (G)
+    permanent_pavement_on: Day | None = None  # permanent pavement replaced (G)
+    street_repaved_on: Day | None = None  # the street's last repaving, from the records (I)
+    essential: Flag = False  # the Board found the opening absolutely essential (I)
+    repaving_notice_on: Day | None = None  # the Clerk-Treasurer's repaving notice (I)
+    work_completed_on: Day | None = None  # the excavation work in the street completed (I)
+    # The notices § 370-7 B and F ask for, when each was given (and the events they precede).
+    dpw_notified_at: Instant | None = None  # the Director of Public Works, before excavating
+    parties_notified_at: Instant | None = None  # everyone affected, a business day ahead
+    backfill_at: Instant | None = None  # backfilling or restoring the surface
+    backfill_notified_at: Instant | None = None  # the Village, four hours before it
+    utility_loss_at: Instant | None = None  # private properties lose a utility service
+    utility_loss_notified_at: Instant | None = None  # they were told, 12 hours before
 
 
 class ObstructionDetail(_Detail):

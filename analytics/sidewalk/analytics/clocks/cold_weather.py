@@ -18,7 +18,15 @@ from datetime import date, datetime, timedelta
 from typing import Literal
 
 from sidewalk.analytics.clocks.events import Cause, Transition
-from sidewalk.analytics.clocks.permits import Finding, StreetOpeningPermit, permit_expiry
+from sidewalk.analytics.clocks.permits import (
+    Excavation,
+    Finding,
+    StreetOpeningPermit,
+    done_at,
+    permit_expiry,
+    work_check,
+    work_deadlines,
+)
 from sidewalk.analytics.clocks.states import KeepOffState, PermitState, SubgradeState
 from sidewalk.core.calendar import Deadline, plus_elapsed
 from sidewalk.core.clock import require_aware
@@ -270,6 +278,11 @@ def keep_off_until(pour: Pour, lowest_temp_f: float | None, profile: Profile) ->
 # -- the engine piece ------------------------------------------------------------
 
 
+def _reported_key(finding: Finding) -> str:
+    """A finding's identity among one permit's: its rule and the event time it is about."""
+    return f"{finding.rule}@{finding.at.isoformat()}"
+
+
 @dataclass
 class _Probe:
     """One ground-probe reading and the debounced state after it."""
@@ -289,6 +302,14 @@ class _Subgrade:
     # The readings of the last forecast window (72 h), so a pour entered late is
     # judged on the ground as it was at the pour (event time); older ones drop.
     recent: list[_Probe] = field(default_factory=list)
+    # The air temperatures (°F) of the same window, by event time: a pour entered
+    # after the fact is judged on the air at and after it (§ 370-5 (9)'s cold weather).
+    air: list[tuple[datetime, float]] = field(default_factory=list)
+
+    def air_since(self, at: datetime) -> list[float]:
+        """The air as of ``at`` (the last reading at or before it) and every reading since."""
+        i = bisect.bisect_right(self.air, at, key=lambda r: r[0])
+        return [t for _, t in self.air[max(0, i - 1) :]]
 
     def as_of(self, at: datetime) -> _Probe | None:
         """The latest reading at or before ``at`` that is still kept."""
@@ -312,6 +333,10 @@ class _Permit:
     state: PermitState = PermitState.VALID
     # A renewal after expiry starts a new case record (the old one closed): its suffix.
     record: str = ""
+    # The opening and its work's dates as entered (§ 370-7 G, H, I), and the findings
+    # already made about them (rule and event time), so each is made once.
+    opening: Excavation | None = None
+    reported: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -382,6 +407,21 @@ class ColdWeatherClocks:
             out += self._air(site, c_to_f(air_temp_c), cause)
         return self._log(out)
 
+    def note_air(self, site: str, at: datetime, air_temp_c: float) -> None:
+        """Keep a site's air temperature for the forecast window, for pours entered late."""
+        sub = self.subgrade.get(site)
+        if sub is None:
+            return
+        if sub.air and at < sub.air[-1][0]:
+            bisect.insort(sub.air, (at, c_to_f(air_temp_c)), key=lambda r: r[0])
+        else:
+            sub.air.append((at, c_to_f(air_temp_c)))
+        # The window, and the reading just before it (the air as of its start).
+        cutoff = sub.air[-1][0] - self._window
+        drop = bisect.bisect_left(sub.air, cutoff, key=lambda r: r[0]) - 1
+        if drop > 0:
+            del sub.air[:drop]
+
     def subgrade_at(self, site: str | None, at: datetime) -> tuple[float | None, bool | None]:
         """The probe temperature and debounced frozen reading at ``site`` as of ``at``.
 
@@ -401,6 +441,16 @@ class ColdWeatherClocks:
         deadline = self._normal_or_street(pour)
         state = KeepOffState.PROTECTED if pour.kind == "street" else KeepOffState.KEEP_OFF_NORMAL
         clock = _KeepOff(pour, deadline, KeepOffState.IDLE)
+        sub = self.subgrade.get(pour.site or "")
+        air = [] if sub is None or pour.kind != "sidewalk" else sub.air_since(pour.at)
+        if air:
+            # The air at the pour (its last reading before) and since, however late the
+            # pour is entered: cold weather then calls for the cold period from the start.
+            clock.lowest_temp_f = min(air)
+            picked = keep_off_until(pour, clock.lowest_temp_f, self.profile)
+            if picked.due > deadline.due:
+                deadline, state = picked, KeepOffState.KEEP_OFF_COLD
+                clock.deadline = deadline
         self.keep_off[pour.id] = clock
         # The ground as it was at the pour, however late the pour is entered.
         _temp, frozen = self.subgrade_at(pour.site, pour.at)
@@ -417,6 +467,8 @@ class ColdWeatherClocks:
                 else SubgradeState.THAWED
             ).value,
         }
+        if clock.lowest_temp_f is not None:
+            detail["air_temp_f"] = clock.lowest_temp_f
         return self._log([self._move(clock, state, pour.at, cause, detail)])
 
     def record_permit(
@@ -435,7 +487,10 @@ class ColdWeatherClocks:
         if existing is not None and existing.state == PermitState.EXPIRED:
             # The expired permit's record closed; its renewal is a record of its own.
             record, from_state = f"renewal-{permit.renewals}", PermitState.NONE
-        self.permits[permit.id] = _Permit(permit, expiry, PermitState.VALID, record)
+        held = _Permit(permit, expiry, PermitState.VALID, record)
+        if existing is not None:  # a renewal keeps the opening's work and what was found
+            held.opening, held.reported = existing.opening, existing.reported
+        self.permits[permit.id] = held
         detail: dict[str, object] = {
             "expires": expiry.due.isoformat(),
             "renewals": permit.renewals,
@@ -454,6 +509,33 @@ class ColdWeatherClocks:
             detail,
         )
         return self._log([transition])
+
+    def record_work(self, permit_id: str, opening: Excavation) -> None:
+        """The opening a recorded permit is for, with its work's dates and notices as
+        entered so far (§§ 370-7 B, F, G, H, I)."""
+        self.permits[permit_id].opening = opening
+
+    def first_found(self, permit_id: str, findings: Iterable[Finding]) -> list[Finding]:
+        """Those of ``findings`` about this permit not made before (each is made once)."""
+        held = self.permits[permit_id]
+        out: list[Finding] = []
+        for finding in findings:
+            key = _reported_key(finding)
+            if key not in held.reported:
+                held.reported.append(key)
+                out.append(finding)
+        return out
+
+    def work_findings(self, at: datetime) -> list[tuple[str, Finding]]:
+        """§ 370-7 G, H, I findings due by event time ``at`` not made before: a deadline
+        passed with nothing on record, or work entered as done late. Each once."""
+        out: list[tuple[str, Finding]] = []
+        for permit_id, held in self.permits.items():
+            if held.opening is None:
+                continue
+            found = work_check(held.opening, self.profile, at)
+            out += [(permit_id, f) for f in self.first_found(permit_id, found)]
+        return sorted(out, key=lambda pair: (pair[1].at, pair[0]))
 
     def advance(self, to: datetime) -> list[Transition]:
         """Move event time to ``to`` (never backwards); returns what came due, in time order."""
@@ -500,7 +582,20 @@ class ColdWeatherClocks:
         """The next instant at which ``advance`` would change something (for the scheduler)."""
         due = [c.deadline.due for c in self.keep_off.values() if c.state in KEEPING_OFF]
         due += [p.expiry.due for p in self.permits.values() if p.state == PermitState.VALID]
+        due += [d for p in self.permits.values() for d in self._work_due(p)]
         return min(due, default=None)
+
+    def _work_due(self, held: _Permit) -> list[datetime]:
+        """The § 370-7 G, H, I deadlines still to be judged: nothing done on record yet,
+        and not yet found missed."""
+        if held.opening is None:
+            return []
+        return [
+            d.due
+            for d in work_deadlines(held.opening, self.profile)
+            if done_at(held.opening, d.rule, self.profile) is None
+            and f"{d.rule}@{d.due.isoformat()}" not in held.reported
+        ]
 
     def state(self) -> ColdState:
         """The clocks' state for a snapshot."""
@@ -611,7 +706,8 @@ class ColdWeatherClocks:
         return [self._move(clock, KeepOffState.ENDED, due, cause, {"rule": clock.deadline.rule})]
 
     def _normal_or_street(self, pour: Pour) -> Deadline:
-        # A walk starts on the normal period and is lengthened by the first cold reading.
+        # A walk with no air reading yet starts on the normal period; the first cold one
+        # lengthens it (and none in the whole period calls for the cold one).
         return keep_off_until(
             pour, self.profile.cold_weather.cold_weather_below.deg_f, self.profile
         )

@@ -48,6 +48,7 @@ from sidewalk.analytics.clocks.actions import (
     EnforcementAction,
     InspectionCorrected,
     InspectionNoticeDelivered,
+    PermitDetail,
     RecordDemolitionCompleted,
     RecordExcavationOpened,
     RecordIce,
@@ -115,8 +116,10 @@ from sidewalk.analytics.clocks.obstructions import (
 from sidewalk.analytics.clocks.permits import (
     Excavation,
     Finding,
+    Repaving,
     StreetOpeningPermit,
     street_opening_check,
+    work_check,
 )
 from sidewalk.analytics.clocks.review import decide_review
 from sidewalk.analytics.clocks.states import ClearingState
@@ -511,6 +514,8 @@ class ClockEngine:
         air = get("air_temp_c")
         site = self.cold.probes.get(device)
         events: list[Event] = []
+        if site is not None and air is not None:
+            self.cold.note_air(site, at, air)  # a pour entered later is judged on it
         if site is not None and (
             get("ground_temp_c") is not None or (air is not None and self.cold.keep_off)
         ):
@@ -659,6 +664,7 @@ class ClockEngine:
                 events += self._due(self.clocks[frontage], to)
         events += self.enforcement.advance(to)
         events += self._cold(self.cold.advance(to))
+        events += [_finding(f"permit:{p}", f) for p, f in self.cold.work_findings(to)]
         events += self.street.advance(to)
         events += self.inspections.advance(to)
         return events
@@ -907,7 +913,9 @@ class ClockEngine:
         opened_at = detail.opened_at
         approved_at = detail.approved_at or opened_at
         held = self.cold.permits.get(action.target)
-        if held is not None and detail.renewals <= held.permit.renewals:
+        if held is not None and detail.renewals == held.permit.renewals:
+            return self._permit_work(action)  # the work's dates, entered as they happen
+        if held is not None and detail.renewals < held.permit.renewals:
             raise ValueError(
                 f"permit {action.target!r} is already recorded; a renewal must raise renewals"
             )
@@ -919,10 +927,43 @@ class ClockEngine:
         at = action.at if held is not None else None
         events = self._cold(self.cold.record_permit(permit, at=at, who=action.who))
         if held is None:
-            opening = Excavation(action.target, detail.street, opened_at, detail.emergency, permit)
-            findings = street_opening_check(opening, self.profile, opened_at)
-            events += [_finding(f"permit:{permit.id}", f) for f in findings]
+            opening = _opening(action.target, detail, permit)
+            self.cold.record_work(permit.id, opening)
+            findings = street_opening_check(opening, self.profile, opened_at, _repaved(detail))
+            # Entered after a deadline passed (the engine's time is on): found now.
+            findings += work_check(opening, self.profile, self.now or opened_at)
+            events += [
+                _finding(f"permit:{permit.id}", f)
+                for f in self.cold.first_found(permit.id, findings)
+            ]
         return events
+
+    def _permit_work(self, action: RecordPermit) -> list[Event]:
+        """§§ 370-7 B, F, G, H, I: dates entered for a recorded permit's work and notices
+        (the same permit, street and opening); what they show late is a finding now."""
+        held = self.cold.permits[action.target]
+        detail = action.detail
+        # A permit held from before its work was kept: the opening as this entry gives it.
+        previous = held.opening or _opening(action.target, detail, held.permit)
+        if (detail.street, detail.opened_at) != (
+            previous.segment, previous.starts_at,
+        ):  # fmt: skip
+            raise ValueError(
+                f"permit {action.target!r} is already recorded for another street or opening; "
+                "a renewal must raise renewals"
+            )
+        given = detail.model_dump(exclude_unset=True)
+        changes = {mine: given[theirs] for mine, theirs in _WORK_FIELDS.items() if theirs in given}
+        if not changes:
+            raise ValueError(f"permit {action.target!r} is already recorded; nothing new given")
+        opening = replace(previous, **changes)
+        self.cold.record_work(action.target, opening)
+        now = self.now or action.at
+        findings = street_opening_check(opening, self.profile, now, _repaved(detail))
+        return [
+            _finding(f"permit:{action.target}", f)
+            for f in self.cold.first_found(action.target, findings)
+        ]
 
     def _known_frontage(self, frontage: str | None) -> str | None:
         if frontage is None:
@@ -1276,6 +1317,30 @@ class ClockEngine:
         if until - latest.at > self.params.evidence_max_age:
             return None
         return latest
+
+
+# An opening's field, and the permit entry's that gives it (the work and the notices).
+_WORK_FIELDS = {
+    "permit_applied_at": "applied_at", "board_found_essential": "essential",
+    "pavement_removed": "pavement_removed", "cold_mix_on": "cold_mix_on",
+    "permanent_pavement_on": "permanent_pavement_on",
+    "repaving_notice_on": "repaving_notice_on", "work_completed_on": "work_completed_on",
+    "dpw_notified_at": "dpw_notified_at", "parties_notified_at": "parties_notified_at",
+    "backfill_at": "backfill_at", "backfill_notified_at": "backfill_notified_at",
+    "utility_loss_at": "utility_loss_at", "utility_loss_notified_at": "utility_loss_notified_at",
+}  # fmt: skip
+
+
+def _opening(target: str, detail: PermitDetail, permit: StreetOpeningPermit) -> Excavation:
+    """The opening a permit entry records, with the work's dates and notices given so far."""
+    given = {mine: getattr(detail, theirs) for mine, theirs in _WORK_FIELDS.items()}
+    return Excavation(target, detail.street, detail.opened_at, detail.emergency, permit, **given)
+
+
+def _repaved(detail: PermitDetail) -> list[Repaving]:
+    """§ 370-7 I: the street's last repaving, as the permit entry gives it."""
+    on = detail.street_repaved_on
+    return [] if on is None else [Repaving(detail.street, on)]
 
 
 def _finding(subject: str, f: Finding) -> RuleFinding:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Literal
 
 from sidewalk.core.calendar import (
@@ -26,6 +26,7 @@ from sidewalk.core.calendar import (
     plus_elapsed,
     start_of_day,
 )
+from sidewalk.core.clock import format_local
 from sidewalk.core.profile import Profile
 
 Severity = Literal["violation", "advisory", "unknown"]
@@ -101,6 +102,12 @@ class Excavation:
     ``emergency`` records the Village Board's (or its designee's) determination
     that this is an emergency excavation (§ 370-7 A, H). Notice times are when
     each notice was given; ``None`` means none is on record.
+
+    The work's dates as the clerk enters them (§ 370-7 G, I): when a temporary
+    cold-mix surface was placed, when the permanent pavement was replaced, when
+    the Clerk-Treasurer notified the permittee of a repaving determination, and
+    when its excavation work in that street was completed. ``pavement_removed``
+    is false for an opening that took up no pavement (G does not apply).
     """
 
     id: str
@@ -116,6 +123,11 @@ class Excavation:
     utility_loss_at: datetime | None = None
     utility_loss_notified_at: datetime | None = None
     board_found_essential: bool = False
+    pavement_removed: bool = True
+    cold_mix_on: date | None = None
+    permanent_pavement_on: date | None = None
+    repaving_notice_on: date | None = None
+    work_completed_on: date | None = None
 
 
 @dataclass(frozen=True)
@@ -276,6 +288,21 @@ def advisory_notices(excavation: Excavation, profile: Profile) -> list[Deadline]
     return notices
 
 
+_NOTICE_WORDS = {
+    "street_openings.dpw_notice_before_excavation": (
+        "The notice to the Director of Public Works of the excavation's location and extent"
+    ),
+    "street_openings.affected_parties_notice": (
+        "The notice to everyone affected by the work, a business day before it begins,"
+    ),
+    "street_openings.backfill_notice": (
+        "The notice to the Village Clerk-Treasurer or Director of Public Works before backfilling"
+    ),
+    "street_openings.utility_loss_notice": (
+        "The notice to the private properties before their utility service is lost"
+    ),
+}
+
 _NOTICE_GIVEN = {
     "street_openings.dpw_notice_before_excavation": "dpw_notified_at",
     "street_openings.affected_parties_notice": "parties_notified_at",
@@ -293,7 +320,7 @@ def street_opening_check(
     """Everything §§ 370-6 and 370-7 say about one excavation, as known at event time ``at``.
 
     Flags an opening inside the frozen-ground window unless it is an emergency;
-    an emergency's late (or, once due, missing) permit application; an opening
+    each § 370-7 G, H, I deadline met late or, once due, not met (``work_check``); an opening
     after its permit expired; an opening inside a repaving moratorium unless
     the Board found it absolutely essential; and each advisory notice given
     late or, once due, not at all.
@@ -307,14 +334,13 @@ def street_opening_check(
             Finding.of(
                 "street_openings.frozen_ground_window",
                 "violation",
-                f"opening on {day.isoformat()} inside the frozen-ground window "
-                f"{window.start}..{window.end} and not determined an emergency",
+                f"{excavation.segment} was opened on {day_words(day)}, inside the "
+                f"frozen-ground period {window.describe()} when no openings are permitted "
+                f"({window.citation}), and it is not on record as determined an emergency.",
                 excavation.starts_at,
                 window,
             )
         )
-    if excavation.emergency:
-        findings += _emergency_application(excavation, profile, at)
     if excavation.permit is not None:
         expiry = permit_expiry(excavation.permit, profile)
         if expiry.passed(excavation.starts_at):
@@ -322,38 +348,154 @@ def street_opening_check(
                 Finding.missed(
                     expiry,
                     "violation",
-                    f"opening after permit {excavation.permit.id} expired "
-                    f"at {expiry.due.isoformat()}",
+                    f"{excavation.segment} was opened on "
+                    f"{format_local(excavation.starts_at, profile.zone)}, after permit "
+                    f"{excavation.permit.id} expired at the end of {_last_day(expiry, profile)} "
+                    f"({expiry.citation}).",
                     excavation.starts_at,
                 )
             )
     findings += _moratorium(excavation, profile, repavings)
+    findings += work_check(excavation, profile, at)
     for notice in advisory_notices(excavation, profile):
         given: datetime | None = getattr(excavation, _NOTICE_GIVEN[notice.rule])
         late = given is not None and given > notice.due
         if late or (given is None and notice.passed(at)):
-            what = "given late" if late else "not on record"
-            findings.append(
-                Finding.missed(
-                    notice,
-                    "advisory",
-                    f"notice {what}: due by {notice.due.isoformat()}",
-                    notice.due,
-                )
+            shown = (
+                f"it was given late, on {format_local(given, profile.zone)}"
+                if given is not None
+                else "it is not on record"
             )
+            message = (
+                f"{_NOTICE_WORDS[notice.rule]} was due by "
+                f"{format_local(notice.due, profile.zone)} ({notice.citation}); {shown}."
+            )
+            # A late notice is found at its giving; a missing one at its due time.
+            findings.append(Finding.missed(notice, "advisory", message, given or notice.due))
     return findings
 
 
-def _emergency_application(excavation: Excavation, profile: Profile, at: datetime) -> list[Finding]:
-    deadline = permit_application_deadline(excavation.starts_at, profile)
-    applied = excavation.permit_applied_at
-    if applied is not None and applied < deadline.due:
-        return []
-    if applied is None and not deadline.passed(at):
-        return []
-    what = "made late" if applied is not None else "not made"
-    message = f"emergency permit application {what}: due by {deadline.due.isoformat()}"
-    return [Finding.missed(deadline, "violation", message, deadline.due)]
+def work_deadlines(excavation: Excavation, profile: Profile) -> list[Deadline]:
+    """§ 370-7 G, H, I: the deadlines this opening's work runs against.
+
+    H: an emergency's permit application by the end of the next business day.
+    G: a temporary cold-mix surface replaced by the following June 1; otherwise
+    the permanent pavement replaced within 60 days of the date of the permit
+    (read as applying where no cold mix was placed: with cold mix in winter the
+    June 1 date governs, or the winter rule could never be met). I: after the
+    Clerk-Treasurer's notice of a repaving determination, the excavation work in
+    that street completed within 30 days.
+    """
+    zone = profile.zone
+    out: list[Deadline] = []
+    if excavation.emergency:
+        out.append(permit_application_deadline(excavation.starts_at, profile))
+    if excavation.cold_mix_on is not None:
+        out.append(
+            cold_mix_replacement_deadline(start_of_day(excavation.cold_mix_on, zone), profile)
+        )
+    elif excavation.permit is not None and excavation.pavement_removed:
+        out.append(permanent_pavement_deadline(excavation.permit, profile))
+    if excavation.repaving_notice_on is not None:
+        notified = start_of_day(excavation.repaving_notice_on, zone)
+        out.append(utility_completion_deadline(notified, profile))
+    return out
+
+
+def done_at(excavation: Excavation, rule: str, profile: Profile) -> datetime | None:
+    """When the thing a work deadline asks for was done, as entered; ``None``: not on record.
+
+    A date entered (pavement, completion) counts from the start of that day, so
+    work done on the last day is in time.
+    """
+    if rule == "street_openings.emergency_permit_application":
+        return excavation.permit_applied_at
+    done = {
+        "street_openings.cold_mix_replacement_by": excavation.permanent_pavement_on,
+        "street_openings.permanent_pavement_within": excavation.permanent_pavement_on,
+        "street_openings.utility_completion": excavation.work_completed_on,
+    }[rule]
+    return None if done is None else start_of_day(done, profile.zone)
+
+
+def day_words(day: date) -> str:
+    """``Monday, December 7, 2026``: how a finding names a day."""
+    return f"{day:%A, %B} {day.day}, {day.year}"
+
+
+def _last_day(deadline: Deadline, profile: Profile) -> str:
+    """The last whole day a deadline allows, in words (``due`` is the midnight after it)."""
+    return day_words(local_date(deadline.due - timedelta(microseconds=1), profile.zone))
+
+
+def _work_message(excavation: Excavation, deadline: Deadline, done: datetime | None,
+                  profile: Profile) -> str:  # fmt: skip
+    """The finding's sentence: what was due, by when, and what the record shows."""
+    zone, rules = profile.zone, profile.street_openings
+    by = _last_day(deadline, profile)
+    opened = day_words(local_date(excavation.starts_at, zone))
+    if deadline.rule == "street_openings.emergency_permit_application":
+        what = (
+            f"The emergency opening of {excavation.segment} on {opened} needed its "
+            f"excavation permit applied for by the end of the next business day, {by}"
+        )
+        shown = (
+            "no application is on record"
+            if done is None
+            else (f"it was applied for on {format_local(done, zone)}")
+        )
+    elif deadline.rule == "street_openings.cold_mix_replacement_by":
+        placed = day_words(local_date(deadline.start, zone))
+        what = (
+            f"The temporary cold-mix surface placed on {placed} in {excavation.segment} "
+            f"had to be replaced with permanent pavement by {by}"
+        )
+        shown = (
+            "no permanent pavement is on record"
+            if done is None
+            else (f"it was replaced on {day_words(local_date(done, zone))}")
+        )
+    elif deadline.rule == "street_openings.permanent_pavement_within":
+        issued = day_words(local_date(deadline.start, zone))
+        what = (
+            f"The permanent pavement over the opening of {excavation.segment} had to be "
+            f"replaced within {rules.permanent_pavement_within.describe()} of the permit's "
+            f"date, {issued}: by {by}"
+        )
+        shown = (
+            "no permanent pavement is on record"
+            if done is None
+            else (f"it was replaced on {day_words(local_date(done, zone))}")
+        )
+    else:
+        notified = day_words(local_date(deadline.start, zone))
+        what = (
+            f"After the Village's notice of {notified} that {excavation.segment} is to be "
+            f"repaved, the excavation work in it had to be completed by {by}"
+        )
+        shown = (
+            "no completion is on record"
+            if done is None
+            else (f"it was completed on {day_words(local_date(done, zone))}")
+        )
+    return f"{what} ({deadline.citation}); {shown}."
+
+
+def work_check(excavation: Excavation, profile: Profile, at: datetime) -> list[Finding]:
+    """§ 370-7 G, H, I as known at event time ``at``: each deadline met late, or passed
+    with nothing on record. A late entry is found at the time it was done; a missing
+    one at the deadline (so a later late entry is a finding of its own)."""
+    findings: list[Finding] = []
+    for deadline in work_deadlines(excavation, profile):
+        done = done_at(excavation, deadline.rule, profile)
+        if done is not None and done < deadline.due:
+            continue
+        if done is None and not deadline.passed(at):
+            continue
+        when = deadline.due if done is None else done
+        message = _work_message(excavation, deadline, done, profile)
+        findings.append(Finding.missed(deadline, "violation", message, when))
+    return findings
 
 
 def _moratorium(
@@ -371,8 +513,12 @@ def _moratorium(
             # An emergency is no exemption by itself; the Board must find it essential.
             severity: Severity = "advisory" if excavation.emergency else "violation"
             message = (
-                f"opening in {repaving.segment}, repaved {repaving.completed_on.isoformat()}, "
-                f"before the moratorium lifts at {lifted.due.isoformat()}"
+                f"{repaving.segment} was repaved on {day_words(repaving.completed_on)}: no "
+                f"opening is to be permitted in it for "
+                f"{profile.street_openings.repaving_moratorium.describe()}, through "
+                f"{_last_day(lifted, profile)} ({lifted.citation}), unless the Village Board "
+                f"or its designee finds it absolutely essential; it was opened on "
+                f"{day_words(local_date(excavation.starts_at, profile.zone))}."
             )
             findings.append(Finding.missed(lifted, severity, message, excavation.starts_at))
     return findings
