@@ -333,11 +333,13 @@ def _ready_store(tmp_path: Path) -> tuple[str, Path]:
         confirm_for_demo(cases, load_profile(None), "check test")
     finally:
         cases.close()
+    from PIL import Image
+
     signature = tmp_path / "signature.png"
-    signature.write_bytes(b"\x89PNG\r\n")
+    Image.new("RGB", (300, 80), "white").save(signature)
     config = tmp_path / "sidewalk.toml"
     config.write_text(
-        f'[cases]\ndatabase_url = "{url}"\n'
+        f'data_dir = "{tmp_path / "var"}"\n[cases]\ndatabase_url = "{url}"\n'
         + VILLAGE.format(signature=signature, print_dir=tmp_path / "print"),
         encoding="utf-8",
     )
@@ -351,7 +353,11 @@ def test_the_command_exits_0_when_ready_1_with_a_problem_2_when_it_cannot_read(
     cli, env = CliRunner(), {"COLUMNS": "300"}
     done = cli.invoke(app, ["check", "--config", str(config)], env=env)
     assert done.exit_code == 0, done.output
-    assert done.output == "ready: 1 frontage(s) watched, letters can go out\n"
+    specimen = tmp_path / "var" / "letterhead-specimen.pdf"
+    assert done.output.splitlines() == [
+        f"a specimen letter under the letterhead: {specimen}",
+        "ready: 1 frontage(s) watched, letters can go out",
+    ]
 
     undelivered = tmp_path / "undelivered.toml"
     undelivered.write_text(config.read_text().split("[delivery]")[0], encoding="utf-8")
@@ -408,8 +414,9 @@ def test_a_village_starting_small_marks_the_rest_not_watched_and_passes(tmp_path
     )
     done = cli.invoke(app, ["check", *base], env=env)
     assert done.exit_code == 0, done.output
-    assert done.output.startswith("ready: 1 frontage(s) watched, letters can go out; 2"
-                                  " frontage(s) not watched yet")  # fmt: skip
+    assert done.output.splitlines()[-1].startswith(
+        "ready: 1 frontage(s) watched, letters can go out; 2 frontage(s) not watched yet"
+    )
 
     cases = open_cases(url, load_profile(None))
     try:
@@ -435,3 +442,31 @@ def test_a_village_starting_small_marks_the_rest_not_watched_and_passes(tmp_path
     nothing = cli.invoke(app, ["registry", "unwatched", "add", "--by", "Pat IT", *base], env=env)
     assert nothing.exit_code == 2
     assert "say which frontages" in nothing.output
+
+
+def test_the_specimen_letter_carries_the_letterhead_and_a_broken_signature_is_found(
+    tmp_path: Path,
+) -> None:
+    """``check`` renders a letter the way notices go to paper: the letterhead's lines are
+    in it, and a signature file that cannot be printed is a problem before any notice."""
+    from pypdf import PdfReader
+
+    _, config = _ready_store(tmp_path)
+    cli, env = CliRunner(), {"COLUMNS": "300"}
+    assert cli.invoke(app, ["check", "--config", str(config)], env=env).exit_code == 0
+    reader = PdfReader(tmp_path / "var" / "letterhead-specimen.pdf")
+    text = " ".join(page.extract_text() for page in reader.pages)
+    for line in ("100 Main St", "(920) 555-0142", "Pat Clerk", "Clerk-Treasurer", "SPECIMEN"):
+        assert line in text, (line, text)
+    assert any(page.images for page in reader.pages)  # the signature is printed
+
+    (tmp_path / "signature.png").write_bytes(b"\x89PNG\r\n")  # cut short
+    done = cli.invoke(app, ["check", "--config", str(config)], env=env)
+    assert done.exit_code == 1, done.output
+    [line] = [x for x in done.output.splitlines() if x.startswith("letterhead:")]
+    assert "signature_image" in line
+    assert "a letter cannot be printed with it" in line
+    (tmp_path / "signature.png").unlink()
+    done = cli.invoke(app, ["check", "--config", str(config)], env=env)
+    assert done.exit_code == 2  # the settings themselves name the missing file
+    assert "signature_image" in done.output

@@ -370,6 +370,32 @@ def notice_pdf(notice: NoticeRecord, profile: Profile, photos: Sequence[PhotoByt
     return bytes(pdf.output())
 
 
+def specimen_pdf(letterhead: Letterhead, profile: Profile, at: datetime) -> bytes:
+    """A specimen letter under ``letterhead`` (``sidewalk check``): the very path a
+    notice takes to paper, so a signature file fpdf cannot print fails here, before
+    the first notice, and the IT person can look at the letterhead as owners will."""
+
+    specimen = NoticeRecord(
+        id=0, number="SPECIMEN", key="specimen", kind="clearing_violation", violation_id=None,
+        frontage_id="specimen", owner_id="specimen", owner_name="A. Property Owner",
+        owner_address_lines=("123 Specimen St", f"{profile.village.name}, {profile.village.state}"),
+        issued_at=at, deadline=None, citation=None, rules=(),
+        detail={"letterhead": letterhead.to_json()},
+        body_text="\n\n".join([
+            "SPECIMEN OF THE VILLAGE'S LETTERHEAD\nProperty: 123 Specimen St",
+            "Dear A. Property Owner:",
+            "This is a specimen of the letterhead, contact line and signature that notices"
+            " carry. It is not a notice.",
+            letterhead.contact,
+            "Sincerely,",
+            "\n".join(x for x in (letterhead.officer_name,
+                                  f"{letterhead.officer_title}, {letterhead.village}") if x),
+        ]),
+        body_html=None, status="rendered", rendered_at=at, delivered_at=None, received_at=None,
+    )  # fmt: skip
+    return notice_pdf(specimen, profile)
+
+
 def batch_pdf(
     notices: Sequence[NoticeRecord],
     profile: Profile,

@@ -31,8 +31,10 @@ from sidewalk.cli.common import ConfigOption, console, fail, village
 
 if TYPE_CHECKING:
     from datetime import datetime, timedelta
+    from pathlib import Path
     from zoneinfo import ZoneInfo
 
+    from sidewalk.cli.common import Village
     from sidewalk.core.config import DeliveryConfig, VillageConfig
     from sidewalk.core.profile import Profile
     from sidewalk.storage.cases import CaseStore, DeviceRecord, FrontageRecord, OwnerRecord
@@ -335,6 +337,37 @@ def read_readiness(
     )
 
 
+def specimen_letter(place: Village) -> tuple[Path | None, list[str]]:
+    """Render a specimen letter under the configured letterhead, the way notices go to
+    paper, into ``<data_dir>/letterhead-specimen.pdf``: (its path, what went wrong).
+    A signature file that cannot be read or printed is found now, not on a notice."""
+    from datetime import UTC, datetime
+
+    from sidewalk.alerts.pdf import specimen_pdf
+
+    village_settings = place.settings.village
+    if village_settings is None:
+        return None, []  # letterhead_problems already says [village] is not set
+    try:
+        letterhead = place.letterhead()
+    except OSError as exc:
+        return None, [f"signature_image {village_settings.signature_image}: cannot be read"
+                      f" ({exc.strerror or exc})"]  # fmt: skip
+    assert letterhead is not None
+    try:
+        pdf = specimen_pdf(letterhead, place.profile, datetime.now(UTC))
+    except Exception as exc:  # fpdf's many image errors: any is a letter that cannot print
+        return None, [f"signature_image {village_settings.signature_image}: a letter cannot"
+                      f" be printed with it ({exc}); use a PNG or JPEG file"]  # fmt: skip
+    path = place.settings.data_dir / "letterhead-specimen.pdf"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(pdf)
+    except OSError:
+        return None, []  # the letter renders; only the copy for the IT person is not kept
+    return path, []
+
+
 def check(config: ConfigOption = None) -> None:
     """Ready to go live? One line per problem with what fixes it; exit 0 only when ready."""
     import dataclasses
@@ -352,6 +385,8 @@ def check(config: ConfigOption = None) -> None:
     except SQLAlchemyError as exc:
         fail(f"cannot read the case database: {str(exc).splitlines()[0]}")
     state = dataclasses.replace(state, delivery=delivery_problems(settings.delivery, os.environ))
+    specimen, wrong = specimen_letter(place)
+    state = dataclasses.replace(state, letterhead=[*state.letterhead, *wrong])
     problems = readiness_problems(
         state,
         datetime.now(UTC),
@@ -372,6 +407,9 @@ def check(config: ConfigOption = None) -> None:
                         soft_wrap=True)  # fmt: skip
         raise typer.Exit(1)
     count = len(state.frontages) - unwatched
+    if specimen is not None:
+        console().print(f"a specimen letter under the letterhead: {specimen}", markup=False,
+                        soft_wrap=True)  # fmt: skip
     console().print(
         f"ready: {count} frontage(s) watched, letters can go out{note}",
         markup=False, soft_wrap=True,
