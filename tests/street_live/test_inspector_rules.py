@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from sidewalk.analytics.clocks.engine import ClockEngine
 from sidewalk.analytics.runner import AnalyticsRunner
+from sidewalk.cli.notices import notices_app
 from sidewalk.cli.street import street_app
 from sidewalk.core.profile import Profile, load_profile
 from sidewalk.storage.cases import CaseStore
@@ -221,10 +222,10 @@ def test_the_command_line_records_findings_and_shows_their_clocks(tmp_path: Path
     system = seeded(tmp_path)
     cli = CliRunner()
     common = ["--who", WHO, "--config", str(system.config)]
+    runner = system.runner("inspector-rules-cli")
     for args in (
-        ["finding", "--id", "MB-9", "--frontage", "main-st-101", "--rule", "mailbox",
-         "--at", "2026-12-02T09:00-06:00", "--description", "mailbox buried"],
-        ["noticed", "--id", "MB-9", "--at", "2026-12-02T10:00-06:00"],
+        ["finding", "--id", "FE-9", "--frontage", "main-st-101", "--rule", "excavation_fence",
+         "--at", "2026-12-02T09:00-06:00", "--description", "trench, no fence"],
         ["demolition", "--id", "DM-9", "--frontage", "main-st-103",
          "--at", "2026-12-02T10:00-06:00"],
         ["excavation", "--id", "EX-9", "--frontage", "main-st-105",
@@ -232,9 +233,17 @@ def test_the_command_line_records_findings_and_shows_their_clocks(tmp_path: Path
     ):  # fmt: skip
         result = cli.invoke(street_app, [*args, *common])
         assert result.exit_code == 0, result.output
-    system.runner("inspector-rules-cli").tick()
+    runner.tick()
+    # The period runs from the service of the notice the register holds for the finding.
+    issued = cli.invoke(notices_app, ["issue", "finding", "--id", "FE-9",
+                                      "--at", "2026-12-02T09:30-06:00", *common])  # fmt: skip
+    assert issued.exit_code == 0, issued.output
+    served = cli.invoke(street_app, ["noticed", "--id", "FE-9", "--at", "2026-12-02T10:00-06:00",
+                                     *common])  # fmt: skip
+    assert served.exit_code == 0, served.output
+    runner.tick()
     status = cli.invoke(street_app, ["status", "--config", str(system.config)])
     assert status.exit_code == 0, status.output
-    assert "MB-9 (main-st-101): notice_period" in status.output
+    assert "FE-9 (main-st-101): notice_period" in status.output
     assert "DM-9 (main-st-103): period_running" in status.output
     assert "EX-9 (main-st-105): period_running" in status.output

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from sidewalk.cli.notices import notices_app
 from sidewalk.cli.street import street_app
 from tests.clocks.live import seeded
 
@@ -15,11 +16,11 @@ def test_an_obstruction_entered_on_the_command_line_runs_its_clock(tmp_path: Pat
     cases, config = system.cases, system.config
     cli = CliRunner()
     common = ["--who", "Pat Inspector", "--config", str(config)]
+    runner = system.runner("street-cli-test")
     for args in (
         ["obstruction", "--id", "OB-1", "--frontage", "main-st-105", "--kind", "fixture",
          "--width-ft", "2",
          "--width-in", "6", "--description", "planter", "--at", "2026-12-02T09:00-06:00"],
-        ["delivered", "--id", "OB-1", "--at", "2026-12-02T10:00-06:00"],
         ["sweeping", "--id", "SW-1", "--frontage", "main-st-101", "--location", "Main St",
          "--at", "2026-12-02T08:00-06:00"],
         ["swept", "--id", "SW-1", "--at", "2026-12-02T12:00-06:00"],
@@ -28,11 +29,17 @@ def test_an_obstruction_entered_on_the_command_line_runs_its_clock(tmp_path: Pat
         assert result.exit_code == 0, result.output
     recorded = cases.actions.pending()
     assert [a.kind for a in recorded] == [
-        "record_obstruction", "obstruction_notice_delivered", "record_sweeping_incident",
-        "sweeping_done",
+        "record_obstruction", "record_sweeping_incident", "sweeping_done",
     ]  # fmt: skip
     assert recorded[0].detail["clear_width_ft"] == 2
-    runner = system.runner("street-cli-test")
+    runner.tick()
+    # The removal clock runs from the service of the notice the register holds.
+    issued = cli.invoke(notices_app, ["issue", "obstruction", "--id", "OB-1",
+                                      "--at", "2026-12-02T09:30-06:00", *common])  # fmt: skip
+    assert issued.exit_code == 0, issued.output
+    served = cli.invoke(street_app, ["delivered", "--id", "OB-1", "--method", "hand",
+                                     "--at", "2026-12-02T10:00-06:00", *common])  # fmt: skip
+    assert served.exit_code == 0, served.output
     runner.tick()
     status = cli.invoke(street_app, ["status", "--config", str(config)])
     assert status.exit_code == 0, status.output

@@ -40,6 +40,7 @@ from typing import Any, Final, Protocol
 
 from sidewalk.alerts.notices import CLOCK_FROM_DELIVERY
 from sidewalk.alerts.pdf import batch_pdf, notice_pdf
+from sidewalk.core.clock import format_local
 from sidewalk.core.profile import Profile
 from sidewalk.storage import cases as records
 
@@ -66,6 +67,33 @@ class NotReadyError(ValueError):
 
 class NotDeliveryError(ValueError):
     """The method given does not deliver this notice (the profile's ``notice_delivery``)."""
+
+
+# The notices whose recorded service starts the period of a case a person's entry opened
+# (§ 370-8 D/E's 24 hours; an inspector's finding's period), and the step it records on
+# the case (its target: the id after the violation key's ``obstruction:``/``inspection:``).
+CASE_SERVICE: Final = {
+    "obstruction_notice": "obstruction_notice_delivered",
+    "inspection_notice": "inspection_notice_delivered",
+}
+# § 144-12 C: the order "shall be served ... in the manner provided for service of a
+# summons in the circuit court" or, the owner not found, posted on the premises (and
+# published): never by mail.
+ORDER_SERVICE: Final = ("hand", "posted")
+
+
+def method_refused(notice: records.NoticeRecord, method: str) -> str | None:
+    """Why the Code itself refuses serving ``notice`` by ``method`` (None: it does not)."""
+    is_order = notice.kind == "inspection_notice" and (
+        notice.detail.get("rule") == "abandoned_excavation"
+    )
+    if is_order and method not in ORDER_SERVICE:
+        return (
+            f"notice {notice.number}: § 144-12 C has the order served as a summons is"
+            " (personal service) or, the owner not found, posted on the premises, not by"
+            f" {method}"
+        )
+    return None
 
 
 def delivery_counts(profile: Profile, kind: str, method: str) -> bool:
@@ -307,13 +335,23 @@ def record_notice_delivery(
     a delivery (``NotDeliveryError`` otherwise: an e-mail accepted by a server, by
     default; mail for the 2-hour hazard notice). The first delivery wins. When the
     notice's period runs from delivery, the violation's clock hears of it through
-    the ``record_delivery`` action, with the method.
+    the ``record_delivery`` action, with the method; an obstruction's or an inspector's
+    finding's case through its own step (``CASE_SERVICE``). A method the Code itself
+    excludes (``method_refused``) is refused whatever the profile says.
     """
     if method not in DELIVERY_METHODS:
         raise ValueError(f"delivery method {method!r}: one of {', '.join(DELIVERY_METHODS)}")
     before = cases.notices.get(notice_id)
     if before.body_text is None:
         raise NotReadyError(f"notice {before.number} was never rendered; it cannot be delivered")
+    if before.kind in CASE_SERVICE and at < before.issued_at:
+        raise ValueError(
+            f"notice {before.number} was issued {format_local(before.issued_at, profile.zone)};"
+            " it cannot have been served before it was issued"
+        )
+    refused = method_refused(before, method)
+    if refused is not None:
+        raise NotDeliveryError(refused)
     if not delivery_counts(profile, before.kind, method):
         name, rule = profile.notice_delivery.rule_for(before.kind)
         raise NotDeliveryError(
@@ -333,6 +371,11 @@ def record_notice_delivery(
             "record_delivery", violation.key, at, who,
             {"notice": before.number, "method": method},
         )  # fmt: skip
+    step = CASE_SERVICE.get(before.kind)
+    if step is not None and before.violation_id is not None:
+        # The case's period runs from this service; the method stays on the delivery row.
+        case = cases.clocks.get_violation(before.violation_id).key.partition(":")[2]
+        cases.actions.record(step, case, at, who, {})
     return after
 
 

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from sidewalk.alerts.confirm import value_text, waiting_for
 from sidewalk.alerts.letterhead import Letterhead, letterhead_of, plain_citation
@@ -52,6 +52,7 @@ from sidewalk.alerts.notices import (
 from sidewalk.alerts.wording import local_day, usd, words
 from sidewalk.analytics.clocks.bill_terms import BillTerms, bill_terms
 from sidewalk.analytics.clocks.events import ClearingViolation, NoticeRequired
+from sidewalk.analytics.clocks.states import InspectionState, ObstructionState
 from sidewalk.analytics.survey import BlockSurvey
 from sidewalk.core.profile import Profile
 from sidewalk.storage import cases as records
@@ -59,6 +60,32 @@ from sidewalk.storage import cases as records
 log = logging.getLogger(__name__)
 
 CLEARING_VIOLATION = "clearing_violation"
+# The notice a person's case calls for, by the case's kind (its violation key's prefix).
+CASE_NOTICE: Final = {"obstruction": "obstruction_notice", "inspection": "inspection_notice"}
+CASE_WORDS: Final = {"obstruction": "obstruction", "inspection": "inspector's finding"}
+# The entries that open each kind of case (a § 370-9 permit's site still occupied after
+# it ended is an obstruction under the permit's number).
+CASE_ENTRIES: Final = {
+    "obstruction": frozenset({"record_obstruction", "street_privilege_inspected"}),
+    "inspection": frozenset({
+        "record_inspection_finding", "record_demolition_completed", "record_excavation_opened",
+    }),
+}  # fmt: skip
+CASE_STATE_WORDS: Final = {
+    "removal_period": "its notice was served",
+    "notice_period": "its notice was served",
+    "period_running": "its period under the Code has not ended",
+    "removed": "it was seen removed",
+    "corrected": "it was seen corrected",
+    "overdue": "its period after the notice has ended",
+    "compliant": "it is within the Code as recorded",
+}
+# The clock states in which the case waits for its written notice.
+AWAITING_NOTICE: Final = frozenset({ObstructionState.OBSTRUCTED, InspectionState.FOUND})
+
+
+class CaseNotOnRecord(ValueError):
+    """No case awaits the notice asked for (none recorded, or past its notice)."""
 
 
 def _evidence_json(evidence: Evidence) -> dict[str, Any]:
@@ -67,6 +94,35 @@ def _evidence_json(evidence: Evidence) -> dict[str, Any]:
         "readings": [{**asdict(r), "at": r.at.isoformat()} for r in evidence.readings],
         "facts": [list(f) for f in evidence.facts],
     }
+
+
+def notice_of_case(cases: records.CaseStore, case_key: str) -> records.NoticeRecord | None:
+    """The notice in the register for a person's case (``obstruction:<id>``,
+    ``inspection:<id>``), or None: none was issued for it."""
+    kind = CASE_NOTICE.get(case_key.partition(":")[0])
+    violation = cases.clocks.violation_by_key(case_key)
+    if kind is None or violation is None:
+        return None
+    return next(
+        (n for n in cases.notices.list(kind=kind, frontage_id=violation.frontage_id)
+         if n.violation_id == violation.id),
+        None,
+    )  # fmt: skip
+
+
+def cases_awaiting_notice(cases: records.CaseStore) -> list[records.ViolationRecord]:
+    """Every obstruction and inspector's finding case waiting for its written notice
+    (its clock at ``AWAITING_NOTICE``, no notice for it in the register), oldest first."""
+    out = []
+    for kind in CASE_NOTICE:
+        for clock in cases.clocks.list(kind=kind, active_only=True):
+            if clock.state not in AWAITING_NOTICE:
+                continue
+            key = f"{kind}:{clock.key.split('/', 2)[2]}"
+            violation = cases.clocks.violation_by_key(key)
+            if violation is not None and notice_of_case(cases, key) is None:
+                out.append(violation)
+    return sorted(out, key=lambda v: (v.detected_at, v.id))
 
 
 @dataclass
@@ -319,11 +375,14 @@ class NoticeIssuer:
             if area == "sidewalk"
             else obs.street_removal_after_notice
         )
+        # The case it starts the removal clock of (§ 370-8 D/E), when the engine opened one.
+        violation = self.cases.clocks.violation_by_key(f"obstruction:{key}")
         notice = self.cases.notices.create(
             f"notice/obstruction/{key}",
             "obstruction_notice",
             frontage_id,
             at,
+            violation_id=None if violation is None else violation.id,
             citation=removal.citation,
             rules=[records.RuleUse.from_rule(f"obstructions.{area}_removal_after_notice", removal)],
             detail=self._detail(
@@ -378,6 +437,74 @@ class NoticeIssuer:
             }),
         )  # fmt: skip
         return self.render(notice)
+
+    def case_notice(self, case_key: str, at: datetime, *, who: str) -> records.NoticeRecord:
+        """The written notice for a case the engine opened from a person's entry: an
+        obstruction's (``obstruction:<id>``, § 370-8 D/E) or an inspector's finding's
+        (``inspection:<id>``), issued by ``who`` (audited), numbered and rendered.
+
+        Issued only while the case awaits it (``CaseNotOnRecord`` otherwise, in the
+        clerk's words); issuing it again returns the notice already issued."""
+        violation = self.cases.clocks.violation_by_key(case_key)
+        kind, _, case_id = case_key.partition(":")
+        if kind not in CASE_NOTICE:
+            raise CaseNotOnRecord(f"no case {case_key!r}: obstruction:<id> or inspection:<id>")
+        if violation is None:
+            raise CaseNotOnRecord(self._no_case(kind, case_id))
+        issued = notice_of_case(self.cases, case_key)
+        if issued is not None:
+            return issued
+        clock = self._case_clock(violation, kind, case_id)
+        if clock is None or clock.state not in AWAITING_NOTICE:
+            state = "the runner has not applied it yet" if clock is None else (
+                CASE_STATE_WORDS.get(clock.state, words(clock.state)))  # fmt: skip
+            raise CaseNotOnRecord(f"{CASE_WORDS[kind]} {case_id} awaits no notice: {state}")
+        e = violation.evidence
+        seen = e.get("observed_at")
+        observed = datetime.fromisoformat(seen) if isinstance(seen, str) else violation.detected_at
+        if at < observed:
+            raise CaseNotOnRecord(
+                f"a notice cannot be issued before {CASE_WORDS[kind]} {case_id} was seen"
+            )
+        if kind == "obstruction":
+            width = e.get("clear_width_mm")
+            notice = self.obstruction_notice(
+                case_id, violation.frontage_id, at, area=str(e.get("area", "sidewalk")),
+                observed_at=observed, description=str(e.get("description") or ""),
+                clear_width_mm=None if width is None else float(width),
+            )  # fmt: skip
+        else:
+            notice = self.inspection_notice(
+                case_id, violation.frontage_id, at, rule=str(e["rule"]), observed_at=observed,
+                description=str(e.get("description") or ""), finding=str(e.get("finding", "")),
+            )  # fmt: skip
+        self.cases.audit.append(
+            who, "notice.issued_by", f"notice:{notice.number}", {"case": case_key}, at=at
+        )
+        return notice
+
+    def _no_case(self, kind: str, case_id: str) -> str:
+        """Why there is no case: the entry not applied yet, refused, or within the Code."""
+        what = CASE_WORDS[kind]
+        entries = [a for a in self.cases.actions.list(case_id) if a.kind in CASE_ENTRIES[kind]]
+        if not entries:
+            return f"no {what} {case_id} is on record"
+        last = entries[-1]
+        if last.applied_at is None:
+            return f"{what} {case_id} is recorded; the runner has not applied it yet, try again"
+        if last.error is not None:
+            return f"{what} {case_id} was refused when it was applied: {last.error}"
+        return f"{what} {case_id} is within the Code as recorded: there is no case to notice"
+
+    def _case_clock(
+        self, violation: records.ViolationRecord, kind: str, case_id: str
+    ) -> records.ClockRecord | None:
+        key = f"{violation.frontage_id}/{kind}/{case_id}"
+        return next(
+            (c for c in self.cases.clocks.list(kind=kind, frontage_id=violation.frontage_id)
+             if c.key == key),
+            None,
+        )  # fmt: skip
 
     def advisory(
         self,

@@ -73,6 +73,87 @@ def _at(issuer: NoticeIssuer, text: str | None) -> datetime:
     return instant("--at", text, issuer.profile.zone)
 
 
+issue_app = command_group(
+    "Issue the written notice for a case an inspector recorded (sidewalk street): numbered in"
+    " the register, rendered under the Village's letterhead; its period runs from the service"
+    " recorded with sidewalk street delivered / noticed (or notices delivered)."
+)
+notices_app.add_typer(issue_app, name="issue")
+
+CaseIdOption = Annotated[str, typer.Option("--id", help="the case's id, as it was recorded")]
+PdfOption = Annotated[Path | None, typer.Option("--pdf", help="also write the letter here")]
+
+
+def _issue(case_key: str, who: str, *, at: str | None, pdf_out: Path | None,
+           config: Path | None, serve: str) -> None:  # fmt: skip
+    """Issue (or find) the notice for ``case_key`` and say what to do with it next."""
+    from sidewalk.alerts.issue import CaseNotOnRecord
+    from sidewalk.alerts.pdf import notice_pdf
+    from sidewalk.cli.common import no_nul
+    from sidewalk.core.clock import format_local
+
+    no_nul(id=case_key, who=who)
+    with _issuer(config) as issuer, refusals(CaseNotOnRecord):
+        issued = _at(issuer, at)
+        before = {n.id for n in issuer.cases.notices.list()}
+        notice = issuer.case_notice(case_key, issued, who=who)
+        address = issuer.cases.registry.get_frontage(notice.frontage_id).street_address
+        if pdf_out is not None and notice.body_text is not None:
+            pdf_out.write_bytes(notice_pdf(notice, issuer.profile))
+    again = "" if notice.id not in before else " (issued before; nothing new)"
+    when = format_local(notice.issued_at, issuer.profile.zone)
+    console().print(
+        f"notice {notice.number}: {_KIND_WORDS[notice.kind]}, {address}, issued {when}"
+        f"{again}", soft_wrap=True,
+    )  # fmt: skip
+    if notice.body_text is None:
+        console().print(
+            f"not written yet ({notice.status}): see sidewalk notices register for why",
+            soft_wrap=True,
+        )
+        return
+    if pdf_out is not None:
+        console().print(f"letter: {pdf_out}")
+    console().print(
+        f"once served, record it: sidewalk street {serve} --id {case_key.partition(':')[2]}"
+        " --method hand|posted|mail --at WHEN --who NAME", soft_wrap=True,
+    )  # fmt: skip
+
+
+# The register's words for the kinds issued here (dashboard/words.py says the same).
+_KIND_WORDS = {
+    "obstruction_notice": "notice to remove an obstruction",
+    "inspection_notice": "notice of an inspector's finding",
+}
+
+
+@issue_app.command("obstruction")
+def issue_obstruction(
+    id: CaseIdOption,
+    who: WhoOption,
+    at: AtOption = None,
+    pdf: PdfOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """§ 370-8 D/E: the notice to remove an obstruction recorded with sidewalk street
+    obstruction (or left after a § 370-9 permit ended) within 24 hours of its service."""
+    _issue(f"obstruction:{id}", who, at=at, pdf_out=pdf, config=config, serve="delivered")
+
+
+@issue_app.command("finding")
+def issue_finding(
+    id: CaseIdOption,
+    who: WhoOption,
+    at: AtOption = None,
+    pdf: PdfOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """The notice of an inspector's finding recorded with sidewalk street finding,
+    demolition or excavation (§ 370-10 C, § 370-11 C, § 370-14, §§ 144-11, 144-12 B;
+    § 144-12 C's order): correct it within the period after its service."""
+    _issue(f"inspection:{id}", who, at=at, pdf_out=pdf, config=config, serve="noticed")
+
+
 @notices_app.command("register")
 def register(
     config: ConfigOption = None,

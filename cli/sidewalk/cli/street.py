@@ -4,7 +4,10 @@ and the rules inspectors enforce by sight (§ 370-10 C, § 370-11 C, § 370-14, 
 Each entry records a person's action in the case records (with an audit row
 naming them); the analytics runner applies it on its next tick and runs the
 removal, permit or sweeping clock from it. ``status`` reads the clock records
-the runner wrote, so it shows what the running system knows.
+the runner wrote, so it shows what the running system knows. The written notice a
+case calls for is issued with ``sidewalk notices issue obstruction|finding``; its service
+(``delivered``, ``noticed``, with the method) is recorded on that notice in the register,
+and the case's period runs from it (``alerts.delivery.record_notice_delivery``).
 
 Each command imports the clocks and the records when it runs (``common``: a fast --help).
 """
@@ -19,11 +22,13 @@ from sidewalk.cli.common import (
     ConfigOption,
     WhoOption,
     command_group,
+    console,
     day,
     fail,
     print_actions,
     print_clocks,
     record,
+    refusals,
     village,
 )
 
@@ -141,11 +146,61 @@ def authorize(  # noqa: PLR0917 (Typer maps parameters to options)
     record(place, "record_materials_authorization", id, at, who, detail)
 
 
-@street_app.command()
-def delivered(id: IdOption, at: AtOption, who: WhoOption, config: ConfigOption = None) -> None:
-    """The written notice reached the owner or occupant: the removal clock starts."""
+MethodOption = Annotated[
+    str,
+    typer.Option(
+        help="how it was served: hand (personal delivery), posted (on the premises) or mail"
+        " (--at is the day it was received); what counts is the profile's notice_delivery"
+    ),
+]
+# What the service starts, per case kind, for the line printed.
+_PERIOD_WORDS = {"obstruction": "the removal period", "inspection": "the period to correct"}
+_SERVED_BY = {"hand": "by hand", "posted": "by posting on the premises", "mail": "by mail"}
+
+
+def _served(case_key: str, *, at: str, who: str, method: str, config: Any) -> None:
+    """Record the service of the case's notice in the register: the notice's delivery, and
+    the step that starts the case's period at ``at`` (``alerts.delivery``)."""
+    from sidewalk.alerts.delivery import NotReadyError, record_notice_delivery
+    from sidewalk.alerts.issue import CASE_WORDS, notice_of_case
+    from sidewalk.cli.common import no_nul
+    from sidewalk.core.clock import format_local
+
+    no_nul(id=case_key, who=who)
+    kind, _, case_id = case_key.partition(":")
+    issue = "obstruction" if kind == "obstruction" else "finding"
     place = village(config)
-    record(place, "obstruction_notice_delivered", id, place.instant("--at", at), who, {})
+    when = place.instant("--at", at)
+    with place.cases() as cases, refusals(ValueError, NotReadyError):
+        notice = notice_of_case(cases, case_key)
+        if notice is None:
+            fail(
+                f"refused: the notice register holds no notice for {CASE_WORDS[kind]} {case_id};"
+                f" issue it first: sidewalk notices issue {issue} --id {case_id}"
+            )
+        if notice.delivered_at is not None:
+            served = format_local(notice.delivered_at, place.profile.zone)
+            fail(f"refused: notice {notice.number} was served already, {served}")
+        record_notice_delivery(cases, notice.id, when, who, method, profile=place.profile)
+    console().print(
+        f"recorded: notice {notice.number} served {_SERVED_BY.get(method, method)},"
+        f" {format_local(when, place.profile.zone)}, by {who}; {_PERIOD_WORDS[kind]} runs"
+        " from then (sidewalk street status shows its deadline once the runner applies it)",
+        soft_wrap=True,
+    )
+
+
+@street_app.command()
+def delivered(
+    id: IdOption,
+    at: AtOption,
+    who: WhoOption,
+    method: MethodOption = "hand",
+    config: ConfigOption = None,
+) -> None:
+    """The obstruction's written notice (sidewalk notices issue obstruction) was served on the
+    owner or occupant: the 24 hours to remove it (§ 370-8 D/E) run from then."""
+    _served(f"obstruction:{id}", at=at, who=who, method=method, config=config)
 
 
 @street_app.command()
@@ -346,11 +401,12 @@ def noticed(
     id: Annotated[str, typer.Option("--id", help="the finding's, demolition's or excavation's id")],
     at: AtOption,
     who: WhoOption,
+    method: MethodOption = "hand",
     config: ConfigOption = None,
 ) -> None:
-    """The written notice (§ 144-12 C: the order) reached the owner: the period to correct runs."""
-    place = village(config)
-    record(place, "inspection_notice_delivered", id, place.instant("--at", at), who, {})
+    """The finding's written notice (sidewalk notices issue finding; § 144-12 C: the order)
+    was served on the owner: the period to correct runs from then."""
+    _served(f"inspection:{id}", at=at, who=who, method=method, config=config)
 
 
 @street_app.command()
