@@ -82,6 +82,7 @@ def test_another_village_has_its_own_numbers() -> None:
     assert example.unconfirmed_rules() == [
         "snow_and_ice.nonhazard_notice_period",
         "billing.penalty_per_offense",
+        "billing.owner_changed_during_case",
         "cold_weather.frozen_subgrade_deadband",
         "cold_weather.frozen_subgrade_min_dwell",
         # Not in the example file: the defaults, unconfirmed until a village says.

@@ -6,7 +6,14 @@ from it) and a payment that clears the balance (``paid_in_full``). For an
 abatement no § 370-10 clock completes (§ 370-8 F, the inspector-entered rules)
 whose unpaid bill goes on the tax roll, the crew's completion entered with the
 bill is told to the clock too (``abatement_done``): its section's tax-roll entry
-is then scheduled like § 370-10 G's (``enforcement``; issue 14, item 14.2).
+is then scheduled like § 370-10 G's (``enforcement``).
+
+A case is against the owner of record when its notice was issued
+(``casework.case_notice``). When the parcel changes hands while the case is
+open, the profile's reading of § 370-10 F and G (``billing.owner_changed_during_case``,
+for the Village attorney's confirmation) decides the bill: to the owner who was
+served the notice ("owner served"), or no bill to the new owner before a notice
+is served on them ("new notice"). ``owner_change_words`` tells the clerk.
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ from sidewalk.alerts.billing import (
     total,
 )
 from sidewalk.alerts.issue import NoticeIssuer
+from sidewalk.alerts.wording import local_day
+from sidewalk.analytics.casework import OwnerChange, case_notice, open_cases, owner_changes
 from sidewalk.analytics.clocks.bill_terms import TAX_ROLLED, BillTerms, bill_terms, kind_of
 from sidewalk.core.calendar import local_date
 from sidewalk.core.profile import Profile
@@ -92,10 +101,15 @@ def bill_abatement(
              "equipment_hours": work.equipment_hours},
             at=at,
         )  # fmt: skip
-    bill = cases.bills.create(f"bill/{abatement.key}", abatement_id, at)
+    addressee = _addressee(cases, abatement, terms, billed_to)
+    served = None if addressee is not None else _owner_served(cases, profile, abatement, at)
+    if served is not None:  # the parcel changed hands since the case's notice
+        addressee = (served.name, tuple(served.address_lines))
+    bill = cases.bills.create(
+        f"bill/{abatement.key}", abatement_id, at, owner_id=None if served is None else served.id
+    )
     _tell_the_clock(cases, abatement, incurred, who)
     citation = str(abatement.detail.get("citation") or terms.citation)
-    addressee = _addressee(cases, abatement, terms, billed_to)
     notice = issuer.abatement_bill(
         bill, lines, at, work=abatement.reason.replace("_", " "), abatement_citation=citation,
         terms=terms, billed_to=addressee,
@@ -163,6 +177,104 @@ def _addressee(
             "incident, or give them with the bill"
         )
     return str(name), tuple(str(line) for line in address)
+
+
+def _owner_served(
+    cases: records.CaseStore, profile: Profile, abatement: records.AbatementRecord, at: datetime
+) -> records.OwnerRecord | None:
+    """The owner the case's notice went to, when the owner of record at ``at`` is another
+    (a sale during the case): the bill goes to them, at their last-known address (G).
+    None when the owner has not changed. Under the "new notice" reading no bill goes to
+    a new owner who was served no notice: ``BillingInputError``."""
+    if abatement.violation_id is None:
+        return None
+    violation = cases.clocks.get_violation(abatement.violation_id)
+    notice = case_notice(violation, cases.notices.list(frontage_id=abatement.frontage_id))
+    if notice is None:
+        return None
+    now = cases.registry.owner_of_record(abatement.frontage_id, at)
+    if now.id == notice.owner_id:
+        return None
+    served = cases.registry.get_owner(notice.owner_id)
+    if profile.billing.owner_changed_during_case.value == "new notice":
+        raise BillingInputError(
+            f"abatement {abatement.id}: {now.name} became the owner of record after notice"
+            f" {notice.number} was issued to {served.name}; under the Village's reading of"
+            " § 370-10 F and G no bill goes to a new owner before a written notice is served"
+            " on them"
+        )
+    return served
+
+
+def owner_change_words(
+    change: OwnerChange,
+    owners: dict[str, records.OwnerRecord],
+    profile: Profile,
+    confirmed: records.ConfirmationRecord | None = None,
+) -> str:
+    """What a change of owner during an open case means, as the clerk reads it."""
+    zone = profile.zone
+    notice, was, now = change.notice, owners[change.bound_owner], owners[change.new_owner]
+    issued = local_day(notice.issued_at.astimezone(zone).date())
+    since = local_day(change.changed_at.astimezone(zone).date())
+    said = (
+        f"Owner of record changed while a case was open: notice {notice.number} was issued"
+        f" on {issued} to {was.name}; {now.name} is the owner of record from {since}."
+    )
+    reading = profile.billing.owner_changed_during_case
+    if reading.value == "new notice":
+        said += (
+            f" Under the Village's reading of § 370-10 F and G, no bill goes to {now.name}"
+            " before a written notice is served on them."
+        )
+    elif notice.delivered_at is None:
+        said += (
+            f" The notice has not been served: under the Village's reading of § 370-10 F and"
+            f" G it is served on {was.name}, to whom it was issued, and the bill for this case"
+            f" goes to {was.name}, not to {now.name}, who received no notice."
+        )
+    else:
+        served = local_day(notice.delivered_at.astimezone(zone).date())
+        said += (
+            f" Under the Village's reading of § 370-10 F and G, the bill for this case goes to"
+            f" {was.name}, who was served the notice on {served}, not to {now.name}, who"
+            " received no notice."
+        )
+    said += " An unpaid bill still goes on the tax roll against the property."
+    if confirmed is not None and confirmed.value == reading.value:
+        on = local_day(confirmed.confirmed_at.astimezone(zone).date())
+        return f"{said} (Confirmed by {confirmed.confirmed_by} on {on}: {confirmed.reference}.)"
+    return f"{said} (This reading is for the Village attorney's confirmation.)"
+
+
+def place_owner_changes(
+    cases: records.CaseStore, profile: Profile, frontage_ids: Sequence[str]
+) -> list[str]:
+    """The clerk's words for every open case on ``frontage_ids`` whose parcel changed
+    hands after the case's notice was issued (registry show, the property page, Today)."""
+    violations = [v for v in cases.clocks.list_violations() if v.frontage_id in frontage_ids]
+    if not violations:
+        return []
+    abatements = cases.bills.list_abatements()
+    owners: dict[str, records.OwnerRecord] | None = None
+    done = cases.confirmations.in_force().get("billing.owner_changed_during_case")
+    out: list[str] = []
+    for frontage_id in dict.fromkeys(frontage_ids):
+        mine = [v for v in violations if v.frontage_id == frontage_id]
+        if not mine:
+            continue
+        running = open_cases(mine, cases.clocks.list(frontage_id=frontage_id), abatements)
+        parcel = cases.registry.get_frontage(frontage_id).parcel_id
+        if not running or parcel is None:
+            continue
+        changes = owner_changes(
+            running, cases.notices.list(frontage_id=frontage_id),
+            cases.registry.ownerships(parcel),
+        )  # fmt: skip
+        if changes and owners is None:
+            owners = {o.id: o for o in cases.registry.list_owners()}
+        out += [owner_change_words(c, owners or {}, profile, done) for c in changes]
+    return out
 
 
 def _costs_incurred_at(

@@ -11,6 +11,13 @@ service is the engine's too (the copy computes it from the recorded service).
 entries they correct: each entry as it stands now (its corrected time and
 method, or undone), the entry itself unchanged as it was recorded.
 
+``open_cases`` counts a place's cases from the case rows themselves (a case
+whose notice awaits service has no clock record yet). ``owner_changes`` finds
+the cases whose parcel changed hands after their notice was issued: a case is
+against the owner of record when its first notice was issued (§ 370-10 F: the
+Village's removal follows the failure of the owner "after receiving a written
+notice"), and the clerk must see what a sale during it means.
+
 Everything here is pure: it takes the records already read (one query per kind
 in the caller) and returns plain values.
 """
@@ -36,7 +43,14 @@ from sidewalk.analytics.clocks.enforcement import (
 )
 from sidewalk.analytics.clocks.states import CaseState
 from sidewalk.core.profile import Profile
-from sidewalk.storage.cases import ActionRecord, ClockRecord, ViolationRecord
+from sidewalk.storage.cases import (
+    AbatementRecord,
+    ActionRecord,
+    ClockRecord,
+    NoticeRecord,
+    ViolationRecord,
+)
+from sidewalk.storage.cases.records import OwnershipRecord
 
 # The § 370-10 B–G steps a person records on a case, in the order a case meets them.
 CASE_STEPS: Final = (
@@ -239,3 +253,90 @@ def case_now(
     )
     pending = sum(1 for a in actions if a.applied_at is None)
     return CaseNow(violation.key, played.state, deadline, steps, pending)
+
+
+# Notices that are not a case's own order to the owner: the bill follows the case, the
+# advisories are to permittees.
+NOT_CASE_NOTICES: Final = frozenset({"abatement_bill", "frozen_ground_advisory", "permit_advisory"})
+# A case row the recorder has finished with (cured; closed by a person).
+FINISHED: Final = frozenset({"cured", "closed"})
+
+
+def _own_clock_key(violation: ViolationRecord) -> str | None:
+    """The key of the clock a street or inspector case runs on (``obstruction:OB-1`` runs
+    on ``<frontage>/obstruction/OB-1``); None for a § 370-10 clearing case."""
+    head, sep, subject = violation.key.partition(":")
+    if not sep or subject.startswith("clearing:") or head == violation.frontage_id:
+        return None
+    return f"{violation.frontage_id}/{head}/{subject}"
+
+
+def open_cases(
+    violations: Iterable[ViolationRecord],
+    clocks: Iterable[ClockRecord],
+    abatements: Iterable[AbatementRecord] = (),
+) -> list[ViolationRecord]:
+    """The cases not yet finished, from the case rows: a case runs until it is cured, or
+    its bill is paid or entered on the tax roll. Its § 370-10 clock record, once it has
+    one, says whether it closed; before it has one (a notice not yet served) the case is
+    open. A street or inspector case runs while its own clock does, then while the
+    Village's work for it is ordered."""
+    by_key = {c.key: c for c in clocks}
+    ordered = {a.violation_id for a in abatements if a.status == "ordered"}
+    out = []
+    for v in violations:
+        if v.status in FINISHED:
+            continue
+        case = by_key.get(case_clock_key(v))
+        if case is not None:
+            if case.active:
+                out.append(v)
+            continue
+        own_key = _own_clock_key(v)
+        if own_key is None:
+            out.append(v)  # § 370-10: open from its notice, before any service
+            continue
+        own = by_key.get(own_key)
+        if (own is not None and own.active) or v.id in ordered:
+            out.append(v)
+    return out
+
+
+def case_notice(violation: ViolationRecord, notices: Iterable[NoticeRecord]) -> NoticeRecord | None:
+    """The case's first notice to the owner (its order: clear, remove, repair): the one
+    that binds the case to the owner of record when it was issued."""
+    mine = [n for n in notices if n.violation_id == violation.id and n.kind not in NOT_CASE_NOTICES]
+    return min(mine, key=lambda n: (n.issued_at, n.id), default=None)
+
+
+@dataclass(frozen=True)
+class OwnerChange:
+    """The parcel of an open case changed hands after the case's notice was issued."""
+
+    violation: ViolationRecord
+    notice: NoticeRecord
+    bound_owner: str  # the owner of record when the notice was issued (owner id)
+    new_owner: str  # the owner of record now (owner id)
+    changed_at: datetime  # when the new owner's ownership took effect
+
+
+def owner_changes(
+    cases: Iterable[ViolationRecord],
+    notices: Iterable[NoticeRecord],
+    ownerships: Iterable[OwnershipRecord],
+) -> list[OwnerChange]:
+    """For ``cases`` (open, of one parcel), each whose latest owner of record (a sale
+    recorded to take effect later counts: the clerk sees it coming) is not the owner its
+    notice was issued to; ``ownerships`` are the parcel's."""
+    notices = list(notices)
+    recorded = list(ownerships)
+    if not recorded:
+        return []
+    now = max(recorded, key=lambda o: (o.effective_from, o.id))
+    out = []
+    for v in cases:
+        notice = case_notice(v, notices)
+        if notice is None or notice.owner_id == now.owner_id:
+            continue
+        out.append(OwnerChange(v, notice, notice.owner_id, now.owner_id, now.effective_from))
+    return out

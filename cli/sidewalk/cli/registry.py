@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from zoneinfo import ZoneInfo
 
     from sidewalk.cli.common import Village
+    from sidewalk.core.profile import Profile
     from sidewalk.storage.cases import CaseStore, FrontageRecord, OwnerRecord
     from sidewalk.storage.cases.records import ParcelRecord
 
@@ -396,13 +397,18 @@ def show(
     zone = place.profile.zone
     with place.cases() as cases:
         found = resolve(cases, target, include_retired=True)
-        lines = _describe(cases, found, zone)
+        lines = _describe(cases, found, zone, place.profile)
     for line in lines:
         console().print(line, markup=False, highlight=False, soft_wrap=True)
 
 
-def _describe(cases: CaseStore, place: Place, zone: ZoneInfo) -> list[str]:
+def _describe(cases: CaseStore, place: Place, zone: ZoneInfo, profile: Profile) -> list[str]:
+    from sidewalk.alerts.accounts import place_owner_changes
+    from sidewalk.analytics.casework import open_cases
+
     registry, at = cases.registry, _now()
+    violations = cases.clocks.list_violations()
+    abatements = cases.bills.list_abatements() if violations else []
     owners = {o.id: o for o in registry.list_owners()}
     lines = [place.address]
     parcel = place.parcel
@@ -465,8 +471,12 @@ def _describe(cases: CaseStore, place: Place, zone: ZoneInfo) -> list[str]:
                 if cams
                 else "    camera view: not calibrated"
             )
-        open_cases = len(cases.clocks.list(active_only=True, frontage_id=f.id))
-        lines.append(f"    open cases: {open_cases}")
+        # Counted from the cases: one whose notice awaits service has no clock record yet.
+        mine = [v for v in violations if v.frontage_id == f.id]
+        running = open_cases(mine, cases.clocks.list(frontage_id=f.id), abatements) if mine else []
+        lines.append(f"    open cases: {len(running)}")
+    for said in place_owner_changes(cases, profile, [f.id for f in place.frontages]):
+        lines.append(f"  {said}")
     return lines
 
 
@@ -960,15 +970,15 @@ def _mark(  # noqa: PLR0917 (the two commands' options, passed on)
 ) -> None:
     no_nul(targets=targets, streets=streets, by=by, reason=reason)
     by = _text("--by", by, 80)
-    why = _text("--reason", reason, 200) if reason else (
-        "a pole watches it" if watched else "not watched yet: inspected by hand"
+    why = (
+        _text("--reason", reason, 200)
+        if reason
+        else ("a pole watches it" if watched else "not watched yet: inspected by hand")
     )
     place = village(config)
     with place.cases() as cases, refusals():
         frontages = _selected(cases, targets or [], streets or [], no_pole)
-        changed = cases.registry.set_watched(
-            [f.id for f in frontages], watched, reason=why, who=by
-        )
+        changed = cases.registry.set_watched([f.id for f in frontages], watched, reason=why, who=by)
         left = sum(1 for f in cases.registry.list_frontages() if not f.watched)
     word = "watched" if watched else "not watched yet"
     some = ", ".join(f.street_address for f in changed[:5])

@@ -355,6 +355,34 @@ class SnowAndIce(BaseModel):
         return _require_unit(rule, _LENGTHS, "this rule")
 
 
+OwnerChangeReading = Literal["owner served", "new notice"]
+"""Whom a case's bill goes to when its parcel changes hands while the case is open:
+``owner served`` bills the owner who was served the case's notice; ``new notice``
+bills no new owner before a written notice has been served on them."""
+
+OWNER_CHANGE_NOTE = (
+    "§ 370-10 F has the Village remove the snow and ice when the owner fails to 'after"
+    " receiving a written notice', and § 370-10 G charges the expenses to 'the parcel or lot"
+    " owner' and mails the bill to 'the last-known address of the owner'; neither says whom"
+    " the bill goes to when the parcel changes hands while a case is open. Read here: the"
+    " owner who was served the notice, whose failure the removal followed, not a new owner"
+    " who received no notice; for the Village attorney's confirmation"
+)
+
+
+class OwnerChangeRule(_Cited):
+    """The reading of § 370-10 F and G applied to a sale during an open case."""
+
+    value: OwnerChangeReading
+
+    def describe(self) -> str:
+        said = {
+            "owner served": "the bill goes to the owner who was served the notice",
+            "new notice": "no bill to a new owner before a written notice is served on them",
+        }[self.value]
+        return self._mark(said)
+
+
 class Billing(BaseModel):
     """§ 370-10 G: the snow and ice abatement bill and the tax roll.
 
@@ -370,6 +398,10 @@ class Billing(BaseModel):
     penalty_per_offense: Rule
     other_bill_payable: Annotated[Rule, Field(description="calendar days from receipt")]
     other_tax_roll_after: Annotated[Rule, Field(description="calendar days after the costs")]
+    # A sale during an open case (§ 370-10 F, G): the text does not settle it.
+    owner_changed_during_case: OwnerChangeRule = OwnerChangeRule(
+        value="owner served", unconfirmed=True, note=OWNER_CHANGE_NOTE
+    )
 
     @field_validator("other_bill_payable", "other_tax_roll_after")
     @classmethod

@@ -213,9 +213,17 @@ class BillRepository:
     # -- bills
 
     def create(
-        self, key: str, abatement_id: int, issued_at: datetime, *, due_date: date | None = None
+        self,
+        key: str,
+        abatement_id: int,
+        issued_at: datetime,
+        *,
+        due_date: date | None = None,
+        owner_id: str | None = None,
     ) -> BillRecord:
-        """Bill the sum of an abatement's expenses to the owner of record at ``issued_at``.
+        """Bill the sum of an abatement's expenses to the owner of record at ``issued_at``,
+        or to the owner ``owner_id`` the caller names (the owner a case's notice was
+        served on, when the parcel changed hands since: ``accounts``).
 
         ``costs_incurred_at`` is the latest expense's time (the § 370-10 G
         60-day tax-roll clock counts from it). ``due_date`` is the caller's
@@ -226,7 +234,11 @@ class BillRepository:
         def build(session: Session) -> m.Bill:
             abatement = self._uow.get(session, m.Abatement, abatement_id)
             frontage = self._uow.get(session, m.Frontage, abatement.frontage_id)
-            owner = owner_row_at(session, frontage, issued_at)
+            owner = (
+                owner_row_at(session, frontage, issued_at)
+                if owner_id is None
+                else self._uow.get(session, m.Owner, owner_id)
+            )
             expenses = builtins.list(
                 session.scalars(select(m.Expense).where(m.Expense.abatement_id == abatement_id))
             )

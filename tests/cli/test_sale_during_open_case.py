@@ -1,0 +1,141 @@
+"""§ 370-10 F and G through the commands: a sale while a clearing notice is open.
+
+The first-storm street comes in from its county parcel file, the storm leaves a
+clearing notice for 105 Main St (Clara Christoph), and the next day the county
+file, re-imported with ``sidewalk registry import --effective``, names a new
+owner. Service is recorded to Clara (``sidewalk act record_delivery``), the
+period runs out, the crew clears (``sidewalk act abatement_done``) and the
+clerk bills it (``sidewalk notices bill``). F: the Village's removal follows the
+failure of the owner "after receiving a written notice"; the bill goes to the
+owner who was served, never to the new owner, who received none. ``registry
+show`` counts the case and tells the clerk of the change of owner in words.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from sidewalk.analytics.runner import AnalyticsRunner
+from sidewalk.cli import app
+from sidewalk.core.mqtt import MqttSettings
+from sidewalk.core.profile import load_profile
+from sidewalk.scenarios import bundled_parcels, expand, load_scenario, to_readings
+from sidewalk.storage.cases import CaseStore
+from sidewalk.system import build_analytics, commission_scenario, open_cases
+
+OLD_OWNER, NEW_OWNER = "CLARA CHRISTOPH", "NEWCOMER PAT"
+
+
+@dataclass
+class Street:
+    cases: CaseStore
+    runner: AnalyticsRunner
+    config: Path
+    parcels: Path
+
+    def sidewalk(self, *args: str) -> str:
+        result = CliRunner().invoke(
+            app, [*args, "--config", str(self.config)], env={"COLUMNS": "200"}
+        )
+        assert result.exit_code == 0, result.output
+        return result.output
+
+
+@pytest.fixture
+def street(tmp_path: Path) -> Iterator[Street]:
+    profile = load_profile()
+    url = f"sqlite:///{tmp_path / 'cases.sqlite3'}"
+    cases = open_cases(url, profile)
+    parcels = tmp_path / "county.geojson"
+    source = bundled_parcels("first-storm")
+    assert source is not None
+    parcels.write_text(source.read_text("utf-8"), encoding="utf-8")
+    story = commission_scenario(cases, load_scenario("first-storm"), parcels, profile=profile)
+    config = tmp_path / "sidewalk.toml"
+    config.write_text(f'[cases]\ndatabase_url = "{url}"\n', encoding="utf-8")
+    runner = build_analytics(
+        cases, profile, MqttSettings(host="127.0.0.1", port=1, client_id="sale-test"),
+        site="clyman", mode="stream", persist_jobs=False,
+    )  # fmt: skip
+    for reading in to_readings(story, expand(story)):
+        runner.handle(reading)
+    yield Street(cases, runner, config, parcels)
+    cases.close()
+
+
+def sell_105(street: Street, day: str) -> None:
+    """The county file names a new owner of 105 Main St, imported as the IT person does."""
+    data = json.loads(street.parcels.read_text("utf-8"))
+    [lot] = [f for f in data["features"] if f["properties"]["SITEADRESS"] == "105 MAIN ST"]
+    lot["properties"].update(OWNERNME1=NEW_OWNER, PSTLADRESS="PO BOX 424 CLYMAN WI 53016")
+    street.parcels.write_text(json.dumps(data), encoding="utf-8")
+    street.sidewalk("registry", "import", str(street.parcels), "--effective", day)
+
+
+def test_a_sale_during_an_open_case_bills_the_owner_who_was_served(street: Street) -> None:
+    cases = street.cases
+    [notice] = [
+        n for n in cases.notices.list(kind="clearing_violation")
+        if cases.registry.get_frontage(n.frontage_id).street_address.casefold() == "105 main st"
+    ]  # fmt: skip
+    assert notice.owner_name == OLD_OWNER
+    issued = notice.issued_at.astimezone(load_profile().zone)
+    sale_day = (issued + timedelta(days=1)).date().isoformat()
+    shown = street.sidewalk("registry", "show", "105 Main St")
+    assert "open cases: 1" in shown, shown
+
+    sell_105(street, sale_day)
+    shown = " ".join(street.sidewalk("registry", "show", "105 Main St").split())
+    assert "open cases: 1" in shown, shown
+    assert OLD_OWNER in shown
+    assert NEW_OWNER in shown
+    assert "changed while a case was open" in shown, shown
+    assert "_" not in shown.split("open cases")[1]  # no state names, no keys
+
+    served = f"{sale_day}T09:30"
+    street.sidewalk("act", "record_delivery", notice.number, "--who", "Pat Clerk", "--at", served)
+    street.runner.tick()
+    # The 24 hours after the service run out: the Village's removal is ordered (F).
+    street.runner.advance(datetime.fromisoformat(f"{sale_day}T23:00").replace(tzinfo=UTC)
+                          + timedelta(days=1))  # fmt: skip
+    [order] = cases.bills.list_abatements()
+    assert order.status == "ordered"
+    done = (datetime.fromisoformat(sale_day) + timedelta(days=2)).date().isoformat()
+    street.sidewalk("act", "abatement_done", notice.number, "--who", "Crew Chief",
+                    "--at", f"{done}T10:00")  # fmt: skip
+    street.runner.tick()
+    out = street.sidewalk("notices", "bill", str(order.id), "--who", "Pat Clerk",
+                          "--crew-hours", "1.5", "--at", f"{done}T15:00")  # fmt: skip
+    assert out.startswith("bill ")
+    [bill] = cases.bills.list()
+    assert bill.owner_name == OLD_OWNER, bill.owner_name
+    [letter] = cases.notices.list(kind="abatement_bill")
+    assert letter.owner_name == OLD_OWNER
+    assert NEW_OWNER not in (letter.body_text or "")
+    shown = " ".join(street.sidewalk("registry", "show", "105 Main St").split())
+    assert f"the bill for this case goes to {OLD_OWNER}, who was served the notice on" in shown, (
+        shown
+    )
+    assert f"not to {NEW_OWNER}, who received no notice" in shown
+
+    # Unpaid 60 days after the crew's work: the tax-roll line names the owner billed.
+    street.sidewalk("notices", "bill-received", str(bill.id), "--who", "Pat Clerk",
+                    "--at", f"{done}T16:00")  # fmt: skip
+    street.runner.tick()
+    street.runner.advance(datetime.fromisoformat(f"{done}T12:00").replace(tzinfo=UTC)
+                          + timedelta(days=61))  # fmt: skip
+    [entry] = cases.bills.list_tax_roll()
+    out = street.sidewalk("notices", "tax-roll", str(entry.tax_year),
+                          "--csv", str(street.parcels.with_name("roll.csv")),
+                          "--pdf", str(street.parcels.with_name("roll.pdf")))  # fmt: skip
+    assert out.startswith("1 charges")
+    roll = street.parcels.with_name("roll.csv").read_text("utf-8")
+    assert OLD_OWNER in roll
+    assert NEW_OWNER not in roll
