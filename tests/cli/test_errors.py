@@ -211,3 +211,33 @@ def test_add_user_refuses_a_taken_name_before_the_prompt(tmp_path: Path) -> None
     assert again.exit_code == 2, again.output
     assert "already an account called 'pat'" in again.output
     assert "password:" not in again.output.lower()
+
+
+def _run(config: Path, *argv: str, secret: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The real process as a unit file starts it, with no SIDEWALK_ settings but ours."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIDEWALK_")}
+    if secret is not None:
+        env["SIDEWALK_DASHBOARD_SECRET"] = secret
+    return subprocess.run(
+        [sys.executable, "-m", "sidewalk.cli", *argv, "--config", str(config)],
+        capture_output=True, text=True, timeout=120, env=env, check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("command", ["ingest", "dashboard"])  # analytics: in-process above
+def test_a_wrong_database_url_in_the_real_process(tmp_path: Path, command: str) -> None:
+    url = f"postgresql+psycopg://sidewalk@127.0.0.1:{_closed_port()}/cases"
+    done = _run(
+        _config(tmp_path, url, "mqtt://127.0.0.1:1"), command, secret="a long enough secret here"
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    line = _one_line(done.stderr + done.stdout)  # no migration log lines before it
+    assert "cannot open the case database" in line
+
+
+def test_the_dashboard_without_its_secret_in_the_real_process(tmp_path: Path) -> None:
+    done = _run(_config(tmp_path, _sqlite(tmp_path)), "dashboard")
+    assert done.returncode == 2
+    line = _one_line(done.stderr + done.stdout)
+    assert line.startswith("set SIDEWALK_DASHBOARD_SECRET to a random string")
+    assert not (tmp_path / "cases.sqlite3").exists()
