@@ -87,6 +87,7 @@ def test_readings_from_an_unregistered_pole_are_dead_letters_until_it_is_registe
             letters = store.dead_letters(reason="unknown_device")
             assert [(d.device, d.reason) for d in letters] == [(stranger, "unknown_device")] * 2
             assert "sidewalk registry pole add" in letters[0].detail
+            assert "Poles page" in letters[0].detail  # as the pole's own log line says
             assert known.unknown_by_site == {site: 2}
             # Registered while ingest runs: its next reading is stored.
             cases.registry.upsert_device(stranger, site)

@@ -83,6 +83,7 @@ class KnownDevices:
 def unknown_device_detail(device: str) -> str:
     """The dead letter's reason in the IT person's words, with the fix."""
     return (
-        f"pole {device!r} is not in the registry; if it is one of the Village's poles, "
-        f"register it: sidewalk registry pole add {device} --site <site>"
+        f"pole {device!r} is not in the registry; if it is one of the Village's poles,"
+        f" register it (the pole's own log says the same): on the dashboard's Poles page, or"
+        f" `sidewalk registry pole add {device} --by NAME --watches ADDRESS`"
     )
