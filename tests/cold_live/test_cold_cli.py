@@ -34,9 +34,13 @@ def test_pour_and_permit_entered_on_the_command_line_run_their_clocks(tmp_path: 
     runner.tick()
     status = cli.invoke(cold_app, ["status", "--config", str(config)])
     assert status.exit_code == 0, status.output
-    assert "WO-9 (main-st-105): keep_off_normal" in status.output
-    assert "December 4, 2026 at 9:00 AM CST" in status.output  # 48 h after the pour, local
-    assert "SO-9" in status.output
+    assert (
+        "pour WO-9 at 105 Main St: keep traffic off until Friday, December 4, 2026 at 9:00 AM "
+        "CST, normal temperatures: 48 hours"  # 48 h after the pour, local
+    ) in status.output
+    assert "permit SO-9, Main St: opened Wednesday, December 2, 2026 at 8:00 AM CST" in (
+        status.output
+    )
 
     bad = cli.invoke(cold_app, ["pour", "--id", "WO-10", "--site", "x", "--at", "tomorrow",
                                 *common])  # fmt: skip

@@ -27,7 +27,7 @@ from sidewalk.core.calendar import (
     start_of_day,
 )
 from sidewalk.core.clock import format_local
-from sidewalk.core.profile import Profile
+from sidewalk.core.profile import DateWindowRule, Profile, Rule
 
 Severity = Literal["violation", "advisory", "unknown"]
 
@@ -335,7 +335,7 @@ def street_opening_check(
                 "street_openings.frozen_ground_window",
                 "violation",
                 f"{excavation.segment} was opened on {day_words(day)}, inside the "
-                f"frozen-ground period {window.describe()} when no openings are permitted "
+                f"frozen-ground period {_window_words(window)} when no openings are permitted "
                 f"({window.citation}), and it is not on record as determined an emergency.",
                 excavation.starts_at,
                 window,
@@ -366,10 +366,13 @@ def street_opening_check(
                 if given is not None
                 else "it is not on record"
             )
-            message = (
-                f"{_NOTICE_WORDS[notice.rule]} was due by "
-                f"{format_local(notice.due, profile.zone)} ({notice.citation}); {shown}."
+            # A business-day notice is due by the end of a day; an hours notice at an instant.
+            by = (
+                f"the end of {_last_day(notice, profile)}"
+                if notice.rule == "street_openings.affected_parties_notice"
+                else format_local(notice.due, profile.zone)
             )
+            message = f"{_NOTICE_WORDS[notice.rule]} was due by {by} ({notice.citation}); {shown}."
             # A late notice is found at its giving; a missing one at its due time.
             findings.append(Finding.missed(notice, "advisory", message, given or notice.due))
     return findings
@@ -418,6 +421,17 @@ def done_at(excavation: Excavation, rule: str, profile: Profile) -> datetime | N
     return None if done is None else start_of_day(done, profile.zone)
 
 
+def _amount(rule: Rule) -> str:
+    """``60 calendar days``, ``5 years``: a rule's value as a sentence states it."""
+    return f"{rule.value.normalize():f} {rule.unit.replace('_', ' ')}"
+
+
+def _window_words(rule: DateWindowRule) -> str:
+    """``November 15 – April 1``: a yearly window without its citation."""
+    first, last = (m.in_year(2001) for m in (rule.window.start, rule.window.end))
+    return f"{first:%B} {first.day} – {last:%B} {last.day}"
+
+
 def day_words(day: date) -> str:
     """``Monday, December 7, 2026``: how a finding names a day."""
     return f"{day:%A, %B} {day.day}, {day.year}"
@@ -459,8 +473,8 @@ def _work_message(excavation: Excavation, deadline: Deadline, done: datetime | N
         issued = day_words(local_date(deadline.start, zone))
         what = (
             f"The permanent pavement over the opening of {excavation.segment} had to be "
-            f"replaced within {rules.permanent_pavement_within.describe()} of the permit's "
-            f"date, {issued}: by {by}"
+            f"replaced within {_amount(rules.permanent_pavement_within)} of the permit's "
+            f"date, {issued}, that is by {by}"
         )
         shown = (
             "no permanent pavement is on record"
@@ -471,7 +485,8 @@ def _work_message(excavation: Excavation, deadline: Deadline, done: datetime | N
         notified = day_words(local_date(deadline.start, zone))
         what = (
             f"After the Village's notice of {notified} that {excavation.segment} is to be "
-            f"repaved, the excavation work in it had to be completed by {by}"
+            f"repaved, the excavation work in it had to be completed within "
+            f"{_amount(rules.utility_completion)}, that is by {by}"
         )
         shown = (
             "no completion is on record"
@@ -515,7 +530,7 @@ def _moratorium(
             message = (
                 f"{repaving.segment} was repaved on {day_words(repaving.completed_on)}: no "
                 f"opening is to be permitted in it for "
-                f"{profile.street_openings.repaving_moratorium.describe()}, through "
+                f"{_amount(profile.street_openings.repaving_moratorium)}, through "
                 f"{_last_day(lifted, profile)} ({lifted.citation}), unless the Village Board "
                 f"or its designee finds it absolutely essential; it was opened on "
                 f"{day_words(local_date(excavation.starts_at, profile.zone))}."
