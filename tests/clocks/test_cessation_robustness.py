@@ -156,7 +156,11 @@ def test_a_single_tip_is_not_a_snowfall_but_steady_cold_tips_are() -> None:
         return 0.2 if 120 <= m < 240 and m % 20 == 0 else 0.0
 
     changes = run(stream(8 * 60, lambda _: 0.0, steady, noise_mm=0.0))
-    assert [(c.kind, c.at) for c in changes] == [("onset", at(120)), ("cessation", at(220))]
+    # Tips 20 min apart cannot place the end to 10 min: the latest the gauge allows,
+    # one spacing after the last tip (220).
+    assert [(c.kind, c.at) for c in changes] == [("onset", at(120)), ("cessation", at(240))]
+    assert changes[-1].basis == "gauge_latest"
+    assert changes[-1].earliest == at(220)
 
 
 def camera(minutes: int, cover: float, seq: int, frontage: str = "main-st-101") -> SnowMeasurement:

@@ -25,7 +25,8 @@ def test_cessation_error_on_the_2017_18_record_stays_within_the_measured_band(
     assert len(result.storms) > 50
     assert result.missed == 0
     assert result.false_alarms <= 5
-    # docs/cessation.md, simulator self-check: median 15 min, p90 50 min over six pole-winters.
-    assert result.abs_percentile(50) <= 20
-    assert result.abs_percentile(90) <= 75
-    assert result.abs_percentile(90, clock=True) <= 90
+    # docs/cessation.md, simulator self-check: median 30 min, p90 77 min over six pole-winters
+    # (later than the labels' end + 30 min: a light storm's end is the latest the gauge allows).
+    assert result.abs_percentile(50) <= 35
+    assert result.abs_percentile(90) <= 85
+    assert result.abs_percentile(90, clock=True) <= 120

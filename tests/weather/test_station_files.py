@@ -76,9 +76,10 @@ def test_isd_scaled_values_quality_and_summary_rows() -> None:
     record = load_station_file(ISD)
     assert record.station == "72641014837"
     hours = {h.start: h for h in record.hours}
-    # The routine 03:53Z report (the 04:00 hour): TMP -0072 tenths °C, AA1 0024 tenths of mm,
-    # MW1 75 (heavy snow); the SPECI at 04:20 belongs to the next hour.
-    heavy = hours[datetime(2025, 2, 12, 4, tzinfo=UTC)]
+    # The routine 03:53Z report: TMP -0072 tenths °C, AA1 0024 tenths of mm over the hour
+    # before it (02:53-03:53, so placed at its middle, 03:23), MW1 75 (heavy snow); the
+    # SPECI at 04:20 belongs to the next hour.
+    heavy = hours[datetime(2025, 2, 12, 3, 23, tzinfo=UTC)]
     assert heavy.snow_label == "heavy snow"
     assert heavy.air_temp_c == pytest.approx(-6.6, abs=0.8)
     assert 2.0 < heavy.snow_water_mm_h < 3.0
@@ -210,3 +211,87 @@ def test_a_summer_file_covers_no_season(tmp_path: Path) -> None:
     summer.write_text("time,air_temp_c,precip_mm\n2025-07-04T12:00-05:00,28,0\n", "utf-8")
     with pytest.raises(WeatherFileError, match="cover no snow season"):
         station_winter(load_station_file(summer), None, seed=1)
+
+
+def _isd(tmp_path: Path, rows: list[str], time_column: str = "datetime") -> Path:
+    """A tiny NOAA ISD extract: STATION, the time under ``time_column``, and the groups."""
+    path = tmp_path / "isd_extract.csv"
+    header = f"STATION,{time_column},REPORT_TYPE,TMP,AA1,AJ1,AL1,MW1"
+    path.write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    return path
+
+
+def test_isd_with_a_datetime_column_is_read_and_each_amount_is_the_hour_it_covers(
+    tmp_path: Path,
+) -> None:
+    # 13:53 dry; the 14:53 report's 1.2 mm fell over 13:53-14:53 (MW1 71, light snow);
+    # 15:53 dry again. The snow is the hour *before* 14:53, observed at its middle.
+    path = _isd(
+        tmp_path,
+        [
+            '72641014837,2025-02-12 13:53:00,FM-15,"-0040,5","01,0000,9,5",,,',
+            '72641014837,2025-02-12 14:53:00,FM-15,"-0045,5","01,0012,9,5",,,"71,1"',
+            '72641014837,2025-02-12 15:53:00,FM-15,"-0050,5","01,0000,9,5",,,',
+        ],
+    )
+    assert sniff(path, path.read_text(encoding="utf-8")) == "isd"
+    record = load_station_file(path)
+    assert record.station == "72641014837"
+    [snow] = [h for h in record.hours if h.snowing]
+    assert snow.start == datetime(2025, 2, 12, 14, 23, tzinfo=UTC)  # simulated 13:53-14:53
+    assert snow.snow_water_mm_h == pytest.approx(1.2)
+    assert [h.start.minute for h in record.hours] == [23, 23, 23]
+
+
+@pytest.mark.parametrize("name", ["DATE", "date_time", "Timestamp", "DATETIME"])
+def test_isd_time_column_variants(tmp_path: Path, name: str) -> None:
+    row = '72641014837,2025-02-12T14:53:00Z,FM-15,"-0045,5","01,0012,9,5",,,"71,1"'
+    record = load_station_file(_isd(tmp_path, [row], time_column=name), "isd")
+    assert [h.start for h in record.hours] == [datetime(2025, 2, 12, 14, 23, tzinfo=UTC)]
+
+
+def test_isd_trace_hours_are_a_trace_of_what_fell(tmp_path: Path) -> None:
+    # AA1 condition 2 = trace: precipitation fell, too little to measure. No present
+    # weather: in the cold it is a trace of snow, in the warm a trace of rain; a dry hour
+    # (condition 9) is neither.
+    path = _isd(
+        tmp_path,
+        [
+            '72641014837,2025-02-12T13:53:00,FM-15,"-0040,5","01,0000,2,5",,,',
+            '72641014837,2025-02-12T14:53:00,FM-15,"+0060,5","01,0000,2,5",,,',
+            '72641014837,2025-02-12T15:53:00,FM-15,"-0050,5","01,0000,9,5",,,',
+        ],
+    )
+    cold, warm, dry = load_station_file(path).hours
+    assert cold.snowing
+    assert cold.snow_water_mm_h == pytest.approx(0.1)
+    assert not warm.snowing
+    assert warm.rain_mm_h == pytest.approx(0.1)
+    assert not dry.snowing
+    assert dry.rain_mm_h == 0
+
+
+def test_station_csv_trace_precipitation(tmp_path: Path) -> None:
+    path = tmp_path / "station.csv"
+    path.write_text(
+        "time,air_temp_c,precip_in\n2025-01-05T14:30Z,-3.0,T\n2025-01-05T15:30Z,-3.0,0\n",
+        encoding="utf-8",
+    )
+    trace, dry = load_station_file(path).hours
+    assert trace.snowing
+    assert trace.snow_water_mm_h == pytest.approx(0.1)
+    assert not dry.snowing
+
+
+def test_isd_snowfall_is_the_records_own_where_it_has_it(tmp_path: Path) -> None:
+    # AL1: 6-h snowfall 5 cm at 11:53, 24-h 12 cm at 23:53 (the 6-h inside it: once);
+    # the AJ1 depth (whose rises would give 30 cm) is not the snowfall then.
+    rows = [
+        '72641014837,2025-02-12T05:53:00,FM-15,"-0040,5","01,0000,9,5","0010,1,5",,',
+        '72641014837,2025-02-12T11:53:00,FM-15,"-0040,5","01,0010,9,5","0040,1,5",'
+        '"06,005,1,5","71,1"',
+        '72641014837,2025-02-12T23:53:00,FM-15,"-0040,5","01,0000,9,5","0020,1,5","24,012,1,5",',
+    ]
+    season = station_winter(load_station_file(_isd(tmp_path, rows)), None, seed=1)
+    assert season.record_snowfall_mm == pytest.approx(120)
+    assert season.snowfall_basis == "the record's own snowfall amounts"

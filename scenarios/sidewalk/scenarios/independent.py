@@ -31,8 +31,19 @@ from sidewalk.scenarios.accuracy import (
     storms_from_hours,
     with_new_snow,
 )
-from sidewalk.scenarios.metar import Report, SnowStorm, hourly_weather, snow_periods, snow_storms
-from sidewalk.scenarios.sensors import SensorModel, SimulatedStep, simulate_pole
+from sidewalk.scenarios.metar import (
+    SNOW_INTENSITY_MM_H,
+    Report,
+    SnowStorm,
+    hourly_reports,
+    hourly_weather,
+    present_snow,
+    raining,
+    snow_periods,
+    snow_storms,
+)
+from sidewalk.scenarios.sensors import HALF_HOUR, SensorModel, SimulatedStep, simulate_pole
+from sidewalk.scenarios.weather import RAIN_MM_H, WeatherHour
 
 # Storms that laid down less than this in the simulated pack start no clock
 # (the same rule as the hourly figure, so the two are comparable).
@@ -102,10 +113,16 @@ def score_station(
     seed: int,
     params: DetectionParams | None = None,
     model: SensorModel | None = None,
+    *,
+    minute_input: bool = False,
 ) -> IndependentScore:
-    """Simulate one pole from the hourly record and score it against the remarks' storms."""
+    """Simulate one pole and score it against the remarks' storms.
+
+    The pole snows over the hourly record's labelled hours, or with
+    ``minute_input`` over the remarks' own minutes (``minute_weather``).
+    """
     truth = snow_storms(snow_periods(reports))
-    hours = hourly_weather(reports)
+    hours = minute_weather(reports) if minute_input else hourly_weather(reports)
     sim = simulate_pole(hours, "pole-1", seed=seed, model=model)
     storms = with_new_snow(
         [Storm(s.onset, s.end, round(s.snowing_minutes / 60)) for s in truth], sim.truth
@@ -171,4 +188,59 @@ def shifted(score_: IndependentScore, margin_minutes: float, label: str) -> Inde
     out.add(score_)
     out.label = label
     out.errors = [e + margin_minutes for e in score_.errors]
+    return out
+
+
+# The minute input's slots: the simulator's step.
+SLOT = timedelta(minutes=5)
+
+
+def minute_weather(reports: Sequence[Report]) -> list[WeatherHour]:
+    """The pole's weather with the snow falling over the remarks' own minutes.
+
+    What a pole at the airport would have seen: snow exactly over the truth's
+    snow periods (``snow_periods``), at the rate of the hourly record (the
+    one-hour precipitation of the routine report whose hour covers the
+    minute, else its snow group's intensity band, else light snow), in the
+    hourly record's air temperature. Without this the hourly input's own
+    error (its snow ends at the last snow-labelled report + 30 min, up to an
+    hour from the truth) is scored as the detector's.
+
+    The simulator snows each entry from 30 min before its time to 30 min
+    after and takes the entry nearest in time, so entries every ``SLOT``,
+    each timed 30 min after the five minutes it stands for, snow exactly
+    over those minutes (and the simulator's in-hour lulls, drawn per entry,
+    stay out: the truth has its own).
+    """
+    hourly = hourly_reports(reports)
+    if not hourly:
+        return []
+    periods = snow_periods(reports)
+    start = hourly[0].at.replace(minute=0, second=0, microsecond=0)
+    end = hourly[-1].at
+    out: list[WeatherHour] = []
+    k = 0  # hourly[k]: the first routine report at or after the slot (its hour covers it)
+    p = 0
+    temp = 0.0
+    t = start
+    while t < end:
+        while k < len(hourly) - 1 and hourly[k].at < t:
+            k += 1
+        r = hourly[k]
+        if r.air_temp_c is not None:
+            temp = r.air_temp_c
+        while p < len(periods) and periods[p].end <= t:
+            p += 1
+        snowing = p < len(periods) and periods[p].begin <= t < periods[p].end
+        snow = rain = 0.0
+        label: str | None = None
+        measured = r.precip_mm if r.precip_mm and r.precip_mm > 0 else None
+        if snowing:
+            label = present_snow(r.metar) or "-SN"
+            intensity = label[0] if label[0] in "+-" else ""
+            snow = min(measured or SNOW_INTENSITY_MM_H.get(intensity, 0.5), 10.0)
+        elif raining(r.metar):
+            rain = min(measured or RAIN_MM_H["light rain"], 50.0)
+        out.append(WeatherHour(t + HALF_HOUR, temp, snow, rain, label))
+        t += SLOT
     return out

@@ -418,13 +418,13 @@ def hourly_weather(reports: Sequence[Report]) -> list[WeatherHour]:
         if group is not None:
             intensity = group[0] if group[0] in "+-" else ""
             snow = min(measured or SNOW_INTENSITY_MM_H[intensity], 10.0)
-        elif _raining(r.metar):
+        elif raining(r.metar):
             rain = min(measured or RAIN_MM_H["light rain"], 50.0)
         hours.append(WeatherHour(r.at, temp, snow, rain, group))
     return hours
 
 
-def _raining(metar: str) -> bool:
+def raining(metar: str) -> bool:
     return any(
         _WX_GROUP.match(g) and ("RA" in g or "DZ" in g) and not g.startswith("VC")
         for g in body(metar).split()

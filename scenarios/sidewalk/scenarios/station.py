@@ -87,6 +87,8 @@ class StationRecord:
     days: tuple[WeatherDay, ...] = ()
     depth_rises: tuple[tuple[datetime, float], ...] = ()
     has_depth: bool = False
+    # The record's own snowfall amounts (UTC time, mm), when it has a snowfall field.
+    snowfall: tuple[tuple[datetime, float], ...] = ()
 
     @property
     def daily(self) -> bool:
@@ -159,7 +161,8 @@ def sniff(path: Path, text: str) -> Format:
     cols = set(_header(text))
     if {"station", "valid", "metar"} <= cols:
         return "metar"
-    if {"date", "tmp"} <= cols and ("report_type" in cols or "aa1" in cols or "station" in cols):
+    isd = set(_isd_columns(list(cols)).values())
+    if {"DATE", "TMP"} <= isd and isd & {"REPORT_TYPE", "AA1", "STATION"}:
         return "isd"
     if "date" in cols and cols & {"prcp", "snow", "snwd", "tmax", "tmin"}:
         return "ghcn-daily"
@@ -236,6 +239,11 @@ def station_winter(record: StationRecord, winter: str | None, seed: int) -> Stat
     lo = datetime(start.year, start.month, start.day, tzinfo=UTC)
     hi = datetime(end.year, end.month, end.day, tzinfo=UTC)
     hours = [h for h in record.hours if lo <= h.start < hi]
+    if record.snowfall:
+        fallen = sum(mm for at, mm in record.snowfall if lo <= at < hi)
+        return StationWinter(
+            winter, label, hours, True, fallen, "the record's own snowfall amounts"
+        )
     total = sum(mm for at, mm in record.depth_rises if lo <= at < hi)
     return StationWinter(
         winter,
@@ -261,6 +269,8 @@ class _Bucket:
     snow_rate: float = 0.0
     rain: bool = False
     named: bool = False  # the record said what fell (a weather code or word)
+    trace: bool = False  # a trace: precipitation fell, too little to measure
+    snowfall: tuple[int, float] | None = None  # the record's new snow: (period h, mm)
 
 
 def _assemble(
@@ -286,6 +296,8 @@ def _assemble(
                 rises.append((at, rise))
             last_depth = b.depth
         precip = b.precip or 0.0
+        if precip == 0 and b.trace:
+            precip = TRACE_MM  # something fell: in the cold, a trace of snow
         label = b.snow_label
         snow = 0.0
         if label is not None:
@@ -406,7 +418,9 @@ def _read_csv(  # noqa: PLR0912, PLR0915 - one pass over the rows, each column c
         at = at.astimezone(UTC)
         try:
             temp = _number(row.get(temp_col[0]))
-            precip = _number(row.get(precip_col[0])) if precip_col else None
+            precip_text = (row.get(precip_col[0]) or "").strip() if precip_col else ""
+            trace = precip_text.upper() in {"T", "TRACE"}
+            precip = 0.0 if trace else _number(precip_text) if precip_col else None
             depth = _number(row.get(depth_col[0])) if depth_col else None
         except ValueError as exc:
             raise WeatherFileError(f"{path}: row {n}: {exc}") from None
@@ -417,6 +431,7 @@ def _read_csv(  # noqa: PLR0912, PLR0915 - one pass over the rows, each column c
             b.temps.append(temp if temp_col[1] == "c" else f_to_c(temp))
         if precip is not None and precip_col:
             b.precip = (b.precip or 0.0) + precip * _UNITS["precip"][precip_col[1]]
+            b.trace = b.trace or trace
         if depth is not None and depth_col:
             b.depth = depth * _UNITS["snow_depth"][depth_col[1]]
         if weather_col and row.get(weather_col, "").strip():
@@ -455,28 +470,72 @@ def _isd_tmp(value: str | None) -> float | None:
     return int(parts[0]) / 10
 
 
-def _read_isd(path: Path, text: str) -> StationRecord:  # noqa: PLR0912 - one branch per group
+# Names published extracts give the ISD columns (matched case-, space- and dash-blind).
+_ISD_ALIASES: dict[str, tuple[str, ...]] = {
+    "DATE": ("DATE", "DATETIME", "DATE_TIME", "TIMESTAMP", "OBS_TIME", "TIME", "VALID"),
+    "REPORT_TYPE": ("REPORT_TYPE", "REPORTTYPE", "TYPE"),
+    "STATION": ("STATION", "STATION_ID", "STATIONID", "USAF_WBAN", "ID"),
+}
+# AA1 condition code 2: a trace, precipitation too little to measure (ISD format
+# document, LIQUID-PRECIPITATION). Taken as this much water: under the 0.01 in
+# (0.25 mm) a US gauge first reports.
+_ISD_TRACE = "2"
+TRACE_MM = 0.1
+
+
+def _isd_name(column: str) -> str:
+    return re.sub(r"[\s\-]+", "_", column.strip().strip('"').upper())
+
+
+def _isd_columns(names: Sequence[str]) -> dict[str, str]:
+    """Each file column's ISD name: the aliases of DATE, REPORT_TYPE and STATION resolved."""
+    out: dict[str, str] = {}
+    for name in names:
+        plain = _isd_name(name)
+        canonical = next((k for k, v in _ISD_ALIASES.items() if plain in v), plain)
+        if canonical not in out.values():  # the first of two aliases wins
+            out[name] = canonical
+    return out
+
+
+def _isd_time(text: str) -> datetime:
+    """A report's UTC time: ISO 8601, with or without ``T``, a ``Z`` or an offset."""
+    at = datetime.fromisoformat(text.strip().replace(" ", "T", 1))
+    return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+
+
+def _read_isd(path: Path, text: str) -> StationRecord:  # noqa: PLR0912, PLR0915 - one branch per group
     reader = csv.DictReader(io.StringIO(text))
-    cols = {c.strip().upper() for c in reader.fieldnames or []}
+    names = _isd_columns(reader.fieldnames or [])
+    cols = set(names.values())
     if "DATE" not in cols or "TMP" not in cols:
-        raise WeatherFileError(f"{path}: an ISD file needs DATE and TMP columns")
+        raise WeatherFileError(
+            f"{path}: an ISD file needs DATE and TMP columns (DATE may be named "
+            "datetime, date_time or timestamp)"
+        )
     if not cols & {"AA1", "AJ1", "MW1"}:
         raise WeatherFileError(
             f"{path}: no precipitation (AA1), snow depth (AJ1) or present weather (MW1) column"
         )
     buckets: dict[datetime, _Bucket] = {}
     routine_precip: dict[datetime, float] = {}
+    # The time of the report whose hour a bucket is: the routine one, else the bucket's last.
+    ends: dict[datetime, tuple[bool, datetime]] = {}
     station = ""
     for n, raw in enumerate(reader, start=2):
-        row = {k.strip().upper(): v for k, v in raw.items() if k}
+        row = {names[k]: v for k, v in raw.items() if k in names}
         kind = (row.get("REPORT_TYPE") or "").strip()
         if kind.startswith(("SOD", "SOM")):
             continue
         station = station or (row.get("STATION") or "").strip()
         try:
-            at = datetime.fromisoformat(row["DATE"].strip()).replace(tzinfo=UTC)
-            # Reports from hh:45 to hh+1:44 are the hour hh+1's (as metar.hourly_reports).
+            at = _isd_time(row["DATE"])
+            # Reports from hh:45 to hh+1:44 share one hour (as metar.hourly_reports).
             hour = (at + timedelta(minutes=15)).replace(minute=0, second=0, microsecond=0)
+            routine = kind == "FM-15"
+            kept = ends.get(hour)
+            if kept is None or (routine, at) >= kept:
+                ends[hour] = (routine, at)
             b = buckets.setdefault(hour, _Bucket([]))
             temp = _isd_tmp(row.get("TMP"))
             if temp is not None:
@@ -485,12 +544,20 @@ def _read_isd(path: Path, text: str) -> StationRecord:  # noqa: PLR0912 - one br
             if len(aa) >= 4 and aa[1] not in {"", "9999"} and aa[3] not in _BAD_QUALITY:
                 period, mm = int(aa[0] or 99), int(aa[1]) / 10
                 if period == 1:
-                    if kind == "FM-15":
+                    if mm == 0 and aa[2] == _ISD_TRACE:
+                        b.trace = True
+                    if routine:
                         routine_precip[hour] = mm
                     b.precip = max(b.precip or 0.0, mm)
             aj = _isd_parts(row.get("AJ1"))
             if len(aj) >= 3 and aj[0] not in {"", "9999"} and aj[2] not in _BAD_QUALITY:
                 b.depth = int(aj[0]) * 10.0
+            al = _isd_parts(row.get("AL1"))
+            if len(al) >= 4 and al[1] not in {"", "999"} and al[3] not in _BAD_QUALITY:
+                # SNOW-ACCUMULATION: period (hours), new snow (cm); the longest period kept.
+                period_h, cm = int(al[0] or 0), int(al[1])
+                if b.snowfall is None or period_h >= b.snowfall[0]:
+                    b.snowfall = (period_h, cm * 10.0)
             mw = _isd_parts(row.get("MW1"))
             if mw[0].isdigit() and (len(mw) < 2 or mw[1] not in _BAD_QUALITY):
                 code = int(mw[0])
@@ -504,8 +571,31 @@ def _read_isd(path: Path, text: str) -> StationRecord:  # noqa: PLR0912 - one br
             raise WeatherFileError(f"{path}: row {n}: {exc}") from None
     for hour, mm in routine_precip.items():
         buckets[hour].precip = mm  # the routine report's one-hour total is the hour's
-    hours, rises, has_depth = _assemble(buckets, path)
-    return StationRecord(path, "isd", station, tuple(hours), (), tuple(rises), has_depth)
+        buckets[hour].trace = buckets[hour].trace and mm == 0
+    # A report's one-hour amount covers the hour *before* it: the hour ending at the
+    # routine report (13:53-14:53 for the 14:53 report), observed at its middle (14:23).
+    covered = {ends[hour][1] - HALF_HOUR: b for hour, b in buckets.items()}
+    hours, rises, has_depth = _assemble(covered, path)
+    snowfall = _isd_snowfall(covered)
+    return StationRecord(path, "isd", station, tuple(hours), (), tuple(rises), has_depth, snowfall)
+
+
+def _isd_snowfall(buckets: dict[datetime, _Bucket]) -> tuple[tuple[datetime, float], ...]:
+    """The record's own new snow (AL1), each amount once: a report's period that
+    ends within an earlier-counted one (a 6-h total inside a 24-h total) is not
+    counted again. Empty when the record has no AL1 amounts."""
+    out: list[tuple[datetime, float]] = []
+    counted_to: datetime | None = None
+    for at in sorted(buckets, reverse=True):  # latest first: the longest totals are at day ends
+        fall = buckets[at].snowfall
+        if fall is None:
+            continue
+        period_h, mm = fall
+        if counted_to is not None and at >= counted_to:
+            continue
+        out.append((at, mm))
+        counted_to = at - timedelta(hours=max(period_h, 1)) + HALF_HOUR
+    return tuple(sorted(out))
 
 
 # -- ghcn-daily ------------------------------------------------------------------------

@@ -10,7 +10,9 @@ Signals of accumulation (docs/cessation.md has the measurements behind the defau
   on its own: ±10 mm noise, echoes off falling flakes, short wind-drift bumps
   and missing values;
 * precipitation: the gauge tipped at least ``precip_min_mm`` while the air was at
-  or below ``snow_max_air_temp_c`` (warmer precipitation is rain);
+  or below ``snow_max_air_temp_c`` (warmer precipitation is rain), or, during a
+  snowfall, at or below ``mixed_max_air_temp_c`` (wet snow or a changeover: it
+  may still be snow, so it keeps the snowfall open);
 * camera (optional, ``observe_camera``): a frontage's snow cover rose by at
   least ``camera_cover_rise`` within ``camera_window`` while the air was at or
   below ``snow_max_air_temp_c``: fresh snow covering a cleared walk.
@@ -25,7 +27,11 @@ cessation time, decided in hindsight, is the later of the last gauge/camera
 signal and the break where the depth stopped rising (a least-squares hinge
 fit on the raw depths, outliers dropped; ``_depth_break``), which carries no
 filter delay; a break less than ``break_margin`` after the last tip counts as
-the same end. Later rather than earlier is the owner's side.
+the same end. Later rather than earlier is the owner's side: when the gauge's
+tips are too far apart to place the end to ``end_resolution`` (10 min), the end
+is the latest the gauge allows, one tip spacing after the last tip. Each
+cessation says how it was determined (``SnowfallChange.basis``) and the
+earliest the evidence allows (``earliest``), for the notice's words.
 
 A camera measurement reaches the detector only if the engine passes it on:
 ``ClockEngine.observe`` would call ``observe_camera`` on the detector of the
@@ -66,13 +72,21 @@ class DetectionParams:
     # (about the fit's resolution); the gauge, a direct measure, then decides.
     break_margin: timedelta = timedelta(minutes=15)
     # A tipping bucket tips once per ``precip_min_mm``: snow that goes on after
-    # the last tip at the storm's rate leaves less than one tip in the bucket.
-    # When the last tip decides, the end is taken one tip interval later: the
-    # storm's median spacing of tips (spacings over ``onset_window`` are lulls,
-    # not one snowfall by the onset rule, and are left out). Off by default:
-    # measured in docs/cessation.md (fewer early ends, a later median); turning
-    # it on moves every gauge-decided cessation and is a Village decision.
-    tip_interval_end: bool = False
+    # the last tip at the storm's rate leaves less than one tip in the bucket,
+    # so the last tip places the end only to the storm's spacing of tips (its
+    # median; spacings over ``onset_window`` are lulls, not one snowfall by the
+    # onset rule, and are left out). When that spacing is wider than
+    # ``end_resolution`` the end is taken at the latest the gauge allows:
+    # ``tip_interval_share`` of that spacing after the last tip (less than
+    # one: the heated funnel's melt delay puts the last tip after the snow it
+    # holds). None: the last tip always decides. docs/cessation.md has the
+    # measurements (the share was chosen on one station-winter only).
+    end_resolution: timedelta | None = timedelta(minutes=10)
+    tip_interval_share: float = 1.0
+    # Precipitation with the air between ``snow_max_air_temp_c`` and this,
+    # during a snowfall, may still be snow (wet snow, a changeover): it keeps
+    # the snowfall open and the end after it. It never starts one.
+    mixed_max_air_temp_c: float = 3.0
     onset_signals: int = 2
     onset_window: timedelta = timedelta(hours=1)
     # Depth alone starts a snowfall only if its signals span this long (a gust
@@ -101,8 +115,21 @@ class DetectionParams:
             raise ValueError("quiet_period must be positive and decision_grace not negative")
         if self.depth_min_readings < 1 or self.onset_signals < 1:
             raise ValueError("depth_min_readings and onset_signals must be at least 1")
+        if not 0 <= self.tip_interval_share <= 2:
+            raise ValueError("tip_interval_share is a share of the tip spacing, in [0, 2]")
+        if self.mixed_max_air_temp_c < self.snow_max_air_temp_c:
+            raise ValueError("mixed_max_air_temp_c must be at least snow_max_air_temp_c")
         if not 0 < self.camera_cover_rise <= 1:
             raise ValueError("camera_cover_rise is a fraction of the walk, in (0, 1]")
+
+
+# How a cessation time was determined (``SnowfallChange.basis``), for the notice's words:
+# * ``gauge``: the gauge's last tip, the tips close enough to place it (``end_resolution``);
+# * ``gauge_latest``: the tips too far apart to place it, so the latest the gauge allows;
+# * ``depth``: where the measured snow depth stopped rising (a fit in hindsight);
+# * ``camera``: the last camera frame that showed fresh snow on a walk;
+# * ``last_signal``: the last reading that showed snow (no fit, no gauge).
+Basis = Literal["gauge", "gauge_latest", "depth", "camera", "last_signal"]
 
 
 @dataclass(frozen=True)
@@ -111,6 +138,10 @@ class SnowfallChange:
     at: datetime
     cause: Cause
     peak_depth_mm: float | None = None
+    # Cessations only: how ``at`` was determined, and the earliest the evidence allows
+    # (``at`` is the latest, the owner's side, when they differ).
+    basis: Basis | None = None
+    earliest: datetime | None = None
 
 
 @dataclass(slots=True)
@@ -193,7 +224,11 @@ class SnowfallDetector:
         gauge_signal = (
             precip_mm is not None
             and precip_mm >= p.precip_min_mm
-            and (air_temp_c is None or air_temp_c <= p.snow_max_air_temp_c)
+            and (
+                air_temp_c is None
+                or air_temp_c <= p.snow_max_air_temp_c
+                or (self.accumulating and air_temp_c <= p.mixed_max_air_temp_c)
+            )
         )
         if depth_mm is not None and self.accumulating:
             self.depths.append((at, depth_mm))
@@ -246,8 +281,10 @@ class SnowfallDetector:
             return []
         if to < self.last_signal_at + self.params.quiet_period:
             return []
-        ceased_at, cause = self._cessation_estimate()
-        change = SnowfallChange("cessation", ceased_at, cause, self.peak_depth_mm)
+        ceased_at, cause, basis, earliest = self._cessation_estimate()
+        change = SnowfallChange(
+            "cessation", ceased_at, cause, self.peak_depth_mm, basis=basis, earliest=earliest
+        )
         self.accumulating = False
         self.depths = []
         self.pending = []
@@ -286,50 +323,65 @@ class SnowfallDetector:
         self.depths = list(self.recent)
         return [SnowfallChange("onset", first.at, first)]
 
-    def _cessation_estimate(self) -> tuple[datetime, Cause]:
-        """The later of the last gauge/camera signal and the end of the depth's rise.
+    def _cessation_estimate(self) -> tuple[datetime, Cause, Basis, datetime]:
+        """The later of the last gauge/camera signal and the end of the depth's rise:
+        (the end, its cause, how it was determined, the earliest the evidence allows).
 
         Decided in hindsight, a quiet period later, so the depth's end is a
         fitted break (``_depth_break``), free of any filter delay. Without a
-        gauge or camera signal, the break alone decides.
+        gauge or camera signal, the break alone decides. A last tip that
+        cannot place the end to ``end_resolution`` gives the latest the gauge
+        allows (``_tip_interval``).
         """
         assert self.last_signal_at is not None
         assert self.last_signal_cause is not None
         ceased_at, cause = self.last_signal_at, self.last_signal_cause
+        basis: Basis = "last_signal"
         gauge_end = None
         if self.last_other_cause is not None:
             ceased_at, cause = self.last_other_cause.at, self.last_other_cause
-            gauge_end = ceased_at + self._tip_interval(ceased_at)
+            basis = "camera" if cause.kind == "frame" else "gauge"
+            extra = self._tip_interval(ceased_at)
+            if extra > timedelta(0):
+                gauge_end = ceased_at + extra
         fitted = self._depth_break()
         if fitted is None:
-            return (gauge_end or ceased_at), cause
+            if gauge_end is not None:
+                return gauge_end, cause, "gauge_latest", ceased_at
+            return ceased_at, cause, basis, ceased_at
         broke_at, self.peak_depth_mm = fitted
         broke_at = max(broke_at, self.onset_at or broke_at)
         if self.last_other_cause is None or broke_at > ceased_at + self.params.break_margin:
             if gauge_end is not None and gauge_end > broke_at:
-                return gauge_end, cause
-            ceased_at = broke_at
+                return gauge_end, cause, "gauge_latest", broke_at
             cause = Cause(kind="reading", at=broke_at, device=self.device)
-            return ceased_at, cause
-        return (gauge_end or ceased_at), cause
+            return broke_at, cause, "depth", broke_at
+        if gauge_end is not None:
+            return gauge_end, cause, "gauge_latest", ceased_at
+        return ceased_at, cause, basis, ceased_at
 
     def _tip_interval(self, last_at: datetime) -> timedelta:
         """How much later than the deciding signal at ``last_at`` the snow may have
-        gone on unseen: one tip interval when that signal is the gauge's last tip.
+        gone on unseen: a share of one tip interval when that signal is the gauge's
+        last tip and the tips are too far apart to place the end.
 
         The bucket holds up to one tip's worth when the snow stops, so snow at
         the storm's rate can go on for up to one spacing of tips without another
         tip. The storm's median spacing, not the last one: after the snow stops
         a heated gauge's funnel melts out in ever wider tips. Zero for a camera
-        signal (it sees the cover itself), a storm with one tip, or when turned off.
+        signal (it sees the cover itself), a storm with one tip, tips within
+        ``end_resolution`` of each other, or when ``end_resolution`` is None.
         """
         p = self.params
-        if not p.tip_interval_end or not self.tips or self.tips[-1] != last_at:
+        if p.end_resolution is None or not self.tips or self.tips[-1] != last_at:
             return timedelta(0)
         gaps = [b - a for a, b in pairwise(self.tips) if b - a <= p.onset_window]
         if not gaps:
             return timedelta(0)
-        return sorted(gaps)[(len(gaps) - 1) // 2]
+        spacing = sorted(gaps)[(len(gaps) - 1) // 2]
+        if spacing <= p.end_resolution:
+            return timedelta(0)
+        return spacing * p.tip_interval_share
 
     def _depth_break(self) -> tuple[datetime, float] | None:
         """When the depth stopped rising, and the level it stopped at.
