@@ -205,7 +205,7 @@ def test_the_letter_says_what_was_found_what_to_do_by_when_and_what_happens(
     # Sensors recorded the cessation: not stated as a fact of nature.
     assert "The Village's sensors recorded that snow stopped accumulating" in letter
     assert "had to be cleared by Friday, December 11, 2026 at 5:00 PM CST" in letter
-    assert "narrowest cleared path along your sidewalk at 2 feet" in letter
+    assert "narrowest cleared path along your sidewalk at 2 ft 0 in (± 2 in)" in letter
     assert "within 24 hours after this notice is delivered to you" in letter
     # Citations plainly; consequences only as the ordinance gives them.
     assert "Village Code § 370-10 A requires" in letter
@@ -216,7 +216,7 @@ def test_the_letter_says_what_was_found_what_to_do_by_when_and_what_happens(
     assert "separate offense (Village Code § 370-10 E)" in letter
     assert "penalty the Village Code provides (§ 1-3, applied by Village Code § 370-10 H)" in letter
     # The evidence record: measurement, reading reference in words, the clock's steps.
-    assert "2 ft 0 in (609.6 mm)" in record
+    assert "2 ft 0 in ± 2 in (609.6 mm ± 50.8 mm)" in record
     assert "4 ft 0 in (1219.2 mm)" in record
     assert "reading no. 891" in record
     assert (

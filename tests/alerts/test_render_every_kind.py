@@ -33,7 +33,7 @@ def test_clearing_violation_pdf_carries_evidence_deadlines_and_marks(
         'Village Code § 370-10 A: "Sidewalks are to be kept clear of snow and ice to a minimum '
         'of four feet in width."' in text
     )
-    assert "2 ft 0 in (609.6 mm)" in text
+    assert "2 ft 0 in ± 2 in (609.6 mm ± 50.8 mm)" in text
     assert "4 ft 0 in (1219.2 mm)" in text
     assert "pole-main-01, reading no. 891" in text
     assert "had to be cleared by Friday, December 11, 2026 at 5:00 PM CST" in text
@@ -111,8 +111,8 @@ def test_repair_and_full_replacement_notices_follow_the_80_percent_rule(
     text = flat(pdf_text(notice_pdf(repair, issuer.profile)))
     assert "NOTICE TO REPAIR DEFECTIVE SIDEWALK BLOCKS" in text
     assert "1 of 10 sidewalk blocks (10.0%)" in text
-    assert "0.91 in (23.0 mm)" in text
-    assert "Block 3: one edge higher than the next by 0.91 inch at a crack" in text
+    assert "7/8 in ± 1/16 in (23.0 mm ± 1.2 mm)" in text
+    assert "Block 3: one edge higher than the next by 7/8 in (± 1/16 in) at a crack" in text
     assert "(the limit is 3/4 inch)" in text
     assert "Three-fourths-inch or more vertical differential" in text
     eight = [BlockDefect(b, "surface_deterioration", 15.0, 1.0) for b in range(1, 9)]
@@ -136,8 +136,8 @@ def test_obstruction_notice_with_photo_and_readings(issuer: NoticeIssuer) -> Non
     )  # fmt: skip
     text = flat(pdf_text(notice_pdf(notice, issuer.profile)))
     assert "NOTICE TO REMOVE AN OBSTRUCTION" in text
-    assert "The unobstructed width left was 2 feet 4 inches." in text
-    assert "Unobstructed width measured: 2 ft 4 in (701.0 mm)" in text
+    assert "The unobstructed width left was 2 ft 3 1/2 in." in text
+    assert "Unobstructed width measured: 2 ft 3 1/2 in (701.0 mm)" in text
     assert "directing that the obstruction be removed within 24 hours." in text
     assert f"Digest {'ab' * 32}" in text
     assert "narrowest cleared width (mm) 701 (pole-1, reading no. 812)" in text

@@ -161,6 +161,16 @@ class NoticeIssuer:
                 records.RuleUse.from_rule(
                     "snow_and_ice.clearing_min_width", rules.clearing_min_width
                 ),
+                # The camera's tolerance decided the width (not a person on review).
+                *(
+                    [
+                        records.RuleUse.from_rule(
+                            "snow_and_ice.width_tolerance", rules.width_tolerance
+                        )
+                    ]
+                    if violation.measured_width_mm is not None
+                    else []
+                ),
                 records.RuleUse.from_rule(
                     "snow_and_ice.nonhazard_notice_period", rules.nonhazard_notice_period
                 ),

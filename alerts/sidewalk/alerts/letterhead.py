@@ -31,7 +31,9 @@ def plain_citation(citation: str | None) -> str:
     """
     if not citation:
         return ""
-    parts = [p.strip() for p in _INFERRED.sub("", citation).split(";") if p.strip()]
+    # Each section once: a decision resting on two values of one section (A's 24 hours
+    # and four feet) cites it once.
+    parts = dict.fromkeys(p.strip() for p in _INFERRED.sub("", citation).split(";") if p.strip())
     return "; ".join(p if "Wis. Stats" in p else f"Village Code {p}" for p in parts)
 
 

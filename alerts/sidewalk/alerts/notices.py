@@ -19,6 +19,7 @@ letter: ``LETTER_FILTERS`` turn each into words.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -34,15 +35,17 @@ from sidewalk.alerts.wording import (
     CAUSE_WORDS,
     amount,
     feet_and_inches,
+    feet_rule,
     feet_short,
     inches,
+    inches_short,
     local_day,
     quantity_words,
     usd,
     words,
 )
 from sidewalk.core.clock import format_local
-from sidewalk.core.profile import Profile, Rule
+from sidewalk.core.profile import Profile, Provision, Rule
 
 if TYPE_CHECKING:
     from sidewalk.analytics.clocks.bill_terms import BillTerms
@@ -71,10 +74,33 @@ class NoticeError(ValueError):
     """A notice that cannot be rendered (missing address, unknown template variable, …)."""
 
 
+# A line in the window above the street that is not an owner's name.
+_NOT_A_NAME: Final = re.compile(r"^\s*(c/o|attn|care of|general delivery|po box|p\.o\.)\b", re.I)
+
+
 @dataclass(frozen=True)
 class Addressee:
     name: str
     mailing_address: tuple[str, ...]
+
+    @property
+    def owners(self) -> tuple[str, ...]:
+        """Every owner of record the window names: the first, then each name line the
+        county puts above the address (its second owner); an address line has a number."""
+        names = [self.name]
+        for line in self.mailing_address[:-1]:
+            if any(c.isdigit() for c in line) or _NOT_A_NAME.match(line) or not line.strip():
+                break
+            names.append(line.strip())
+        return tuple(dict.fromkeys(n for n in names if n.strip()))
+
+    @property
+    def greeting(self) -> str:
+        """``Jane Doe and John Doe``: the salutation names every owner of record."""
+        owners = self.owners
+        if len(owners) <= 2:
+            return " and ".join(owners)
+        return f"{', '.join(owners[:-1])} and {owners[-1]}"
 
 
 @dataclass(frozen=True)
@@ -205,17 +231,68 @@ def _require_mailing(number: str, owner: Addressee, frontage: FrontageInfo) -> N
         )
 
 
+_KIND_OF_VALUE: Final = {
+    "minutes": "period", "hours": "period", "days": "period", "calendar_days": "period",
+    "business_days": "period", "months": "period", "years": "period", "usd": "amount",
+    "mm": "measure", "inches": "measure", "feet": "measure",
+}  # fmt: skip
+
+
+def source_words(rule: Rule) -> str:
+    """What a letter puts in parentheses after a value: the Code's section, or, for a value
+    the Code's text does not set (unconfirmed), that in plain words: never a profile note,
+    never a section cited for a number it does not contain."""
+    if not rule.unconfirmed and rule.citation:
+        return plain_citation(rule.citation)
+    what = _KIND_OF_VALUE.get(rule.unit, "value")
+    if rule.citation:
+        return f"a {what} set by the Village: {plain_citation(rule.citation)} does not state one"
+    return f"a {what} set by the Village: the text of the Village Code does not state one"
+
+
 def _cited(name: str, rule: Rule) -> dict[str, Any]:
     return {
         "name": name,
-        "citation": rule.citation or "no citation: a gap in the code text",
+        "citation": rule.citation or "",
         "plain": plain_citation(rule.citation),
+        "source": source_words(rule),
         "amount": amount(rule),
-        "words": rule.words or "",
+        # The Code's words are quoted only for a value the Code sets.
+        "words": "" if rule.unconfirmed else (rule.words or ""),
         "described": rule.describe(),
         "unconfirmed": rule.unconfirmed,
         "note": rule.note or "",
     }
+
+
+def _provision(name: str, provision: Provision | None) -> dict[str, Any] | None:
+    """A section cited for what it provides (§ 370-10 F), not for a value."""
+    if provision is None or not provision.citation:
+        return None
+    return {
+        "name": name,
+        "citation": provision.citation,
+        "plain": plain_citation(provision.citation),
+        "source": plain_citation(provision.citation),
+        "amount": "",
+        "words": provision.words or "",
+        "described": provision.describe(),
+        "unconfirmed": provision.unconfirmed,
+        "note": provision.note or "",
+    }
+
+
+def sections(*citations: str | None) -> str:
+    """The profile's citations as a letter cites them, each section once and never a note:
+    ``§ 370-10 A (inferred); § 370-10 A (inferred)`` → ``Village Code § 370-10 A``."""
+    parts = [
+        part.strip()
+        for c in citations
+        if c
+        for part in c.split(";")
+        if part.strip().startswith("§")
+    ]
+    return plain_citation("; ".join(dict.fromkeys(parts)))
 
 
 def _unconfirmed(rules: Iterable[tuple[str, Rule]]) -> list[str]:
@@ -278,6 +355,10 @@ def _base(
         "offense_rule": _cited("snow_and_ice.offense_period", profile.snow_and_ice.offense_period),
         "expense": _cited("billing.bill_payable", profile.billing.bill_payable),
         "tax_roll": _cited("billing.tax_roll_after", profile.billing.tax_roll_after),
+        # F: the Village's removal once a notice's time has passed (snow and ice).
+        "removal_after_notice": _provision(
+            "snow_and_ice.abatement_after_notice", profile.snow_and_ice.abatement_after_notice
+        ),
     }
 
 
@@ -342,6 +423,12 @@ def render_clearing_violation(
         cessation_at = datetime.fromisoformat(str(violation["cessation_at"]))
         deadline = datetime.fromisoformat(str(violation["deadline"]))
         required = float(violation["required_width_mm"])
+        # The uncertainty the decision used; a record from before it was kept: the
+        # camera's stated one, from the profile.
+        stated = violation.get("width_uncertainty_mm")
+        uncertainty = (
+            profile.snow_and_ice.width_tolerance.length_mm if stated is None else float(stated)
+        )
     except (KeyError, TypeError, ValueError):
         raise NoticeError(
             f"notice {number}: a clearing violation needs the measured width as evidence"
@@ -368,14 +455,22 @@ def render_clearing_violation(
             "notice_rule": _cited(
                 "snow_and_ice.nonhazard_notice_period", rules.nonhazard_notice_period
             ),
+            "tolerance": {
+                "amount": amount(rules.width_tolerance),
+                "pending": rules.width_tolerance.unconfirmed
+                and not any(c.lower().startswith("width tolerance") for c in letter.confirmed),
+            },
             "measured": {
                 "device": violation.get("measured_by") or "-",
                 "seq": violation.get("measured_seq", "-"),
-                "width": feet_and_inches(width),
-                "width_short": feet_short(width),
+                "width": feet_and_inches(width, uncertainty, short_of_mm=required),
+                "width_short": feet_short(width, uncertainty, short_of_mm=required),
+                # Short by more than the measurement's uncertainty: what the decision found.
+                "beyond_uncertainty": required - width > uncertainty,
+                "uncertainty": feet_short(uncertainty),
                 "at_local": format_local(measured_at, zone),
                 "required": feet_and_inches(required),
-                "required_short": feet_short(required),
+                "required_short": feet_rule(required),
                 "reference": _reference(
                     "reading", violation.get("measured_by") or "-", violation.get("measured_seq")
                 ),
@@ -387,6 +482,7 @@ def render_clearing_violation(
                 for name in (
                     "clearing_deadline",
                     "clearing_min_width",
+                    "width_tolerance",
                     "offense_period",
                     "nonhazard_notice_period",
                 )
@@ -568,6 +664,16 @@ def render_abatement_bill(
     from sidewalk.analytics.clocks.bill_terms import bill_terms
 
     terms = terms or bill_terms(profile, "snow_and_ice")
+    # The section the work was done under, as the ordinance numbers it. A record
+    # from before this was checked may hold a profile note where a section belongs
+    # (an unconfirmed period's): snow and ice removed after a notice is § 370-10 F's.
+    removal = _provision(
+        "snow_and_ice.abatement_after_notice", profile.snow_and_ice.abatement_after_notice
+    )
+    authority = sections(abatement_citation)
+    if not authority and terms.kind == "snow_and_ice" and removal is not None:
+        authority = removal["plain"]
+    under_f = removal is not None and removal["plain"] in authority
     said: dict[str, Any] = {
         "kind": terms.kind,
         "billed": terms.billed,
@@ -615,10 +721,17 @@ def render_abatement_bill(
             "expense": said["payable"] or said["basis"],
             "code_rules": [
                 c
-                for c in (said["payable"], said["tax_roll"], said["basis"], said["administration"])
+                for c in (
+                    removal if under_f else None,
+                    said["payable"],
+                    said["tax_roll"],
+                    said["basis"],
+                    said["administration"],
+                )
                 if c and c["words"]
             ],
             "abatement_citation": abatement_citation,
+            "authority": authority,
             "unconfirmed": _unconfirmed(
                 list(terms.rules)
                 + (
@@ -705,7 +818,7 @@ def render_repair_notice(
                 "block": d.block,
                 "rule": d.rule.replace("_", " "),
                 "edge": d.edge or "-",
-                "measured": f"{inches(d.measured_mm)} ± {d.uncertainty_mm:.1f} mm",
+                "measured": inches(d.measured_mm, d.uncertainty_mm, at_least_mm=rule.length_mm),
                 "limit": f"{rule.describe()}",
                 "limit_plain": f"{amount(rule)}, {plain_citation(rule.citation)}",
                 "letter": _defect_words(d, rule),
@@ -749,12 +862,11 @@ _DEFECT_WORDS: Final = {
 
 
 def _defect_words(d: BlockDefect, rule: Rule) -> str:
-    """``Block 3: one edge higher than the next by 0.91 inch at a crack (limit 3/4 inches).``"""
+    """``Block 3: one edge higher than the next by 7/8 in (± 1/16 in) at a crack (the limit
+    is 3/4 inch).``: to the sixteenth, with its uncertainty, never read under the limit."""
     where = f" at a {d.edge}" if d.edge else ""
-    return (
-        f"Block {d.block}: {_DEFECT_WORDS[d.rule]} {d.measured_mm / 25.4:.2f} inch{where} "
-        f"(the limit is {amount(rule)})."
-    )
+    size = inches_short(d.measured_mm, d.uncertainty_mm, at_least_mm=rule.length_mm)
+    return f"Block {d.block}: {_DEFECT_WORDS[d.rule]} {size}{where} (the limit is {amount(rule)})."
 
 
 def render_obstruction_notice(
@@ -795,8 +907,14 @@ def render_obstruction_notice(
             "area": area,
             "observed_local": format_local(observed_at, profile.zone),
             "description": description,
-            "clear_width": "-" if clear_width_mm is None else feet_and_inches(clear_width_mm),
-            "clear_width_short": None if clear_width_mm is None else feet_short(clear_width_mm),
+            # Measured by a person with a tape: to the quarter inch, never read as reaching
+            # the 3 feet it fell short of.
+            "clear_width": "-"
+            if clear_width_mm is None
+            else feet_and_inches(clear_width_mm, short_of_mm=obs.fixture_min_clear_width.length_mm),
+            "clear_width_short": None
+            if clear_width_mm is None
+            else feet_short(clear_width_mm, short_of_mm=obs.fixture_min_clear_width.length_mm),
             "required_width": feet_and_inches(obs.fixture_min_clear_width.length_mm),
             "removal": _cited(f"obstructions.{area}_removal_after_notice", removal),
             "citations": [_cited(n, r) for n, r in rules_used.items()],

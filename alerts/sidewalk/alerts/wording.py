@@ -9,7 +9,6 @@ from fractions import Fraction
 from typing import Final
 
 from sidewalk.core.profile import Rule
-from sidewalk.core.units import mm_to_feet
 
 STATE_WORDS: Final = {
     "idle": "no snow",
@@ -83,15 +82,84 @@ def amount(rule: Rule) -> str:
     return f"{number} {unit}"
 
 
-def feet_and_inches(mm: float) -> str:
-    """``2 ft 0 in (609.6 mm)``: the units the ordinance speaks, with the measured value."""
-    total_in = round(mm_to_feet(mm) * 12)
-    return f"{total_in // 12} ft {total_in % 12} in ({mm:.1f} mm)"
+# A measured width is written to the quarter inch (the camera's and the tape's
+# precision in a letter); a defect's height or gap, which the Code limits in
+# fractions of an inch, to the sixteenth.
+QUARTER_INCH: Final = Fraction(1, 4)
+SIXTEENTH_INCH: Final = Fraction(1, 16)
+_MM_PER_INCH: Final = Fraction(254, 10)
 
 
-def feet_short(mm: float) -> str:
-    """``2 feet``, ``2 feet 4 inches``: a measured length as a letter says it."""
-    total_in = round(mm_to_feet(mm) * 12)
+def _inches_of(mm: float) -> Fraction:
+    # Through the float's shortest decimal form, so 1219.2 mm is exactly 48 inches.
+    return Fraction(Decimal(repr(float(mm)))) / _MM_PER_INCH
+
+
+def _stepped(
+    mm: float, step: Fraction, *, short_of_mm: float | None = None, at_least_mm: float | None = None
+) -> Fraction:
+    """``mm`` in inches, to the nearest ``step``; but a value under ``short_of_mm`` is
+    never written as reaching it, nor one at or over ``at_least_mm`` as falling short:
+    the printed figure never contradicts the comparison it supports."""
+    exact = _inches_of(mm)
+    n = round(exact / step)
+    if short_of_mm is not None and exact < (bound := _inches_of(short_of_mm)):
+        while n * step >= bound:
+            n -= 1
+    if at_least_mm is not None and exact >= (bound := _inches_of(at_least_mm)):
+        while n * step < bound:
+            n += 1
+    return max(n, 0) * step
+
+
+def _up_to_step(mm: float, step: Fraction) -> Fraction:
+    """An uncertainty in inches, rounded up to ``step`` (never stated smaller than it is)."""
+    exact = _inches_of(mm)
+    n = -(-exact // step)
+    return max(int(n), 1) * step
+
+
+def _fraction_text(inches: Fraction) -> str:
+    """``11 3/4``, ``3/16``, ``0``."""
+    whole, part = divmod(inches, 1)
+    text = " ".join(x for x in (str(whole) if whole else "", str(part) if part else "") if x)
+    return text or "0"
+
+
+def _ft_in(inches: Fraction) -> str:
+    """``3 ft 11 3/4 in``; under a foot, ``7 1/2 in``."""
+    ft, rest = divmod(inches, 12)
+    if not ft:
+        return f"{_fraction_text(rest)} in"
+    return f"{ft} ft {_fraction_text(rest)} in"
+
+
+def feet_and_inches(
+    mm: float, uncertainty_mm: float | None = None, *, short_of_mm: float | None = None
+) -> str:
+    """``3 ft 11 3/4 in ± 2 in (1210.0 mm ± 50.8 mm)``: a measured width to the quarter
+    inch, with its uncertainty, and the value measured, for the evidence record."""
+    shown = _ft_in(_stepped(mm, QUARTER_INCH, short_of_mm=short_of_mm))
+    if uncertainty_mm is None:
+        return f"{shown} ({mm:.1f} mm)"
+    plus = _fraction_text(_up_to_step(uncertainty_mm, QUARTER_INCH))
+    return f"{shown} ± {plus} in ({mm:.1f} mm ± {uncertainty_mm:.1f} mm)"
+
+
+def feet_short(
+    mm: float, uncertainty_mm: float | None = None, *, short_of_mm: float | None = None
+) -> str:
+    """``3 ft 11 3/4 in (± 2 in)``: a measured width as a letter says it, to the quarter
+    inch; a width under ``short_of_mm`` is never written as reaching it."""
+    shown = _ft_in(_stepped(mm, QUARTER_INCH, short_of_mm=short_of_mm))
+    if uncertainty_mm is None:
+        return shown
+    return f"{shown} (± {_fraction_text(_up_to_step(uncertainty_mm, QUARTER_INCH))} in)"
+
+
+def feet_rule(mm: float) -> str:
+    """``4 feet``, ``3 feet 6 inches``: a length the Code sets (not a measurement)."""
+    total_in = round(_inches_of(mm))
     ft, inch = divmod(total_in, 12)
     parts = [f"{ft} foot" if ft == 1 else f"{ft} feet"] if ft else []
     if inch or not parts:
@@ -99,9 +167,26 @@ def feet_short(mm: float) -> str:
     return " ".join(parts)
 
 
-def inches(mm: float) -> str:
-    """``0.91 in (23.0 mm)``: defect sizes as the code states its limits."""
-    return f"{mm / 25.4:.2f} in ({mm:.1f} mm)"
+def inches(
+    mm: float, uncertainty_mm: float | None = None, *, at_least_mm: float | None = None
+) -> str:
+    """``7/8 in ± 1/16 in (23.0 mm ± 1.2 mm)``: a defect's size to the sixteenth of an
+    inch, as the Code states its limits; one at or over ``at_least_mm`` never reads under it."""
+    shown = f"{_fraction_text(_stepped(mm, SIXTEENTH_INCH, at_least_mm=at_least_mm))} in"
+    if uncertainty_mm is None:
+        return f"{shown} ({mm:.1f} mm)"
+    plus = _fraction_text(_up_to_step(uncertainty_mm, SIXTEENTH_INCH))
+    return f"{shown} ± {plus} in ({mm:.1f} mm ± {uncertainty_mm:.1f} mm)"
+
+
+def inches_short(
+    mm: float, uncertainty_mm: float | None = None, *, at_least_mm: float | None = None
+) -> str:
+    """``7/8 in (± 1/16 in)``: a defect's size as a letter says it."""
+    shown = f"{_fraction_text(_stepped(mm, SIXTEENTH_INCH, at_least_mm=at_least_mm))} in"
+    if uncertainty_mm is None:
+        return shown
+    return f"{shown} (± {_fraction_text(_up_to_step(uncertainty_mm, SIXTEENTH_INCH))} in)"
 
 
 def usd(amount: Decimal) -> str:

@@ -376,6 +376,7 @@ class CaseRecorder:
             "deadline": v.deadline.isoformat(),
             "required_width_mm": v.required_width_mm,
             "measured_width_mm": v.measured_width_mm,
+            "width_uncertainty_mm": v.width_uncertainty_mm,
             "measured_at": v.measured_at.isoformat() if v.measured_at else None,
             "measured_by": v.measured_by,
             "measured_seq": v.measured_seq,

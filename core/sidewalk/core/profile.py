@@ -17,7 +17,9 @@ no ordinance number is a literal anywhere else.
 A value may be written as a fraction where the code does (``value = "1 1/4"``).
 Yearly date windows and month-days (§ 370-7 A "between November 15 and April
 1") are their own rule shapes, ``DateWindowRule`` and ``MonthDayRule``, with
-``"MM-DD"`` strings. The ``[calendar]`` table lists the business weekdays and
+``"MM-DD"`` strings. A section that sets no value but that documents rest on
+(§ 370-10 F: the Village removes the snow) is a ``Provision``: citation and
+words only. The ``[calendar]`` table lists the business weekdays and
 holidays that business-day clocks count with.
 """
 
@@ -315,7 +317,21 @@ class NoticeDelivery(BaseModel):
         return "notice_delivery.starts_period", self.starts_period
 
 
-AnyRule = Rule | MonthDayRule | DateWindowRule | DeliveryMethodsRule
+class Provision(_Cited):
+    """A section a document rests on that sets no value (§ 370-10 F: the Village removes
+    the snow after the notice's time has passed): its citation and its own words."""
+
+    @model_validator(mode="after")
+    def _quoted(self) -> Provision:
+        if self.citation is None or not self.words:
+            raise ValueError("a provision needs its citation and the code's words")
+        return self
+
+    def describe(self) -> str:
+        return self._mark("provision")
+
+
+AnyRule = Rule | MonthDayRule | DateWindowRule | DeliveryMethodsRule | Provision
 
 
 def _require_unit(rule: Rule, allowed: set[str], name: str) -> Rule:
@@ -337,6 +353,22 @@ class SnowAndIce(BaseModel):
     deposit_building_setback: Rule
     # C: snow or ice pushed onto a street or walk; the code sets no removal period.
     deposit_removal_after_notice: Rule
+    # A's four feet as the camera measures them: a path is found short only when it
+    # falls short by more than this (the measurement's stated uncertainty). The code
+    # sets no tolerance: the Village confirms it.
+    width_tolerance: Rule = Rule(
+        value=Decimal(2),
+        unit="inches",
+        unconfirmed=True,
+        note=(
+            "§ 370-10 A sets a minimum of four feet and no tolerance for measuring it; the"
+            " Village's camera measures the narrowest cleared path to within 2 inches, so a"
+            " path is found too narrow only when it measures more than 2 inches short,"
+            " pending the Village's confirmation"
+        ),
+    )
+    # F: the Village's removal after a written notice's time has passed (no value).
+    abatement_after_notice: Provision | None = None
 
     @field_validator(
         "clearing_deadline",
@@ -349,7 +381,7 @@ class SnowAndIce(BaseModel):
     def _durations(cls, rule: Rule) -> Rule:
         return _require_unit(rule, _DURATIONS, "this rule")
 
-    @field_validator("clearing_min_width", "deposit_building_setback")
+    @field_validator("clearing_min_width", "deposit_building_setback", "width_tolerance")
     @classmethod
     def _lengths(cls, rule: Rule) -> Rule:
         return _require_unit(rule, _LENGTHS, "this rule")

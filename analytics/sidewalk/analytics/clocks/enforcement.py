@@ -787,7 +787,8 @@ class Enforcement:
         rules = self.profile.snow_and_ice
         # F: removal by the village after "the time established under Subsection B(1) and (2)".
         period = rules.hazard_notice_period if case.hazard else rules.nonhazard_notice_period
-        citation = period.citation or f"unconfirmed: {period.note}"
+        after = rules.abatement_after_notice
+        citation = (after.citation if after is not None else None) or period.citation or ""
         reason = "hazard notice period ended" if case.hazard else "notice period ended"
         return [
             case.move(

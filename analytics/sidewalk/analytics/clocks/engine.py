@@ -1180,6 +1180,8 @@ class ClockEngine:
         assert clock.cessation_at is not None
         width_rule = self.profile.snow_and_ice.clearing_min_width
         required = width_rule.length_mm
+        # The camera's stated uncertainty: short only by more than it (A's four feet).
+        tolerance = self.profile.snow_and_ice.width_tolerance.length_mm
         deadline = clock.deadline
         cause = Cause(kind="deadline", at=deadline)
         key = f"{clock.frontage}:{CLEARING}:{clock.cessation_at.isoformat()}"
@@ -1196,6 +1198,7 @@ class ClockEngine:
         ice, ice_seen = ice_at(self._surface_seen(clock, clock.cessation_at, deadline))
         detail: dict[str, object] = {
             "measured_width_mm": evidence.cleared_width_mm,
+            "width_uncertainty_mm": tolerance,
             "required_width_mm": required,
             "measured_at": evidence.at.isoformat(),
             "device": evidence.device,
@@ -1204,7 +1207,7 @@ class ClockEngine:
         if ice is not None:
             detail["ice"] = ice.as_dict()
         self._forget_until(clock, deadline)
-        wide = evidence.cleared_width_mm >= required - WIDTH_TOLERANCE_MM
+        wide = required - evidence.cleared_width_mm <= tolerance + WIDTH_TOLERANCE_MM
         if ice is not None and ice.status == "treated" and (wide or ice_seen):
             # A: ice that cannot be removed complies when kept sanded or salted.
             return [clock.move(ClearingState.COMPLIED, deadline, ice.cause, treated=True, **detail)]
@@ -1228,12 +1231,16 @@ class ClockEngine:
             key=key,
             frontage=clock.frontage,
             rule="snow_and_ice.clearing_deadline",
-            citation=f"{deadline_rule.citation}; {width_rule.citation}",
+            # One section for both values (A): cited once.
+            citation="; ".join(
+                dict.fromkeys(c for c in (deadline_rule.citation, width_rule.citation) if c)
+            ),
             cessation_at=clock.cessation_at,
             deadline=deadline,
             decided_at=deadline + self.params.decision_grace,
             required_width_mm=required,
             measured_width_mm=evidence.cleared_width_mm,
+            width_uncertainty_mm=tolerance,
             measured_at=evidence.at,
             measured_by=evidence.device,
             measured_seq=evidence.seq,

@@ -73,6 +73,9 @@ class ClearingViolation:
     # Decided by a person on review (``review.decide_review``): decision, by, reason, at.
     # The pole's evidence did not come in, so there is no measurement above.
     review: dict[str, Any] | None = None
+    # The measured width's stated uncertainty (``snow_and_ice.width_tolerance`` when
+    # decided): the path was short by more than it.
+    width_uncertainty_mm: float | None = None
 
 
 @dataclass(frozen=True)
