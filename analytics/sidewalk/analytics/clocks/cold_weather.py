@@ -306,10 +306,12 @@ class _Subgrade:
     # after the fact is judged on the air at and after it (§ 370-5 (9)'s cold weather).
     air: list[tuple[datetime, float]] = field(default_factory=list)
 
-    def air_since(self, at: datetime) -> list[float]:
-        """The air as of ``at`` (the last reading at or before it) and every reading since."""
+    def air_since(self, at: datetime, window: timedelta) -> list[float]:
+        """The air as of ``at`` (the last reading at or before it, if within ``window``
+        before it) and every reading since."""
         i = bisect.bisect_right(self.air, at, key=lambda r: r[0])
-        return [t for _, t in self.air[max(0, i - 1) :]]
+        before = [t for when, t in self.air[max(0, i - 1) : i] if when >= at - window]
+        return before + [t for _, t in self.air[i:]]
 
     def as_of(self, at: datetime) -> _Probe | None:
         """The latest reading at or before ``at`` that is still kept."""
@@ -389,6 +391,8 @@ class ColdWeatherClocks:
         site = self.probes.get(reading.device)
         if site is None:
             return []
+        if reading.air_temp_c is not None:
+            self.note_air(site, reading.event_time, reading.air_temp_c)
         return self.observe_weather(reading, reading.event_time, site, reading.air_temp_c)
 
     def observe_weather(
@@ -442,10 +446,11 @@ class ColdWeatherClocks:
         state = KeepOffState.PROTECTED if pour.kind == "street" else KeepOffState.KEEP_OFF_NORMAL
         clock = _KeepOff(pour, deadline, KeepOffState.IDLE)
         sub = self.subgrade.get(pour.site or "")
-        air = [] if sub is None or pour.kind != "sidewalk" else sub.air_since(pour.at)
+        air = [] if sub is None or pour.kind != "sidewalk" else sub.air_since(pour.at, self._window)
         if air:
-            # The air at the pour (its last reading before) and since, however late the
-            # pour is entered: cold weather then calls for the cold period from the start.
+            # The air at the pour (its last reading in the 72 hours before, the span the
+            # Code looks at for a pour) and since, however late the pour is entered: cold
+            # weather then calls for the cold period from the start.
             clock.lowest_temp_f = min(air)
             picked = keep_off_until(pour, clock.lowest_temp_f, self.profile)
             if picked.due > deadline.due:

@@ -466,7 +466,11 @@ class ClockEngine:
                     and (device not in probes or get("ground_temp_c") is None)
                     and not cold.keep_off
                 ):
-                    # Nothing for the cold-weather clocks or the ice: the detector only.
+                    # Nothing for the cold-weather clocks or the ice: the detector only
+                    # (and the probe site's air kept, for a pour entered later).
+                    air = get("air_temp_c")
+                    if air is not None and device in probes:
+                        cold.note_air(probes[device], at, air)
                     changes = own.observe_weather(
                         at, device, fields["seq"], get("snow_depth_mm"), get("precip_mm"),
                         get("air_temp_c"),
