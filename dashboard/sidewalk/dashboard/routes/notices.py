@@ -1,4 +1,6 @@
-"""Notices and the actions people record on them; service; the letter; the print batch.
+"""Notices and the actions people record on them; service; the letter; the print batch;
+issuing the written notice an obstruction or an inspector's finding waits for
+(``NoticeIssuer.case_notice``, as ``sidewalk notices issue``).
 
 Which steps a notice shows is the clock engine's answer for its case
 (``casework``), filtered by the role: the page shows only what would be
@@ -16,11 +18,11 @@ page lists its entries, each with what may be done to it now, or why not
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Annotated, Any, Final, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Query
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
@@ -34,11 +36,19 @@ from sidewalk.alerts.corrections import (
     payment_facts,
 )
 from sidewalk.alerts.delivery import (
+    CASE_SERVICE,
     DELIVERY_METHODS,
     NotDeliveryError,
     NotReadyError,
     record_notice_delivery,
 )
+from sidewalk.alerts.issue import (
+    CASE_NOTICE,
+    CaseNotOnRecord,
+    NoticeIssuer,
+    cases_awaiting_notice,
+)
+from sidewalk.alerts.letterhead import Letterhead
 from sidewalk.alerts.notices import CLOCK_FROM_DELIVERY
 from sidewalk.alerts.pdf import notice_pdf
 from sidewalk.analytics.clocks.actions import ActionError, parse_action
@@ -58,6 +68,7 @@ from sidewalk.dashboard.casework import (
     pending_by_target,
     refusal,
 )
+from sidewalk.dashboard.routes.admin import village_settings
 from sidewalk.dashboard.routes.deps import (
     Cases,
     LoggedIn,
@@ -83,6 +94,7 @@ from sidewalk.dashboard.words import (
 from sidewalk.storage.cases import (
     ActionRecord,
     CaseStore,
+    ClockRecord,
     DeliveryRecord,
     NotFoundError,
     NoticeRecord,
@@ -103,6 +115,8 @@ ACTION_PERMISSION: dict[str, Literal["field_action", "notice_action", "money"]] 
     "paid_in_full": "money",
 }
 NOT_YET_SERVED: Final = "The owner's deadline starts when the notice is served."
+# The clock states of an obstruction's or a finding's period after its notice was served.
+CASE_PERIOD: Final = frozenset({"removal_period", "notice_period"})
 
 
 class ActionBody(RequestBody):
@@ -284,6 +298,8 @@ class NoticeRecords:
     actions: dict[str, list[ActionRecord]]
     pending: dict[str, list[ActionRecord]]
     deliveries: dict[int, list[DeliveryRecord]]
+    # Obstruction and inspector's-finding clocks, by their key (<frontage>/<kind>/<id>).
+    street_clocks: dict[str, ClockRecord] = field(default_factory=dict)
 
     @classmethod
     def read(cls, cases: CaseStore) -> NoticeRecords:
@@ -302,6 +318,7 @@ class NoticeRecords:
             actions=actions,
             pending=pending_by_target(every),
             deliveries=deliveries,
+            street_clocks={c.key: c for kind in CASE_NOTICE for c in cases.clocks.list(kind=kind)},
         )
 
 
@@ -375,6 +392,22 @@ def deadline_words(
     return None, None, case_words
 
 
+def case_deadline(
+    records: NoticeRecords, n: NoticeRecord, violation: ViolationRecord | None
+) -> tuple[str | None, str | None]:
+    """(owner's deadline, what it is) for an obstruction's or a finding's notice: the
+    period its clock runs from the recorded service (``alerts.delivery``)."""
+    if violation is None or n.kind not in CASE_SERVICE:
+        return iso(n.deadline), ("Deadline" if n.deadline else None)
+    if n.delivered_at is None:
+        return None, NOT_YET_SERVED
+    kind, _, case_id = violation.key.partition(":")
+    clock = records.street_clocks.get(f"{violation.frontage_id}/{kind}/{case_id}")
+    if clock is None or clock.state not in CASE_PERIOD:
+        return None, "Served: the deadline is being worked out"
+    return iso(clock.deadline), "The owner's deadline, from the recorded service"
+
+
 def _entry_words(kind: str, method: object) -> str:
     text = STEP_DONE.get(kind, step_label(kind))
     if kind == "record_delivery" and isinstance(method, str):
@@ -427,7 +460,9 @@ def history(
         for d in deliveries:  # a notice whose service starts no clock (and older records)
             if d.status == "delivered":
                 text = f"Notice served {SERVED_BY.get(d.channel, '')}".rstrip()
-                lines.append(HistoryLine(at=iso(d.attempted_at), text=text, who=None,
+                who = d.detail.get("who")  # the person who served it, as entered
+                lines.append(HistoryLine(at=iso(d.attempted_at), text=text,
+                                         who=who if isinstance(who, str) else None,
                                          outcome="done"))  # fmt: skip
     return lines
 
@@ -446,6 +481,8 @@ def notice_view(
     violation = records.violations.get(n.violation_id) if n.violation_id else None
     case = snow_case(records, profile, n, at)
     owner_deadline, note, case_words = deadline_words(n, case)
+    if case is None and n.kind in CASE_SERVICE:
+        owner_deadline, note = case_deadline(records, n, violation)
     deliveries = records.deliveries.get(n.id, [])
     actions = records.actions.get(violation.key, []) if violation else []
     steps = valid_steps(n, case, user)
@@ -819,6 +856,72 @@ def _last_action(cases: CaseStore, n: NoticeRecord) -> int:
     key = cases.clocks.get_violation(n.violation_id).key
     steps = cases.actions.list(key)
     return steps[-1].id if steps else 0
+
+
+class IssueBody(RequestBody):
+    case: str = Field(
+        min_length=3, max_length=200,
+        description="the case, as /notices-to-issue lists it: obstruction:<id> or inspection:<id>",
+    )  # fmt: skip
+
+
+class CaseToNotice(BaseModel):
+    """A case an inspector recorded that waits for its written notice."""
+
+    case: str = Field(description="what to send to POST /notices")
+    kind_words: str = Field(description="the notice it calls for, in the clerk's words")
+    address: str
+    what: str = Field(description="what was found, in the inspector's or the Code's words")
+    seen_at: str | None
+    ordinance: str | None
+
+
+class NoticeIssued(BaseModel):
+    number: str
+    message: str
+
+
+@router.get("/notices-to-issue", tags=["notices"])
+def to_issue(user: Reader, cases: Cases) -> list[CaseToNotice]:
+    """Obstructions and inspectors' findings whose written notice is still to be issued."""
+    addresses = {f.id: f.street_address for f in cases.registry.list_frontages()}
+    out = []
+    for v in cases_awaiting_notice(cases):
+        e = v.evidence
+        said = str(e.get("description") or "").strip()
+        what = said or str(e.get("finding") or "")
+        out.append(CaseToNotice(
+            case=v.key, kind_words=notice_kind(CASE_NOTICE[v.key.partition(":")[0]]),
+            address=addresses.get(v.frontage_id, v.frontage_id), what=what,
+            seen_at=iso(v.detected_at), ordinance=ordinance(v.citation),
+        ))  # fmt: skip
+    return out
+
+
+@router.post("/notices", tags=["notices"])
+def issue_notice(
+    request: Request, body: IssueBody, *, user: LoggedIn, cases: Cases, profile: VillageProfile,
+    now: Now,
+) -> NoticeIssued:  # fmt: skip
+    """Issue the written notice a recorded case waits for, as ``sidewalk notices issue``:
+    numbered in the register and written under the settings' letterhead (audited)."""
+    if not user.may("notice_action"):
+        raise HTTPException(403, f"The {user.role} account may not issue notices.")
+    village = village_settings(request)
+    letterhead = None if village is None else Letterhead.from_settings(village, profile)
+    issuer = NoticeIssuer(cases, profile, letterhead=letterhead)
+    try:
+        n = issuer.case_notice(body.case.strip(), now, who=user.username)
+    except CaseNotOnRecord as exc:
+        said = str(exc)
+        raise HTTPException(409, f"Not issued: {said[:1].upper()}{said[1:]}.") from None
+    if n.body_text is None:
+        why = "it waits for the Village to confirm a value" if n.status == "held" else (
+            "see the notice register for why")  # fmt: skip
+        message = f"Notice {n.number} issued, not written yet: {why}."
+    else:
+        message = f"Notice {n.number} issued. Print it, serve it, then record how it was served."
+    return NoticeIssued(number=n.number, message=message)
 
 
 @router.post("/notices/print-batch", tags=["notices"])

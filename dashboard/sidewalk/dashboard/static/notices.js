@@ -19,7 +19,7 @@ function deadlineCell(h, n, c) {
 
 export async function noticesPage(ctx) {
   const { api, h, main, may, toast, state, abatementBlock } = ctx;
-  const [notices, abatements, c] = await Promise.all([api("/api/notices"), api("/api/abatements"), clock(api, state)]);
+  const [notices, abatements, toIssue, c] = await Promise.all([api("/api/notices"), api("/api/abatements"), api("/api/notices-to-issue"), clock(api, state)]);
   const rows = notices.map((n) => h("tr", { "data-notice": n.number },
     h("td", { class: "pick-cell" }, may("print") ? h("input", { type: "checkbox", class: "pick", value: n.number, id: `pick-${n.number}`, "aria-label": `Select ${n.number} for printing` }) : ""),
     h("td", { "data-label": "Notice" }, h("a", { href: `#notice/${encodeURIComponent(n.number)}`, class: "notice-link" }, n.number), h("div", {}, n.kind_words),
@@ -31,6 +31,7 @@ export async function noticesPage(ctx) {
   const printButton = may("print") ? h("button", { type: "button", id: "print-batch", onclick: () => printBatch(ctx) }, "Print selected letters") : "";
   main.replaceChildren(
     h("h1", {}, "Notices"),
+    toIssuePanel(ctx, toIssue, c),
     h("section", { class: "panel" },
       h("div", { class: "actions" }, printButton,
         may("print") ? h("span", { class: "muted" }, "Printing does not record service: record how each letter was served on its page.") : ""),
@@ -40,6 +41,48 @@ export async function noticesPage(ctx) {
       abatements.length ? h("div", {}, ...abatements.map(abatementBlock)) : h("p", { class: "muted" }, "No Village work orders.")),
   );
   void toast;
+}
+
+// Obstructions and inspectors' findings whose written notice is still to be issued: each
+// issued (numbered, under the Village's letterhead) after a confirmation, then opened to
+// print it and record its service.
+function toIssuePanel(ctx, cases, c) {
+  const { h, may } = ctx;
+  if (!cases.length) return "";
+  const work = h("div", { id: "issue-work" });
+  const problem = h("div", { id: "issue-problem", class: "problem", role: "alert" });
+  const rows = cases.map((k) => h("tr", { "data-case": k.case },
+    h("td", { "data-label": "Notice" }, k.kind_words, k.ordinance ? h("div", { class: "muted" }, k.ordinance) : ""),
+    h("td", { "data-label": "Property" }, h("strong", {}, k.address)),
+    h("td", { "data-label": "Found" }, k.what || "", h("div", { class: "muted" }, k.seen_at ? when(k.seen_at, c.now, c.zone) : "")),
+    h("td", { "data-label": "" }, may("notice_action")
+      ? h("button", { type: "button", "data-issue": k.case, onclick: () => confirmIssue(ctx, k, work, problem) }, "Issue the notice…")
+      : "")));
+  return h("section", { class: "panel", "aria-labelledby": "to-issue-h" },
+    h("h2", { id: "to-issue-h" }, "Notices to issue"),
+    h("p", { class: "muted" }, "Found by an inspector; the owner's time starts only when the notice is served."),
+    h("table", { class: "cards" }, h("thead", {}, h("tr", {}, ...["Notice", "Property", "Found", ""].map((t) => h("th", { scope: "col" }, t)))),
+      h("tbody", {}, ...rows)),
+    problem, work);
+}
+
+function confirmIssue(ctx, k, work, problem) {
+  const { api, h, toast } = ctx;
+  problem.classList.remove("show");
+  const yes = h("button", { type: "button", id: "confirm-issue", onclick: async () => {
+    yes.disabled = true;
+    try {
+      const result = await api("/api/notices", { method: "POST", body: { case: k.case } });
+      toast(result.message);
+      window.location.hash = `#notice/${encodeURIComponent(result.number)}`;
+    } catch (err) { showProblem(problem, err.message); yes.disabled = false; }
+  } }, "Yes, issue it");
+  work.replaceChildren(h("div", { class: "confirm", role: "group", "aria-label": "Confirm the notice" },
+    h("p", {}, h("strong", {}, `${k.kind_words}, ${k.address}`)),
+    h("p", {}, k.what || ""),
+    h("p", { class: "muted" }, "It is numbered in the notice register and written under the Village's letterhead, in your name."),
+    h("div", { class: "actions" }, yes, h("button", { type: "button", class: "secondary", onclick: () => work.replaceChildren() }, "Cancel"))));
+  yes.focus();
 }
 
 async function printBatch(ctx) {
