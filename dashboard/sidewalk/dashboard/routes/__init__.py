@@ -13,7 +13,7 @@ OpenAPI document (``/openapi.json``) describes what the browser receives.
 | ``overview`` | ``overview``, ``map``, ``frontages`` |
 | ``clocks`` | ``clocks``, ``clocks/{clock_id}/history``, ``events`` (live) |
 | ``today`` | ``today`` (the clerk's first page: what needs a person now) |
-| ``notices`` | ``notices`` (POST: issue a case's notice), ``notices-to-issue``, ``notices/{number}`` (``actions``, ``service``, ``letter.pdf``) |
+| ``notices`` | ``notices`` (POST issues), ``notices-to-issue``, ``notices/{n}/service``, … |
 | ``rounds`` | ``rounds`` (the inspector's stops), ``rounds/{frontage}/taps``, ``…/photos`` |
 | ``money`` | ``abatements`` with ``expenses`` and ``bill``, ``bills`` with ``payments`` |
 | ``devices`` | ``devices``, ``dead-letters`` |
