@@ -185,18 +185,24 @@ class NoticeIssuer:
         """Issue (or find) a hazard notice or an after-the-fact abatement notice, and render it.
 
         § 370-10 B(1): the hazard notice goes to "the owner, occupant or person in
-        charge", served on the premises; where the registry has a person in charge
-        (or else an occupant) at that time, it is addressed to them at the property,
-        and the owner of record gets the owner's copy (``owner_copy``). The
-        after-the-fact notice goes to the owner's last-known address."""
+        charge", and takes effect only when handed over or posted, so it is addressed
+        for delivery at the property: to the person in charge the registry has at that
+        time (or else an occupant), or else to the owner of record by name, at the
+        premises. The owner's mailing address is shown on it apart, and the owner gets
+        the owner's copy there (``owner_copy``). The after-the-fact notice goes to the
+        owner's last-known address."""
         rule = self.profile.snow_and_ice.hazard_notice_period
         detail: dict[str, Any] = {"violation": required.violation_key, **required.detail}
         addressee = None
         if required.kind == "hazard_notice":
-            served = self._person_in_charge(required.frontage, required.at)
-            if served is not None:
-                addressee = served[0]
-                detail["served_on"] = served[1]
+            owner = self.cases.registry.owner_of_record(required.frontage, required.at)
+            served = self._person_in_charge(required.frontage, required.at) or (
+                (owner.name, self._premises(required.frontage)),
+                {"name": owner.name, "role": "owner"},
+            )
+            addressee = served[0]
+            detail["served_on"] = served[1]
+            detail["owner_mailing"] = {"name": owner.name, "address": list(owner.address_lines)}
         notice = self.cases.notices.create(
             f"notice/{required.key}",
             required.kind,
@@ -223,16 +229,27 @@ class NoticeIssuer:
         if not people:
             return None
         person = people[0]
-        parcel = self.cases.registry.get_parcel(frontage.parcel_id)
-        # The county's PLACENAME is the municipality ("VILLAGE OF CLYMAN"); an address
-        # line wants the town, the state and the ZIP code.
-        village = self.profile.village
-        town = re.sub(r"^(village|city|town) of\s+", "", parcel.place or village.name, flags=re.I)
-        postal = " ".join(x for x in (town, village.state, parcel.zip_code) if x)
-        return (person.name, [frontage.street_address, postal]), {
+        return (person.name, self._premises(frontage_id)), {
             "name": person.name,
             "role": person.role,
         }
+
+    def _premises(self, frontage_id: str) -> list[str]:
+        """The property's own address lines (where a notice is handed over or posted)."""
+        frontage = self.cases.registry.get_frontage(frontage_id)
+        parcel = (
+            None
+            if frontage.parcel_id is None
+            else self.cases.registry.get_parcel(frontage.parcel_id)
+        )
+        # The county's PLACENAME is the municipality ("VILLAGE OF CLYMAN"); an address
+        # line wants the town, the state and the ZIP code.
+        village = self.profile.village
+        place = (parcel.place if parcel else None) or village.name
+        town = re.sub(r"^(village|city|town) of\s+", "", place, flags=re.I)
+        zip_code = parcel.zip_code if parcel else None
+        postal = " ".join(x for x in (town, village.state, zip_code) if x)
+        return [frontage.street_address, postal]
 
     # -- the other notices the ordinance implies -----------------------------------
 
@@ -641,6 +658,7 @@ class NoticeIssuer:
                 missed_deadline=datetime.fromisoformat(str(violation.evidence["deadline"])),
                 confirmed_by=str(d.get("confirmed_by", "a Village officer")),
                 history=self._history(notice),
+                owner_mailing=d.get("owner_mailing"),
                 **common,
             )
         if kind == "abatement_bill":
@@ -740,7 +758,14 @@ class NoticeIssuer:
             history=self._history(notice),
             delivery=(notice.delivered_at, method),
         )
-        return replace(notice, body_text=rendered.text, body_html=rendered.html)
+        # Mailed to the owner: the window shows the owner's mailing address.
+        return replace(
+            notice,
+            owner_name=owner.name,
+            owner_address_lines=tuple(owner.address_lines),
+            body_text=rendered.text,
+            body_html=rendered.html,
+        )
 
     def _violation(self, notice: records.NoticeRecord) -> records.ViolationRecord:
         if notice.violation_id is None:

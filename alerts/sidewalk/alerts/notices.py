@@ -593,11 +593,14 @@ def render_hazard_notice(
     evidence: Evidence = Evidence(),
     history: Sequence[Mapping[str, str]] = (),
     delivery: tuple[datetime, str] | None = None,
+    owner_mailing: Mapping[str, Any] | None = None,
 ) -> RenderedNotice:
     """§ 370-10 B(1): the 2-hour hazard notice, or the after-the-fact abatement notice.
 
     ``delivery`` (when and how it was delivered, as the officer recorded it) makes
     the owner's copy: it states when the two hours began and when they end.
+    ``owner_mailing`` (name, address lines) is the owner of record's mailing address,
+    shown apart on a notice addressed for delivery at the property.
     """
     if kind not in {"hazard_notice", "hazard_abatement_notice"}:
         raise NoticeError(f"notice {number}: no hazard template for {kind!r}")
@@ -617,6 +620,7 @@ def render_hazard_notice(
             "confirmed_by": confirmed_by,
             "evidence": _evidence(evidence, profile),
             "history": list(history),
+            "owner_mailing": _mailing(owner_mailing),
             "delivered": None
             if delivery is None
             else {
@@ -636,6 +640,14 @@ def render_hazard_notice(
         }
     )
     return render_kind(kind, context, number=number, template_dir=template_dir)
+
+
+def _mailing(owner: Mapping[str, Any] | None) -> dict[str, str] | None:
+    """The owner of record's name and mailing address on one line, if known."""
+    if not owner or not owner.get("name"):
+        return None
+    lines = [str(x) for x in owner.get("address") or () if str(x).strip()]
+    return {"name": str(owner["name"]), "address": ", ".join(lines)}
 
 
 def render_abatement_bill(
