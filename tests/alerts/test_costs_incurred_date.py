@@ -88,7 +88,7 @@ def test_370_10_G_unpaid_costs_are_certified_on_day_60_from_the_completion(
     assert runner.engine.enforcement.cases[key].state == "tax_roll"
 
 
-def test_370_10_G_a_bill_received_late_is_held_for_the_clerk_not_entered(
+def test_370_10_G_a_bill_received_late_is_held_then_entered_as_its_period_ends(
     stormed: tuple[AnalyticsRunner, CaseStore], profile: Profile
 ) -> None:
     runner, cases = stormed
@@ -103,8 +103,15 @@ def test_370_10_G_a_bill_received_late_is_held_for_the_clerk_not_entered(
     # Received on day 55: payable through day 65, past day 60.
     record_bill_receipt(issuer, billed.bill.id, done + timedelta(days=55), "Clerk Lee")
     runner.tick()
-    runner.advance(done + timedelta(days=90))
-    assert cases.bills.list_tax_roll() == []
+    runner.advance(done + timedelta(days=64))
+    assert cases.bills.list_tax_roll() == []  # not while the owner may still pay
     [hold] = [r for r in cases.audit.list(f"violation:{key}") if r.action == "tax_roll.held"]
     assert "still inside its payment period" in hold.detail["reason"]
     assert runner.engine.enforcement.cases[key].state == "billed"
+    runner.advance(done + timedelta(days=90))
+    [entry] = cases.bills.list_tax_roll()  # the first day after its 10 days, still unpaid
+    received = local_date(done + timedelta(days=55), profile.zone)
+    assert entry.certified_at == start_of_day(received + timedelta(days=11), profile.zone)
+    [late] = [r for r in cases.audit.list(f"violation:{key}") if r.action == "tax_roll.late"]
+    assert "the bill was still payable then" in late.detail["reason"]
+    assert runner.engine.enforcement.cases[key].state == "tax_roll"

@@ -26,6 +26,9 @@ from sidewalk.analytics.runner import AnalyticsRunner
 from sidewalk.cli import app
 from sidewalk.core.mqtt import MqttSettings
 from sidewalk.core.profile import load_profile
+from sidewalk.dashboard.auth import User
+from sidewalk.dashboard.routes.property import property_page
+from sidewalk.dashboard.routes.today import build_today
 from sidewalk.scenarios import bundled_parcels, expand, load_scenario, to_readings
 from sidewalk.storage.cases import CaseStore
 from sidewalk.system import build_analytics, commission_scenario, open_cases
@@ -98,6 +101,19 @@ def test_a_sale_during_an_open_case_bills_the_owner_who_was_served(street: Stree
     assert NEW_OWNER in shown
     assert "changed while a case was open" in shown, shown
     assert "_" not in shown.split("open cases")[1]  # no state names, no keys
+    # The same words on Today and on the property's page (the clerk's, not a viewer's).
+    [item] = [
+        i for g in build_today(cases, load_profile(), datetime.now(UTC)).groups
+        for i in g.items if "changed while a case was open" in i.what
+    ]  # fmt: skip
+    assert item.address.casefold() == "105 main st"
+    assert item.what in shown
+    page = property_page(
+        cases, notice.frontage_id, user=User("pat", "clerk", "", ""), geometry_file={},
+        timeseries=None, evidence=None, zone="America/Chicago", now=datetime.now(UTC),
+        profile=load_profile(),
+    )  # fmt: skip
+    assert page.owner_changes == [item.what]
 
     served = f"{sale_day}T09:30"
     street.sidewalk("act", "record_delivery", notice.number, "--who", "Pat Clerk", "--at", served)

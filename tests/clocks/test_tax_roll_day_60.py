@@ -94,13 +94,10 @@ def test_370_10_G_no_entry_while_the_bill_is_inside_its_payment_period_held_for_
     assert hold.bill_due == datetime(2027, 3, 12, 0, 0, tzinfo=CHICAGO)
     assert "still inside its payment period" in hold.reason
     assert "66.0907(5)" in hold.citation
-    # Told once; never entered by itself afterwards, even long after the bill's 10 days.
-    later = engine.advance(datetime(2027, 9, 1, tzinfo=CHICAGO))
-    assert due(later) == []
-    assert held(later) == []
-    assert engine.enforcement.cases["k"].state == "billed"
-    # Paid late: the case closes as paid.
-    act(engine, "paid_in_full", datetime(2027, 9, 2, tzinfo=CHICAGO))
+    # Told once; paid before its last day ends, it never reaches the roll.
+    assert engine.advance(datetime(2027, 3, 11, 23, 59, tzinfo=CHICAGO)) == []
+    act(engine, "paid_in_full", datetime(2027, 3, 11, 23, 59, tzinfo=CHICAGO))
+    assert due(engine.advance(datetime(2027, 9, 1, tzinfo=CHICAGO))) == []
     assert engine.enforcement.cases["k"].state == "paid"
 
 
@@ -134,4 +131,6 @@ def test_370_10_G_the_held_entry_survives_a_restart_and_is_not_told_twice() -> N
     restored.restore(engine.snapshot())
     later = restored.advance(datetime(2027, 4, 1, tzinfo=CHICAGO))
     assert held(later) == []
-    assert due(later) == []
+    # Entered once, as its payment period ended (through Mar 11), not on the restart.
+    [entry] = due(later)
+    assert entry.at == datetime(2027, 3, 12, 0, 0, tzinfo=CHICAGO)

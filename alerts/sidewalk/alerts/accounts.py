@@ -18,7 +18,7 @@ is served on them ("new notice"). ``owner_change_words`` tells the clerk.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
@@ -230,8 +230,8 @@ def owner_change_words(
     elif notice.delivered_at is None:
         said += (
             f" The notice has not been served: under the Village's reading of § 370-10 F and"
-            f" G it is served on {was.name}, to whom it was issued, and the bill for this case"
-            f" goes to {was.name}, not to {now.name}, who received no notice."
+            f" G it is to be served on {was.name}, to whom it was issued, and the bill for this"
+            f" case goes to {was.name}, not to {now.name}, who received no notice."
         )
     else:
         served = local_day(notice.delivered_at.astimezone(zone).date())
@@ -275,6 +275,26 @@ def place_owner_changes(
             owners = {o.id: o for o in cases.registry.list_owners()}
         out += [owner_change_words(c, owners or {}, profile, done) for c in changes]
     return out
+
+
+def owner_changes_since(
+    cases: records.CaseStore, profile: Profile, issued: Mapping[str, datetime]
+) -> list[tuple[str, str]]:
+    """(frontage, the clerk's words) for each frontage of ``issued`` (frontage: when its
+    case's notice was issued) whose parcel's owner of record changed since: two reads
+    for the whole village, then ``place_owner_changes`` only where a sale came after a
+    notice (Today)."""
+    if not issued:
+        return []
+    current = cases.registry.current_ownerships()
+    changed = [
+        f.id
+        for f in cases.registry.list_frontages(include_retired=True)
+        if f.id in issued
+        and f.parcel_id in current
+        and current[f.parcel_id].effective_from > issued[f.id]
+    ]
+    return [(fid, said) for fid in changed for said in place_owner_changes(cases, profile, [fid])]
 
 
 def _costs_incurred_at(

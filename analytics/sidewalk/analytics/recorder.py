@@ -459,6 +459,13 @@ class CaseRecorder:
         citation = due.citation or self._known_violation(due.violation_key).citation
         tax_year = due.at.astimezone(self.profile.zone).year
         self.cases.bills.certify_tax_roll(bill.id, due.at, tax_year, citation=citation)
+        if due.late:
+            # After day 60 (the bill was still payable then): the clerk is told why.
+            self.cases.audit.append_once(
+                "analytics", "tax_roll.late", f"violation:{due.violation_key}",
+                {"reason": due.late, "citation": citation, "bill": bill.id},
+                key=f"tax_roll.late/{due.violation_key}", at=due.at,
+            )  # fmt: skip
 
     def _known_violation(self, key: str) -> records.ViolationRecord:
         violation = self.cases.clocks.violation_by_key(key)

@@ -23,9 +23,11 @@ hazard_notice_issued ─delivery─▶ hazard_period ─2 h, not clear─▶ aba
   the crew's recorded completion (``abatement_done``), day 0; the entry is due
   at the start of day 60 (local midnight), so it is made on or before day 60.
   Calendar days end at midnight, village time.
-* No entry while a bill is inside its payment period: a bill whose receipt is
-  not recorded, or whose 10 days run past the start of day 60, is held for a
-  person (``TaxRollHeld``), never silently entered.
+* No entry while a bill is inside its payment period. A bill whose 10 days run
+  past the start of day 60 is held (``TaxRollHeld``, the clerk told once) and
+  entered at the first lawful moment: as its payment period ends, if still
+  unpaid, with the reason it is late (``TaxRollDue.late``). A bill whose receipt
+  is not recorded is held until it is: then the same.
 
 The Village's other abatements reach the tax roll the same way, each on its own
 section's terms (``bill_terms``; issue 14, item 14.2): when the crew's completion
@@ -53,7 +55,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from functools import cached_property
 from zoneinfo import ZoneInfo
 
@@ -128,6 +130,11 @@ def ordered_abatement(
         rule = None if found.finding is None else found.finding.rule
         return found.frontage, rule, found.deadline.due
     return None
+
+
+def _day(day: date) -> str:
+    """``Friday, March 12, 2027``: a date as the clerk reads it."""
+    return f"{day:%A, %B} {day.day}, {day.year}"
 
 
 def end_of_calendar_day(at: datetime, days: int, zone: ZoneInfo) -> datetime:
@@ -663,36 +670,76 @@ class Enforcement:
             if (
                 case.state in BILLING_STATES
                 and case.tax_roll_at is not None
-                and not case.tax_roll_held
                 and to >= case.tax_roll_at
             ):
-                assert case.costs_incurred_at is not None
-                citation = _tax_roll_citation(self.terms(case))
-                held = self._tax_roll_hold(case)
-                if held is not None:
-                    case.tax_roll_held = True
-                    events.append(
-                        TaxRollHeld(
-                            case.key, case.frontage, case.tax_roll_at,
-                            case.costs_incurred_at, case.bill_due, held, citation,
-                        )
-                    )  # fmt: skip
-                    continue
-                events.append(
-                    case.move(
-                        CaseState.TAX_ROLL,
-                        case.tax_roll_at,
-                        Cause(kind="deadline", at=case.tax_roll_at),
-                    )
-                )
-                events.append(
-                    TaxRollDue(
-                        case.key, case.frontage, case.tax_roll_at, case.costs_incurred_at, citation
-                    )
-                )
+                events += self._tax_roll(case, to)
         self._drop_done()
         self._due, self._due_known = self._next_due(), True
         return events
+
+    def _tax_roll(self, case: EnforcementCase, to: datetime) -> list[Event]:
+        """Day 60 has come for a bill not paid: the entry, at its first lawful moment.
+
+        A bill still payable on day 60 (its receipt recorded late, or received in the
+        last days) is not entered while the owner may still pay; the clerk is told so
+        once (``TaxRollHeld``), and the entry is made as its payment period ends, with
+        the reason it is late (``TaxRollDue.late``). A bill whose receipt is not on
+        record waits for it: its period to pay has not begun."""
+        assert case.tax_roll_at is not None
+        assert case.costs_incurred_at is not None
+        citation = _tax_roll_citation(self.terms(case))
+        entry_at = self._tax_roll_entry_at(case)
+        if entry_at is None or to < entry_at:
+            if case.tax_roll_held:
+                return []
+            case.tax_roll_held = True
+            held = self._tax_roll_hold(case)
+            assert held is not None
+            return [
+                TaxRollHeld(
+                    case.key, case.frontage, case.tax_roll_at,
+                    case.costs_incurred_at, case.bill_due, held, citation,
+                )
+            ]  # fmt: skip
+        late = self._late_words(case, entry_at) if entry_at > case.tax_roll_at else None
+        return [
+            case.move(
+                CaseState.TAX_ROLL, entry_at, Cause(kind="deadline", at=entry_at),
+                **({"late": late} if late else {}),
+            ),
+            TaxRollDue(
+                case.key, case.frontage, entry_at, case.costs_incurred_at, citation, late=late
+            ),
+        ]  # fmt: skip
+
+    def _tax_roll_entry_at(self, case: EnforcementCase) -> datetime | None:
+        """The first lawful moment for the entry: day 60, or the end of the bill's payment
+        period when that is later; None while the bill's receipt is not on record."""
+        assert case.tax_roll_at is not None
+        if self.terms(case).payable is None:
+            return case.tax_roll_at  # § 144-12 C: nothing to pay by a date first
+        if case.state == CaseState.ABATED:
+            return None
+        if case.bill_due is None or case.bill_due <= case.tax_roll_at:
+            return case.tax_roll_at
+        return case.bill_due
+
+    def _late_words(self, case: EnforcementCase, entry_at: datetime) -> str:
+        """Why an entry is made after day 60, as the clerk reads it."""
+        assert case.tax_roll_at is not None
+        assert case.bill_due is not None
+        terms, zone = self.terms(case), self.profile.zone
+        assert terms.payable is not None
+        days = terms.payable[1].days
+        last = local_date(case.bill_due, zone) - timedelta(days=1)
+        received = last - timedelta(days=days)
+        after = 60 if terms.tax_roll is None else terms.tax_roll[1].days
+        return (
+            f"Entered on the tax roll on {_day(local_date(entry_at, zone))}, after day {after}"
+            f" ({_day(local_date(case.tax_roll_at, zone))}): the bill was still payable then."
+            f" It was received on {_day(received)} and could be paid within {days} calendar"
+            f" days, through {_day(last)}; it is entered the day after, still unpaid."
+        )
 
     def _tax_roll_hold(self, case: EnforcementCase) -> str | None:
         """Why the entry due now must wait for a person, or None to enter it (G, § 370-8 F;
@@ -705,10 +752,13 @@ class Enforcement:
         if case.state == CaseState.ABATED:
             return f"the bill's receipt is not recorded: its {days} days to pay have not begun"
         if case.bill_due is not None and case.bill_due > case.tax_roll_at:
+            zone = self.profile.zone
             after = "" if terms.tax_roll is None else f" the {terms.tax_roll[1].days} days"
+            last = local_date(case.bill_due, zone) - timedelta(days=1)
             return (
-                "the bill is still inside its payment period (payable until "
-                f"{case.bill_due.isoformat()}) when{after} after the costs end"
+                f"the bill is still inside its payment period (payable through {_day(last)})"
+                f" when{after} after the costs end; if still unpaid it is entered on"
+                f" {_day(local_date(case.bill_due, zone))}"
             )
         return None
 
@@ -777,15 +827,19 @@ class Enforcement:
             due.append(case.next_offense_at(self._offense_every))
         if case.state in PERIOD_STATES and case.notice_deadline is not None:
             due.append(case.notice_deadline)
-        if case.state in BILLING_STATES and case.tax_roll_at is not None and not case.tax_roll_held:
-            due.append(case.tax_roll_at)
+        if case.state in BILLING_STATES and case.tax_roll_at is not None:
+            if not case.tax_roll_held:
+                due.append(case.tax_roll_at)
+            elif (entry := self._tax_roll_entry_at(case)) is not None:
+                due.append(entry)  # held on day 60: entered as the payment period ends
         return min(due, default=None)
 
     def _notice_expired(self, case: EnforcementCase) -> list[Event]:
         assert case.notice_deadline is not None
         at = case.notice_deadline
         rules = self.profile.snow_and_ice
-        # F: removal by the village after "the time established under Subsection B(1) and (2)".
+        # F: removal by the village after "the time established under Subsection B(1) and (2)";
+        # the section cited is F's (never an unconfirmed period's note).
         period = rules.hazard_notice_period if case.hazard else rules.nonhazard_notice_period
         after = rules.abatement_after_notice
         citation = (after.citation if after is not None else None) or period.citation or ""

@@ -223,13 +223,17 @@ class OffenseCounted:
 
 @dataclass(frozen=True)
 class TaxRollDue:
-    """Costs unpaid 60 days after they were incurred go on the tax roll (G)."""
+    """Costs unpaid 60 days after they were incurred go on the tax roll (G).
+
+    ``late`` says, in the clerk's words, why the entry is made after day 60 (the
+    bill was still payable then: it is entered as its payment period ends)."""
 
     violation_key: str
     frontage: str
     at: datetime
     costs_incurred_at: datetime
     citation: str
+    late: str | None = None
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,11 @@ from typing import Any
 from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
 
+from sidewalk.alerts.accounts import place_owner_changes
 from sidewalk.analytics.phone_cameras import MARKER_ONLY_NOTE
 from sidewalk.analytics.survey import failure_words
 from sidewalk.core.contract import SnowMeasurement
+from sidewalk.core.profile import Profile
 from sidewalk.core.units import MM_PER_FOOT, MM_PER_INCH
 from sidewalk.dashboard.auth import User
 from sidewalk.dashboard.geometry import frontage_features, parcel_features
@@ -227,6 +229,10 @@ class PropertyPage(BaseModel):
     owner: OwnershipView | None = Field(default=None, description="clerk and admin only")
     ownerships: list[OwnershipView] | None = Field(default=None, description="clerk and admin")
     occupants: list[OccupantView] | None = Field(default=None, description="clerk and admin")
+    owner_changes: list[str] | None = Field(
+        default=None,
+        description="clerk and admin: an open case whose parcel changed hands, in words",
+    )
     frontages: list[PropertyFrontage]
     map: dict[str, Any] = Field(description="GeoJSON FeatureCollection: parcel and frontages")
     categories: dict[str, CategoryStyle]
@@ -382,6 +388,7 @@ def property_page(
     evidence: EvidenceStore | None,
     zone: str,
     now: datetime,
+    profile: Profile | None = None,
 ) -> PropertyPage:
     parcel, frontages = _property(cases, key)
     ids = [f.id for f in frontages]
@@ -544,6 +551,8 @@ def property_page(
     )
     if user.may("owner_details"):
         _owner_details(cases, page, parcel, first)
+        if profile is not None:  # a sale during an open case: what it means for the bill
+            page.owner_changes = place_owner_changes(cases, profile, ids)
     return page
 
 
@@ -616,6 +625,7 @@ def get_property(
         evidence=evidence,
         zone=profile.village.timezone,
         now=now,
+        profile=profile,
     )
 
 

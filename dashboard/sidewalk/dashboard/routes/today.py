@@ -7,7 +7,9 @@ has not confirmed), Village work to send a crew to, and overdue bills. Each line
 gives the address, what it is and what to do. The records are read once per kind
 (never once per frontage), only the columns shown, in one read transaction
 (``cases.pages.today``), so a village of 2,000 frontages costs the same seven
-queries as one of three (``tests/dashboard/test_today.py`` counts them).
+queries as one of three (``tests/dashboard/test_today.py`` counts them), and two
+more for the owners of record when any case has a notice: an open case whose
+parcel changed hands after its notice is a decision for a person.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from typing import Final, Literal
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
+from sidewalk.alerts.accounts import owner_changes_since
 from sidewalk.alerts.notices import CLOCK_FROM_DELIVERY
-from sidewalk.analytics.clocks.enforcement import ENFORCEMENT, PERIOD_STATES
+from sidewalk.analytics.clocks.enforcement import DONE_STATES, ENFORCEMENT, PERIOD_STATES
 from sidewalk.analytics.clocks.states import CaseState, ClearingState
 from sidewalk.core.profile import Profile
 from sidewalk.dashboard.casework import AWAITS_DELIVERY
@@ -129,7 +132,8 @@ def build_today(cases: CaseStore, profile: Profile, now: datetime) -> Today:
                 key="review",
                 title="Decisions waiting for a person",
                 empty="Nothing is waiting for a decision.",
-                items=_review(clocks, notices, violations, rows.audit, state_of, address),
+                items=_review(clocks, notices, violations, rows.audit, state_of, address)
+                + _owner_changed(cases, profile, notices, by_id, state_of, address),
             ),
             TodayGroup(
                 key="dispatch",
@@ -293,6 +297,35 @@ def _review(  # noqa: PLR0917 (the records Today read once, passed in)
             )
         )
     return sorted(items, key=lambda i: (not i.urgent, i.at or ""))
+
+
+def _owner_changed(  # noqa: PLR0917 (the records Today read once, passed in)
+    cases: CaseStore,
+    profile: Profile,
+    notices: Iterable[NoticeLine],
+    by_id: dict[int, ViolationKey],
+    state_of: StateOf,
+    address: Address,
+) -> list[TodayItem]:
+    """Open cases whose parcel changed hands after their notice (§ 370-10 F, G)."""
+    issued: dict[str, datetime] = {}
+    for n in notices:
+        violation = by_id.get(n.violation_id) if n.violation_id is not None else None
+        if violation is None or state_of(violation) in DONE_STATES:
+            continue
+        issued[n.frontage_id] = min(n.issued_at, issued.get(n.frontage_id, n.issued_at))
+    return [
+        TodayItem(
+            address=address(frontage),
+            frontage=frontage,
+            what=said,
+            todo="Bill only as this says; the Village attorney confirms the reading.",
+            at=None,
+            at_words=None,
+            notice=None,
+        )
+        for frontage, said in owner_changes_since(cases, profile, issued)
+    ]
 
 
 def _dispatch(abatements: Iterable[WorkOrderLine], address: Address) -> list[TodayItem]:

@@ -35,6 +35,7 @@ export async function propertyPage(ctx, id) {
   const owner = p.owner === undefined ? null : panel("owner", "Owner of record",
     p.owner ? h("p", {}, h("strong", {}, p.owner.name), h("br", {}), ...p.owner.address_lines.flatMap((l, i) => (i ? [h("br", {}), l] : [l])),
       h("br", {}), h("span", { class: "muted" }, `since ${day(p.owner.since)}`)) : h("p", { class: "muted" }, "No owner of record."),
+    ...(p.owner_changes || []).map((said) => h("p", { role: "note" }, h("strong", {}, said))),
     p.ownerships.length > 1 ? h("div", {}, h("h3", {}, "Ownership history"),
       table(["Owner", "From", "Until"], p.ownerships.map((o) => h("tr", {}, cell("Owner", o.name), cell("From", day(o.since)), cell("Until", o.until ? day(o.until) : "now"))), "")) : "",
     h("h3", {}, "Occupants and persons in charge"),
