@@ -67,7 +67,8 @@ def test_an_emergency_opening_applied_for_five_days_later_is_found_at_its_entry(
     assert finding.at == applied
     assert "Monday, December 7, 2026" in finding.message
     assert "Wednesday, December 9, 2026 at 10:00 AM CST" in finding.message
-    assert "_" not in finding.message and "T22" not in finding.message
+    assert "_" not in finding.message
+    assert "T22" not in finding.message
     # In time (by the end of Monday): no finding.
     on_time = engine_at(opened)
     monday = at(2026, 12, 7, 23, 59)
@@ -85,12 +86,14 @@ def test_an_emergency_reported_without_an_application_is_found_when_the_day_ends
     assert engine.next_due() == due
     assert found(engine.advance(due - timedelta(seconds=1)), H) == []
     [missing] = found(engine.advance(due), H)
-    assert missing.at == due and "no application is on record" in missing.message
+    assert missing.at == due
+    assert "no application is on record" in missing.message
     assert found(engine.advance(due + timedelta(days=3)), H) == []  # once
     # The application entered later is a finding of its own: late, at its time.
     late = at(2026, 12, 10, 9)
     [entered] = found(enter(engine, "SO-3", late, **detail, applied_at=late.isoformat()), H)
-    assert entered.at == late and "it was applied for on Thursday" in entered.message
+    assert entered.at == late
+    assert "it was applied for on Thursday" in entered.message
 
 
 def test_cold_mix_must_be_replaced_by_the_following_june_1() -> None:
@@ -126,10 +129,12 @@ def test_permanent_pavement_within_60_days_of_the_permit() -> None:
     due = at(2027, 7, 3, 0)  # May 3 + 60 days = July 2, whole
     assert found(engine.advance(due - timedelta(seconds=1)), PAVEMENT) == []
     [missing] = found(engine.advance(due), PAVEMENT)
-    assert "Friday, July 2, 2027" in missing.message and "Monday, May 3, 2027" in missing.message
+    assert "Friday, July 2, 2027" in missing.message
+    assert "Monday, May 3, 2027" in missing.message
     [late] = found(enter(engine, "SO-6", at(2027, 7, 9), **detail,
                          permanent_pavement_on="2027-07-08"), PAVEMENT)  # fmt: skip
-    assert late.at == at(2027, 7, 8, 0) and "it was replaced on Thursday, July 8" in late.message
+    assert late.at == at(2027, 7, 8, 0)
+    assert "it was replaced on Thursday, July 8" in late.message
     # An opening that took up no pavement: G's pavement clocks do not run.
     grass = engine_at(issued)
     enter(grass, "SO-7", issued, **detail, pavement_removed=False)
@@ -145,7 +150,8 @@ def test_utilities_finish_within_30_days_of_the_repaving_notice() -> None:
     due = at(2027, 7, 2, 0)  # June 1 + 30 days = July 1, whole
     assert found(engine.advance(due - timedelta(seconds=1)), UTILITIES) == []
     [missing] = found(engine.advance(due), UTILITIES)
-    assert missing.citation == "§ 370-7 I (inferred)" and "Thursday, July 1" in missing.message
+    assert missing.citation == "§ 370-7 I (inferred)"
+    assert "Thursday, July 1" in missing.message
     on_time = engine_at(issued)
     enter(on_time, "SO-9", issued, **detail)
     assert found(enter(on_time, "SO-9", at(2027, 6, 30), **detail,
@@ -196,3 +202,19 @@ def test_a_repeated_entry_with_nothing_new_is_refused() -> None:
     with pytest.raises(ValueError, match="another street"):
         enter(engine, "SO-13", issued + timedelta(hours=1), street="Elm St",
               opened_at=issued.isoformat(), permanent_pavement_on="2027-05-20")  # fmt: skip
+
+
+def test_a_renewal_entered_with_the_work_dates_judges_them_too() -> None:
+    issued = at(2027, 5, 3, 8)
+    engine = engine_at(issued)
+    detail = {"street": "Oak St", "opened_at": issued.isoformat()}
+    enter(engine, "SO-14", issued, **detail)
+    events = enter(engine, "SO-14", at(2027, 7, 9), **detail, renewals=1,
+                   permanent_pavement_on="2027-07-08")  # fmt: skip
+    # Event time passed the 60 days first (none on record), then the late date entered.
+    missing, late = found(events, PAVEMENT)
+    assert missing.at == at(2027, 7, 3, 0)
+    assert late.at == at(2027, 7, 8, 0)
+    assert engine.cold.permits["SO-14"].permit.renewals == 1
+    # A renewal with nothing of the work: renewed, nothing found, nothing refused.
+    assert found(enter(engine, "SO-14", at(2027, 7, 10), **detail, renewals=2)) == []

@@ -930,19 +930,18 @@ class ClockEngine:
         # A renewal is granted when it is recorded; a first entry runs from its approval.
         at = action.at if held is not None else None
         events = self._cold(self.cold.record_permit(permit, at=at, who=action.who))
-        if held is None:
-            opening = _opening(action.target, detail, permit)
-            self.cold.record_work(permit.id, opening)
-            findings = street_opening_check(opening, self.profile, opened_at, _repaved(detail))
-            # Entered after a deadline passed (the engine's time is on): found now.
-            findings += work_check(opening, self.profile, self.now or opened_at)
-            events += [
-                _finding(f"permit:{permit.id}", f)
-                for f in self.cold.first_found(permit.id, findings)
-            ]
-        return events
+        if held is not None:  # a renewal may bring the work's dates too
+            return events + self._permit_work(action, renewal=True)
+        opening = _opening(action.target, detail, permit)
+        self.cold.record_work(permit.id, opening)
+        findings = street_opening_check(opening, self.profile, opened_at, _repaved(detail))
+        # Entered after a deadline passed (the engine's time is on): found now.
+        findings += work_check(opening, self.profile, self.now or opened_at)
+        return events + [
+            _finding(f"permit:{permit.id}", f) for f in self.cold.first_found(permit.id, findings)
+        ]
 
-    def _permit_work(self, action: RecordPermit) -> list[Event]:
+    def _permit_work(self, action: RecordPermit, *, renewal: bool = False) -> list[Event]:
         """§§ 370-7 B, F, G, H, I: dates entered for a recorded permit's work and notices
         (the same permit, street and opening); what they show late is a finding now."""
         held = self.cold.permits[action.target]
@@ -952,6 +951,8 @@ class ClockEngine:
         if (detail.street, detail.opened_at) != (
             previous.segment, previous.starts_at,
         ):  # fmt: skip
+            if renewal:
+                return []  # renewed as entered; its work is the recorded opening's
             raise ValueError(
                 f"permit {action.target!r} is already recorded for another street or opening; "
                 "a renewal must raise renewals"
@@ -959,6 +960,8 @@ class ClockEngine:
         given = detail.model_dump(exclude_unset=True)
         changes = {mine: given[theirs] for mine, theirs in _WORK_FIELDS.items() if theirs in given}
         if not changes:
+            if renewal:
+                return []
             raise ValueError(f"permit {action.target!r} is already recorded; nothing new given")
         opening = replace(previous, **changes)
         self.cold.record_work(action.target, opening)
