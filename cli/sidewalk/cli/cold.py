@@ -290,7 +290,8 @@ def status(config: ConfigOption = None) -> None:
 
 def _permits(cases: Any, place: Any, out: Any) -> None:
     """Every street-opening permit entered (with or without a frontage), its validity,
-    and what the engine found about it; entries waiting for the runner or refused."""
+    and what the engine found about it; pours and permits waiting for the runner or
+    refused by it (with the reason)."""
     from datetime import UTC, datetime, timedelta
 
     from sidewalk.analytics.clocks.cold_weather import OPENING_PERMIT
@@ -300,13 +301,13 @@ def _permits(cases: Any, place: Any, out: Any) -> None:
     entries: dict[str, list[Any]] = {}
     waiting, refused = [], []
     for action in cases.actions.list():
-        if action.kind != "record_permit":
+        if action.kind not in _ENTRY_WORDS:
             continue
         if action.applied_at is None:
             waiting.append(action)
         elif action.error is not None:
             refused.append(action)
-        else:
+        elif action.kind == "record_permit":
             entries.setdefault(action.target, []).append(action)
     states = {c.key.split("/", 2)[-1]: c.state for c in cases.clocks.list(kind=OPENING_PERMIT)}
     profile = place.profile
@@ -338,10 +339,15 @@ def _permits(cases: Any, place: Any, out: Any) -> None:
             ) else ""  # fmt: skip
             out.print(f"    {severity}: {finding.detail.get('message', '')}{mark}", soft_wrap=True)
     for action in waiting:
-        out.print(f"waiting for the analytics runner: permit {action.target} entered by "
+        what = _ENTRY_WORDS[action.kind]
+        out.print(f"waiting for the analytics runner: {what} {action.target} entered by "
                   f"{action.who}", soft_wrap=True)  # fmt: skip
     for action in refused:
-        out.print(f"[red]refused:[/red] permit {action.target}: {action.error}", soft_wrap=True)
+        what = _ENTRY_WORDS[action.kind]
+        out.print(f"[red]refused:[/red] {what} {action.target}: {action.error}", soft_wrap=True)
+
+
+_ENTRY_WORDS = {"record_pour": "pour", "record_permit": "permit"}
 
 
 def _count(items: Any) -> str:
