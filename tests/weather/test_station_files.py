@@ -295,3 +295,22 @@ def test_isd_snowfall_is_the_records_own_where_it_has_it(tmp_path: Path) -> None
     season = station_winter(load_station_file(_isd(tmp_path, rows)), None, seed=1)
     assert season.record_snowfall_mm == pytest.approx(120)
     assert season.snowfall_basis == "the record's own snowfall amounts"
+
+
+def test_metar_export_snowfall_is_the_remarks_own(tmp_path: Path) -> None:
+    # 931sss: snowfall in the last 6 h, tenths of an inch (1.2 in at 06Z, 0.8 in at 12Z);
+    # 4/sss: snow depth, whole inches. A SPECI between them carries neither.
+    path = tmp_path / "kmsn.csv"
+    path.write_text(
+        "station,valid,tmpf,p01i,metar\n"
+        "KMSN,2025-01-18 05:53,24.00,0.02,KMSN 180553Z 32014KT 2SM -SN OVC015 M04/M07 A3012"
+        " RMK AO2 SLP210 P0002 931012 4/003\n"
+        "KMSN,2025-01-18 06:20,24.00,0.01,KMSN 180620Z 32014KT 2SM -SN OVC015 M04/M07 A3012"
+        " RMK AO2 P0001\n"
+        "KMSN,2025-01-18 11:53,24.00,0.00,KMSN 181153Z 32014KT 10SM OVC015 M04/M07 A3012"
+        " RMK AO2 SLP210 P0000 931008 4/004\n",
+        encoding="utf-8",
+    )
+    season = station_winter(load_station_file(path), None, seed=1)
+    assert season.record_snowfall_mm == pytest.approx(2.0 * 25.4)
+    assert season.snowfall_basis == "the record's own snowfall amounts"

@@ -16,12 +16,16 @@ Formats (``docs/replay.md`` documents them with examples):
   optional ``weather`` (METAR codes ``-SN`` or words ``light snow``). Rows are
   merged into clock hours.
 * ``isd``: NOAA Global Hourly (ISD) CSV from NCEI's access service: ``DATE``
-  (UTC), ``REPORT_TYPE``, ``TMP`` (``-0056,1``: tenths of °C, quality),
-  ``AA1`` (``01,0005,9,5``: hours, tenths of mm, condition, quality), ``AJ1``
-  (``0010,1,5,…``: snow depth cm, condition, quality), ``MW1`` (``71,1``: WMO
-  4677 present weather, quality). Missing values (``+9999``, ``9999``) and
-  values with quality codes 2, 3, 6, 7 (suspect or erroneous) are dropped;
-  summary rows (``SOD``, ``SOM``) are skipped.
+  (UTC; extracts' ``datetime``, ``date_time``, ``timestamp`` … read too),
+  ``REPORT_TYPE``, ``TMP`` (``-0056,1``: tenths of °C, quality), ``AA1``
+  (``01,0005,9,5``: hours, tenths of mm, condition (2 = trace), quality),
+  ``AJ1`` (``0010,1,5,…``: snow depth cm, condition, quality), ``AL1``
+  (``24,012,1,5``: new snow over hours, cm: the record's own snowfall),
+  ``MW1`` (``71,1``: WMO 4677 present weather, quality). Missing values
+  (``+9999``, ``9999``) and values with quality codes 2, 3, 6, 7 (suspect or
+  erroneous) are dropped; summary rows (``SOD``, ``SOM``) are skipped. A
+  routine report's one-hour amount is the hour before it, observed at that
+  hour's middle.
 * ``ghcn-daily``: NOAA's per-station GHCN-Daily CSV, wide (``STATION``,
   ``DATE``, ``PRCP``, ``SNOW``, ``SNWD``, ``TMAX``, ``TMIN``, as the access
   service's ``USW00014839.csv``: tenths of mm, mm, mm, tenths of °C; or a
@@ -30,7 +34,11 @@ Formats (``docs/replay.md`` documents them with examples):
   header). The bundled Milwaukee conversion (its SNOW/SNWD × 10 quirk) is
   recognised only as that very file.
 * ``metar``: an ASOS/METAR export (``station,valid,…,metar``), read by
-  ``metar.read_asos_csv`` and ``metar.hourly_weather``.
+  ``metar.read_asos_csv`` and ``metar.hourly_weather``; the remarks' 6-hour
+  snowfall (``931sss``) is the record's own snowfall, their ``4/sss`` depth.
+
+A trace (``T`` in a station CSV, AA1 condition 2) is some precipitation, too
+little to measure: ``TRACE_MM`` of water, snow in the cold, rain in the warm.
 """
 
 from __future__ import annotations
@@ -704,8 +712,14 @@ def _read_ghcn_long(path: Path, text: str) -> StationRecord:
 # -- metar -----------------------------------------------------------------------------
 
 
+# METAR remarks (FMH-1 § 12.7.2): ``931sss`` snowfall in the last 6 h, tenths of an inch;
+# ``4/sss`` snow depth, whole inches (augmented stations, 00/06/12/18 UTC reports).
+_METAR_SNOWFALL = re.compile(r"(?<!\S)931(\d{3})(?!\S)")
+_METAR_DEPTH = re.compile(r"(?<!\S)4/(\d{3})(?!\S)")
+
+
 def _read_metar(path: Path, text: str) -> StationRecord:
-    from sidewalk.scenarios.metar import MetarFormatError, hourly_weather, read_asos_csv
+    from sidewalk.scenarios.metar import MetarFormatError, hourly_weather, read_asos_csv, remarks
 
     try:
         reports = read_asos_csv(io.StringIO(text))
@@ -713,4 +727,27 @@ def _read_metar(path: Path, text: str) -> StationRecord:
         raise WeatherFileError(f"{path}: {exc}") from None
     hours = hourly_weather(reports)
     station = reports[0].station if reports else ""
-    return StationRecord(path, "metar", station, tuple(hours))
+    snowfall: dict[datetime, float] = {}  # by report time: a SPECI repeats nothing here
+    rises: list[tuple[datetime, float]] = []
+    last_depth: float | None = None
+    for r in reports:
+        rmk = remarks(r.metar) or ""
+        fall = _METAR_SNOWFALL.search(rmk)
+        if fall is not None:
+            snowfall[r.at] = int(fall.group(1)) / 10 * MM_PER_INCH
+        depth = _METAR_DEPTH.search(rmk)
+        if depth is not None:
+            mm = int(depth.group(1)) * MM_PER_INCH
+            if last_depth is not None and mm > last_depth:
+                rises.append((r.at, mm - last_depth))
+            last_depth = mm
+    return StationRecord(
+        path,
+        "metar",
+        station,
+        tuple(hours),
+        (),
+        tuple(rises),
+        last_depth is not None,
+        tuple(sorted(snowfall.items())),
+    )
