@@ -187,5 +187,7 @@ ALERT_ACTIONS: Final = frozenset(
         "abatement.ordered",
         "tax_roll.certified",
         "tax_roll.due_without_unpaid_bill",
+        "tax_roll.held",
+        "tax_roll.late",
     }
 )

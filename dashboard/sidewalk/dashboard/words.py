@@ -93,6 +93,8 @@ ALERTS: Final = {
     "abatement.ordered": "Village removal ordered",
     "tax_roll.certified": "Unpaid costs certified to the tax roll",
     "tax_roll.due_without_unpaid_bill": "Tax-roll date reached with no unpaid bill: check it",
+    "tax_roll.held": "Tax-roll entry waits on day 60: the bill is still payable, or not yet out",
+    "tax_roll.late": "Entered on the tax roll after day 60: the bill was still payable then",
 }
 
 NOTICE_STATUS: Final = {
