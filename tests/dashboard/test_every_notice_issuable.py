@@ -8,6 +8,7 @@ and a notice for a case not on record, are refused in words.
 from __future__ import annotations
 
 import io
+import re
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
@@ -16,7 +17,10 @@ import pytest
 from pypdf import PdfReader
 
 from sidewalk.core.config import VillageConfig
-from tests.dashboard.conftest import Dashboard
+from tests.dashboard.conftest import ARTIFACTS, CHROMIUM, Dashboard
+
+if CHROMIUM.exists():
+    from playwright.sync_api import Browser, expect
 
 CASE = "obstruction:OB-7"
 
@@ -127,3 +131,50 @@ def test_every_notice_issuable_refuses_what_the_register_does_not_hold(
     nothing = clerk.post("/api/notices", json={"case": "obstruction:OB-404"})
     assert nothing.status_code == 409
     assert nothing.json()["detail"] == "Not issued: No obstruction OB-404 is on record."
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed")
+def test_every_notice_issuable_on_the_notices_page_in_a_browser(
+    obstructed: Dashboard, chromium_browser: Browser
+) -> None:
+    """The inspector's way through the page: Notices to issue, a confirmation, the notice's
+    page, its service by posting; the owner's deadline shows, in words, with no stored names."""
+    from tests.dashboard.test_browser import log_in, plain_words
+
+    cases, end = obstructed.storm.cases, obstructed.storm.end
+    cases.actions.record(
+        "record_obstruction", "OB-8", end - timedelta(hours=2), "Pat Inspector",
+        {"frontage": "main-st-103", "kind": "other", "area": "sidewalk",
+         "description": "a skid of pavers on the walk"},
+    )  # fmt: skip
+    assert settled(lambda: cases.clocks.violation_by_key("obstruction:OB-8") is not None)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    context = chromium_browser.new_context(viewport={"width": 1366, "height": 900})
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        log_in(page, obstructed, "inspector")
+        page.goto(f"{obstructed.url}/#notices")
+        row = page.locator('tr[data-case="obstruction:OB-8"]')
+        expect(row).to_contain_text("103 Main St")
+        expect(row).to_contain_text("a skid of pavers on the walk")
+        plain_words(page)
+        row.get_by_role("button", name="Issue the notice…").click()
+        page.locator("#confirm-issue").click()
+        expect(page).to_have_url(re.compile(r"#notice/CLY-\d{4}-\d{6}$"))
+        expect(page.locator("#notice-deadline")).to_contain_text("starts when the notice is served")
+        page.locator('[data-step="record_delivery"]').click()
+        page.get_by_label("Posted on the premises").check()
+        page.get_by_role("button", name="Continue").click()
+        page.locator("#confirm-yes").click()
+        expect(page.locator("#notice-status")).to_contain_text("Served")
+        # Once the runner has applied the service, the page shows the owner's deadline.
+        assert settled(lambda: all(a.applied_at for a in cases.actions.list("OB-8")))
+        page.reload()
+        expect(page.locator("#notice-deadline")).to_contain_text("from the recorded service")
+        page.screenshot(path=str(ARTIFACTS / "every-notice-issued.png"), full_page=True)
+        plain_words(page)
+        assert errors == []
+    finally:
+        context.close()
