@@ -81,6 +81,7 @@ def test_another_village_has_its_own_numbers() -> None:
         assert ours != theirs
     assert example.unconfirmed_rules() == [
         "snow_and_ice.nonhazard_notice_period",
+        "snow_and_ice.width_tolerance",  # not in the example file: the default, unconfirmed
         "billing.penalty_per_offense",
         "billing.owner_changed_during_case",
         "cold_weather.frozen_subgrade_deadband",

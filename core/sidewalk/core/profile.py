@@ -684,7 +684,9 @@ class Profile(BaseModel):
             if section is None:  # an optional section this village does not set
                 continue
             for field in type(section).model_fields:
-                yield f"{section_name}.{field}", getattr(section, field)
+                value = getattr(section, field)
+                if value is not None:  # an optional value this village does not set
+                    yield f"{section_name}.{field}", value
         yield "calendar", self.calendar
 
     def unconfirmed_rules(self) -> list[str]:
