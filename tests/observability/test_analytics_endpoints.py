@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy.exc import OperationalError
 
 from sidewalk.analytics.metrics import analytics_observability
 from sidewalk.analytics.runner import AnalyticsRunner
@@ -18,11 +20,12 @@ from sidewalk.storage.cases import CaseStore
 from sidewalk.system import build_analytics, open_cases, seed_scenario
 from tests.harness.mosquitto import MosquittoServer
 from tests.ingest.pipeline import settings, slug
-from tests.observability.scrape import probe, samples, scrape, value
+from tests.observability.scrape import eventually, probe, samples, scrape, value
 
 pytestmark = pytest.mark.services
 
 STORM = load_scenario("first-storm")
+FULL = "database or disk is full"
 
 
 @pytest.fixture
@@ -111,6 +114,51 @@ def test_clocks_by_state_follow_the_storm(broker: MosquittoServer, cases: CaseSt
         assert after["clearing", "violation"] == 2
         assert after["enforcement", "notice_issued"] == 2
         assert ("clearing", "clearing_period") not in after
+    finally:
+        sender.disconnect()
+        server.stop()
+        runner.stop()
+
+
+def test_readyz_is_red_while_the_case_database_refuses_writes(
+    broker: MosquittoServer, cases: CaseStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk: every batch fails to record while the database still answers a ping."""
+    runner = build_analytics(
+        cases,
+        load_profile(),
+        settings(broker.host, broker.port, slug("analytics")),
+        site=STORM.scenario.site,
+        mode="stream",
+        persist_jobs=False,
+    )
+    readings = to_readings(STORM, expand(STORM))
+    server = analytics_observability(runner).serve(port=0)
+    sender = MqttClient(settings(broker.host, broker.port, slug("sender"), clean_start=True))
+    save = cases.clocks.save_engine_snapshot
+
+    def disk_full(*args: object, **kw: object) -> None:
+        # What SQLite raises through SQLAlchemy when the disk is full.
+        raise OperationalError("UPDATE engine_snapshots", {}, sqlite3.OperationalError(FULL))
+
+    try:
+        runner.start()
+        sender.connect()
+        publish(sender, readings[:10])
+        assert runner.wait_for(lambda: runner.processed == 10, 10)
+        assert probe(server.url, "/readyz")[0] == 200
+        monkeypatch.setattr(cases.clocks, "save_engine_snapshot", disk_full)
+        publish(sender, readings[10:20])
+        assert eventually(lambda: probe(server.url, "/readyz")[0] == 503, 10)
+        problem = probe(server.url, "/readyz")[1]["checks"]["database"]
+        assert "recording to the case database failing" in problem
+        assert FULL in problem
+        assert "UPDATE" not in problem  # one line, not the statement
+        assert probe(server.url, "/readyz")[1]["checks"]["broker"] == "ok"
+        # Space again: the batch being retried is saved and readiness turns green.
+        monkeypatch.setattr(cases.clocks, "save_engine_snapshot", save)
+        assert runner.wait_for(lambda: runner.processed >= 20, 10)
+        assert eventually(lambda: probe(server.url, "/readyz")[0] == 200, 5)
     finally:
         sender.disconnect()
         server.stop()

@@ -16,7 +16,7 @@ from prometheus_client.registry import Collector
 
 from sidewalk.analytics.clocks.engine import ClockEngine
 from sidewalk.analytics.runner import AnalyticsRunner
-from sidewalk.core.health import database_reachable, threads_alive
+from sidewalk.core.health import Check, database_reachable, threads_alive
 from sidewalk.core.observability import Observability
 
 # The documented default port (docs/observability.md); off unless configured.
@@ -95,6 +95,17 @@ class AnalyticsCollector(Collector):
             )
 
 
+def _case_database_ready(runner: AnalyticsRunner) -> Check:
+    """Readiness of the case database: the runner's last batch or tick was recorded
+    (a full disk fails every write while a ping still answers), and it answers."""
+    reachable = database_reachable(runner.recorder.cases)
+
+    def check() -> str | None:
+        return runner.record_problem or reachable()
+
+    return check
+
+
 def analytics_observability(
     runner: AnalyticsRunner, registry: CollectorRegistry | None = None
 ) -> Observability:
@@ -109,6 +120,6 @@ def analytics_observability(
         live={"worker": threads_alive(threads)},
         ready={
             "broker": lambda: runner.broker_problem,
-            "database": database_reachable(runner.recorder.cases),
+            "database": _case_database_ready(runner),
         },
     )

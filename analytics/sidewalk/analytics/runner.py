@@ -162,6 +162,11 @@ class AnalyticsRunner:
         self._unprocessed: dict[str, int] = {}
         self._count_lock = threading.Lock()
         self._connected_since: float | None = None
+        # Recording to the case database failing since (monotonic) and the last
+        # failure, until a save succeeds: readiness says so (a full disk makes
+        # every batch fail while the database still answers a ping).
+        self._write_failing_since: float | None = None
+        self._write_failure: str | None = None
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -239,6 +244,22 @@ class AnalyticsRunner:
         return "not connected to the broker" if client is None else client.problem
 
     @property
+    def record_problem(self) -> str | None:
+        """Why the engine's work is not being recorded right now (None: the last
+        batch or tick was saved): the case database refusing writes."""
+        since, failure = self._write_failing_since, self._write_failure
+        if since is None or failure is None:
+            return None
+        ago = time.monotonic() - since
+        return f"recording to the case database failing for {ago:.0f} s ({failure}); retrying"
+
+    def _record_failed(self, exc: BaseException) -> None:
+        if self._write_failing_since is None:
+            self._write_failing_since = time.monotonic()
+        first_line = next(iter(str(exc).splitlines()), "")  # SQLAlchemy appends the SQL
+        self._write_failure = f"{type(exc).__name__}: {first_line}"
+
+    @property
     def mqtt_handler_errors(self) -> int:
         """Exceptions raised while handing received messages over (this connection's client)."""
         client = self._client
@@ -308,6 +329,13 @@ class AnalyticsRunner:
 
     def tick(self) -> list[Event]:
         """Apply recorded actions, then advance to the clock's now (the scheduler's jobs)."""
+        try:
+            return self._tick()
+        except Exception as exc:
+            self._record_failed(exc)
+            raise
+
+    def _tick(self) -> list[Event]:
         with self._lock, self._rollback_on_error():
             # Each action's events are recorded as it is applied (findings are keyed, so
             # an action applied again after a crash before the save stores none twice).
@@ -388,6 +416,7 @@ class AnalyticsRunner:
         state = self.engine.snapshot()
         self.recorder.cases.clocks.save_engine_snapshot(self.id, self.engine.now, state.decode())
         self._saved = state
+        self._write_failing_since = self._write_failure = None
 
     @contextmanager
     def _rollback_on_error(self) -> Iterator[None]:
@@ -503,7 +532,8 @@ class AnalyticsRunner:
                     self._handle_many([r for msg in batch if (r := self._admit(msg)) is not None])
                     self._save()
                 return True
-            except Exception:
+            except Exception as exc:
+                self._record_failed(exc)
                 log.exception(
                     "analytics could not record a batch of %d; retrying in %.1fs from the "
                     "last saved state (nothing acknowledged)",
