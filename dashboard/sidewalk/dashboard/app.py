@@ -23,11 +23,13 @@ from sidewalk.alerts.pdf import batch_pdf as print_letters
 from sidewalk.core import heap
 from sidewalk.core.profile import Profile
 from sidewalk.dashboard.auth import COOKIE, LoginThrottle, Sessions, User, require
+from sidewalk.dashboard.body_limit import BodyLimit
 from sidewalk.dashboard.geometry import load_geojson
 from sidewalk.dashboard.live import LiveFeed
 from sidewalk.dashboard.metrics import add_observability_routes
 from sidewalk.dashboard.rounds_page import add_rounds_page
 from sidewalk.dashboard.routes import DashboardContext, api_router, refuse_nul_bytes
+from sidewalk.dashboard.routes.rounds import MAX_PHOTO_BYTES, TOO_BIG_PHOTO
 from sidewalk.storage.cases import CaseStore, NotFoundError
 from sidewalk.storage.evidence import EvidenceStore
 from sidewalk.storage.space import FreeSpaceFloor
@@ -128,6 +130,11 @@ def create_app(
         # X-Forwarded-Proto count, so the throttle sees the real client and the
         # cookie learns that the browser speaks HTTPS. Anyone else's are ignored.
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=list(trusted_proxies))
+    # Outermost of all: a body over its route's limit is refused before it is read
+    # (the login route before any session too); the photo upload takes 20 MB.
+    app.add_middleware(
+        BodyLimit, routes=[(r"/api/rounds/[^/]+/photos", MAX_PHOTO_BYTES, TOO_BIG_PHOTO)]
+    )
 
     @app.get("/", include_in_schema=False)
     def index(request: Request) -> Response:

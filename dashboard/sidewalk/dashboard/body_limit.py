@@ -1,0 +1,126 @@
+"""Request bodies bounded before they are read: an ASGI middleware, outermost in the app.
+
+Every route, the login route before any session included, has a limit: the
+JSON routes a small one, the inspector's photo upload its 20 MB. A declared
+``Content-Length`` over the route's limit is answered 413 without reading a
+byte; a body with no length (chunked) is counted as it arrives and cut off
+with 413 once it passes the limit. uvicorn stops reading the socket while the
+app has not asked for more, so at most one network buffer is held either way.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from typing import Any, Final
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+# A JSON body of the API: the largest (a print batch of 500 numbers) is a few kB.
+DEFAULT_LIMIT: Final = 64 * 1024
+
+
+class _TooLarge(Exception):
+    """Raised from ``receive`` once a streamed body passes its limit."""
+
+
+def _kb(limit: int) -> str:
+    return f"{limit // (1024 * 1024)} MB" if limit >= 1024 * 1024 else f"{limit // 1024} KB"
+
+
+def too_large_words(limit: int) -> str:
+    return (
+        f"This request is larger than the dashboard accepts here ({_kb(limit)}); "
+        "nothing of it was kept."
+    )
+
+
+class BodyLimit:
+    """Refuse a body over its route's limit with 413, before or while it is read.
+
+    ``routes``: (path pattern, limit in bytes, words of the refusal) for the
+    routes that take more (or less) than ``default``; the first match counts.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        routes: Sequence[tuple[str, int, str]] = (),
+        default: int = DEFAULT_LIMIT,
+    ) -> None:
+        self.app = app
+        self.routes = [(re.compile(pattern), limit, words) for pattern, limit, words in routes]
+        self.default = default
+
+    def limit_for(self, path: str) -> tuple[int, str]:
+        for pattern, limit, words in self.routes:
+            if pattern.fullmatch(path):
+                return limit, words
+        return self.default, too_large_words(self.default)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit, words = self.limit_for(scope.get("path", ""))
+        declared = dict(scope.get("headers", ())).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > limit:
+            await _refuse(send, words)
+            return
+        received = 0
+        started = refused = answered = False
+
+        async def counting_receive() -> Message:
+            nonlocal received, refused
+            if refused:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    refused = True
+                    raise _TooLarge
+            return message
+
+        async def watching_send(message: Message) -> None:
+            # Whatever the app makes of the cut-off body (FastAPI: a 400 "error parsing
+            # the body"), the client is told it was too large, unless it was answered already.
+            nonlocal started, answered
+            if refused and not started:
+                if not answered:
+                    answered = True
+                    await _refuse(send, words)
+                return
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, counting_receive, watching_send)
+        except Exception:
+            if not refused:
+                raise
+        if refused and not started and not answered:
+            await _refuse(send, words)
+
+
+async def _refuse(send: Send, words: str) -> None:
+    body = json.dumps({"detail": words}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                # The rest of the body is never read: the connection cannot be reused.
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
