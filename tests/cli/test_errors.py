@@ -241,3 +241,35 @@ def test_the_dashboard_without_its_secret_in_the_real_process(tmp_path: Path) ->
     line = _one_line(done.stderr + done.stdout)
     assert line.startswith("set SIDEWALK_DASHBOARD_SECRET to a random string")
     assert not (tmp_path / "cases.sqlite3").exists()
+
+
+@pytest.mark.parametrize(
+    ("state", "said"),
+    [("{not json", "Invalid JSON"), ('{"version": 999}', "Field required")],
+    ids=["not-json", "not-a-state"],
+)
+def test_analytics_refuses_a_damaged_saved_state_in_one_line(
+    tmp_path: Path, state: str, said: str
+) -> None:
+    from sidewalk.core.profile import load_profile
+    from sidewalk.system import open_cases
+
+    url = _sqlite(tmp_path)
+    cases = open_cases(url, load_profile())
+    cases.clocks.save_engine_snapshot("sidewalk-analytics", None, state)
+    cases.close()
+    config = _config(tmp_path, url, "mqtt://127.0.0.1:1")
+    result = CliRunner().invoke(app, ["analytics", "--config", str(config)], env={"COLUMNS": "300"})
+    assert result.exit_code == 2, result.output
+    line = _one_line(result.output)
+    assert line.startswith(
+        "the clocks' saved state 'sidewalk-analytics' in the case database cannot be read ("
+    )
+    assert said in line
+    assert line.endswith("would forget every open clock and case")
+    # Refused, not replaced: the damaged row is still there to be looked at.
+    cases = open_cases(url, load_profile())
+    try:
+        assert cases.clocks.load_engine_snapshot("sidewalk-analytics") == state
+    finally:
+        cases.close()

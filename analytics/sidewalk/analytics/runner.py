@@ -102,6 +102,33 @@ def fire_due(runner_id: str) -> None:
     runner.tick()
 
 
+def _first_problem(exc: BaseException) -> str:
+    """One line for ``exc``: pydantic's first error with where it is, else its first line."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        first = next(iter(errors()), None)
+        if isinstance(first, dict):
+            where = ".".join(str(part) for part in first.get("loc", ()))
+            return f"{where}: {first.get('msg')}" if where else str(first.get("msg"))
+    return next(iter(str(exc).splitlines()), type(exc).__name__)
+
+
+class SavedStateUnreadable(RuntimeError):
+    """The clocks' state saved in the case database cannot be restored.
+
+    Analytics refuses to start rather than start from nothing: an empty engine
+    would forget every open clock and case and issue nothing for them.
+    """
+
+    def __init__(self, name: str, cause: BaseException) -> None:
+        super().__init__(
+            f"the clocks' saved state {name!r} in the case database cannot be read "
+            f"({_first_problem(cause)}); analytics does not start without it, as starting from "
+            "nothing would forget every open clock and case"
+        )
+        self.name = name
+
+
 class AnalyticsRunner:
     """Feeds one ``ClockEngine`` from MQTT and records what it decides."""
 
@@ -174,7 +201,10 @@ class AnalyticsRunner:
         """Restore the saved engine state, connect, subscribe and start (returns at once)."""
         saved = self.recorder.cases.clocks.load_engine_snapshot(self.id)
         if saved is not None:
-            self.engine.restore(saved.encode())
+            try:
+                self.engine.restore(saved.encode())
+            except (ValueError, KeyError, TypeError) as exc:  # pydantic's errors are ValueErrors
+                raise SavedStateUnreadable(self.id, exc) from exc
         if self.mode == "live" or self.engine.now is not None:
             self._load_registry(self.engine.now if self.mode == "stream" else self.clock.now())
         self._saved = self.engine.snapshot()

@@ -237,6 +237,7 @@ def analytics(
 ) -> None:
     """Run the ordinance clocks on live time until interrupted."""
     from sidewalk.analytics.metrics import analytics_observability
+    from sidewalk.analytics.runner import SavedStateUnreadable
     from sidewalk.core.config import mqtt_settings
     from sidewalk.core.heap import settle_heap
     from sidewalk.core.mqtt import MqttError
@@ -271,6 +272,8 @@ def analytics(
         settle_heap(young_threshold=20_000)
         try:
             runner.start()
+        except SavedStateUnreadable as exc:
+            fail(str(exc))
         except MqttError as exc:
             runner.stop()
             unreachable_broker(settings, exc)
