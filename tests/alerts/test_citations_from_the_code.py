@@ -168,3 +168,22 @@ def test_the_bill_printed_from_the_command_line_cites_F_and_G(
     assert "(Village Code § 370-10 G; § 66.0907(5), Wis. Stats.)" in text
     for bad in NOT_A_CITATION:
         assert bad not in text, bad
+
+
+def test_a_period_the_section_does_not_set_is_not_cited_as_if_it_did(
+    issuer: NoticeIssuer,
+) -> None:
+    # § 370-14 forbids dumping on the streets; the 24 hours to remove it are the Village's.
+    rule = issuer.profile.streets.dumping_removal_after_notice
+    assert rule.unconfirmed
+    assert rule.citation == "§ 370-14"
+    notice = issuer.inspection_notice(
+        "dump-1", "main-101", T0, rule="dumping", observed_at=T0, description="a sofa"
+    )
+    text = flat(pdf_text(notice_pdf(notice, issuer.profile)))
+    assert (
+        "within 24 hours after this notice is delivered to you (a period set by the Village: "
+        "Village Code § 370-14 does not state one)" in text
+    )
+    for bad in NOT_A_CITATION:
+        assert bad not in text, bad
