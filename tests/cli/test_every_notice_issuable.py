@@ -98,6 +98,15 @@ def test_every_notice_issuable_an_obstruction_notice_issued_served_and_its_clock
     assert _number(again) == number
     assert "issued before" in again
 
+    # By the property's address, the same case and notice.
+    by_address = _ok(notices_app, ["issue", "obstruction", "--address", "105  main st",
+                                   *CLERK, *config])  # fmt: skip
+    assert _number(by_address) == number
+    elsewhere = cli.invoke(notices_app, ["issue", "obstruction", "--address", "101 Main St",
+                                         *CLERK, *config])  # fmt: skip
+    assert elsewhere.exit_code != 0
+    assert "no obstruction at 101 Main St waits for its notice" in elsewhere.output
+
     # Served by posting: the delivery carries the method, the clock runs from its time.
     served = _ok(street_app, [
         "delivered", "--id", "OB-1", "--method", "posted", "--at", "2026-12-02T10:15-06:00",
@@ -130,9 +139,10 @@ def test_every_notice_issuable_a_finding_notice_served_by_mail_runs_from_its_rec
     ])  # fmt: skip
     runner = system.runner("every-notice-finding")
     runner.tick()
-    issued = _ok(notices_app, ["issue", "finding", "--id", "FE-1",
+    issued = _ok(notices_app, ["issue", "finding", "--address", "105 Main St",
                                "--at", "2026-12-02T10:00-06:00", *CLERK, *config])  # fmt: skip
     number = _number(issued)
+    assert "sidewalk street noticed --id FE-1" in issued
     # E-mail is not service (the profile's notice_delivery); nothing is recorded.
     email = cli.invoke(street_app, ["noticed", "--id", "FE-1", "--method", "email",
                                     "--at", "2026-12-04T10:00-06:00", *CLERK, *config])  # fmt: skip

@@ -80,21 +80,57 @@ issue_app = command_group(
 )
 notices_app.add_typer(issue_app, name="issue")
 
-CaseIdOption = Annotated[str, typer.Option("--id", help="the case's id, as it was recorded")]
+CaseIdOption = Annotated[str | None, typer.Option("--id", help="the case's id, as it was recorded")]
+AddressOption = Annotated[
+    str | None,
+    typer.Option(help="instead of --id: the property's street address (one case waiting there)"),
+]
 PdfOption = Annotated[Path | None, typer.Option("--pdf", help="also write the letter here")]
 
 
-def _issue(case_key: str, who: str, *, at: str | None, pdf_out: Path | None,
-           config: Path | None, serve: str) -> None:  # fmt: skip
-    """Issue (or find) the notice for ``case_key`` and say what to do with it next."""
+def _case_at(issuer: NoticeIssuer, kind: str, address: str) -> str:
+    """The one case of ``kind`` waiting for its notice at the street address ``address``."""
+    from sidewalk.alerts.issue import CASE_NOTICE, CASE_WORDS, cases_awaiting_notice
+
+    def plain(text: str) -> str:
+        return " ".join(text.split()).casefold()
+
+    streets = {f.id: f.street_address for f in issuer.cases.registry.list_frontages()}
+    found = [
+        v.key for v in cases_awaiting_notice(issuer.cases)
+        if v.key.startswith(f"{kind}:") and plain(streets.get(v.frontage_id, "")) == plain(address)
+    ]  # fmt: skip
+    if not found:  # issued already and not yet served: that notice again
+        found = [
+            issuer.cases.clocks.get_violation(n.violation_id).key
+            for n in issuer.cases.notices.list(kind=CASE_NOTICE[kind])
+            if n.violation_id is not None and n.delivered_at is None
+            and plain(streets.get(n.frontage_id, "")) == plain(address)
+        ]  # fmt: skip
+    what = CASE_WORDS[kind]
+    if not found:
+        fail(f"refused: no {what} at {address} waits for its notice")
+    if len(found) > 1:
+        ids = ", ".join(k.partition(":")[2] for k in found)
+        fail(f"refused: {len(found)} cases of {what} at {address} wait for a notice ({ids}):"
+             " give one with --id")  # fmt: skip
+    return found[0]
+
+
+def _issue(kind: str, case_id: str | None, who: str, *, address: str | None, at: str | None,
+           pdf_out: Path | None, config: Path | None, serve: str) -> None:  # fmt: skip
+    """Issue (or find) the notice for the case and say what to do with it next."""
     from sidewalk.alerts.issue import CaseNotOnRecord
     from sidewalk.alerts.pdf import notice_pdf
     from sidewalk.cli.common import no_nul
     from sidewalk.core.clock import format_local
 
-    no_nul(id=case_key, who=who)
+    if (case_id is None) == (address is None):
+        fail("give the case as --id or as --address, one of them")
+    no_nul(id=case_id or "", address=address or "", who=who)
     with _issuer(config) as issuer, refusals(CaseNotOnRecord):
         issued = _at(issuer, at)
+        case_key = f"{kind}:{case_id}" if address is None else _case_at(issuer, kind, address)
         before = {n.id for n in issuer.cases.notices.list()}
         notice = issuer.case_notice(case_key, issued, who=who)
         address = issuer.cases.registry.get_frontage(notice.frontage_id).street_address
@@ -128,22 +164,25 @@ _KIND_WORDS = {
 
 
 @issue_app.command("obstruction")
-def issue_obstruction(
-    id: CaseIdOption,
+def issue_obstruction(  # noqa: PLR0917 (Typer maps parameters to options)
     who: WhoOption,
+    id: CaseIdOption = None,
+    address: AddressOption = None,
     at: AtOption = None,
     pdf: PdfOption = None,
     config: ConfigOption = None,
 ) -> None:
     """§ 370-8 D/E: the notice to remove an obstruction recorded with sidewalk street
     obstruction (or left after a § 370-9 permit ended) within 24 hours of its service."""
-    _issue(f"obstruction:{id}", who, at=at, pdf_out=pdf, config=config, serve="delivered")
+    _issue("obstruction", id, who, address=address, at=at, pdf_out=pdf, config=config,
+           serve="delivered")  # fmt: skip
 
 
 @issue_app.command("finding")
-def issue_finding(
-    id: CaseIdOption,
+def issue_finding(  # noqa: PLR0917 (Typer maps parameters to options)
     who: WhoOption,
+    id: CaseIdOption = None,
+    address: AddressOption = None,
     at: AtOption = None,
     pdf: PdfOption = None,
     config: ConfigOption = None,
@@ -151,7 +190,8 @@ def issue_finding(
     """The notice of an inspector's finding recorded with sidewalk street finding,
     demolition or excavation (§ 370-10 C, § 370-11 C, § 370-14, §§ 144-11, 144-12 B;
     § 144-12 C's order): correct it within the period after its service."""
-    _issue(f"inspection:{id}", who, at=at, pdf_out=pdf, config=config, serve="noticed")
+    _issue("inspection", id, who, address=address, at=at, pdf_out=pdf, config=config,
+           serve="noticed")  # fmt: skip
 
 
 @notices_app.command("register")
