@@ -18,13 +18,18 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from sidewalk.dashboard.states import ALERT_ACTIONS, category
 from sidewalk.storage.cases import CaseStore
 
 log = logging.getLogger(__name__)
+
+
+# An idle stream asks again this often whether its session still holds.
+SESSION_RECHECK_S = 2.0
+ENDED = 'event: ended\ndata: {"reason": "session ended"}\n\n'
 
 
 def _ms() -> int:
@@ -118,14 +123,40 @@ class LiveFeed:
                 queue.put_nowait({"type": "resync"})
             queue.put_nowait(event)
 
-    async def stream(self, heartbeat_s: float = 15.0) -> AsyncIterator[str]:
-        """Server-sent events for one client until it leaves or the app stops."""
+    async def stream(
+        self,
+        heartbeat_s: float = 15.0,
+        *,
+        session_live: Callable[[], bool] = lambda: True,
+        recheck_s: float = SESSION_RECHECK_S,
+    ) -> AsyncIterator[str]:
+        """Server-sent events for one client until it leaves, the app stops, or its
+        session ends (logout, the account disabled, its password or role changed):
+        ``session_live`` (a database read, run off the loop) is asked every
+        ``recheck_s``, and again before an event found after the last answer (once
+        per poll's batch); then ``ended`` is sent and the stream closes, so a session
+        is sent nothing found after it ended."""
         queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=1000)
         self._subscribers.add(queue)
+        checked_ms = _ms()
+
+        async def still_live(older_than_ms: int) -> bool:
+            """Whether the session holds, asked again when the last answer predates
+            ``older_than_ms``: a session ended in the same commit as an audit row is
+            seen ended by a check made after that row was found."""
+            nonlocal checked_ms
+            if checked_ms > older_than_ms:
+                return True
+            checked_ms = _ms()
+            return await asyncio.to_thread(session_live)
+
         try:
             yield "retry: 1000\nevent: hello\ndata: {}\n\n"
             waited = 0.0
             while not self.stopping.is_set():
+                if not await still_live(_ms() - int(recheck_s * 1000)):
+                    yield ENDED
+                    return
                 try:
                     event = await asyncio.wait_for(queue.get(), timeout=0.5)
                 except TimeoutError:
@@ -134,6 +165,9 @@ class LiveFeed:
                         waited = 0.0
                         yield ": keep-alive\n\n"
                     continue
+                if not await still_live(event.get("detected_ms", 0)):
+                    yield ENDED
+                    return
                 waited = 0.0
                 name = event["type"]
                 ident = f"id: {name[0]}{event['id']}\n" if "id" in event else ""

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from sidewalk.dashboard.routes.deps import Cases, Live, Reader, iso
+from sidewalk.dashboard.auth import COOKIE
+from sidewalk.dashboard.routes.deps import Cases, Live, Reader, SessionManager, iso
 from sidewalk.dashboard.routes.views import ClockView, clock_view
 
 router = APIRouter()
@@ -63,8 +64,18 @@ class EventStream(StreamingResponse):
     response_class=EventStream,
     responses={200: {"content": {"text/event-stream": {}}, "description": "server-sent events"}},
 )
-async def events(user: Reader, live: Live) -> EventStream:
-    """Server-sent events: ``transition`` (a clock moved) and ``audit`` (a new row)."""
+async def events(
+    user: Reader, live: Live, sessions: SessionManager, request: Request
+) -> EventStream:
+    """Server-sent events: ``transition`` (a clock moved) and ``audit`` (a new row);
+    ``ended`` when the session ends (logout, account disabled or changed), then it closes."""
+    cookie = request.cookies.get(COOKIE)
+
+    def session_live() -> bool:
+        # The same checks as every request: revoked, expired, account disabled.
+        return sessions.user_for(cookie) is not None
+
     return EventStream(
-        live.stream(), headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+        live.stream(session_live=session_live),
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
     )

@@ -280,6 +280,8 @@ function connectLive() {
     if (alerts && a.alert) alerts.prepend(h("li", {}, h("strong", {}, a.action), ` ${a.subject} · ${a.actor}`));
   });
   source.addEventListener("resync", () => route());
+  // The session ended (logged out elsewhere, account disabled, password reset): log in again.
+  source.addEventListener("ended", () => { source.close(); window.location.assign("/login"); });
   source.onerror = () => { status.textContent = "reconnecting…"; status.classList.remove("on"); };
   // No signal (a phone on the round): say so plainly; the event stream comes back by itself.
   window.addEventListener("offline", () => { status.textContent = "no connection"; status.classList.remove("on"); });
