@@ -257,8 +257,7 @@ def _cited(name: str, rule: Rule) -> dict[str, Any]:
         "plain": plain_citation(rule.citation),
         "source": source_words(rule),
         "amount": amount(rule),
-        # The Code's words are quoted only for a value the Code sets.
-        "words": "" if rule.unconfirmed else (rule.words or ""),
+        "words": rule.words or "",
         "described": rule.describe(),
         "unconfirmed": rule.unconfirmed,
         "note": rule.note or "",
