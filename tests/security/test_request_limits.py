@@ -34,7 +34,10 @@ from sidewalk.storage.cases import CaseStore
 
 cases = CaseStore(f"sqlite:///{sys.argv[1]}")
 cases.create_schema()
-app = create_app(cases, None, load_profile(), secret_key="request-limits-secret-0123")
+app = create_app(
+    cases, None, load_profile(), secret_key="request-limits-secret-0123",
+    host_names=["sidewalk.example.org"],
+)
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
 """
 

@@ -255,10 +255,12 @@ def open_case_records(database_url: str, profile: Profile) -> CaseStore:
     """The case records, migrated; a database that cannot be opened exits 2 saying why."""
     from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-    from sidewalk.storage.connect import open_cases
+    from sidewalk.storage.connect import PasswordNotApplicable, open_cases
 
     try:
         return open_cases(database_url, profile)
+    except PasswordNotApplicable as exc:
+        fail(str(exc))
     except ArgumentError:  # also an unknown dialect (NoSuchModuleError)
         fail(
             f"{DATABASE_SETTING} = {database_url!r} is not a database URL: write"

@@ -104,7 +104,7 @@ def serve(place: Village, secret: str, *, host: str, port: int, geojson: Path | 
             cases, timeseries, place.profile, secret_key=secret, geojson_path=geojson,
             evidence=EvidenceStore(frames) if frames.exists() else None,
             space=space, trusted_proxies=settings.dashboard.trusted_proxies,
-            secure_cookies=tls is not None,
+            secure_cookies=tls is not None, host_names=[*settings.dashboard.host_names, host],
         )  # fmt: skip
         # The Admin page's letterhead view reads the settings' [village] table.
         app.state.village = settings.village

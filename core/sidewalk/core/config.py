@@ -216,6 +216,11 @@ class DashboardConfig(_Section):
         default=None,
         description="serve HTTPS with this certificate (key: SIDEWALK_DASHBOARD_TLS_KEYFILE)",
     )
+    host_names: list[str] = Field(
+        default_factory=list,
+        description="names the dashboard is reached by (besides IP addresses and localhost);"
+        " a request for any other Host is refused",
+    )
 
     @field_validator("trusted_proxies")
     @classmethod

@@ -31,7 +31,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Final
@@ -72,6 +72,26 @@ def is_loopback(host: str | None) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def host_header_ok(header: str | None, names: Collection[str] = ()) -> bool:
+    """Whether a request's ``Host`` names this machine as a client on it would: an IP
+    literal, ``localhost`` or one of ``names``. A DNS-rebinding page reaches a loopback
+    port under its own domain name, which is none of these. No header (HTTP/1.0): yes."""
+    if not header:
+        return True
+    host = header.strip().lower()
+    if host.startswith("["):  # [::1]:9464
+        host = host[1 : host.find("]")] if "]" in host else host
+    elif host.count(":") == 1:
+        host = host.partition(":")[0]
+    if host == "localhost" or host in {n.lower() for n in names}:
+        return True
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def bearer_ok(header: str | None, token: str | None) -> bool:
@@ -290,6 +310,8 @@ class ObservabilityServer:
             raise PortInUse(host, port, exc.strerror or str(exc)) from exc
         self._httpd.daemon_threads = True
         self.host = host
+        # The listen address, when a name, is a name this machine is reached by.
+        self.host_names = frozenset({host.lower()})
         self.port = int(self._httpd.server_address[1])
         self._thread: threading.Thread | None = None
 
@@ -320,7 +342,8 @@ def _handler(server: ObservabilityServer) -> type[BaseHTTPRequestHandler]:
             if path == "/metrics":
                 if not self._may_scrape():
                     body = (
-                        f"metrics: from this machine, or with Authorization: Bearer <{TOKEN_ENV}>\n"
+                        "metrics: from this machine (by its address or localhost), or with"
+                        f" Authorization: Bearer <{TOKEN_ENV}>\n"
                     ).encode()
                     self._send(403, "text/plain; charset=utf-8", body)
                     return
@@ -346,10 +369,14 @@ def _handler(server: ObservabilityServer) -> type[BaseHTTPRequestHandler]:
 
         def _may_scrape(self) -> bool:
             # Bound to loopback only this machine can connect; otherwise a
-            # client off the machine needs the token.
-            if server.open_metrics or is_loopback(self.client_address[0]):
+            # client off the machine needs the token. Without the token, the Host
+            # must name this machine: a DNS-rebinding page in a browser here
+            # connects from loopback but under its own domain name.
+            if bearer_ok(self.headers.get("Authorization"), server.metrics_token):
                 return True
-            return bearer_ok(self.headers.get("Authorization"), server.metrics_token)
+            if not host_header_ok(self.headers.get("Host"), server.host_names):
+                return False
+            return server.open_metrics or is_loopback(self.client_address[0])
 
         def _send(
             self,

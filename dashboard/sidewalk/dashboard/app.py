@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Annotated, Final
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
-from fastapi.responses import FileResponse, RedirectResponse, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
@@ -23,7 +24,7 @@ from sidewalk.alerts.pdf import batch_pdf as print_letters
 from sidewalk.core import heap
 from sidewalk.core.profile import Profile
 from sidewalk.dashboard.auth import COOKIE, LoginThrottle, Sessions, User, require
-from sidewalk.dashboard.body_limit import BodyLimit
+from sidewalk.dashboard.body_limit import BodyLimit, HostCheck
 from sidewalk.dashboard.geometry import load_geojson
 from sidewalk.dashboard.live import LiveFeed
 from sidewalk.dashboard.metrics import add_observability_routes
@@ -61,6 +62,7 @@ def create_app(
     evidence: EvidenceStore | None = None,
     space: FreeSpaceFloor | None = None,
     trusted_proxies: Sequence[str] = (),
+    host_names: Sequence[str] | None = None,
 ) -> FastAPI:
     """The dashboard app.
 
@@ -76,6 +78,9 @@ def create_app(
     ``trusted_proxies``: addresses/CIDRs of reverse proxies whose
     ``X-Forwarded-For``/``-Proto`` are believed (the client address the login
     throttle counts, and HTTPS for the cookie and HSTS); nobody else's are.
+    ``host_names``: the names the dashboard is reached by; a request whose ``Host``
+    is none of them, nor an IP address or ``localhost``, is refused (DNS rebinding).
+    ``None``: no check (an app built for a test client's made-up host).
     """
     clock = now or (lambda: datetime.now(UTC))
     geometry_file = load_geojson(geojson_path) if geojson_path else {}
@@ -108,6 +113,16 @@ def create_app(
         cases, timeseries, profile, now=clock, geometry_file=geometry_file, evidence=evidence,
         space=space,
     )  # fmt: skip
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI's own answer echoes the input, a password sent as text/plain with it:
+        # only where (the field) and what is wrong.
+        return JSONResponse(
+            {"detail": [{"loc": list(e.get("loc", ())), "msg": e.get("msg", "")}
+                        for e in exc.errors()]},
+            status_code=422,
+        )  # fmt: skip
+
     app.include_router(api_router())  # every /api route: routes/ (one module per area)
     # /metrics (loopback or SIDEWALK_METRICS_TOKEN), /healthz, /readyz: docs/observability.md
     add_observability_routes(app, cases)
@@ -130,6 +145,8 @@ def create_app(
         # X-Forwarded-Proto count, so the throttle sees the real client and the
         # cookie learns that the browser speaks HTTPS. Anyone else's are ignored.
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=list(trusted_proxies))
+    if host_names is not None:
+        app.add_middleware(HostCheck, names=list(host_names))
     # Outermost of all: a body over its route's limit is refused before it is read
     # (the login route before any session too); the photo upload takes 20 MB.
     app.add_middleware(

@@ -1,4 +1,5 @@
-"""Request bodies bounded before they are read: an ASGI middleware, outermost in the app.
+"""Requests refused before the app reads them: bodies over their route's limit, and a
+``Host`` that is not this server's (ASGI middlewares, outermost in the app).
 
 Every route, the login route before any session included, has a limit: the
 JSON routes a small one, the inspector's photo upload its 20 MB. A declared
@@ -14,6 +15,8 @@ import json
 import re
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any, Final
+
+from sidewalk.core.observability import host_header_ok
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -124,3 +127,32 @@ async def _refuse(send: Send, words: str) -> None:
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+class HostCheck:
+    """Refuse (400) a request whose ``Host`` is not an IP address, ``localhost`` or one
+    of ``names``: a DNS-rebinding page reaches the dashboard under its own domain."""
+
+    def __init__(self, app: ASGIApp, names: Sequence[str] = ()) -> None:
+        self.app = app
+        self.names = tuple(names)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in {"http", "websocket"}:
+            host = dict(scope.get("headers", ())).get(b"host", b"").decode("latin-1")
+            if not host_header_ok(host, self.names):
+                words = "This address is not one the dashboard is served under."
+                body = json.dumps({"detail": words}).encode()
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 400,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode()),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
