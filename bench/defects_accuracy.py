@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import pickle
+import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -87,6 +88,8 @@ from sidewalk.analytics.defects.synthetic import (
     walk_width_photo_camera,
 )
 from sidewalk.analytics.defects.truth import pair_joints, pair_spalls, true_gap_at
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench.joint_photos
 
 TARGET = MM_PER_INCH / 16
 VERTICAL = 0.75 * MM_PER_INCH
@@ -811,6 +814,92 @@ def several_bench(n: int, base: int, cache: Path | None = None) -> list[str]:
 
 HEADER = ["| measure | n | p50 | p95 | max | target p95 |", "|---|---|---|---|---|---|"]
 
+JOINT_TUNE = range(0, 20)  # bench/joint_photos.py seeds the joint gauge was tuned on
+
+
+def _joint_photo(seed: int, cache: Path | None) -> Any:
+    """One photo of the independent renderer (cached: it takes a few seconds)."""
+    from bench.joint_photos import render
+
+    f = None if cache is None else cache / f"joint_photo_{seed}.pkl"
+    if f is not None and f.exists():
+        return pickle.loads(f.read_bytes())
+    ph = render(seed)
+    if f is not None:
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_bytes(pickle.dumps(ph))
+    return ph
+
+
+def joint_photo_bench(seeds: range, cache: Path | None, label: str) -> list[str]:
+    """Phone photos of a joint with a 100 mm marker at 35-80 px from the
+    independent renderer (``bench/joint_photos.py``), through ``measure_photo``
+    as the command line calls it (default settings). A photo is measured when
+    its joint is reported; its error is the resolved width's against the
+    truth; a verdict is confidently wrong when it is 2 sigma clear of the
+    1 1/4 in limit on the wrong side."""
+    from collections import Counter
+
+    from bench.joint_photos import MARKER_MM
+
+    errs: list[float] = []
+    z: list[float] = []
+    reasons: Counter[str] = Counter()
+    measured = confident_wrong = wrong_side = bounds = bound_held = other_traces = 0
+    over = over_measured = 0
+    for seed in seeds:
+        ph = _joint_photo(seed, cache)
+        over += ph.gap_mm >= GAP
+        calib = CameraCalibration(ph.matrix, np.zeros(5))
+        try:
+            insp = measure_photo(ph.image, calib, FiducialSpec(side_mm=MARKER_MM))
+        except MeasurementError as e:
+            reasons[f"{e.problem.value}: {e.detail.split(';')[0].split('(')[0].strip()[:70]}"] += 1
+            continue
+        p0, d0 = ph.joint_in_marker_frame()
+        on = [
+            c
+            for c in insp.cracks
+            if abs(float(d0[0] * (c.center_mm[1] - p0[1]) - d0[1] * (c.center_mm[0] - p0[0])))
+            <= ph.gap_mm / 2 + 20
+        ]
+        other_traces += len(insp.cracks) - len(on)
+        for c in insp.cracks:
+            conf = abs(c.gap_width_mm - GAP) >= 2 * c.gap_width_uncertainty_mm
+            truth = ph.gap_mm if c in on else 0.0
+            if (c.gap_width_mm >= GAP) != (truth >= GAP):
+                wrong_side += 1
+                confident_wrong += conf
+        if not on:
+            reasons["joint not found (other traces reported)"] += 1
+            continue
+        measured += 1
+        over_measured += ph.gap_mm >= GAP
+        c = on[0]
+        if c.gap_resolved:
+            errs.append(c.gap_width_mm - ph.gap_mm)
+            z.append((c.gap_width_mm - ph.gap_mm) / c.gap_width_uncertainty_mm)
+        else:
+            bounds += 1
+            bound_held += ph.gap_mm <= c.gap_width_mm
+    n = len(seeds)
+    cover = float(np.mean(np.abs(z) <= 2)) if z else float("nan")
+    out = [
+        f"Joint photos, {label} (bench/joint_photos.py seeds {seeds.start}-{seeds.stop - 1}):"
+        f" measured {measured}/{n} ({100 * measured / max(n, 1):.0f} %), over the limit"
+        f" {over_measured}/{over}; p95 |error| "
+        + (f"{np.percentile(np.abs(errs), 95):.2f} mm" if errs else "-")
+        + f"; 2 sigma coverage {100 * cover:.0f} %; confident wrong verdicts {confident_wrong}"
+        f" (any wrong side of the limit {wrong_side}); under the blur (upper bounds)"
+        f" {bounds}, truth under the bound {bound_held}/{bounds}; traces off the joint"
+        f" {other_traces}",
+        *(f"  not measured: {v} x {k}" for k, v in sorted(reasons.items())),
+        *HEADER,
+        row("joint gap width (mm)", errs),
+        "",
+    ]
+    return out
+
 
 def _issue16(args: argparse.Namespace) -> None:
     """The parts beyond the documented geometry (tuning, scoring, small markers)."""
@@ -844,7 +933,7 @@ def _issue16(args: argparse.Namespace) -> None:
         )
 
 
-def main() -> None:
+def main() -> None:  # noqa: PLR0912, PLR0915 - the options, in order
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scenes", type=int, default=30)
     ap.add_argument("--laser", type=int, default=60)
@@ -879,6 +968,11 @@ def main() -> None:
     ap.add_argument(
         "--cache", type=Path, default=None, help="keep rendered depth frames and photos here"
     )
+    ap.add_argument(
+        "--joint-photos", type=int, default=0, help="held-out phone photos of a joint (seeds 20-)"
+    )
+    ap.add_argument("--joint-seed", type=int, default=20)
+    ap.add_argument("--joint-tune", action="store_true", help="also score the tuning seeds 0-19")
     args = ap.parse_args()
     if args.beyond_seed <= TUNE_SEEDS + 999 and args.beyond_seed + args.beyond > TUNE_SEEDS:
         ap.error("the scored seeds overlap the tuning seeds 1000-1999")
@@ -887,6 +981,13 @@ def main() -> None:
     if args.several_markers and (scored.start < tuned.stop and tuned.start < scored.stop):
         ap.error("the scored several-marker seeds overlap the tuning seeds 500000-500399")
     _issue16(args)
+    if args.joint_photos:
+        held = range(args.joint_seed, args.joint_seed + args.joint_photos)
+        if held.start < JOINT_TUNE.stop:
+            ap.error("the held-out joint photos overlap the tuning seeds 0-19")
+        if args.joint_tune:
+            print("\n".join(joint_photo_bench(JOINT_TUNE, args.cache, "tuning")), flush=True)
+        print("\n".join(joint_photo_bench(held, args.cache, "held out")), flush=True)
     header = ["| measure | n | p50 | p95 | max | target p95 |", "|---|---|---|---|---|---|"]
     runs: list[tuple[Callable[..., list[str]], tuple[int, ...], bool]] = []
     if args.scenes:

@@ -17,6 +17,7 @@ from sidewalk.analytics.defects import (
     annotate,
     measure_photo,
 )
+from sidewalk.analytics.defects.results import EdgeType
 from sidewalk.analytics.defects.synthetic import (
     Camera,
     MarkerPlacement,
@@ -107,10 +108,18 @@ def test_no_fiducial(shot: Shot) -> None:
 
 def test_fiducial_too_small_or_oblique(shot: Shot) -> None:
     _, cam, _, img = shot
-    small = PhotoParams(fiducial_limits=FiducialLimits(min_side_px=1000.0))
+    # The cracks' floor and tilt (FiducialLimits) and the joint gauge's own.
+    small = PhotoParams(
+        fiducial_limits=FiducialLimits(min_side_px=1000.0), min_joint_marker_px=1000.0
+    )
     assert _problem(img, cam, params=small) is InputProblem.FIDUCIAL_TOO_SMALL
-    steep = PhotoParams(fiducial_limits=FiducialLimits(max_tilt_deg=5.0))
+    steep = PhotoParams(fiducial_limits=FiducialLimits(max_tilt_deg=5.0), max_joint_tilt_deg=5.0)
     assert _problem(img, cam, params=steep) is InputProblem.FIDUCIAL_TOO_OBLIQUE
+    # The joint gauge alone (no joint here that it can place): not measured, not a pass.
+    cracks_off = PhotoParams(fiducial_limits=FiducialLimits(min_side_px=1000.0))
+    insp = measure_photo(img, _calib(cam), FiducialSpec(side_mm=150.0), params=cracks_off)
+    assert insp.cracks
+    assert all(c.edge_type is EdgeType.TOOLED_JOINT for c in insp.cracks)
 
 
 def test_wrong_format(shot: Shot) -> None:

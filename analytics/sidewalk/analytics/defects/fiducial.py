@@ -195,10 +195,20 @@ def _refine_linear(gray: U8, corners: F64) -> F64:
     # A corner that wandered more than a pixel found something else: keep the first.
     moved = np.linalg.norm(refined - corners, axis=1) > 1.0
     refined[moved] = corners[moved]
-    edged = _edge_corners(lin, refined - np.array([x0, y0]))
+    # The edge lines again from their own corners: from a detector corner 1-3
+    # px off (a blurred, foreshortened small marker) the first fit's profiles
+    # sit off the edges, the next ones on them.
+    local = refined - np.array([x0, y0])
+    edged = None
+    for _ in range(3):
+        nxt = _edge_corners(lin, local if edged is None else edged)
+        if nxt is None:
+            break
+        edged = nxt
     if edged is not None:
         edged = edged + np.array([x0, y0])
-        ok = np.linalg.norm(edged - refined, axis=1) <= 1.0
+        side = float(np.linalg.norm(corners - np.roll(corners, -1, 0), axis=1).min())
+        ok = np.linalg.norm(edged - corners, axis=1) <= max(1.0, min(6.0, side / 8))
         refined[ok] = edged[ok]
     return refined
 
@@ -303,11 +313,36 @@ def find_ground_frame(
     return _single_frame(c4, calib, spec, limits)
 
 
+def locate_marker(gray: U8, spec: FiducialSpec) -> F64:
+    """The ground marker's four refined corners (distorted image px): the one
+    of ``spec.marker_id``, or the largest found. ``MeasurementError`` (no
+    fiducial) when there is none."""
+    corners, ids = _detect(gray, spec)
+    if ids is None or len(ids) == 0:
+        raise MeasurementError(InputProblem.NO_FIDUCIAL, "no ArUco marker found")
+    cands = [
+        c.reshape(4, 2).astype(np.float64)
+        for c, i in zip(corners, ids.ravel(), strict=True)
+        if spec.marker_id is None or int(i) == spec.marker_id
+    ]
+    if not cands:
+        raise MeasurementError(InputProblem.NO_FIDUCIAL, f"marker {spec.marker_id} not found")
+    c4 = max(cands, key=lambda c: cv2.contourArea(c.astype(np.float32)))
+    return _refine_linear(gray, c4)
+
+
 def _detect(gray: U8, spec: FiducialSpec) -> tuple[Sequence[NDArray[np.float32]], Any]:
     d = cv2.aruco.getPredefinedDictionary(spec.dictionary)
     prm = cv2.aruco.DetectorParameters()
     prm.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
     corners, ids, _ = cv2.aruco.ArucoDetector(d, prm).detectMarkers(gray)
+    if ids is None or len(ids) == 0:
+        # A small marker seen obliquely and a little blurred: its cells are
+        # read from the middle of each (a margin ignored) on a finer grid.
+        prm.perspectiveRemovePixelPerCell = 10
+        prm.perspectiveRemoveIgnoredMarginPerCell = 0.25
+        prm.adaptiveThreshWinSizeMax = 53
+        corners, ids, _ = cv2.aruco.ArucoDetector(d, prm).detectMarkers(gray)
     return [np.asarray(c, np.float32) for c in corners], ids
 
 
@@ -574,8 +609,16 @@ def photo_holds_marker(jpeg: bytes, marker: FiducialSpec) -> bool:
     evidence only. A ChArUco board counts as present (the measurement itself
     looks for its corners).
     """
-    gray = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_GRAYSCALE)
-    if gray is None:
+    # A corrupt, truncated or empty upload is not a photo of the marker: False,
+    # never an exception (OpenCV raises on an empty buffer and returns None on
+    # bytes it cannot decode).
+    if not jpeg:
+        return False
+    try:
+        gray = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_GRAYSCALE)
+    except cv2.error:
+        return False
+    if gray is None or gray.size == 0:
         return False
     if marker.board is not None:
         return True

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -18,9 +18,12 @@ from .fiducial import (
     FiducialLimits,
     FiducialSpec,
     GroundFrame,
+    _single_frame,
     edge_profiles,
     find_ground_frame,
+    locate_marker,
 )
+from .joint_gauge import NO_JOINT, JointGauge, JointGaugeParams, measure_joint, pose_frame
 from .results import CrackTrace, EdgeType, PhotoInspection
 from .width import WalkWidthParams, measure_walk_width
 
@@ -76,6 +79,20 @@ class PhotoParams:
     max_walk_saturation: int = 30  # of 255: concrete is grey, turf and leaves are not
     # None: skip the walk-width stage (about 30 ms).
     walk_width: WalkWidthParams | None = field(default_factory=WalkWidthParams)
+    # The straight-joint gauge for photos with one marker (None: the crack
+    # traces alone, as for a board, several markers or a fixed camera).
+    joint: JointGaugeParams | None = field(default_factory=JointGaugeParams)
+    # Smallest marker side (px) the joint gauge works from: below it the
+    # marker's cells are not read reliably. Whether the width holds to the
+    # tolerance is then the gauge's own 2 sigma, not the marker's size.
+    min_joint_marker_px: float = 24.0
+    # The joint gauge's tilt limit (the crack traces keep the fiducial's): a
+    # phone photo of a joint 2-3 m off is 55-70 degrees oblique.
+    max_joint_tilt_deg: float = 78.0
+    # A crack trace wandering further (rms about its line, mm) is texture and
+    # shadows joined up (the tuning photos: 386 mm over 3 m); real cracks
+    # meander by centimetres.
+    max_crack_wander_mm: float = 100.0
 
 
 def check_exposure(gray: U8, params: PhotoParams) -> None:
@@ -132,6 +149,9 @@ def measure_photo(
     )
     check_exposure(gray, p)
     stages.append(("exposure", time.perf_counter() - t0))
+    spec = fiducial or FiducialSpec()
+    if ground is None and spec.board is None and len(spec.marker_ids) < 2 and p.joint is not None:
+        return _measure_with_joint(image, gray, calibration, spec, p, t0, stages)
     if ground is None:
         try:
             ground = find_ground_frame(
@@ -191,6 +211,143 @@ def measure_photo(
         walk_width_mm=None if walk is None else walk.width_mm,
         walk_width_uncertainty_mm=None if walk is None else walk.width_uncertainty_mm,
         stage_seconds=tuple((n, round(v, 4)) for n, v in stages),
+    )
+
+
+NO_JOINT_OR_CRACK = "no joint or crack found where one is expected"
+
+
+def _measure_with_joint(  # noqa: PLR0917, PLR0915 - the photo and its stages so far
+    image: U8,
+    gray: U8,
+    calib: CameraCalibration,
+    spec: FiducialSpec,
+    p: PhotoParams,
+    t0: float,
+    stages: list[tuple[str, float]],
+) -> PhotoInspection:
+    """One marker: the straight joint measured between its edge lines in the
+    marker's frame (``joint_gauge``), and where the marker is large enough for
+    them (``FiducialLimits.min_side_px``) the crack traces beside it."""
+    jp = p.joint
+    assert jp is not None
+    corners = locate_marker(gray, spec)
+    side = float(np.linalg.norm(corners - np.roll(corners, -1, 0), axis=1).min())
+    if side < p.min_joint_marker_px:
+        raise MeasurementError(
+            InputProblem.FIDUCIAL_TOO_SMALL,
+            f"the marker is {side:.0f} px across, too small to measure from"
+            f" (at least {p.min_joint_marker_px:.0f} px: take the photo closer)",
+        )
+    sharp = marker_sharpness(gray, corners)
+    if sharp < p.min_sharpness:
+        raise MeasurementError(
+            InputProblem.MOTION_BLUR, f"marker edge sharpness {sharp:.2f} < {p.min_sharpness}"
+        )
+    floor = p.fiducial_limits.min_side_px if spec.min_side_px is None else spec.min_side_px
+    cracks_too = side >= floor
+    try:
+        ground = _single_frame(corners, calib, spec, p.fiducial_limits)
+    except MeasurementError as e:
+        if e.problem not in {InputProblem.FIDUCIAL_TOO_SMALL, InputProblem.FIDUCIAL_TOO_OBLIQUE}:
+            raise
+        # The pose alone, to the gauge's own tilt limit: the joint's 2 sigma
+        # (the ground pixel across it, the frame at it) says whether it holds.
+        cracks_too = False
+        limits = replace(p.fiducial_limits, max_tilt_deg=p.max_joint_tilt_deg)
+        ground = _single_frame(corners, calib, replace(spec, min_side_px=0.0), limits)
+    stages.append(("fiducial", time.perf_counter() - t0))
+    lin = _LINEAR[gray]
+    blur = edge_blur_sigma_px(lin, (corners,))
+    blur_px = p.default_blur_sigma_px if blur is None else blur
+    joint: JointGauge | None = None
+    refusal: MeasurementError | None = None
+    try:
+        joint = measure_joint(
+            lin, calib, corners, lambda c: pose_frame(c, calib, spec.side_mm), blur_px, jp
+        )
+    except MeasurementError as e:
+        refusal = e
+    stages.append(("joint", time.perf_counter() - t0))
+    if refusal is not None and not refusal.detail.startswith(NO_JOINT):
+        # A joint is there but its width cannot be told: never passed on the rest.
+        raise refusal
+    traces: list[CrackTrace] = []
+    mask = np.zeros(gray.shape, np.uint8)
+    if cracks_too:
+        s = p.analysis_scale
+        small = np.asarray(
+            cv2.resize(gray, None, fx=s, fy=s, interpolation=cv2.INTER_AREA), np.uint8
+        )
+        mask = segment_cracks(small, p.crack)
+        if image.ndim == 3:
+            mask &= _walk_surface(
+                np.asarray(cv2.resize(image, (small.shape[1], small.shape[0])), np.uint8), p
+            )
+        mask = _drop_marker(mask, corners * s)
+        found = _traces(lin, mask, s, calib, ground=ground, p=p, blur_px=blur_px)
+        # The joint's own trace from the mask is the joint measured again, worse.
+        # Cracks beside the joint keep their own uncertainty (a wide one makes
+        # their verdict "within 2 sigma", never a confident one). With the
+        # gauge on, a straight band is its business (a post's shadow 90 mm
+        # wide read as a confident "joint" on the tuning photos), and a trace
+        # wandering more than a crack can is texture joined up, not a crack.
+        traces = [
+            tr
+            for tr, _ in found
+            if (joint is None or not _on_joint(tr, joint))
+            and (joint is None or tr.edge_type is EdgeType.CRACK)
+            and tr.straightness_rms_mm <= p.max_crack_wander_mm
+        ]
+    stages.append(("cracks", time.perf_counter() - t0))
+    if joint is not None:
+        traces.insert(0, _joint_trace(joint))
+    walk = (
+        measure_walk_width(image, calib, ground, p.walk_width)
+        if image.ndim == 3 and p.walk_width is not None and cracks_too
+        else None
+    )
+    if not traces:
+        why = refusal.detail if refusal is not None else NO_JOINT
+        extra = (
+            ""
+            if cracks_too
+            else f"; cracks are looked for with the marker {floor:.0f} px across or more"
+            f" (it is {side:.0f} px)"
+        )
+        raise MeasurementError(InputProblem.NOT_MEASURED, f"{NO_JOINT_OR_CRACK} ({why}{extra})")
+    return PhotoInspection(
+        mm_per_pixel=ground.mm_per_pixel,
+        scale_uncertainty_fraction=ground.scale_uncertainty_fraction,
+        fiducial_tilt_deg=ground.tilt_deg,
+        cracks=tuple(traces),
+        crack_mask=mask,
+        walk_width_mm=None if walk is None else walk.width_mm,
+        walk_width_uncertainty_mm=None if walk is None else walk.width_uncertainty_mm,
+        stage_seconds=tuple((n, round(v, 4)) for n, v in stages),
+    )
+
+
+def _on_joint(tr: CrackTrace, joint: JointGauge) -> bool:
+    """A trace lying along the measured joint: its centre within the band and
+    60 mm of it (a trace's width is read on the darkest band within 50 mm of
+    it, so a shading line beside the joint reads the joint again)."""
+    c = np.array(tr.center_mm[:2]) - np.array(joint.centre_mm)
+    t = np.array(joint.direction)
+    return abs(float(c[0] * t[1] - c[1] * t[0])) <= joint.gap_width_mm / 2 + 60.0
+
+
+def _joint_trace(j: JointGauge) -> CrackTrace:
+    left, right = j.edges_px
+    return CrackTrace(
+        gap_width_mm=j.gap_width_mm,
+        gap_width_uncertainty_mm=j.gap_width_uncertainty_mm,
+        length_mm=j.length_mm,
+        edge_type=EdgeType.TOOLED_JOINT,
+        straightness_rms_mm=j.straightness_rms_mm,
+        center_mm=(j.centre_mm[0], j.centre_mm[1], 0.0),
+        image_path_px=left + tuple(reversed(right)),
+        gap_resolved=j.resolved,
     )
 
 
