@@ -84,6 +84,62 @@ _STATE_ZIP: Final = re.compile(
 _PO_BOX: Final = re.compile(r"\b(?:P\.?\s?O\.?\s+)?BOX\s+\S+$")
 
 
+# What a field may hold. A NUL cannot be stored by PostgreSQL (the whole import failed
+# there) and SQLite would keep it; bidi embeddings, overrides and isolates make the screen
+# and the mailed letter show a name in different orders; other control characters print
+# as nothing or garbage. TAB, CR and LF are spacing and are read as a space.
+_BIDI: Final = frozenset(
+    map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C])
+)
+_SPACING: Final = frozenset("\t\n\r")
+# The longest value each field is taken with (characters): a county's real addresses,
+# names and numbers are well within these, a 3,000-character address is not an address.
+FIELD_MAX: Final = {
+    "PARCELID": 40, "TAXPARCELID": 40, "SITEADRESS": 100, "PLACENAME": 60,
+    "OWNERNME1": 100, "OWNERNME2": 100, "PSTLADRESS": 200, "STREETNAME": 60,
+    "ADDNUM": 20, "PREFIX": 10, "STREETTYPE": 20, "SUFFIX": 10, "UNITID": 20,
+    "ZIPCODE": 10, "CONAME": 40, "PROPCLASS": 20,
+}  # fmt: skip
+FIELD_WORDS: Final = {
+    "PARCELID": "parcel number", "TAXPARCELID": "tax parcel number",
+    "SITEADRESS": "site address", "PLACENAME": "place", "OWNERNME1": "owner name",
+    "OWNERNME2": "second owner name", "PSTLADRESS": "owner's mailing address",
+    "STREETNAME": "street name", "ADDNUM": "house number", "PREFIX": "street prefix",
+    "STREETTYPE": "street type", "SUFFIX": "street suffix", "UNITID": "unit",
+    "ZIPCODE": "ZIP code", "CONAME": "county", "PROPCLASS": "class of property",
+}  # fmt: skip
+
+
+def _bad_character(text: str) -> str | None:
+    """Words for the first character of ``text`` no record may carry, or None."""
+    for ch in text:
+        code = ord(ch)
+        if code == 0:
+            return "a NUL character (U+0000)"
+        if ch in _BIDI:
+            return (
+                f"a text-direction control (U+{code:04X}), which would show it in one order"
+                " on screen and another on the letter"
+            )
+        if (code < 0x20 and ch not in _SPACING) or 0x7F <= code <= 0x9F:
+            return f"a control character (U+{code:04X}), which does not print"
+    return None
+
+
+def text_problem(attributes: Mapping[str, str]) -> tuple[str, str] | None:
+    """(field, reason) for the first field the registry cannot take as text, or None."""
+    for name, longest in FIELD_MAX.items():
+        value = attributes.get(name, "")
+        label = f"the {FIELD_WORDS[name]} ({name})"
+        bad = _bad_character(value)
+        if bad is not None:
+            return name, f"{label} holds {bad}; the county's file must be corrected"
+        if len(value) > longest:
+            size = f"{len(value):,} characters long"
+            return name, f"{label} is {size}; at most {longest} are taken"
+    return None
+
+
 class ParcelFileError(Exception):
     """The file cannot be imported at all (said in one line, naming what to fix)."""
 
@@ -559,6 +615,17 @@ def _parse_one(  # noqa: PLR0911 (one return per reason a record is refused)
 
     def reject(reason: str) -> Reject:
         return Reject(record.number, parcel_id, site, reason)
+
+    problem = text_problem(a)
+    if problem is not None:
+        # The refusal names the record by what of it is fit to show.
+        bad = problem[0]
+        return Reject(
+            record.number,
+            parcel_id if bad != "PARCELID" else None,
+            site if bad != "SITEADRESS" else None,
+            problem[1],
+        )
 
     if parcel_id is None:
         return reject("no parcel number (PARCELID is empty)")
