@@ -117,6 +117,7 @@ def misclassified(truth: float, measured: float, limit: float) -> bool:
 def depth_bench(n_scenes: int) -> list[str]:
     d_err: list[float] = []
     g_err: list[float] = []
+    g_z: list[float] = []
     sp_d: list[float] = []
     sp_a: list[float] = []
     slope: list[float] = []
@@ -160,6 +161,7 @@ def depth_bench(n_scenes: int) -> list[str]:
                     occluded += 1
                 else:
                     g_err.append(m.gap_width_mm - p.true_gap_mm)
+                    g_z.append(g_err[-1] / max(m.gap_width_uncertainty_mm, 1e-9))
                 edge_n += 1
                 edge_ok += m.edge_type == p.true_edge
             spalls = [s for b in insp.blocks for s in b.spalls]
@@ -179,7 +181,9 @@ def depth_bench(n_scenes: int) -> list[str]:
         f"Depth maps: {frames} frames, joint under camera found in {found}; "
         f"{occluded} gaps hidden by the higher block (reported as upper bounds); "
         f"edge type right {edge_ok}/{edge_n}; misclassified {wrong}/{judged} verdicts; "
-        f"{partial} spalls cut at the view or block edge (lower bounds, not scored)",
+        f"{partial} spalls cut at the view or block edge (lower bounds, not scored); "
+        f"gap 2 sigma coverage "
+        + (f"{100 * float(np.mean(np.abs(g_z) <= 2)):.0f} %" if g_z else "-"),
         row("vertical differential (mm)", d_err),
         row("gap width (mm)", g_err),
         row("spall depth (mm)", sp_d),

@@ -227,7 +227,8 @@ def _measure(
         survey = measure_photo(image, calibration, fiducial)
         if not survey.cracks:
             # A survey photo is taken of a joint or crack: none found is
-            # absence of evidence, not a gap under the limit.
+            # absence of evidence, not a gap under the limit (measure_photo
+            # itself refuses so).
             raise MeasurementError(
                 InputProblem.NOT_MEASURED, "no joint or crack found where one is expected"
             )

@@ -202,6 +202,10 @@ def measure_photo(
         else None
     )
     stages.append(("walk_width", time.perf_counter() - t0))
+    if not traces:
+        # A survey photo is taken of a joint or crack: none found is absence
+        # of evidence, not a gap under the limit (as the command line records it).
+        raise MeasurementError(InputProblem.NOT_MEASURED, NO_JOINT_OR_CRACK)
     return PhotoInspection(
         mm_per_pixel=ground.mm_per_pixel,
         scale_uncertainty_fraction=ground.scale_uncertainty_fraction,
