@@ -83,6 +83,12 @@ def _confirmed(uses: Iterable[RuleUse], in_force: dict[str, ConfirmationRecord])
     return waiting
 
 
+def still_waiting(uses: Iterable[RuleUse], in_force: dict[str, ConfirmationRecord]) -> list[str]:
+    """The names among ``uses`` not confirmed now (``in_force``: one read for many
+    notices): a notice's "value not confirmed" mark is only for these."""
+    return _confirmed(uses, in_force)
+
+
 def waiting_for(cases: CaseStore, notice: NoticeRecord) -> list[str]:
     """The unconfirmed values a notice relies on that the Village has not confirmed."""
     if not any(r.unconfirmed for r in notice.rules):

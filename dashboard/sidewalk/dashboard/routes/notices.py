@@ -26,6 +26,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
+from sidewalk.alerts.confirm import still_waiting
 from sidewalk.alerts.corrections import (
     CaseRecords,
     CorrectionRefused,
@@ -95,6 +96,7 @@ from sidewalk.storage.cases import (
     ActionRecord,
     CaseStore,
     ClockRecord,
+    ConfirmationRecord,
     DeliveryRecord,
     NotFoundError,
     NoticeRecord,
@@ -300,6 +302,9 @@ class NoticeRecords:
     deliveries: dict[int, list[DeliveryRecord]]
     # Obstruction and inspector's-finding clocks, by their key (<frontage>/<kind>/<id>).
     street_clocks: dict[str, ClockRecord] = field(default_factory=dict)
+    # The Village's confirmations in force: a notice is marked "value not confirmed"
+    # only while a value it used still waits for one (not for ever after).
+    in_force: dict[str, ConfirmationRecord] = field(default_factory=dict)
 
     @classmethod
     def read(cls, cases: CaseStore) -> NoticeRecords:
@@ -319,6 +324,7 @@ class NoticeRecords:
             pending=pending_by_target(every),
             deliveries=deliveries,
             street_clocks={c.key: c for kind in CASE_NOTICE for c in cases.clocks.list(kind=kind)},
+            in_force=cases.confirmations.in_force(),
         )
 
 
@@ -504,7 +510,7 @@ def notice_view(
         deadline=iso(n.deadline),
         citation=n.citation,
         ordinance=ordinance(n.citation),
-        unconfirmed=any(r.unconfirmed for r in n.rules),
+        unconfirmed=bool(still_waiting(n.rules, records.in_force)),
         rules=[rule_view(r) for r in n.rules],
         status=n.status,
         status_words=status_words,

@@ -14,7 +14,7 @@ function deadlineCell(h, n, c) {
       h("span", { class: "left" }, ` (${left(n.owner_deadline, c.now)})`),
       h("div", { class: "muted" }, n.deadline_note || ""));
   }
-  return h("div", { class: "deadline muted" }, n.deadline_note || "None");
+  return h("div", { class: "deadline muted" }, n.deadline_note || "No deadline now");
 }
 
 export async function noticesPage(ctx) {
