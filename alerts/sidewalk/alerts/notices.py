@@ -37,6 +37,7 @@ from sidewalk.alerts.wording import (
     feet_and_inches,
     feet_rule,
     feet_short,
+    how_cessation_was_found,
     inches,
     inches_short,
     local_day,
@@ -446,6 +447,12 @@ def render_clearing_violation(
     context.update(
         {
             "cessation_local": format_local(cessation_at, zone),
+            "cessation_how": how_cessation_was_found(
+                violation.get("cessation_basis"),
+                format_local(datetime.fromisoformat(str(violation["cessation_earliest"])), zone)
+                if violation.get("cessation_earliest")
+                else None,
+            ),
             "deadline_local": format_local(deadline, zone),
             "deadline_rule": rules.clearing_deadline,
             "width_rule": rules.clearing_min_width,

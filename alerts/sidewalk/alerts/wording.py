@@ -197,3 +197,21 @@ def usd(amount: Decimal) -> str:
 def local_day(day: date) -> str:
     """``Monday, December 21, 2026``: how a notice states a date."""
     return f"{day:%A, %B} {day.day}, {day.year}"
+
+
+def how_cessation_was_found(basis: str | None, earliest_local: str | None) -> str | None:
+    """How the end of the snowfall was determined, in the owner's words (None: a record
+    from before the engine said so). Where the evidence left a range, the 24 hours count
+    from its later end: the owner's favour, and the letter says so."""
+    if basis == "gauge_latest" and earliest_local:
+        return (
+            "the Village's precipitation gauge places the end of the snowfall between"
+            f" {earliest_local} and this time; the 24 hours count from the later time"
+        )
+    return {
+        "gauge": "as recorded by the Village's precipitation gauge",
+        "gauge_latest": "the latest time the Village's precipitation gauge allows",
+        "depth": "when the snow depth measured at the Village's pole stopped rising",
+        "camera": "when the Village's camera last saw fresh snow on the sidewalk",
+        "last_signal": "the last reading of the Village's sensors that showed snow falling",
+    }.get(basis or "")

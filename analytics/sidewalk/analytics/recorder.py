@@ -381,6 +381,10 @@ class CaseRecorder:
             "measured_by": v.measured_by,
             "measured_seq": v.measured_seq,
             "snow_depth_peak_mm": v.snow_depth_peak_mm,
+            "cessation_basis": v.cessation_basis,
+            "cessation_earliest": v.cessation_earliest.isoformat()
+            if v.cessation_earliest
+            else None,
         }
         if v.ice is not None:
             # § 370-10 A: the ice at the deadline, and how it was known (sensor or inspector).

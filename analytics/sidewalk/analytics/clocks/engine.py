@@ -218,6 +218,10 @@ class ClearingClock:
     cessation_at: datetime | None = None
     deadline: datetime | None = None
     peak_depth_mm: float | None = None
+    # How the cessation was determined (``SnowfallChange.basis``) and the earliest end
+    # the evidence allows: the letter says so. Absent from older snapshots: None.
+    cessation_basis: str | None = None
+    cessation_earliest: datetime | None = None
     history: list[Transition] = field(default_factory=list)
     measurements: list[_Measurement] = field(default_factory=list)
     # When a person (or a sensor) recorded ice as sanded/salted: A's alternative to removal.
@@ -1170,6 +1174,8 @@ class ClockEngine:
                     clock.cessation_at = change.at
                     clock.deadline = plus_elapsed(change.at, rule.duration)
                     clock.peak_depth_mm = change.peak_depth_mm
+                    clock.cessation_basis = change.basis
+                    clock.cessation_earliest = change.earliest
                     events.append(
                         clock.move(
                             ClearingState.CLEARING_PERIOD,
@@ -1252,6 +1258,8 @@ class ClockEngine:
             measured_by=evidence.device,
             measured_seq=evidence.seq,
             snow_depth_peak_mm=clock.peak_depth_mm,
+            cessation_basis=clock.cessation_basis,
+            cessation_earliest=clock.cessation_earliest,
             unconfirmed=deadline_rule.unconfirmed or width_rule.unconfirmed,
             history=tuple(clock.history),
             ice=None if ice is None else ice.as_dict(),

@@ -76,6 +76,10 @@ class ClearingViolation:
     # The measured width's stated uncertainty (``snow_and_ice.width_tolerance`` when
     # decided): the path was short by more than it.
     width_uncertainty_mm: float | None = None
+    # How the cessation was determined (``cessation.Basis``) and the earliest end the
+    # evidence allows: the letter says how the 24 hours' start was found.
+    cessation_basis: str | None = None
+    cessation_earliest: datetime | None = None
 
 
 @dataclass(frozen=True)

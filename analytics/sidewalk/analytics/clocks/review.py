@@ -40,6 +40,8 @@ class ReviewedClock(Protocol):
     cessation_at: datetime | None
     deadline: datetime | None
     peak_depth_mm: float | None
+    cessation_basis: str | None
+    cessation_earliest: datetime | None
     history: list[Transition]
 
     def move(
@@ -93,7 +95,8 @@ def decide_review(
         key=key,
         frontage=clock.frontage,
         rule="snow_and_ice.clearing_deadline",
-        citation=f"{period.citation}; {width.citation}",
+        # One section for both values (A): cited once, as the engine's own decision.
+        citation="; ".join(dict.fromkeys(c for c in (period.citation, width.citation) if c)),
         cessation_at=clock.cessation_at,
         deadline=deadline,
         decided_at=decided_at,
@@ -103,6 +106,8 @@ def decide_review(
         measured_by=None,
         measured_seq=None,
         snow_depth_peak_mm=clock.peak_depth_mm,
+        cessation_basis=clock.cessation_basis,
+        cessation_earliest=clock.cessation_earliest,
         unconfirmed=period.unconfirmed or width.unconfirmed,
         history=tuple(clock.history),
         review={"decision": detail.decision, "by": action.who, "reason": detail.reason,
