@@ -93,6 +93,10 @@ class PhotoParams:
     # shadows joined up (the tuning photos: 386 mm over 3 m); real cracks
     # meander by centimetres.
     max_crack_wander_mm: float = 100.0
+    # A crack trace's ground length over its width, at least: the cracks of
+    # the synthetic survey photos are 24-74; stains and shade seen obliquely
+    # on the independent photos 2-7 (both read as confident wide "cracks").
+    min_crack_elongation: float = 10.0
 
 
 def check_exposure(gray: U8, params: PhotoParams) -> None:
@@ -294,14 +298,17 @@ def _measure_with_joint(  # noqa: PLR0917, PLR0915 - the photo and its stages so
         # Cracks beside the joint keep their own uncertainty (a wide one makes
         # their verdict "within 2 sigma", never a confident one). With the
         # gauge on, a straight band is its business (a post's shadow 90 mm
-        # wide read as a confident "joint" on the tuning photos), and a trace
-        # wandering more than a crack can is texture joined up, not a crack.
+        # wide read as a confident "joint" on the tuning photos), a trace
+        # wandering more than a crack can is texture joined up, and one not
+        # elongated on the ground is a stain or a patch of shade seen
+        # obliquely (the image's elongation is the perspective's).
         traces = [
             tr
             for tr, _ in found
             if (joint is None or not _on_joint(tr, joint))
             and (joint is None or tr.edge_type is EdgeType.CRACK)
             and tr.straightness_rms_mm <= p.max_crack_wander_mm
+            and tr.length_mm >= p.min_crack_elongation * tr.gap_width_mm
         ]
     stages.append(("cracks", time.perf_counter() - t0))
     if joint is not None:
