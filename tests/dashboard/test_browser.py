@@ -124,7 +124,7 @@ def test_login_map_notice_action_and_live_clock_event(
     page.get_by_role("link", name="Overview").click()
     expect(page.locator("body")).to_have_attribute("data-ready", "overview")
     # In the clerk's words: the address, the kind of clock, its states; never stored names.
-    served = "Notice delivered: period to clear running"
+    served = "Notice served: the owner's time to clear is running"
     expect(page.locator("#live-events")).to_contain_text(
         f"103 Main St Notice and enforcement: Notice issued, not yet delivered → {served}",
         timeout=10_000,
@@ -384,7 +384,9 @@ def test_the_inspector_taps_a_hazard_with_a_photo_and_posts_the_notice_on_a_phon
     posted.click()
     expect(note).to_contain_text("the 2 hours run from now")
     # The stop now counts down the owner's 2 hours, from the posting.
-    expect(stop.locator(".why")).to_have_text("Hazard notice delivered: period running")
+    expect(stop.locator(".why")).to_have_text(
+        "Hazard notice served: the owner's time to remove it is running"
+    )
     expect(stop.locator(".stop-deadline")).to_contain_text("today 2:00 PM (in 2 h)")
     hazard = dashboard.storm.cases.notices.list(kind="hazard_notice")[-1]
     assert hazard.delivered_at == dashboard.storm.end

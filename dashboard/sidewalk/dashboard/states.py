@@ -62,7 +62,9 @@ class Shown(NamedTuple):
 CLEARING: Final[dict[ClearingState, Shown]] = {
     ClearingState.IDLE: Shown("clear", "No snowfall pending"),
     ClearingState.SNOWING: Shown("snowing", "Snowing"),
-    ClearingState.CLEARING_PERIOD: Shown("clearing", "Snow stopped: clearing period running"),
+    ClearingState.CLEARING_PERIOD: Shown(
+        "clearing", "Snow stopped: the owner's time to clear is running"
+    ),
     ClearingState.COMPLIED: Shown("clear", "Cleared in time"),
     ClearingState.VIOLATION: Shown("violation", "Not cleared by the deadline"),
     ClearingState.UNVERIFIED: Shown("unverified", "Deadline passed, not measured"),
@@ -70,9 +72,13 @@ CLEARING: Final[dict[ClearingState, Shown]] = {
 }
 CASE: Final[dict[CaseState, Shown]] = {
     CaseState.NOTICE_ISSUED: Shown("violation", "Notice issued, not yet delivered"),
-    CaseState.NOTICE_PERIOD: Shown("violation", "Notice delivered: period to clear running"),
+    CaseState.NOTICE_PERIOD: Shown(
+        "violation", "Notice served: the owner's time to clear is running"
+    ),
     CaseState.HAZARD_NOTICE_ISSUED: Shown("hazard", "Hazard notice issued, not yet delivered"),
-    CaseState.HAZARD_PERIOD: Shown("hazard", "Hazard notice delivered: period running"),
+    CaseState.HAZARD_PERIOD: Shown(
+        "hazard", "Hazard notice served: the owner's time to remove it is running"
+    ),
     CaseState.ABATEMENT_ORDERED: Shown("abatement", "Village removal ordered"),
     CaseState.ABATED: Shown("abatement", "Village removed it; costs incurred"),
     CaseState.BILLED: Shown("abatement", "Bill received by the owner"),

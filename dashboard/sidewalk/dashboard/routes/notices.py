@@ -81,7 +81,7 @@ from sidewalk.dashboard.routes.deps import (
     iso,
     money,
 )
-from sidewalk.dashboard.routes.views import OwnerContact, RuleView, rule_view
+from sidewalk.dashboard.routes.views import OwnerContact, RuleView, cited, rule_view
 from sidewalk.dashboard.states import CASE
 from sidewalk.dashboard.words import (
     NOTICE_STATUS,
@@ -475,10 +475,7 @@ def history(
 
 def ordinance(citation: str | None) -> str | None:
     """The sections once each, as the letter cites them (the record's own marks dropped)."""
-    if not citation:
-        return None
-    parts = [p.strip().removesuffix("(inferred)").strip() for p in citation.split(";")]
-    return "; ".join(dict.fromkeys(p for p in parts if p)) or None
+    return cited(citation)
 
 
 def notice_view(

@@ -36,6 +36,7 @@ from sidewalk.dashboard.routes.deps import (
     VillageProfile,
     iso,
 )
+from sidewalk.dashboard.routes.views import cited
 from sidewalk.dashboard.states import CATEGORIES, category, label
 from sidewalk.dashboard.words import NOTICE_STATUS, clock_kind, notice_kind
 from sidewalk.storage.cases import (
@@ -444,7 +445,7 @@ def property_page(
                 at=iso(v.detected_at),
                 address=address_of.get(v.frontage_id, v.frontage_id),
                 what=words(v.rule, RULES),
-                citation=v.citation,
+                citation=cited(v.citation),
                 measured=feet_mm(float(measured)) if isinstance(measured, int | float) else None,
                 required=feet_mm(float(required)) if isinstance(required, int | float) else None,
                 by_review=bool(ev.get("review")),
@@ -482,7 +483,7 @@ def property_page(
                     limit=inches_mm(float(c["limit_mm"]))
                     if c.get("limit_mm") is not None
                     else None,
-                    citation=c.get("citation"),
+                    citation=cited(c.get("citation")),
                 )
                 for b in i.blocks
                 for c in b.get("checks", ())
@@ -528,7 +529,7 @@ def property_page(
                 started_at=iso(c.started_at),
                 deadline=iso(c.deadline),
                 closed_at=iso(c.closed_at),
-                citation=c.citation,
+                citation=cited(c.citation),
             )
             for fid in ids
             for c in reversed(clocks[fid])
