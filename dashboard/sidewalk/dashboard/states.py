@@ -41,7 +41,7 @@ Category = Literal[
 CATEGORIES: Final[dict[Category, tuple[str, str]]] = {
     "clear": ("Clear / complied", "#1b7f3b"),
     "snowing": ("Snowing", "#3b6fb6"),
-    "clearing": ("Clearing period running", "#8a6d00"),
+    "clearing": ("Owner's time to clear running", "#8a6d00"),
     "unverified": ("Deadline passed, not measured", "#6b4fa1"),
     "violation": ("Violation / notice", "#c0392b"),
     "hazard": ("Hazard notice", "#7f1010"),
@@ -107,13 +107,15 @@ OBSTRUCTION: Final[dict[ObstructionState, Shown]] = {
     ObstructionState.NONE: Shown("none", "No obstruction record yet"),
     ObstructionState.COMPLIANT: Shown("clear", "Allowed: a permit, authorization or exception"),
     ObstructionState.OBSTRUCTED: Shown("violation", "Obstructed: written notice due"),
-    ObstructionState.REMOVAL_PERIOD: Shown("violation", "Notice delivered: removal period running"),
+    ObstructionState.REMOVAL_PERIOD: Shown(
+        "violation", "Notice served: the owner's time to remove it is running"
+    ),
     ObstructionState.REMOVED: Shown("clear", "Obstruction removed"),
     ObstructionState.OVERDUE: Shown("abatement", "Not removed in time: village removes it"),
 }
 SWEEPING: Final[dict[SweepingState, Shown]] = {
     SweepingState.NONE: Shown("none", "No sweeping record yet"),
-    SweepingState.SWEEPING_PERIOD: Shown("work", "Debris on the street: sweeping period running"),
+    SweepingState.SWEEPING_PERIOD: Shown("work", "Debris on the street: time to sweep it running"),
     SweepingState.SWEPT: Shown("clear", "Street swept"),
     SweepingState.OVERDUE: Shown("abatement", "Not swept in time: village sweeps and bills"),
 }
@@ -122,7 +124,9 @@ INSPECTION: Final[dict[InspectionState, Shown]] = {
     InspectionState.PERIOD_RUNNING: Shown("work", "Period running (fill or close the excavation)"),
     InspectionState.COMPLIANT: Shown("clear", "Inspected: within the Code"),
     InspectionState.FOUND: Shown("violation", "Violation found: written notice due"),
-    InspectionState.NOTICE_PERIOD: Shown("violation", "Notice delivered: period to correct"),
+    InspectionState.NOTICE_PERIOD: Shown(
+        "violation", "Notice served: the owner's time to correct it is running"
+    ),
     InspectionState.CORRECTED: Shown("clear", "Corrected"),
     InspectionState.OVERDUE: Shown("abatement", "Not corrected in time: Village acts"),
 }
