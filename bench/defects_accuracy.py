@@ -6,6 +6,7 @@ real CrackForest masks.
         [--no-crackforest] [--beyond 30 --beyond-seed 200000] [--small-markers 10]
         [--marker-sweep 5] [--tune 40] [--cache DIR]
         [--tune-several 16] [--several-markers 10 --several-seed 510000]
+        [--joint-photos 40 --joint-seed 100 [--joint-tune]]
 
 A count of 0 skips that part (``--scenes 0 --photos 0 --widths 0
 --no-crackforest`` for laser only).
@@ -25,6 +26,13 @@ scores N survey photos with 2-4 loose markers of 50-150 mm at 30-120 px
 beside the first marker alone on the same photos; ``--tune-several N``
 prints what the several-marker constants were chosen from (seeds
 500000-, never scored).
+
+``--joint-photos N`` scores N phone photos of a joint with a 100 mm marker at
+35-80 px from the independent renderer ``bench/joint_photos.py`` (seeds from
+``--joint-seed``; 0-19 are the tuning seeds, refused as held-out, and
+``--joint-tune`` prints them too): photos measured, p95 |error|, 2 sigma
+coverage and confident wrong verdicts against the 1 1/4 in limit. The depth
+maps' line gives the gap's 2 sigma coverage.
 
 Depth maps, laser-line images (the two-stripe survey rig, and with
 --single-stripe the one-stripe rig) and survey photos are rendered from random
