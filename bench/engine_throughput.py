@@ -14,7 +14,7 @@ stores them), in event-time order:
   or the models see one; a replay from the store parses them instead);
 * replay: hand the rows to ``ClockEngine.replay_rows`` as they come (the
   replay from the store: rows ingest validated, not validated again; the
-  batch path, advancing once per instant). This is issue 17's winter replay;
+  batch path, advancing once per instant). This is the winter replay;
 * validate + step_many: validate each, hand them over together
   (``ClockEngine.step_many``: the analytics runner's batch path);
 * with ``--loops floor,replay,step``, also validate + step: ``ClockEngine.step`` on each
@@ -296,8 +296,8 @@ def _report(  # noqa: PLR0917 (what the run measured)
     if "replay" in chosen:
         _, _, wall, cpu, _ = results[2 + chosen.index("replay")]
         print(f"\nreplay: {wall:.1f} s wall, {cpu:.1f} CPU s", end="")
-        whole = args.frontages == 1000 and args.days == 151  # issue 17's village and winter
-        print(f" ({'within' if wall <= 60 else 'over'} issue 17's 60 s)" if whole else "")
+        whole = args.frontages == 1000 and args.days == 151  # the 1,000-frontage village, Nov-Mar
+        print(f" ({'within' if wall <= 60 else 'over'} the 60 s budget)" if whole else "")
     state = engine.snapshot()
     cases = len(engine.enforcement.cases)
     mib = len(state) / 2**20

@@ -158,7 +158,7 @@ def commission_scenario(
     profile: Profile | None = None,
     echo: Callable[[str], None] | None = None,
 ) -> Scenario:
-    """Set the scenario's street up as a village does (issue 13): the county's parcel
+    """Set the scenario's street up as a village does: the county's parcel
     file through the same import as ``sidewalk registry import``, then the pole
     registered and assigned to the scenario's frontages (matched by address), then
     the profile values its notices need confirmed in the open. Returns the scenario

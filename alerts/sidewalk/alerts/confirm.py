@@ -1,4 +1,4 @@
-"""Confirmation before use (issue 14, item 11).
+"""Confirmation before use.
 
 A profile value marked ``unconfirmed`` (a gap in the code text such as
 § 370-10 B(2)'s period, or a placeholder rate) is used by no notice until the

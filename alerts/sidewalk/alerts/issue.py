@@ -7,7 +7,7 @@ notice is rendered from its stored record alone (``render``), so a notice kept
 cause is fixed, by ``render_pending``; it is never lost, and the reason it is
 pending is in the audit log.
 
-Confirmation before use (issue 14, item 11): a notice whose rules include a
+Confirmation before use: a notice whose rules include a
 profile value marked ``unconfirmed`` that the Village has not confirmed
 (``sidewalk.alerts.confirm``) is ``held``, not rendered, with the values it
 waits for in the audit log; ``release_held`` renders it once they are

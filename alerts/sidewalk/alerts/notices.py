@@ -5,7 +5,7 @@ abatement's bill, a survey's defects, an obstruction, a permit finding) and the
 case records (frontage, owner) into the words of a notice. Templates use
 ``StrictUndefined`` so a missing value is an error, never a blank on paper.
 
-Every kind is a letter from the Village (issue 14, item 12): what was found,
+Every kind is a letter from the Village: what was found,
 in plain words; what to do and by when, in the Village's local time; what
 happens if not, only as the ordinance says it, cited plainly ("Village Code
 § 370-10 A"); the officer who signs it and whom to call. The stored text is

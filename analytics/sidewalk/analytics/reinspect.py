@@ -1,4 +1,4 @@
-"""Measuring a stored "not measured" file again (issue 16).
+"""Measuring a stored "not measured" file again.
 
 A survey file recorded as not measured (a marker too small, a depth map in
 other units, …) is kept in the evidence store under its sha256

@@ -14,8 +14,8 @@ Time:
 * ``stream``: the readings' own event time, for replays through the broker
   at any speed. A replay gives exactly the notices the live run would.
 
-A clearing deadline is decided only on the pole's readings up to it (issue 14,
-item 8): live, each tick tells the engine which poles are *behind* (their
+A clearing deadline is decided only on the pole's readings up to it: live,
+each tick tells the engine which poles are *behind* (their
 readings queued for analytics: every pole before the session is connected and
 for a tick after, then each pole with messages received and not yet
 processed), so their bounded wait for evidence does not count the time
@@ -529,7 +529,7 @@ class AnalyticsRunner:
         self._queue.put(msg)
 
     def _behind(self) -> list[str]:
-        """Poles whose evidence analytics knows is queued, not silent (issue 14, item 8).
+        """Poles whose evidence analytics knows is queued, not silent.
 
         Every pole while analytics is not connected, and for a tick's length after it
         (re)connects: a persistent session's queued readings are on their way. Then

@@ -1,6 +1,6 @@
 """``sidewalk review``: the clearing deadlines a person must look at, and deciding them.
 
-Two kinds (issue 14, item 8; ``docs/clocks.md``): a deadline whose pole's readings
+Two kinds (``docs/clocks.md``): a deadline whose pole's readings
 up to it did not come in within ``[analytics] evidence_wait_minutes``
 (``needs_review``: camera evidence missing; it stays open, and the readings still
 decide it if they come), and a deadline decided ``unverified`` (the pole's readings
@@ -9,7 +9,7 @@ came, but no fresh measurement, or ice only suspected): an inspector must look.
 dashboard's alerts.
 
 ``sidewalk review decide ADDRESS --cleared|--not-cleared --reason … --by …`` closes
-a waiting (``needs_review``) deadline by a person's decision (issue 14, item 14.1):
+a waiting (``needs_review``) deadline by a person's decision:
 cleared in time (closed, no notice) or not cleared (the notice path, as a violation
 the pole found would take). ADDRESS is the street address or the frontage's id, as
 ``sidewalk act`` takes it; a frontage with no deadline waiting is refused at once

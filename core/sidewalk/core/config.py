@@ -117,7 +117,7 @@ class CasesConfig(_Section):
 class AnalyticsConfig(_Section):
     client_id: Annotated[str, Field(pattern=SLUG)] = "sidewalk-analytics"
     tick_seconds: Annotated[float, Field(gt=0, le=3600)] = 30.0
-    # Issue 14, item 8 (a Village decision, docs/clocks.md): how long a deadline waits
+    # A Village decision (docs/clocks.md): how long a deadline waits
     # for its pole's readings up to it, counted while analytics holds everything the
     # server has of the pole, before it goes to a person as "camera evidence missing".
     evidence_wait_minutes: Annotated[float, Field(ge=10, le=7 * 24 * 60)] = 120.0

@@ -1,1 +1,1 @@
-"""The public-works dashboard: FastAPI app, JSON API, vendored UI, accounts (issue 7)."""
+"""The public-works dashboard: FastAPI app, JSON API, vendored UI, accounts."""

@@ -7,7 +7,7 @@ covers it. After every (re)connect the publisher announces itself ``online``
 ``(device, epoch, seq)``.
 
 Re-sending is bounded, so a stalled ingest cannot multiply the broker's queue
-(issue 17: a 6-minute stall once left 62,539 messages for 32,873 readings):
+(a 6-minute stall once left 62,539 messages for 32,873 readings):
 
 * **Window.** At most ``max_unstored`` readings are out beyond the watermark
   (sent, not yet stored); the rest waits on the pole's disk. So the broker

@@ -164,7 +164,7 @@ class StoreCollector(Collector):
         self._db: sqlite3.Connection | None = None
         # Each device's exposition lines by its ``devices`` row, rendered when the row
         # changed and kept from one scrape to the next: thousands of poles, most
-        # unchanged between scrapes (issue 17: a scrape under 100 ms with 5,000).
+        # unchanged between scrapes (a scrape under 100 ms with 5,000).
         self._device_lines: dict[_Row, _DeviceLines] = {}
         # The last scrape's rows and the three families' joined lines.
         self._rows: list[_Row] = []
@@ -242,7 +242,7 @@ class StoreCollector(Collector):
             labels=["device"],
         )
         # Only poles whose clock has jumped: a series per pole per scrape adds up
-        # (issue 17: the scrape stays small with thousands of registered poles).
+        # (the scrape stays small with thousands of registered poles).
         for row in rows:
             if row[4]:
                 clock_faults.add_metric([row[0]], row[4])

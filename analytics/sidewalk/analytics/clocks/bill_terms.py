@@ -1,4 +1,4 @@
-"""Which section a bill is under, and the terms that section sets (issue 14, item 4).
+"""Which section a bill is under, and the terms that section sets.
 
 Each kind of abatement is billed under its own section, with its own words,
 addressee, period to pay and consequence of not paying; nothing of that is

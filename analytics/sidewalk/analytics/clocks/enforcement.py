@@ -30,7 +30,7 @@ hazard_notice_issued ─delivery─▶ hazard_period ─2 h, not clear─▶ aba
   is not recorded is held until it is: then the same.
 
 The Village's other abatements reach the tax roll the same way, each on its own
-section's terms (``bill_terms``; issue 14, item 14.2): when the crew's completion
+section's terms (``bill_terms``): when the crew's completion
 of an abatement ordered by the § 370-8 obstruction clock or an inspector-entered
 rule is recorded (``abatement_done`` on ``obstruction:<id>`` or ``inspection:<id>``),
 a billing case opens ``abated`` for it (``open_billing``) and runs

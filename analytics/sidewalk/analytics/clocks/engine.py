@@ -264,7 +264,8 @@ class EngineState:
     # Each weather pole's recent pavement temperatures (§ 370-10 A's ice); older: none.
     surface_temps: dict[str, list[SurfaceTemp]] | None = None
     # Each pole's own progress (latest event time of its readings processed) and when
-    # (engine time) it was last heard or known queued: issue 14 item 8. Older: none.
+    # (engine time) it was last heard or known queued, so a deadline waits for its
+    # evidence. Older: none.
     progress: dict[str, datetime] | None = None
     heard: dict[str, datetime] | None = None
 

@@ -1,4 +1,4 @@
-"""Rules no sensor sees, entered by inspectors (issue 14, item 6). Pure, event-time.
+"""Rules no sensor sees, entered by inspectors. Pure, event-time.
 
 * § 370-10 C: no snow or ice pushed onto a public street, alley, sidewalk or
   public land, except snow from the walk of a parcel whose building stands

@@ -1,4 +1,4 @@
-"""A person decides a clearing deadline waiting in review (issue 14, items 8 and 14.1).
+"""A person decides a clearing deadline waiting in review.
 
 A deadline whose pole's readings did not come within ``evidence_wait`` goes to
 ``needs_review`` (``engine``). A person (an inspector who looked at the walk, or

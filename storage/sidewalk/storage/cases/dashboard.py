@@ -1,4 +1,4 @@
-"""Dashboard accounts (issue 7): users, login sessions, login throttling, the feed's marks."""
+"""Dashboard accounts: users, login sessions, login throttling, the feed's marks."""
 
 from __future__ import annotations
 
@@ -204,7 +204,7 @@ class DashboardRecords:
                 for row, total in session.execute(query)
             ]
 
-    # -- a property's page and the search box (issue 15)
+    # -- a property's page and the search box
 
     def frontages_of_parcel(self, parcel_id: str) -> list[FrontageRecord]:
         """The parcel's frontages, retired ones too (a property page shows its history)."""

@@ -1,4 +1,4 @@
-"""§ 370-5 condition inspections (issue 4): measured files and each block's verdict."""
+"""§ 370-5 condition inspections: measured files and each block's verdict."""
 
 from __future__ import annotations
 

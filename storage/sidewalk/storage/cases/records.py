@@ -568,7 +568,7 @@ class ActionRecord:
     error: str | None
 
 
-# ---------------------------------------------------------------- inspections (issue 4)
+# ---------------------------------------------------------------- inspections
 
 
 @dataclass(frozen=True)
@@ -602,7 +602,7 @@ class BlockConditionRecord:
     checks: tuple[Mapping[str, Any], ...]
 
 
-# ---------------------------------------------------------------- dashboard accounts (issue 7)
+# ---------------------------------------------------------------- dashboard accounts
 
 
 @dataclass(frozen=True)

@@ -173,7 +173,7 @@ class RegistryRepository:
         who: str = "system",
     ) -> DeviceRecord:
         """Register a pole (idempotent); availability starts ``unknown``. Only a
-        registered pole's readings are accepted (issue 17's known devices)."""
+        registered pole's readings are accepted; ingest drops an unknown pole's."""
         if (latitude is None) != (longitude is None):
             raise RegistryError("a pole's location needs both latitude and longitude")
         if latitude is not None and not -90 <= latitude <= 90:

@@ -1,4 +1,4 @@
-"""Profile confirmations (issue 14 item 11) and the ``held`` notice status.
+"""Profile confirmations and the ``held`` notice status.
 
 A value the ordinance text leaves open (``unconfirmed = true`` in the
 profile) is confirmed by the Village: who, when, and the board action or

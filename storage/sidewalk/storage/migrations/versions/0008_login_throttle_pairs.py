@@ -1,7 +1,7 @@
 """Login throttling per (account, client address): the ``pair`` kind of failure.
 
 Growing delays per account-and-address, per address and per account replace
-the hard lockout (issue 17): ``login_failures.kind`` may now be ``pair``, whose
+the hard lockout: ``login_failures.kind`` may now be ``pair``, whose
 key is a hash of the account name and the client address.
 
 Revision ID: 0008_login_throttle_pairs

@@ -1,4 +1,4 @@
-"""The registry (issue 13): parcels, owners of record, occupants, cameras, events.
+"""The registry: parcels, owners of record, occupants, cameras, events.
 
 Streets, parcels, owners of record with effective dates, occupants, cameras,
 pole locations and calibration, and registry events.
