@@ -1,4 +1,4 @@
-"""Issue 14, item 4: each bill is under its own section, with that section's words,
+"""Each bill is under its own section, with that section's words,
 addressee, period to pay and consequence; every period comes from the profile."""
 
 from __future__ import annotations

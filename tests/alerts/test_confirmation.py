@@ -1,4 +1,4 @@
-"""Issue 14, item 11: confirmation before use.
+"""Confirmation before use.
 
 A profile value marked unconfirmed is confirmed by the Village (who, when,
 the board action or ordinance reference), recorded and audited; until then

@@ -1,4 +1,4 @@
-"""Issue 14, item 6: the written notice for each rule an inspector enforces by sight, with
+"""The written notice for each rule an inspector enforces by sight, with
 the period to correct from the profile and the section that bills the Village's work."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 14, item 12: a letter, not a log.
+"""A letter, not a log.
 
 Every notice kind the system issues is rendered to PDF, its text extracted
 (pypdf) and read as the owner would: no internal vocabulary (state names,

@@ -1,4 +1,4 @@
-"""Every billed rule reaches the tax roll the way its own section says (issue 14, item 14.2).
+"""Every billed rule reaches the tax roll the way its own section says.
 
 § 370-10 G's day-60 entry (``tests/alerts/test_costs_incurred_date.py``) now also runs
 for the Village's other abatements, each on its section's terms (``bill_terms``):

@@ -1,4 +1,4 @@
-"""``sidewalk review``: the deadlines waiting for a person (issue 14, item 8).
+"""``sidewalk review``: the deadlines waiting for a person.
 
 The first storm through a stream-mode runner, its pole falling silent three
 hours before the deadline: after the wait every clearing clock is "needs

@@ -81,7 +81,7 @@ STORED: list[tuple[str, dict[str, Any]]] = [
                                         "authorized_until": "2026-12-20", "by": "B. Inspector"}),
     # § 370-10 A: an inspector saw untreated ice on the walk (target: the frontage).
     ("record_ice", {"note": "glaze ice across the walk"}),
-    # Rules no sensor sees (issue 14, item 6).
+    # Rules no sensor sees.
     ("record_inspection_finding", {"frontage": "main-st-101", "rule": "snow_on_street",
                                    "onto": "street", "from_own_walk": True}),
     ("record_inspection_finding", {"frontage": "main-st-101", "rule": "excavation_fence",

@@ -1,4 +1,4 @@
-"""Issue 14, item 8 on the real Mosquitto: a pole still behind is waited for, by its watermark.
+"""On the real Mosquitto: a pole still behind is waited for, by its watermark.
 
 Live analytics (wall-clock mode, its clock set into the first storm) runs on the
 real broker the whole time. The pole goes offline three hours before the clearing

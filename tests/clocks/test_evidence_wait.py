@@ -1,4 +1,4 @@
-"""Issue 14, item 8: a deadline is decided on the pole's evidence up to it, or goes to a person.
+"""A deadline is decided on the pole's evidence up to it, or goes to a person.
 
 Pure engine, no sockets. "Live" here is the runner's part played by hand: it
 advances the engine on its wall clock and names the poles whose readings are

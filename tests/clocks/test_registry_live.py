@@ -1,4 +1,4 @@
-"""Registry changes reach a running analytics at their own time (issue 13, "Live changes").
+"""Registry changes reach a running analytics at their own time.
 
 A frontage retired before its deadline gets no notice; one added mid-storm
 starts watching the snowfall from its effective time; a replay through the

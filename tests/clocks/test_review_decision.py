@@ -1,4 +1,4 @@
-"""A person closes a review item (issue 14, item 14.1): ``sidewalk review decide``.
+"""A person closes a review item: ``sidewalk review decide``.
 
 The first storm through a stream-mode runner, its pole falling silent three hours
 before the deadline: after the wait all three clearing deadlines wait for a person

@@ -31,7 +31,7 @@ def test_gaps_in_the_text_are_unconfirmed_and_uncited() -> None:
     assert set(profile.unconfirmed_rules()) == {
         "snow_and_ice.nonhazard_notice_period",
         "billing.penalty_per_offense",
-        # Periods and bill terms the code does not set (issue 14, items 4 and 6).
+        # Periods and bill terms the code does not set.
         "snow_and_ice.deposit_removal_after_notice",
         # How closely the camera's width is judged against A's four feet: the code sets none.
         "snow_and_ice.width_tolerance",

@@ -1,4 +1,4 @@
-"""A page per property, the search box and the offline map (issue 15).
+"""A page per property, the search box and the offline map.
 
 The API tests run on a small village built in a fresh SQLite case store (a
 parcel with two frontages, an owner of record who sold, a person in charge,

@@ -1,4 +1,4 @@
-"""Rounds on a phone (issue 15): findings sent late count once with their own time; a photo
+"""Rounds on a phone: findings sent late count once with their own time; a photo
 with the survey marker goes to the defect measurement (§ 370-5), never a pass unmeasured.
 
 A small village in a fresh SQLite case store, served in-process (no browser, no storm):

@@ -1,4 +1,4 @@
-"""Depth maps and photos beyond the documented survey geometry (issue 16):
+"""Depth maps and photos beyond the documented survey geometry:
 the joint along the image's x axis, a pitched camera, a 3 in gap, a sawn
 joint, a small marker. Each case failed before the fix."""
 

@@ -1,4 +1,4 @@
-"""Gap width in a survey photo against the photo's blur and gamma (issue 16).
+"""Gap width in a survey photo against the photo's blur and gamma.
 
 Small images drawn directly (a dark band on grey, Gaussian blur on linear
 light, then the 2.2 gamma a camera writes) with a one-millimetre-per-pixel

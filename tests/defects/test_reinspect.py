@@ -1,5 +1,5 @@
 """A survey file stored as not measured is measured again later with new
-options (issue 16): the new result sits beside the first, which is kept,
+options: the new result sits beside the first, which is kept,
 with who asked and when; a real SQLite store and evidence folder."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Several loose ground markers fitted together where one is too small (issue 16).
+"""Several loose ground markers fitted together where one is too small.
 
 The photos are drawn straight from the camera model (each marker warped onto
 a grey walk), so the ground truth is exact and a test takes milliseconds.

@@ -1,4 +1,4 @@
-"""Issue 14, item 8: a deadline is decided on the evidence up to it, however late it comes.
+"""A deadline is decided on the evidence up to it, however late it comes.
 
 Live analytics (wall-clock mode, its deadline jobs persisted in the case
 database) on a real Mosquitto is stopped an hour before the first storm's

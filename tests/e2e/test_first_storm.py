@@ -161,8 +161,7 @@ def test_live_runner_fires_the_exact_deadline_from_the_scheduler(
         publisher.publish_and_wait("sidewalk/v1/clyman/pole-live/snow", measurement.to_json())
         # The pole's own readings reach past the deadline (stamped a second after it, a
         # few seconds ahead of now: within the time policy), so its evidence up to the
-        # deadline is in and the deadline is decided at once, not sent for review
-        # (issue 14, item 8).
+        # deadline is in and the deadline is decided at once, not sent for review.
         seq += 1
         through = WeatherReading(
             device="pole-live", seq=seq, ts=to_ms(cessation + timedelta(hours=24, seconds=1)),

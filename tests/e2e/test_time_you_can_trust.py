@@ -1,4 +1,4 @@
-"""Issue 14, items 9 and 10: time you can trust, and a re-imaged pole that loses nothing.
+"""Time you can trust, and a re-imaged pole that loses nothing.
 
 The first storm, live (wall-clock mode, the runner's clock following the
 storm's true time as a live pole's readings arrive), with one pole fault each:
@@ -188,7 +188,7 @@ def test_a_pole_clock_stepped_back_a_day_issues_no_early_notice(tmp_path: Path) 
     deadlines = before.runner.inspect(lambda e: [c.deadline for c in e.clocks.values()])
     assert len(deadlines) == 3
     assert all(d is not None and d < TRUE_DEADLINE for d in deadlines)
-    # Issue 14, item 8: a deadline is decided only once the pole's own readings pass
+    # A deadline is decided only once the pole's own readings pass
     # it; a day behind, they never do here, so the wrong deadlines go to a person
     # (needs review) rather than to an early decision, even without the time checks.
     assert decided(before) == []

@@ -1,4 +1,4 @@
-"""Bounded re-send: a stalled ingest does not multiply the broker's queue (issue 17).
+"""Bounded re-send: a stalled ingest does not multiply the broker's queue.
 
 Once, with ingest stalled for 6 minutes, the pole's re-sends left the broker
 holding 62,539 messages for 32,873 readings, and analytics processed every

@@ -1,4 +1,4 @@
-"""Known devices only (issue 17): a pole the registry does not know stores nothing.
+"""Known devices only: a pole the registry does not know stores nothing.
 
 Its readings are ``unknown_device`` dead letters, counted by site; a pole
 registered while ingest runs is accepted from its next reading; a registry

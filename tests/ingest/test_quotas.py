@@ -123,7 +123,7 @@ def test_the_broker_refuses_a_packet_over_the_deploy_limit_and_the_pole_is_told(
 def test_oversize_messages_are_too_large_dead_letters_with_a_bounded_prefix(
     broker: MosquittoServer, tmp_path: Path
 ) -> None:
-    """The attack of issue 17: 1 MB, 15 MB, 10 MB "JPEG"s and junk on weather.
+    """One pole's attack: 1 MB, 15 MB, 10 MB "JPEG"s and junk on weather.
     Each becomes a dead letter of 4 KiB plus length and sha256; nothing is
     kept as evidence and the store stays small."""
     site, device = slug("site"), slug("pole")

@@ -1,4 +1,4 @@
-"""Issue 17: the store collector keeps each device's lines between scrapes while its
+"""The store collector keeps each device's lines between scrapes while its
 row is unchanged (a scrape under 100 ms with 5,000 poles); a changed row is rendered anew."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 14, items 9 and 10, below the broker: the store's and analytics' verdicts.
+"""Time you can trust and re-imaged poles, below the broker: the store's and analytics' verdicts.
 
 * Time (``TimePolicy``): a reading stamped ahead of its receipt, or older than
   its pole's last accepted reading while its seq is newer (the pole's clock

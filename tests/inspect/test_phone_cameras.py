@@ -1,4 +1,4 @@
-"""Each inspector's phone measured with its own lens (issue 15, § 370-5 survey photos).
+"""Each inspector's phone measured with its own lens (§ 370-5 survey photos).
 
 The calibration is chosen by the make and model the photo's EXIF names (EXIF written
 here with Pillow); an unknown phone is measured with the marker alone and says so, or

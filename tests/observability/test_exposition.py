@@ -1,4 +1,4 @@
-"""Issue 17: ``/metrics`` with pre-rendered per-pole lines is still exactly prometheus_client's
+"""``/metrics`` with pre-rendered per-pole lines is still exactly prometheus_client's
 exposition (each family once, samples together, label values escaped), parsed by
 prometheus_client's parsers and by VictoriaMetrics' own, and gzipped when asked."""
 

@@ -1,4 +1,4 @@
-"""Issue 14, item 6: rules no sensor sees, entered by inspectors, run live through the real
+"""Rules no sensor sees, entered by inspectors, run live through the real
 runner with the obstruction clock's path: written notice → period from delivery →
 abatement (→ bill → tax roll through the shared billing)."""
 
