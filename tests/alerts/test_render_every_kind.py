@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 from decimal import Decimal
 
+import pytest
+
 from sidewalk.alerts.accounts import bill_abatement
 from sidewalk.alerts.billing import AbatementWork, Material
 from sidewalk.alerts.issue import NoticeIssuer
@@ -166,3 +168,26 @@ def test_the_same_record_gives_the_same_pdf_bytes(issuer: NoticeIssuer) -> None:
         "obs-2", "main-101", T0, area="street", observed_at=T0, description="dumpster"
     )
     assert notice_pdf(notice, issuer.profile) == notice_pdf(notice, issuer.profile)
+
+
+@pytest.mark.parametrize(
+    ("width_mm", "said"),
+    [(None, "No unobstructed width was measured;"), (900.0, "Unobstructed width measured: 2 ft")],
+)
+def test_an_obstruction_letter_says_the_width_in_words_or_that_none_was_measured(
+    profile: Profile, width_mm: float | None, said: str
+) -> None:
+    from datetime import UTC, datetime
+
+    from sidewalk.alerts.notices import Addressee, FrontageInfo, render_obstruction_notice
+
+    at = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)
+    rendered = render_obstruction_notice(
+        number="CLY-2026-000009", issued_at=at,
+        owner=Addressee("Jane Smith", ("101 Main St", "Clyman, WI 53016")),
+        frontage=FrontageInfo("main-101", "101 Main St", "026-0915-0001"), profile=profile,
+        area="sidewalk", observed_at=at, description="a sandwich board", clear_width_mm=width_mm,
+    )  # fmt: skip
+    text = " ".join(rendered.text.split())
+    assert said in text
+    assert "measured: -" not in text

@@ -927,7 +927,7 @@ def render_obstruction_notice(
             "description": description,
             # Measured by a person with a tape: to the quarter inch, never read as reaching
             # the 3 feet it fell short of.
-            "clear_width": "-"
+            "clear_width": None  # the letter says none was measured, never a dash
             if clear_width_mm is None
             else feet_and_inches(clear_width_mm, short_of_mm=obs.fixture_min_clear_width.length_mm),
             "clear_width_short": None

@@ -295,7 +295,11 @@ def _notice(cases: CaseStore, number: str) -> NoticeRecord:
         None if notice.violation_id is None else cases.clocks.get_violation(notice.violation_id)
     )
     if violation is None or not violation.rule.startswith("snow_and_ice."):
-        fail(f"notice {notice.number} ({notice.kind}) is not about a § 370-10 snow-and-ice case")
+        fail(
+            f"notice {notice.number} is not about a § 370-10 snow-and-ice case: record its"
+            " service with `sidewalk street delivered --id …` (an obstruction) or"
+            " `sidewalk street noticed --id …` (an inspector's finding)"
+        )
     return notice
 
 
