@@ -305,6 +305,7 @@ def main() -> None:
             print(line)
         print(row("tuning part", tuning, 0.0))
         print(row("HELD-OUT PART", held, 0.0))
+        # Ignored: a dict of mixed values cannot be typed per field for ``replace``.
         prev = replace(params, **PREVIOUS)  # type: ignore[arg-type]
         _, p_tuning, p_held = _scored(groups, args.seeds, prev, minute, storms=False)
         print(row("previous detector\u2021, tuning", p_tuning, 0.0))

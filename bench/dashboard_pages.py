@@ -68,6 +68,7 @@ def village(path: Path, start: int, count: int) -> CaseStore:
     # Seeding only: no fsync per row (the timed reads are unaffected).
     @event.listens_for(cases.unit_of_work.engine, "connect")
     def _fast(connection: object, _record: object) -> None:
+        # Ignored: the listener gets the DBAPI connection, typed ``object`` here.
         connection.execute("PRAGMA synchronous=OFF")  # type: ignore[attr-defined]
 
     cases.unit_of_work.engine.dispose()

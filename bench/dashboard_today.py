@@ -93,6 +93,7 @@ def _seed(cases: CaseStore, frontages: int) -> None:
     # Seeding only: no fsync per row (the timed reads are unaffected).
     @event.listens_for(cases.unit_of_work.engine, "connect")
     def _fast(connection: object, _record: object) -> None:
+        # Ignored: the listener gets the DBAPI connection, typed ``object`` here.
         connection.execute("PRAGMA synchronous=OFF")  # type: ignore[attr-defined]
 
     cases.unit_of_work.engine.dispose()

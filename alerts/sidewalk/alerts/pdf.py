@@ -105,6 +105,7 @@ def _share_fonts(pdf: FPDF) -> None:
     """For a trial layout that is never written: copies sharing the parsed fonts
     (fpdf2's copy shares the parsed tables, which only writing would change)."""
     for key, font in _parsed_fonts().items():
+        # Ignored: the cache types fpdf2's font objects as ``object``.
         pdf.fonts[key] = copy.deepcopy(font)  # type: ignore[assignment]
 
 

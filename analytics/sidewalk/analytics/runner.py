@@ -342,8 +342,10 @@ class AnalyticsRunner:
             events += self.engine.advance(due)
             self._follow_registry(due)
         if self.mode == "stream":
+            # Ignored: the contract's ``Reading`` is wider than the engine's ``AnyReading``.
             events += self.engine.step(reading)  # type: ignore[arg-type]
         else:
+            # Ignored: the contract's ``Reading`` is wider than the engine's ``AnyReading``.
             events += self.engine.observe(reading)  # type: ignore[arg-type]
         self._commit(events)
         self.processed += 1
@@ -589,10 +591,12 @@ class AnalyticsRunner:
             if stream and due is not None and due <= reading.event_time:
                 # A registry change between two readings: the ones before it, then the
                 # change at its own time, then on (as ``_handle`` does one by one).
+                # Ignored: the contract's ``Reading`` is wider than the engine's ``AnyReading``.
                 events += self.engine.step_many(readings[start:i])  # type: ignore[arg-type]
                 start = i
                 events += self.engine.advance(due)
                 self._follow_registry(due)
+        # Ignored: the contract's ``Reading`` is wider than the engine's ``AnyReading``.
         events += self.engine.step_many(readings[start:], advance=stream)  # type: ignore[arg-type]
         self._commit(events)
         self.processed += len(readings)

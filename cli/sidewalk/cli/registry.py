@@ -759,6 +759,7 @@ def add_frontage(  # noqa: PLR0917 (Typer maps parameters to options)
             registry.upsert_street(street)
         registry.upsert_frontage(
             fid, site=place.settings.site, parcel_number=parcel, street_address=address,
+            # Ignored: ``zone`` is a str checked against ZONES; the store takes ``Zone``.
             length_ft=length, zone=zone, owner_id=owner_id,  # type: ignore[arg-type]
             parcel_id=parcel, street=street, side=side, who=by,
         )  # fmt: skip
@@ -800,6 +801,7 @@ def occupant_add(  # noqa: PLR0917 (Typer maps parameters to options)
         found = resolve(cases, target)
         parcel_id = _parcel_of(cases, found, by)
         person = cases.registry.add_occupant(
+            # Ignored: ``role`` is a str checked against ROLES; the store takes ``OccupantRole``.
             parcel_id, name, role=role, phone=phone, email=mail, who=by,  # type: ignore[arg-type]
         )  # fmt: skip
     console().print(

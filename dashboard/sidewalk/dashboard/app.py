@@ -130,6 +130,7 @@ def create_app(
 
     @app.middleware("http")
     async def security_headers(request: Request, call_next: Callable[..., object]) -> Response:
+        # Ignored: ``call_next`` is typed loosely here; Starlette's returns a Response.
         response: Response = await call_next(request)  # type: ignore[misc]
         response.headers.setdefault("Content-Security-Policy", CSP)
         response.headers.setdefault("X-Content-Type-Options", "nosniff")

@@ -520,6 +520,7 @@ class IngestConsumer:
         None for any other batch, or a pole not registered (``_sort`` then)."""
         if set(map(type, verdicts)) != {tuple}:
             return None
+        # Ignored: every verdict was checked to be a tuple just above; mypy cannot narrow the list.
         judged: list[tuple[str, str, AnyReading]] = verdicts  # type: ignore[assignment]
         sites = {device: site for site, device, _ in judged}  # each device's last site
         known = self._known

@@ -190,6 +190,7 @@ def load_station_file(path: Path, fmt: str | None = None, tz: str | None = None)
     if not path.is_file():
         raise WeatherFileError(f"{path}: no such file")
     text = _text(path)
+    # Ignored: ``fmt`` was checked against FORMATS above; ``Format`` is their literal.
     chosen: Format = fmt or sniff(path, text)  # type: ignore[assignment]
     if chosen == "csv":
         record = _read_csv(path, text, tz)

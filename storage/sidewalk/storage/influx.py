@@ -313,6 +313,7 @@ class InfluxForwarder:
         if thread is not None:
             thread.join(timeout_s)
         self._api.close()  # type: ignore[no-untyped-call]  # unannotated in influxdb-client
+        # Ignored: influxdb-client leaves ``close`` unannotated.
         self._client.close()  # type: ignore[no-untyped-call]
 
     def forward_once(self) -> int:

@@ -116,6 +116,7 @@ def _read_document(path: Path) -> tuple[Any, str]:
         except json.JSONDecodeError as e:
             raise DefectInputError(source, f"not valid JSON ({e.msg}, line {e.lineno})") from None
     try:
+        # Ignored: PyYAML's stubs (types-PyYAML) may not be installed.
         import yaml  # type: ignore[import-untyped,unused-ignore]
     except ImportError:  # pragma: no cover - PyYAML ships with the toolchain
         return _read_filestorage(path), "OpenCV FileStorage"

@@ -162,6 +162,7 @@ def csv_text(table: Table) -> str:
 
 def xlsx_bytes(table: Table) -> bytes:
     """The table as a one-sheet workbook: dates as dates, money as dollars, header frozen."""
+    # Ignored: openpyxl ships no type hints.
     from openpyxl import Workbook  # type: ignore[import-untyped]  # deferred: exports only
     from openpyxl.styles import Font  # type: ignore[import-untyped]
 

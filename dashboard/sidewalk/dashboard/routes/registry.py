@@ -388,6 +388,7 @@ def _record_size(cases: CaseStore, body: CornersIn, who: str) -> None:
         return
     cases.registry.upsert_frontage(
         f.id, site=f.site, parcel_number=f.parcel_number, street_address=f.street_address,
+        # Ignored: the record's ``zone`` is a ``str``; the store takes the ``Zone`` literal.
         length_ft=body.length_ft, zone=f.zone,  # type: ignore[arg-type]
         owner_id=f.owner_id, device_id=f.device_id,
         may_deposit_on_street=f.may_deposit_on_street, parcel_id=f.parcel_id, street=f.street,

@@ -370,6 +370,7 @@ class NoticeRepository:
                 )
                 .values(status="sending", claimed_at=at, attempts=m.DeliveryJob.attempts + 1)
             )
+            # Ignored: an UPDATE's result is a CursorResult, which has ``rowcount``.
             if claimed.rowcount != 1:  # type: ignore[attr-defined]
                 return None
             return from_row(DeliveryJobRecord, self._uow.get(session, m.DeliveryJob, job_id))
