@@ -49,10 +49,12 @@ class MqttConfig(_Section):
         default=None,
         description="mqtt://host:port or mqtts://host:port; unset = embedded broker (demo only)",
     )
-    client_id: Annotated[str, Field(pattern=SLUG)] = "sidewalk-ingest"
-    username: str | None = None
-    ca_file: Path | None = None
-    ack_batch: Annotated[int, Field(ge=1, le=65_535)] = 500
+    client_id: Annotated[str, Field(pattern=SLUG, description="MQTT client id")] = "sidewalk-ingest"
+    username: str | None = Field(default=None, description="MQTT login (password in secrets)")
+    ca_file: Path | None = Field(default=None, description="CA certificate for mqtts://")
+    ack_batch: Annotated[
+        int, Field(ge=1, le=65_535, description="messages stored per commit before acknowledging")
+    ] = 500
     shared_group: Annotated[str, Field(pattern=SLUG)] | None = Field(
         default=None, description="consume through $share/<group>/… to spread ingest over workers"
     )
@@ -85,10 +87,12 @@ class MqttConfig(_Section):
 
 
 class TimeSeriesConfig(_Section):
-    sqlite_path: Path = Path("var/timeseries.sqlite3")
+    sqlite_path: Path = Field(
+        default=Path("var/timeseries.sqlite3"), description="the embedded time-series file"
+    )
     influx_url: str | None = Field(default=None, description="InfluxDB v2 write API base URL")
-    influx_org: str = "clyman"
-    influx_bucket: str = "sidewalk"
+    influx_org: str = Field(default="clyman", description="InfluxDB organization")
+    influx_bucket: str = Field(default="sidewalk", description="InfluxDB bucket readings go to")
 
     @field_validator("influx_url")
     @classmethod
@@ -115,12 +119,18 @@ class CasesConfig(_Section):
 
 
 class AnalyticsConfig(_Section):
-    client_id: Annotated[str, Field(pattern=SLUG)] = "sidewalk-analytics"
-    tick_seconds: Annotated[float, Field(gt=0, le=3600)] = 30.0
+    client_id: Annotated[str, Field(pattern=SLUG, description="MQTT client id")] = (
+        "sidewalk-analytics"
+    )
+    tick_seconds: Annotated[
+        float, Field(gt=0, le=3600, description="seconds between ticks advancing the clocks")
+    ] = 30.0
     # A Village decision (docs/clocks.md): how long a deadline waits
     # for its pole's readings up to it, counted while analytics holds everything the
     # server has of the pole, before it goes to a person as "camera evidence missing".
-    evidence_wait_minutes: Annotated[float, Field(ge=10, le=7 * 24 * 60)] = 120.0
+    evidence_wait_minutes: Annotated[
+        float, Field(ge=10, le=7 * 24 * 60, description="wait for a pole's readings to a deadline")
+    ] = 120.0
 
 
 class TimeConfig(_Section):
@@ -154,7 +164,9 @@ class ObservabilityConfig(_Section):
     log_format: Literal["text", "json"] = Field(
         default="text", description="json = one JSON object per line, for a log collector"
     )
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        default="INFO", description="least severe level logged"
+    )
 
 
 class IngestConfig(_Section):
@@ -190,9 +202,15 @@ class IngestConfig(_Section):
 class RetentionConfig(_Section):
     """How long the time-series and evidence stores keep data; unset = forever."""
 
-    readings_days: Annotated[float, Field(gt=0)] | None = 730
-    dead_letters_days: Annotated[float, Field(gt=0)] | None = 90
-    evidence_days: Annotated[float, Field(gt=0)] | None = 90
+    readings_days: Annotated[float, Field(gt=0)] | None = Field(
+        default=730, description="readings older than this are pruned; unset = kept"
+    )
+    dead_letters_days: Annotated[float, Field(gt=0)] | None = Field(
+        default=90, description="dead letters older than this are pruned; unset = kept"
+    )
+    evidence_days: Annotated[float, Field(gt=0)] | None = Field(
+        default=90, description="uncited evidence JPEGs older than this are pruned; unset = kept"
+    )
     records_retention_days: Annotated[float, Field(gt=0)] = Field(
         default=7 * 365,
         description="the Village's records-retention period: evidence a notice cites is kept",
@@ -255,7 +273,9 @@ class VillageConfig(_Section):
     signature_image: Path | None = Field(
         default=None, description="PNG or JPEG of the officer's signature, printed above the name"
     )
-    website: str | None = Field(default=None, max_length=80)
+    website: str | None = Field(
+        default=None, max_length=80, description="the Village's website, if any"
+    )
 
     @field_validator("telephone")
     @classmethod
@@ -308,10 +328,10 @@ class DeliveryConfig(_Section):
         default=Path("var/print"), description="where print batches (PDF) are written"
     )
     smtp_host: str | None = Field(default=None, description="the mail server notices go through")
-    smtp_port: Annotated[int, Field(ge=1, le=65_535)] = 25
+    smtp_port: Annotated[int, Field(ge=1, le=65_535, description="the mail server's port")] = 25
     sender: str | None = Field(default=None, description="the From: address of notices")
     smtp_user: str | None = Field(default=None, description="login at the mail server, if any")
-    starttls: bool = False
+    starttls: bool = Field(default=False, description="upgrade the SMTP connection with STARTTLS")
 
 
 class FileThenEnvSettings(BaseSettings):
@@ -340,8 +360,8 @@ class Settings(FileThenEnvSettings):
         frozen=True,
     )
 
-    site: Annotated[str, Field(pattern=SLUG)] = "clyman"
-    data_dir: Path = Path("var")
+    site: Annotated[str, Field(pattern=SLUG, description="the village's id in topics")] = "clyman"
+    data_dir: Path = Field(default=Path("var"), description="where evidence and files are kept")
     profile: Path | None = Field(default=None, description="ordinance profile TOML; unset = Clyman")
     mqtt: MqttConfig = MqttConfig()
     timeseries: TimeSeriesConfig = TimeSeriesConfig()
