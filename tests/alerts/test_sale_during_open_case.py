@@ -35,6 +35,7 @@ def with_parcel(cases: CaseStore, notice: NoticeRecord) -> None:
     f = cases.registry.get_frontage(FRONTAGE)
     cases.registry.upsert_frontage(
         FRONTAGE, site=f.site, parcel_number=f.parcel_number, street_address=f.street_address,
+        # Ignored: the record's ``zone`` is a str; the store takes the ``Zone`` literal.
         length_ft=f.length_ft, zone=f.zone, owner_id=f.owner_id, device_id=f.device_id,  # type: ignore[arg-type]
         parcel_id="P-103",
     )  # fmt: skip

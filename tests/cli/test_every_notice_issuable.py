@@ -36,6 +36,7 @@ def _village(tmp_path: Path) -> tuple[Seeded, list[str]]:
 
 
 def _ok(app: object, args: list[str]) -> str:
+    # Ignored: the helper takes the Typer app as ``object``.
     result = CliRunner().invoke(app, args)  # type: ignore[arg-type]
     assert result.exit_code == 0, result.output
     return result.output

@@ -47,6 +47,7 @@ class Pole:
             cleared_width_mm=width_mm,
             snow_cover_fraction=0.5,
             ice_suspected=ice,
+            # Ignored: the stream builder takes the surface state as a plain str.
             surface_state=surface,  # type: ignore[arg-type]
             surface_temp_c=surface_temp_c,
         )

@@ -44,6 +44,7 @@ def engine_after_storm() -> tuple[ClockEngine, Pole]:
 
 def decide(engine: ClockEngine, pole: Pole, *readings: object) -> list[Event]:
     """Feed the readings before the deadline, one camera report after it, and decide."""
+    # Ignored: the helper takes its readings as ``object``s.
     events: list[Event] = engine.feed(list(readings))  # type: ignore[arg-type]
     events += engine.feed([pole.camera(DEADLINE + timedelta(minutes=5), "a", WIDE)])
     return events + engine.advance(DECIDED)

@@ -120,6 +120,7 @@ def test_bills_payments_and_tax_roll_in_dollars(client: TestClient) -> None:
 
 
 def test_spreadsheet_has_dates_and_dollar_amounts(client: TestClient) -> None:
+    # Ignored: openpyxl ships no type hints.
     from openpyxl import load_workbook  # type: ignore[import-untyped]
 
     log_in(client, "admin")

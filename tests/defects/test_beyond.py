@@ -43,6 +43,7 @@ def _one_joint(seed: int, **joint: float | EdgeType) -> SidewalkScene:
     """A scene whose first joint has the given truth, flat blocks, no spalls."""
     rng = np.random.default_rng(seed)
     base = random_scene(rng, spalls_per_block=(0, 0))
+    # Ignored: a dict of mixed values cannot be typed per field for ``replace``.
     j0 = replace(base.joints[0], **joint)  # type: ignore[arg-type]
     fault = j0.fault_mm
     b0 = replace(base.blocks[0], slope_x=0.0)
@@ -69,6 +70,7 @@ def _camera(scene: SidewalkScene, *, yaw: float, pitch: float, height: float = 1
     return Camera(cam.width, cam.height, cam.matrix, cam.distortion, cam.rotation, centre)
 
 
+# Ignored: the return type is left to inference.
 def _measured(scene: SidewalkScene, cam: Camera, seed: int = 5):  # type: ignore[no-untyped-def]
     depth = render_depth(scene, cam, np.random.default_rng(seed), noise_mm=0.5)
     insp = measure_depth_map(depth, _intrinsics(cam))

@@ -71,6 +71,7 @@ def test_evidence_image(shot: Shot, clyman: DefectLimits) -> None:
 
 def _problem(img: np.ndarray, cam: Camera, **kw: object) -> InputProblem:
     with pytest.raises(MeasurementError) as e:
+        # Ignored: the test passes bad keyword values on purpose.
         measure_photo(img, _calib(cam), FiducialSpec(side_mm=150.0), **kw)  # type: ignore[arg-type]
     return e.value.problem
 

@@ -32,6 +32,7 @@ def storm_template(tmp_path_factory: pytest.TempPathFactory) -> StormTemplate:
 def _until(predicate: object, timeout_s: float = 20.0) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
+        # Ignored: the predicate is typed ``object`` by the helper.
         if predicate():  # type: ignore[operator]
             return True
         time.sleep(0.1)

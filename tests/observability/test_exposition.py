@@ -69,6 +69,7 @@ class Mixed(Collector):
                 name, f'doc "{name}" with \\ and\nnewline', typ,
                 lines=b"".join(sample_line(sample, labels_text({"device": d}), v) for d, v in rows),
                 label_names=["device"],
+                # Ignored: a default argument binds the loop variable in the lambda.
                 samples=lambda sample=sample: [Sample(sample, {"device": d}, v) for d, v in rows],  # type: ignore[misc]
             )  # fmt: skip
         yield CounterMetricFamily("t_after", "after", labels=["x"])

@@ -7,6 +7,7 @@ import io
 import zipfile
 from decimal import Decimal
 
+# Ignored: openpyxl ships no type hints.
 from openpyxl import load_workbook  # type: ignore[import-untyped]
 
 from sidewalk.alerts.documents import (

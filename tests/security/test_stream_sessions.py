@@ -53,6 +53,7 @@ def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     cases = CaseStore(f"sqlite:///{db}")
     cases.create_schema()
     for name, role in ACCOUNTS.items():
+        # Ignored: the roles are plain strs in the table; the store takes ``DashboardRole``.
         cases.dashboard.add_user(name, cheap_password_hash(), role, who="test")  # type: ignore[arg-type]
     app = create_app(cases, None, load_profile(), secret_key=SECRET_KEY, poll_s=0.1)
     port = free_port()

@@ -482,6 +482,7 @@ def test_money_is_exact_decimal(case_store: CaseStore) -> None:
     with pytest.raises(BillingError, match="positive"):
         case_store.bills.record_payment("pay/3", bill_id, Decimal("-1.00"), T0, method="cash")
     with pytest.raises(BillingError, match="Decimal"):
+        # Ignored: a float on purpose: the store must refuse it.
         case_store.bills.add_expense(other.id, 0.1, T0, "float")  # type: ignore[arg-type]
 
 

@@ -70,6 +70,7 @@ def test_every_stored_field_reads_a_mapped_attribute(record: type, model: type[m
 def test_records_stay_frozen(case_store: CaseStore) -> None:
     owner = case_store.registry.get_owner("owner-smith")
     with pytest.raises(FrozenInstanceError):
+        # Ignored: assigning to a frozen record on purpose: it must raise.
         owner.name = "changed"  # type: ignore[misc]
     assert owner.address_lines == ("101 Main St", "Clyman, WI 53016")
 
