@@ -265,3 +265,21 @@ def test_a_frame_cures_only_the_cases_its_width_meets_as_cases_come_and_go() -> 
     assert frame(1300.0, 4) == []  # "wide" is left, and 1,300 mm does not meet it
     assert frame(1524.0, 5) == ["wide"]
     assert not cases.watching("a")
+
+
+def test_a_walk_within_the_cameras_tolerance_of_the_width_cures_as_it_would_comply() -> None:
+    """The same test both ways: a walk no more than ``snow_and_ice.width_tolerance``
+    short of four feet is not found too narrow, so, cleared so after a notice, it cures
+    the case; one short by more does not (the owner's favour, never a stricter cure)."""
+    profile = load_profile()
+    tolerance = profile.snow_and_ice.width_tolerance.length_mm
+    required = profile.snow_and_ice.clearing_min_width.length_mm
+    engine, pole, key, _ = violated()
+    delivered = DECIDED + timedelta(hours=1)
+    act(engine, "record_delivery", key, delivered)
+    short = engine.observe(pole.camera(delivered + timedelta(hours=2), "a",
+                                       required - tolerance - 5.0))  # fmt: skip
+    assert states(short) == []
+    within = engine.observe(pole.camera(delivered + timedelta(hours=3), "a",
+                                        required - tolerance + 1.0))  # fmt: skip
+    assert states(within) == ["cured"]

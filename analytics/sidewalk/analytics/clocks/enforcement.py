@@ -343,10 +343,14 @@ class Enforcement:
         if icy or not keys:
             return []
         cases = self.cases
+        # The camera's stated uncertainty cures as it decides: a walk no more than the
+        # tolerance short of the width would not have been a violation, so it is not
+        # one any longer (the owner's favour, the same test both ways).
+        slack = self.profile.snow_and_ice.width_tolerance.length_mm + WIDTH_TOLERANCE_MM
         floor = self._cure_floor.get(frontage)
         if floor is None:
             floor = self._cure_floor[frontage] = min(cases[k].required_width_mm for k in keys)
-        if width_mm < floor - WIDTH_TOLERANCE_MM:
+        if width_mm < floor - slack:
             return []  # narrower than every case's width: none is cured
         # Called for every measurement of a walk with a case: most cure nothing (the
         # owner who never clears has a case per storm), so the cases are sorted only
@@ -355,7 +359,7 @@ class Enforcement:
         for key in keys:
             case = cases[key]
             if (
-                width_mm >= case.required_width_mm - WIDTH_TOLERANCE_MM
+                width_mm >= case.required_width_mm - slack
                 and case.state in OPEN_STATES
                 and at >= case.missed_deadline
                 and (ice_free or not case.ice)
