@@ -9,11 +9,13 @@ started as the service starts it, nothing called by hand but ``actions.record``.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from sidewalk.analytics.runner import AnalyticsRunner
 from sidewalk.core.mqtt import MqttSettings
 from sidewalk.core.profile import load_profile
 from sidewalk.storage.cases import CaseStore
@@ -39,6 +41,24 @@ def _until(predicate: object, timeout_s: float = 20.0) -> bool:
     return False
 
 
+@pytest.fixture
+def started(
+    storm_template: StormTemplate, broker: MosquittoServer, tmp_path: Path
+) -> Iterator[tuple[AnalyticsRunner, CaseStore]]:
+    """A stream-mode runner resumed after the storm and started as the service starts it
+    (connected, its worker thread running), ticking every 0.3 s; stopped afterwards."""
+    mqtt = MqttSettings(host=broker.host, port=broker.port, client_id=f"event-time-{tmp_path.name}")
+    runner, cases = restore(
+        storm_template, tmp_path / "cases.sqlite3", load_profile(), mqtt, tick_seconds=0.3
+    )
+    try:
+        runner.start()
+        yield runner, cases
+    finally:
+        runner.stop()
+        cases.close()
+
+
 def _key(cases: CaseStore, frontage: str) -> str:
     [violation] = [
         v
@@ -49,52 +69,36 @@ def _key(cases: CaseStore, frontage: str) -> str:
 
 
 def test_a_confirmation_recorded_in_event_time_issues_the_hazard_notice(
-    storm_template: StormTemplate, broker: MosquittoServer, tmp_path: Path
+    started: tuple[AnalyticsRunner, CaseStore],
 ) -> None:
-    mqtt = MqttSettings(host=broker.host, port=broker.port, client_id="event-time-runner")
-    runner, cases = restore(
-        storm_template, tmp_path / "cases.sqlite3", load_profile(), mqtt, tick_seconds=0.3
-    )
-    try:
-        runner.start()
-        key = _key(cases, "main-st-105")
-        now = runner.engine.now
-        assert now is not None
-        cases.actions.record("confirm_hazard", key, now + timedelta(minutes=30), "Officer Quinn")
+    runner, cases = started
+    key = _key(cases, "main-st-105")
+    now = runner.engine.now
+    assert now is not None
+    cases.actions.record("confirm_hazard", key, now + timedelta(minutes=30), "Officer Quinn")
 
-        def applied() -> bool:
-            return all(a.applied_at is not None for a in cases.actions.list(target=key))
+    def applied() -> bool:
+        return all(a.applied_at is not None for a in cases.actions.list(target=key))
 
-        assert _until(applied), "the action stayed pending: event time never applied it"
-        assert [a.error for a in cases.actions.list(target=key)] == [None]
-        hazard = cases.notices.list(kind="hazard_notice")
-        assert [n.frontage_id for n in hazard] == ["main-st-105"]
-        # Applied at its own recorded time, not at whatever event time the runner had.
-        assert "Officer Quinn" in (hazard[0].body_text or "")
-    finally:
-        runner.stop()
-        cases.close()
+    assert _until(applied), "the action stayed pending: event time never applied it"
+    assert [a.error for a in cases.actions.list(target=key)] == [None]
+    hazard = cases.notices.list(kind="hazard_notice")
+    assert [n.frontage_id for n in hazard] == ["main-st-105"]
+    # Applied at its own recorded time, not at whatever event time the runner had.
+    assert "Officer Quinn" in (hazard[0].body_text or "")
 
 
 def test_an_action_refused_in_event_time_is_kept_with_its_reason(
-    storm_template: StormTemplate, broker: MosquittoServer, tmp_path: Path
+    started: tuple[AnalyticsRunner, CaseStore],
 ) -> None:
-    mqtt = MqttSettings(host=broker.host, port=broker.port, client_id="event-time-refusal")
-    runner, cases = restore(
-        storm_template, tmp_path / "cases.sqlite3", load_profile(), mqtt, tick_seconds=0.3
-    )
-    try:
-        runner.start()
-        now = runner.engine.now
-        assert now is not None
-        cases.actions.record("record_delivery", "no-such-case", now, "Clerk Kruger")
+    runner, cases = started
+    now = runner.engine.now
+    assert now is not None
+    cases.actions.record("record_delivery", "no-such-case", now, "Clerk Kruger")
 
-        def marked() -> bool:
-            return all(a.applied_at is not None for a in cases.actions.list(target="no-such-case"))
+    def marked() -> bool:
+        return all(a.applied_at is not None for a in cases.actions.list(target="no-such-case"))
 
-        assert _until(marked)
-        [action] = cases.actions.list(target="no-such-case")
-        assert action.error  # the reason is kept for the clerk, the action not lost
-    finally:
-        runner.stop()
-        cases.close()
+    assert _until(marked)
+    [action] = cases.actions.list(target="no-such-case")
+    assert action.error  # the reason is kept for the clerk, the action not lost

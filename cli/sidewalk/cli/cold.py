@@ -66,6 +66,12 @@ PartiesNotified = Annotated[
     str | None,
     typer.Option(help="when everyone affected was told of the work (a business day before)"),
 ]
+ColdMixOn = Annotated[
+    str | None, typer.Option(help="temporary cold mix placed (§ 370-7 G), YYYY-MM-DD")
+]
+PermanentPavementOn = Annotated[
+    str | None, typer.Option(help="permanent pavement replaced (§ 370-7 G), YYYY-MM-DD")
+]
 BackfillAt = Annotated[
     str | None,
     typer.Option(help="when the backfilling or restoring of the surface is (or was) done"),
@@ -108,12 +114,8 @@ def permit(  # noqa: PLR0917 (Typer maps parameters to options)
             help="the opening took up pavement (§ 370-7 G's replacement applies)",
         ),
     ] = True,
-    cold_mix_on: Annotated[
-        str | None, typer.Option(help="temporary cold mix placed (§ 370-7 G), YYYY-MM-DD")
-    ] = None,
-    permanent_pavement_on: Annotated[
-        str | None, typer.Option(help="permanent pavement replaced (§ 370-7 G), YYYY-MM-DD")
-    ] = None,
+    cold_mix_on: ColdMixOn = None,
+    permanent_pavement_on: PermanentPavementOn = None,
     street_repaved_on: Annotated[
         str | None,
         typer.Option(
@@ -191,12 +193,8 @@ def permit_work(  # noqa: PLR0917 (Typer maps parameters to options)
     applied_at: Annotated[
         str | None, typer.Option(help="when the permit was applied for (§ 370-7 H)")
     ] = None,
-    cold_mix_on: Annotated[
-        str | None, typer.Option(help="temporary cold mix placed (§ 370-7 G), YYYY-MM-DD")
-    ] = None,
-    permanent_pavement_on: Annotated[
-        str | None, typer.Option(help="permanent pavement replaced (§ 370-7 G), YYYY-MM-DD")
-    ] = None,
+    cold_mix_on: ColdMixOn = None,
+    permanent_pavement_on: PermanentPavementOn = None,
     repaving_notice_on: Annotated[
         str | None,
         typer.Option(

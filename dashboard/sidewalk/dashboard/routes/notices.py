@@ -473,11 +473,6 @@ def history(
     return lines
 
 
-def ordinance(citation: str | None) -> str | None:
-    """The sections once each, as the letter cites them (the record's own marks dropped)."""
-    return cited(citation)
-
-
 def notice_view(
     records: NoticeRecords, profile: Profile, n: NoticeRecord, user: User, at: datetime
 ) -> NoticeView:
@@ -506,7 +501,7 @@ def notice_view(
         issued_at=iso(n.issued_at),
         deadline=iso(n.deadline),
         citation=n.citation,
-        ordinance=ordinance(n.citation),
+        ordinance=cited(n.citation),
         unconfirmed=bool(still_waiting(n.rules, records.in_force)),
         rules=[rule_view(r) for r in n.rules],
         status=n.status,
@@ -896,7 +891,7 @@ def to_issue(user: Reader, cases: Cases) -> list[CaseToNotice]:
         out.append(CaseToNotice(
             case=v.key, kind_words=notice_kind(CASE_NOTICE[v.key.partition(":")[0]]),
             address=addresses.get(v.frontage_id, v.frontage_id), what=what,
-            seen_at=iso(v.detected_at), ordinance=ordinance(v.citation),
+            seen_at=iso(v.detected_at), ordinance=cited(v.citation),
         ))  # fmt: skip
     return out
 
