@@ -15,6 +15,7 @@ from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from sidewalk.alerts.accounts import bill_abatement
@@ -37,7 +38,10 @@ NOT_A_CITATION = ("unconfirmed:", "missing from the code text", "(inferred)", "V
 
 def code_text() -> str:
     """The ordinance as the Village's code text has it, whitespace flattened."""
-    return flat("\n".join(p.read_text(encoding="utf-8") for p in sorted(SEEDS.glob("*.txt"))))
+    seeds = sorted(SEEDS.glob("*.txt"))
+    if not seeds:
+        pytest.skip(f"the ordinance text is not at {SEEDS}")
+    return flat("\n".join(p.read_text(encoding="utf-8") for p in seeds))
 
 
 def _abated_after_b2_notice(
