@@ -10,6 +10,7 @@ read (exit 2).
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -412,6 +413,10 @@ def test_a_village_starting_small_marks_the_rest_not_watched_and_passes(tmp_path
     assert "2 frontage(s) marked not watched yet: 201 Oak Ave, 203 Oak Ave (by Pat IT)" in (
         done.output
     )
+    listed = cli.invoke(app, ["registry", "list", "--json", *base], env=env)
+    assert {(r["address"], r["watched"]) for r in json.loads(listed.output)} >= {
+        ("201 Oak Ave", "not yet"), ("203 Oak Ave", "not yet")
+    }
     done = cli.invoke(app, ["check", *base], env=env)
     assert done.exit_code == 0, done.output
     assert done.output.splitlines()[-1].startswith(

@@ -123,8 +123,9 @@ def test_frontages_entered_by_hand_are_listed_shown_and_exported(
         exported = list(csv.DictReader(f))
     assert exported[2] == {
         "address": "105 Main St", "parcel": "0101", "owner_of_record": "Jane Doe",
-        "mailing_address": "PO Box 12, Clyman WI 53016", "pole": "pole-1", "length_ft": "66.0",
-        "zone": "residential", "street": "Main St", "side": "north", "frontage": "105-main-st",
+        "mailing_address": "PO Box 12, Clyman WI 53016", "pole": "pole-1", "watched": "yes",
+        "length_ft": "66.0", "zone": "residential", "street": "Main St", "side": "north",
+        "frontage": "105-main-st",
     }  # fmt: skip
     line = {"type": "LineString", "coordinates": [[-88.72, 43.39], [-88.7198, 43.39]]}
     registry.cases.registry.set_frontage_geometry("105-main-st", line)

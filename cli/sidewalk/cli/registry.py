@@ -360,7 +360,7 @@ def _on(row: dict[str, Any], street: str) -> bool:
 
 
 def _frontage_rows(cases: CaseStore) -> list[dict[str, Any]]:
-    """One row per watched frontage, in the words the export and the list share."""
+    """One row per frontage, in the words the export and the list share."""
     registry = cases.registry
     owners = registry.owners_of_record(_now())
     out = []
@@ -368,7 +368,8 @@ def _frontage_rows(cases: CaseStore) -> list[dict[str, Any]]:
         owner = owners[f.id]
         out.append({
             "address": f.street_address, "parcel": f.parcel_number, "owner_of_record": owner.name,
-            "mailing_address": _address(owner), "pole": f.device_id, "length_ft": f.length_ft,
+            "mailing_address": _address(owner), "pole": f.device_id,
+            "watched": "yes" if f.watched else "not yet", "length_ft": f.length_ft,
             "zone": f.zone, "street": f.street, "side": f.side, "frontage": f.id,
         })  # fmt: skip
     return out
@@ -486,8 +487,8 @@ def export(
     fmt: Annotated[str, typer.Option("--format", help="csv | geojson")] = "csv",
     config: ConfigOption = None,
 ) -> None:
-    """Every watched frontage with its address, parcel, owner of record, mailing address,
-    pole and length (GeoJSON: with the frontage's line on the map)."""
+    """Every frontage with its address, parcel, owner of record, mailing address, pole,
+    whether it is watched yet, and length (GeoJSON: with the frontage's line on the map)."""
     import csv
     import json
 
@@ -518,8 +519,8 @@ def export(
 
 
 def _frontage_rows_header() -> tuple[str, ...]:
-    return ("address", "parcel", "owner_of_record", "mailing_address", "pole", "length_ft",
-            "zone", "street", "side", "frontage")  # fmt: skip
+    return ("address", "parcel", "owner_of_record", "mailing_address", "pole", "watched",
+            "length_ft", "zone", "street", "side", "frontage")  # fmt: skip
 
 
 # -- edit ------------------------------------------------------------------------------
