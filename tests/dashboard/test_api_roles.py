@@ -328,6 +328,11 @@ def test_latest_frame_is_served_to_every_role(dashboard: Dashboard) -> None:
     series = dashboard.login("viewer").get("/api/sites/pole-main-01/series").json()
     latest = series["latest"]["main-st-105"]
     assert latest["frame_sha256"] == dashboard.frame_sha256
+    # The width as the letters state it: to the quarter inch, with the camera's uncertainty.
+    assert re.fullmatch(
+        r"(\d+ ft )?\d+( [13]/4| 1/2)? in \(± 2 in\)|(\d+ ft )?[13]/4 in \(± 2 in\)",
+        latest["cleared_width_text"],
+    ), latest
     frame = dashboard.login("viewer").get(latest["frame_url"])
     assert frame.status_code == 200
     assert frame.headers["content-type"] == "image/jpeg"

@@ -26,7 +26,7 @@ from sidewalk.core.contract import SnowMeasurement
 from sidewalk.core.profile import load_profile
 from sidewalk.dashboard.app import create_app
 from sidewalk.dashboard.auth import add_user
-from sidewalk.dashboard.routes.property import feet, feet_mm, inches_mm
+from sidewalk.dashboard.routes.property import defect_size, feet, measured_width
 from sidewalk.storage.cases import CaseStore, Cause
 from sidewalk.storage.evidence import EvidenceStore
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore
@@ -140,8 +140,15 @@ def village(
 def test_units_as_the_ordinance_writes_them_with_si_on_hover() -> None:
     assert feet(66.5).model_dump() == {"text": "66 ft 6 in", "si": "20.27 m"}
     assert feet(5).text == "5 ft"
-    assert feet_mm(1219.2).model_dump() == {"text": "4 ft 0 in", "si": "1219 mm"}
-    assert inches_mm(19.05).model_dump() == {"text": "0.75 in", "si": "19.1 mm"}
+    # A measured width as the letter states it: to the quarter inch with its uncertainty,
+    # never reading as the 4 ft it falls short of.
+    assert measured_width(1206.5, 50.8, 1219.2).model_dump() == {
+        "text": "3 ft 11 1/2 in (± 2 in)", "si": "1206.5 mm ± 50.8 mm",
+    }  # fmt: skip
+    assert measured_width(1219.1, 50.8, 1219.2).text == "3 ft 11 3/4 in (± 2 in)"
+    assert defect_size(19.05, 1.2, 19.05).model_dump() == {
+        "text": "3/4 in (± 1/16 in)", "si": "19.1 mm ± 1.2 mm",
+    }  # fmt: skip
 
 
 def test_a_property_page_has_the_parcel_owners_clocks_notices_frames_and_bills(
@@ -172,7 +179,7 @@ def test_a_property_page_has_the_parcel_owners_clocks_notices_frames_and_bills(
     assert page["notices"][0]["href"] == f"#notice/{number}"
     decision = page["decisions"][0]
     assert decision["what"] == "Snow and ice not cleared by the deadline"
-    assert decision["required"] == {"text": "4 ft 0 in", "si": "1219 mm"}
+    assert decision["required"] == {"text": "4 feet", "si": "1219.2 mm"}
     assert decision["frames"][0]["url"] == f"/api/frames/{sha}"
     assert decision["frames"][0]["caption"] == "Camera frame the decision measured"
     bill = page["bills"][0]
@@ -310,7 +317,7 @@ def test_map_click_opens_the_property_page_in_plain_words(
     expect(page.locator("#property-owner")).to_contain_text("Pat Tenant")
     expect(page.locator("#property-frontages .qty").first).to_have_attribute("title", "20.27 m")
     expect(page.locator("#property-map .frontage")).to_have_count(2)
-    expect(page.locator("#property-decisions")).to_contain_text("Cleared 0 ft 0 in of 4 ft 0 in")
+    expect(page.locator("#property-decisions")).to_contain_text("Cleared 0 in (± 2 in) of 4 feet")
     expect(page.locator("#property-decisions img")).to_have_count(1)
     expect(page.locator("#property-bills")).to_contain_text("$25.00 by check")
     plain_words(page)

@@ -19,11 +19,12 @@ from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
 
 from sidewalk.alerts.accounts import place_owner_changes
+from sidewalk.alerts.wording import feet_rule, feet_short, inches_short
 from sidewalk.analytics.phone_cameras import MARKER_ONLY_NOTE
 from sidewalk.analytics.survey import failure_words
 from sidewalk.core.contract import SnowMeasurement
 from sidewalk.core.profile import Profile
-from sidewalk.core.units import MM_PER_FOOT, MM_PER_INCH
+from sidewalk.core.units import MM_PER_FOOT
 from sidewalk.dashboard.auth import User
 from sidewalk.dashboard.geometry import frontage_features, parcel_features
 from sidewalk.dashboard.routes.deps import (
@@ -85,16 +86,28 @@ def feet(ft: float) -> Quantity:
     return Quantity(text=text, si=f"{ft * MM_PER_FOOT / 1000:.2f} m")
 
 
-def feet_mm(mm: float) -> Quantity:
-    """A measured width (mm) in feet and inches."""
-    total_in = round(mm / MM_PER_INCH)
-    whole, inch = divmod(total_in, 12)
-    return Quantity(text=f"{whole} ft {inch} in", si=f"{mm:.0f} mm")
+def measured_width(
+    mm: float, uncertainty_mm: float | None, required_mm: float | None
+) -> Quantity:
+    """A measured width as the letter states it (``alerts.wording.feet_short``): to the
+    quarter inch with the camera's stated uncertainty, never reading as reaching a
+    required width it falls short of."""
+    return Quantity(
+        text=feet_short(mm, uncertainty_mm, short_of_mm=required_mm),
+        si=f"{mm:.1f} mm" if uncertainty_mm is None else f"{mm:.1f} mm ± {uncertainty_mm:.1f} mm",
+    )
 
 
-def inches_mm(mm: float) -> Quantity:
-    """A defect's size (mm) in inches, as § 370-5 states its limits."""
-    return Quantity(text=f"{mm / MM_PER_INCH:.2f} in", si=f"{mm:.1f} mm")
+def required_width(mm: float) -> Quantity:
+    """A width the Code sets, in its words (``4 feet``)."""
+    return Quantity(text=feet_rule(mm), si=f"{mm:.1f} mm")
+
+
+def defect_size(mm: float, uncertainty_mm: float | None, limit_mm: float | None) -> Quantity:
+    """A defect's size as the defect letter states it (``alerts.wording.inches_short``):
+    to the sixteenth of an inch, one at or over its limit never reading under it."""
+    si = f"{mm:.1f} mm" if uncertainty_mm is None else f"{mm:.1f} mm ± {uncertainty_mm:.1f} mm"
+    return Quantity(text=inches_short(mm, uncertainty_mm, at_least_mm=limit_mm), si=si)
 
 
 class ParcelView(BaseModel):
@@ -436,18 +449,26 @@ def property_page(
             photos_by_violation.setdefault(n.violation_id, []).extend(
                 p for p in n.detail.get("photos", ()) or () if isinstance(p, Mapping)
             )
+    tolerance = None if profile is None else profile.snow_and_ice.width_tolerance.length_mm
     decisions = []
     for v in violations:
         ev = v.evidence
         measured, required = ev.get("measured_width_mm"), ev.get("required_width_mm")
+        need = float(required) if isinstance(required, int | float) else None
+        # The uncertainty the decision used; a record from before it was kept: the camera's
+        # stated one (the letter's rule).
+        stated = ev.get("width_uncertainty_mm")
+        uncertainty = float(stated) if isinstance(stated, int | float) else tolerance
         decisions.append(
             DecisionView(
                 at=iso(v.detected_at),
                 address=address_of.get(v.frontage_id, v.frontage_id),
                 what=words(v.rule, RULES),
                 citation=cited(v.citation),
-                measured=feet_mm(float(measured)) if isinstance(measured, int | float) else None,
-                required=feet_mm(float(required)) if isinstance(required, int | float) else None,
+                measured=measured_width(float(measured), uncertainty, need)
+                if isinstance(measured, int | float)
+                else None,
+                required=None if need is None else required_width(need),
                 by_review=bool(ev.get("review")),
                 frames=_decision_frames(v, timeseries, evidence, photos_by_violation.get(v.id, [])),
             )
@@ -477,10 +498,15 @@ def property_page(
                 DefectLine(
                     block=int(b.get("block", 0)),
                     rule=words(str(c.get("rule", "")), DEFECT_RULES),
-                    measured=inches_mm(float(c["measured_mm"]))
+                    measured=defect_size(
+                        float(c["measured_mm"]),
+                        None if c.get("uncertainty_mm") is None else float(c["uncertainty_mm"]),
+                        None if c.get("limit_mm") is None else float(c["limit_mm"]),
+                    )
                     if c.get("measured_mm") is not None
                     else None,
-                    limit=inches_mm(float(c["limit_mm"]))
+                    limit=Quantity(text=inches_short(float(c["limit_mm"])),
+                                   si=f"{float(c['limit_mm']):.1f} mm")
                     if c.get("limit_mm") is not None
                     else None,
                     citation=cited(c.get("citation")),

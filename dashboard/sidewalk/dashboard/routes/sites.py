@@ -7,6 +7,7 @@ from datetime import timedelta
 from fastapi import APIRouter, HTTPException, Query, Response
 from pydantic import BaseModel, Field
 
+from sidewalk.alerts.wording import feet_short
 from sidewalk.core.contract import SnowMeasurement, WeatherReading
 from sidewalk.dashboard.routes.deps import (
     Cases,
@@ -42,6 +43,9 @@ class LatestMeasurement(BaseModel):
 
     ts: int
     cleared_width_mm: float
+    cleared_width_text: str = Field(
+        description="the width as a letter states it: to the 1/4 in, with the camera's uncertainty"
+    )
     snow_cover_fraction: float
     ice_suspected: bool
     frame_sha256: str | None
@@ -95,6 +99,8 @@ def series(
         for s in ts.readings(device=device, stream="snow", start_ms=start_ms, end_ms=end_ms)
         if isinstance(s, SnowMeasurement)
     ]
+    need = profile.snow_and_ice.clearing_min_width.length_mm
+    tolerance = profile.snow_and_ice.width_tolerance.length_mm
     latest: dict[str, SnowMeasurement] = {}
     for s in snow:
         latest[s.frontage] = s
@@ -118,6 +124,7 @@ def series(
         latest={
             f: LatestMeasurement(
                 ts=s.ts, cleared_width_mm=s.cleared_width_mm,
+                cleared_width_text=feet_short(s.cleared_width_mm, tolerance, short_of_mm=need),
                 snow_cover_fraction=s.snow_cover_fraction, ice_suspected=s.ice_suspected,
                 frame_sha256=s.frame_sha256,
                 frame_url=(f"/api/frames/{s.frame_sha256}"

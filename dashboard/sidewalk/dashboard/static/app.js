@@ -354,7 +354,7 @@ async function drawSite(device) {
     widths.length ? lineChart("Cleared width", widths[0][1].ts, widths.map(([f, s], i) => [data.addresses?.[f] || f, s.mm, palette[i % palette.length], s.ts]), data.required_width_mm, zone, "ft") : h("p", { class: "muted" }, "No camera measurements."));
   const frames = h("section", { class: "panel" }, h("h2", {}, "Latest measured path"),
     ...Object.entries(data.latest).map(([f, s]) => h("figure", {}, s.frame_url ? framed(s, data.required_width_mm) : "", pathSketch(s, data.required_width_mm),
-      h("figcaption", {}, `${data.addresses?.[f] || f}: cleared `, measure("ft", s.cleared_width_mm), `, cover ${(s.snow_cover_fraction * 100).toFixed(0)} %, ${fmt(new Date(s.ts).toISOString())}${s.ice_suspected ? ", ice suspected" : ""}`))));
+      h("figcaption", {}, `${data.addresses?.[f] || f}: cleared `, h("span", { class: "si", title: `${s.cleared_width_mm.toFixed(1)} mm` }, s.cleared_width_text), `, cover ${(s.snow_cover_fraction * 100).toFixed(0)} %, ${fmt(new Date(s.ts).toISOString())}${s.ice_suspected ? ", ice suspected" : ""}`))));
   body.replaceChildren(...charts, widthChart, frames);
 }
 
@@ -379,7 +379,7 @@ function pathSketch(s, requiredMm) {
   svg.setAttribute("viewBox", "0 0 320 70");
   svg.setAttribute("class", "path-sketch");
   svg.setAttribute("role", "img");
-  svg.setAttribute("aria-label", `cleared ${feetInches(s.cleared_width_mm)} of ${feetInches(requiredMm)} required`);
+  svg.setAttribute("aria-label", `cleared ${s.cleared_width_text} of ${feetInches(requiredMm)} required`);
   const rect = (x, y, width, height, fill, extra = {}) => {
     const r = document.createElementNS(ns, "rect");
     Object.entries({ x, y, width, height, fill, ...extra }).forEach(([k, v]) => r.setAttribute(k, v));
