@@ -5,8 +5,8 @@ The server (or a person at ``sidewalk edge command``) publishes a
 the device answers on ``…/cmd/<name>/reply`` with ``{status, data, error,
 transaction}`` (zigbee2mqtt's shape) plus its clock at receipt and reply. A
 request that gets no reply in time raises ``CommandTimeout``; the device never
-queues stale requests (its command session starts clean), so a timed-out
-command does not run hours later.
+queues stale requests (it subscribes to its commands at QoS 0, which the broker
+keeps for no offline session), so a timed-out command does not run hours later.
 """
 
 from __future__ import annotations

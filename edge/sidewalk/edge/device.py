@@ -19,10 +19,17 @@ What leaves the device:
   the clock offset.
 
 Readings go through the disk buffer and the ``Publisher`` (QoS 1, end to end
-via the server's watermark). A second MQTT session, with a clean start, carries
-commands, replies, JPEG bytes and health: requests must not queue up while the
-device is away, and the bulky or ephemeral messages must not wait behind a
-day's backlog of readings.
+via the server's watermark). The pole holds one MQTT connection, the
+publisher's persistent session, so the broker can make its client id its
+login (``use_username_as_clientid``) and no pole can take another client's
+session over. Commands, replies, JPEG bytes and health go on it too:
+
+- commands are subscribed at QoS 0, so the broker does not keep requests for
+  a pole that is away (Mosquitto queues no QoS 0 for an offline session:
+  ``queue_qos0_messages false``), and a timed-out command never runs later;
+- the bulky or ephemeral messages wait behind at most the publisher's window
+  of readings (``max_in_flight``), never a day's backlog, which stays on the
+  pole's disk.
 
 Clock offset: ingest stamps its ``stored`` watermark with its own clock when it
 commits. The reading it covers was recorded at ``t0`` and the watermark arrives
@@ -67,9 +74,7 @@ from sidewalk.core.contract import (
     topic_for,
 )
 from sidewalk.core.mqtt import (
-    MqttClient,
     MqttConnectRefused,
-    MqttError,
     MqttMessage,
     MqttPacketTooLarge,
 )
@@ -115,6 +120,9 @@ WEATHER_FIELDS = frozenset(
     }
 )
 CAMERA_TASK = "camera"
+# Commands at QoS 0 on the persistent session: the broker keeps none for a
+# pole that is away, so a request that timed out never runs hours later.
+COMMAND_QOS = 0
 HEALTH_TASK = "health"
 # An air temperature older than this no longer corrects the ranger's speed of sound.
 AIR_TEMP_MAX_AGE = timedelta(minutes=15)
@@ -522,7 +530,7 @@ def sd_notify(message: str) -> None:
 class Device:
     """One pole: its sensors, camera, disk buffer, publisher and command handlers.
 
-    ``start()`` opens the buffer, the publisher and the command session;
+    ``start()`` opens the buffer and the publisher (the pole's one MQTT session);
     ``run(until=…)`` loops on the injected clock until ``stop()`` or ``until``.
     """
 
@@ -592,14 +600,12 @@ class Device:
         self._publisher_options = dict(publisher_options or {})
         self.buffer: ReadingBuffer | None = None
         self.publisher: Publisher | None = None
-        self._control: MqttClient | None = None
-        self._control_thread: threading.Thread | None = None
         self._stored_topic = topic_for(self.site, self.device, "stored")
 
     # --- lifecycle -------------------------------------------------------------
 
     def start(self) -> None:
-        """Open the buffer, start the publisher and the command session.
+        """Open the buffer and start the publisher, whose one session carries everything.
 
         Raises ``MqttConnectRefused`` when the broker rejects the device's
         credentials (retrying would not help); an unreachable broker is retried
@@ -609,25 +615,22 @@ class Device:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.buffer = ReadingBuffer(path, self.device, max_rows=self.settings.buffer.max_rows)
         mqtt = device_mqtt_settings(self.settings, self._secrets)
-        self.publisher = Publisher(self.buffer, mqtt, site=self.site, **self._publisher_options)
-        self._control = MqttClient(
-            device_mqtt_settings(
-                self.settings, self._secrets, client_id=f"{self.device}-ctl", clean_start=True
-            ),
+        self.publisher = Publisher(
+            self.buffer,
+            mqtt,
+            site=self.site,
+            subscriptions={command_subscription(self.site, self.device): COMMAND_QOS},
             on_message=self._on_control_message,
+            **self._publisher_options,
         )
         try:
-            self._connect_control()
-            self._resume_after_server(self._fresh_wait_s)
+            if self.publisher.connect_now():
+                self._resume_after_server(self._fresh_wait_s)
+            else:
+                log.warning("%s: broker not reachable yet; retrying", self.device)
         except MqttConnectRefused:
             self.buffer.close()
             raise
-        except MqttError as exc:
-            log.warning("%s: broker not reachable yet (%s); retrying", self.device, exc)
-            self._control_thread = threading.Thread(
-                target=self._retry_control, name=f"control-{self.device}", daemon=True
-            )
-            self._control_thread.start()
         self.publisher.start()
         sd_notify("READY=1")
 
@@ -652,37 +655,17 @@ class Device:
                 "%s: empty buffer; continuing after the server's seq %d", self.device, released
             )
 
-    def _connect_control(self) -> None:
-        assert self._control is not None
-        self._control.connect()
-        self._control.subscribe(command_subscription(self.site, self.device), 1)
-        self._control.subscribe(self._stored_topic, 1)
-
-    def _retry_control(self) -> None:
-        while not self._stop.wait(1.0):
-            try:
-                self._connect_control()
-                return
-            except MqttConnectRefused:
-                log.error("%s: broker refused the command session", self.device)
-            except MqttError:
-                continue
-
     def stop(self) -> None:
         """End the loop (thread-safe, e.g. from a signal handler); ``close()`` follows."""
         self._stop.set()
         self._wake.set()
 
     def close(self) -> None:
-        """Stop the publisher and command session and close the buffer."""
+        """Stop the publisher (and with it the pole's connection) and close the buffer."""
         sd_notify("STOPPING=1")
         self._stop.set()
-        if self._control_thread is not None:
-            self._control_thread.join(5.0)
         if self.publisher is not None:
             self.publisher.stop()
-        if self._control is not None:
-            self._control.disconnect()
         if self.buffer is not None:
             self.buffer.close()
 
@@ -810,18 +793,15 @@ class Device:
         """JPEG bytes on ``…/jpeg`` (when connected), then the buffered ``FrameRef``."""
         assert self.publisher is not None
         sha = hashlib.sha256(jpeg).hexdigest()
-        control = self._control
-        if control is not None and control.is_connected:
-            try:
-                control.publish(jpeg_topic(self.site, self.device), jpeg, 1)
-            except MqttPacketTooLarge as exc:
-                # The broker would cut the connection over it (docs/storage.md):
-                # say so here; the FrameRef still records the frame existed.
-                log.error("%s: frame %s not sent: %s", self.device, sha[:12], exc)
-        else:
-            # Not queued in memory for a long outage: the FrameRef still records
-            # that this frame existed; capture_now asks for a fresh one.
-            log.warning("%s: offline, frame %s not sent", self.device, sha[:12])
+        try:
+            if not self.publisher.send(jpeg_topic(self.site, self.device), jpeg):
+                # Not queued in memory for a long outage: the FrameRef still records
+                # that this frame existed; capture_now asks for a fresh one.
+                log.warning("%s: offline, frame %s not sent", self.device, sha[:12])
+        except MqttPacketTooLarge as exc:
+            # The broker would cut the connection over it (docs/storage.md):
+            # say so here; the FrameRef still records the frame existed.
+            log.error("%s: frame %s not sent: %s", self.device, sha[:12], exc)
         self.publisher.record("frame", ts_ms, {"sha256": sha, "bytes_len": len(jpeg)})
         self.stats.frames += 1
         return sha
@@ -844,11 +824,10 @@ class Device:
         )
 
     def publish_health(self) -> None:
-        """Publish the retained health report if the command session is up."""
-        control = self._control
-        if control is not None and control.is_connected:
+        """Publish the retained health report if the pole's session is up."""
+        if self.publisher is not None:
             topic = health_topic(self.site, self.device)
-            control.publish(topic, self.health().to_json(), 1, retain=True)
+            self.publisher.send(topic, self.health().to_json(), retain=True)
 
     # --- messages from paho's thread, handled on the loop thread -------------------
 
@@ -898,10 +877,10 @@ class Device:
             received_ms=arrived_ms,
             now_ms=lambda: to_ms(self.clock.now()),
         )
-        control = self._control
-        if control is not None:
-            topic = f"{msg.topic}/reply"
-            control.publish(topic, reply.to_json(), 1)
+        if self.publisher is not None and not self.publisher.send(
+            f"{msg.topic}/reply", reply.to_json()
+        ):
+            log.warning("%s: offline, reply to %s not sent", self.device, parts.name)
 
     # --- command handlers --------------------------------------------------------
 

@@ -35,6 +35,12 @@ Only a watermark of the buffer's own ``epoch`` frees anything: the retained
 watermark of this pole's earlier life (a re-imaged disk, seqs from 1 again)
 is ignored, so it can never free new readings unsent. ``status`` carries the
 epoch too, so ingest applies the buffer floor to the right seq space.
+
+One connection per pole: the same session carries the device's other
+messages (``send``: commands' replies, health, JPEG bytes) and its extra
+subscriptions (commands), so the broker can bind the client id to the pole's
+login (``use_username_as_clientid``, deploy/mosquitto.conf) without the
+pole's connections taking each other's session over.
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from sidewalk.core.contract import (
@@ -53,7 +59,14 @@ from sidewalk.core.contract import (
     parse_payload,
     topic_for,
 )
-from sidewalk.core.mqtt import MqttClient, MqttError, MqttMessage, MqttSettings, Will
+from sidewalk.core.mqtt import (
+    MqttClient,
+    MqttConnectRefused,
+    MqttError,
+    MqttMessage,
+    MqttSettings,
+    Will,
+)
 from sidewalk.edge.buffer import BufferedReading, ReadingBuffer
 
 log = logging.getLogger(__name__)
@@ -78,7 +91,12 @@ class Publisher:
 
     ``start()`` returns at once; connecting (and retrying while the broker is
     away) happens on the publisher's own thread, and readings keep buffering
-    meanwhile. ``stop()`` announces ``stopped`` and disconnects.
+    meanwhile; ``connect_now()`` before it tries once on the caller's thread.
+    ``stop()`` announces ``stopped`` and disconnects.
+
+    ``subscriptions`` (topic: QoS) are made on the same session besides the
+    watermark, and ``on_message`` sees every message received (watermarks
+    too), on paho's thread.
     """
 
     def __init__(
@@ -93,6 +111,8 @@ class Publisher:
         retry_connect_s: float = 1.0,
         resend_after_s: float = 30.0,
         resend_max_s: float = 3600.0,
+        subscriptions: Mapping[str, int] | None = None,
+        on_message: Callable[[MqttMessage], None] | None = None,
     ) -> None:
         if max_unstored < 1 or max_in_flight < 1:
             raise ValueError("max_unstored and max_in_flight must be at least 1")
@@ -112,6 +132,8 @@ class Publisher:
         self._resend_after = resend_after_s
         self._stored_topic = topic_for(site, self.device, "stored")
         self._status_topic = topic_for(site, self.device, "status")
+        self._subscriptions = dict(subscriptions or {})
+        self._on_any = on_message
         self._client: MqttClient | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -130,6 +152,9 @@ class Publisher:
         self.resent = 0
         self._outstanding: set[int] = set()
         self._acked_early: set[int] = set()
+        # mids of ``send``'s messages still without a PUBACK: not readings, so no
+        # window counts them, and their acks must not pass for early readings' acks.
+        self._foreign: set[int] = set()
         # No watermark of this buffer's epoch yet: the server has stored nothing of ours.
         self._ever_stored = False
         self._told_register = False
@@ -144,6 +169,31 @@ class Publisher:
     def connected(self) -> bool:
         """True while the MQTT session is up."""
         return self._client is not None and self._client.is_connected
+
+    def connect_now(self) -> bool:
+        """Try to connect once, on this thread, before ``start()``; False when the
+        broker is not reachable (the thread keeps trying). Raises
+        ``MqttConnectRefused`` when it refuses the pole's credentials."""
+        if self._thread is not None:
+            raise RuntimeError("publisher already started")
+        if self._client is None:
+            self._client = self._connect(raise_refused=True)
+        return self._client is not None
+
+    def send(self, topic: str, payload: bytes, *, retain: bool = False) -> bool:
+        """Publish one of the device's other messages (QoS 1) on the session; False
+        while disconnected (nothing queued). ``MqttPacketTooLarge`` for one the
+        broker said it will not take."""
+        client = self._client
+        if client is None or not client.is_connected:
+            return False
+        mid = client.publish(topic, payload, 1, retain=retain)
+        with self._cond:
+            if mid in self._acked_early:
+                self._acked_early.discard(mid)
+            else:
+                self._foreign.add(mid)
+        return True
 
     def record(self, stream: str, ts_ms: int, values: Mapping[str, Any]) -> AnyReading:
         """Buffer a reading durably (assigning its seq) and wake the sender."""
@@ -192,6 +242,8 @@ class Publisher:
     # --- paho thread callbacks: record and wake, nothing slow ---------------
 
     def _on_message(self, msg: MqttMessage) -> None:
+        if self._on_any is not None:
+            self._on_any(msg)
         if msg.topic != self._stored_topic:
             return
         try:
@@ -228,13 +280,15 @@ class Publisher:
         with self._cond:
             if mid in self._outstanding:
                 self._outstanding.discard(mid)
+            elif mid in self._foreign:
+                self._foreign.discard(mid)
             else:
                 self._acked_early.add(mid)
             self._cond.notify_all()
 
     # --- the sending thread ---------------------------------------------------
 
-    def _connect(self) -> MqttClient | None:
+    def _connect(self, *, raise_refused: bool = False) -> MqttClient | None:
         client = MqttClient(
             self._settings,
             on_message=self._on_message,
@@ -244,10 +298,23 @@ class Publisher:
         )
         try:
             client.connect()
+        except MqttConnectRefused:
+            if raise_refused:
+                raise
+            log.error("publisher %s: the broker refused the pole's login; retrying", self.device)
+            return None
         except MqttError as exc:
             log.warning("publisher %s cannot connect yet: %s", self.device, exc)
             return None
-        client.subscribe(self._stored_topic, 1)
+        try:
+            client.subscribe(self._stored_topic, 1)
+            for topic, qos in self._subscriptions.items():
+                client.subscribe(topic, qos)
+        except MqttError as exc:
+            # Not in place (e.g. the connection dropped at once): start over.
+            log.warning("publisher %s: subscribing failed: %s", self.device, exc)
+            client.disconnect()
+            return None
         return client
 
     def _run(self) -> None:
