@@ -245,15 +245,51 @@ class StoredWatermark(_Payload):
     epoch: Epoch | None = None
 
 
+# How far behind its receipt a reading may be stamped: a pole's disk buffer
+# (``BufferConfig.max_rows``, 1,000,000 rows) holds well over a year of its
+# readings at the default cadence, and no winter's case waits a year for its
+# evidence. Older is a clock that was never set (a fresh pole booting at
+# 2000-01-01 without a network time), not a buffered reading.
+MAX_BEHIND_MS = 366 * 86_400_000
+
+
+def span_words(ms: int) -> str:
+    """A duration as a person reads it: "1 day 0 h", "4 h 05 min", "26 years 12 days"."""
+    s = abs(ms) // 1000
+    days, rest = divmod(s, 86_400)
+    hours, rest = divmod(rest, 3600)
+    minutes, seconds = divmod(rest, 60)
+    if days >= 365:
+        years, days = divmod(days, 365)
+        return f"{years} year{'s' * (years != 1)} {days} day{'s' * (days != 1)}"
+    if days:
+        return f"{days} day{'s' * (days != 1)} {hours} h"
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    if minutes:
+        return f"{minutes} min {seconds:02d} s" if seconds else f"{minutes} min"
+    return f"{seconds} s"
+
+
 @dataclass(frozen=True, slots=True)
 class TimePolicy:
     """When a reading's event time is implausible (ingest and analytics judge alike).
 
     * ahead: ``ts`` more than ``max_ahead_ms`` after the time it was received;
+    * too old: ``ts`` more than ``max_behind_ms`` before the time it was
+      received (older than any pole's buffer holds: ``MAX_BEHIND_MS``);
     * stepped back: a seq newer than the pole's last accepted reading (same
       epoch) with a ``ts`` more than ``max_step_back_ms`` before that reading's.
       A re-sent old reading is not judged against the receive time: a pole
       legitimately delivers a day's buffer after an outage, in seq order.
+    * out of line: a newer seq stamped more than ``max_step_back_ms`` after
+      the pole's last accepted reading, whose next reading (``next_ts``, the
+      pole's following seq in the same batch) falls back in line with that
+      last reading: one reading stamped ahead of both its neighbours, as a
+      buffer delivered after an outage can carry (it is not ahead of its late
+      receipt). It is the outlier, so the readings after it are not "stepped
+      back" from it. A pole off for a day resumes a day later: its next
+      reading follows the jump, and the jump stands.
     * still behind: once a pole's clock has stepped back, its seq space is
       ``suspect`` until a reading arrives stamped within ``max_step_back_ms``
       of its receipt (the clock is right again); until then every reading more
@@ -263,12 +299,14 @@ class TimePolicy:
 
     ``None`` turns a check off. A replay through the broker runs on the
     scenario's time, unrelated to the wall clock: it has no "ahead"
-    (``max_ahead_ms=None``), and then no "still behind" either. Such a reading
-    is quarantined (``implausible_time``) and never moves a clock.
+    (``max_ahead_ms=None``), and then no "too old" or "still behind" either.
+    Such a reading is quarantined (``implausible_time``), never moves a clock
+    and never becomes the reference a later reading is judged by.
     """
 
     max_ahead_ms: int | None = 600_000
     max_step_back_ms: int | None = 600_000
+    max_behind_ms: int | None = MAX_BEHIND_MS
 
     def problem(
         self,
@@ -279,34 +317,76 @@ class TimePolicy:
         last_ts: int,
         *,
         suspect: bool = False,
+        next_ts: int | None = None,
     ) -> tuple[str, bool] | None:
-        """None if ``ts`` is plausible; else why not (the dead letter's detail) and
-        whether the seq space is ``suspect`` afterwards (the pole's clock is behind).
+        """None if ``ts`` is plausible; else why not (the dead letter's detail, in a
+        person's words) and whether the seq space is ``suspect`` afterwards (the
+        pole's clock is behind).
 
         ``last_seq``/``last_ts``: the pole's last accepted reading in this epoch.
-        An accepted reading clears ``suspect``.
+        ``next_ts``: the ``ts`` of the pole's next seq after this one, when the
+        caller holds it (the rest of its batch). An accepted reading clears ``suspect``.
         """
-        ahead, back = self.max_ahead_ms, self.max_step_back_ms
-        if ahead is not None and ts > received_ms + ahead:
+        reason = self._against_receipt(ts, received_ms)
+        if reason is not None:
+            return reason, suspect
+        return self._against_pole(seq, ts, received_ms, last_seq, last_ts, suspect, next_ts)
+
+    def _against_receipt(self, ts: int, received_ms: int) -> str | None:
+        """Ahead of the time it arrived, or older than any pole's buffer holds."""
+        ahead, behind = self.max_ahead_ms, self.max_behind_ms
+        if ahead is None:
+            return None
+        if ts > received_ms + ahead:
             return (
-                f"ts {ts} is {(ts - received_ms) / 1000:.0f} s ahead of its receipt at"
-                f" {received_ms} (at most {ahead / 1000:.0f} s)",
-                suspect,
+                f"stamped {span_words(ts - received_ms)} ahead of the time it arrived"
+                f" (a pole's clock may be at most {span_words(ahead)} ahead)"
             )
+        if behind is not None and ts < received_ms - behind:
+            return (
+                f"stamped {span_words(received_ms - ts)} before the time it arrived, older than"
+                f" a pole's buffer holds ({span_words(behind)}): the pole's clock was not set"
+            )
+        return None
+
+    def _against_pole(  # noqa: PLR0917 (the reading and its pole's reference, as problem's)
+        self,
+        seq: int,
+        ts: int,
+        received_ms: int,
+        last_seq: int,
+        last_ts: int,
+        suspect: bool,
+        next_ts: int | None,
+    ) -> tuple[str, bool] | None:
+        """Stepped back, out of line with its neighbours, or still behind."""
+        back = self.max_step_back_ms
         if back is None:
             return None
-        if last_seq and seq > last_seq and ts < last_ts - back:
+        newer = last_seq and seq > last_seq
+        if newer and ts < last_ts - back:
             return (
-                f"seq {seq} follows seq {last_seq} but its ts {ts} is"
-                f" {(last_ts - ts) / 1000:.0f} s earlier than that one's {last_ts}"
-                f" (at most {back / 1000:.0f} s): the pole's clock stepped back",
+                f"stamped {span_words(last_ts - ts)} before the pole's previous reading"
+                f" (seq {last_seq}), though taken after it (at most {span_words(back)}):"
+                " the pole's clock stepped back",
                 True,
             )
-        if suspect and ahead is not None and ts < received_ms - back:
+        if (
+            newer
+            and next_ts is not None
+            and ts > last_ts + back
+            and last_ts - back <= next_ts < ts - back
+        ):
             return (
-                f"ts {ts} is {(received_ms - ts) / 1000:.0f} s behind its receipt at"
-                f" {received_ms}, and the pole's clock stepped back before without"
-                " being seen right since",
+                f"stamped {span_words(ts - last_ts)} ahead of the pole's previous reading"
+                f" (seq {last_seq}) and {span_words(ts - next_ts)} ahead of its next one,"
+                " though taken between them: one reading out of line with its pole's clock",
+                suspect,
+            )
+        if suspect and self.max_ahead_ms is not None and ts < received_ms - back:
+            return (
+                f"stamped {span_words(received_ms - ts)} before the time it arrived, and the"
+                " pole's clock stepped back before without being seen right since",
                 True,
             )
         return None

@@ -8,9 +8,10 @@ before the clock engine sees it (``ReadingGate.admit``):
   copy, or one whose content differs (ingest's ``seq_conflict``), is skipped.
   A new epoch of a device closes its earlier ones where they stood, as the
   store does: a later reading of a closed epoch beyond that is skipped too.
-* **time**: ``TimePolicy.problem`` against the receive time and the pole's
-  last accepted reading of the same epoch, exactly as ingest's store judges
-  it (``implausible_time``): such a reading is quarantined and moves no clock.
+* **time**: ``TimePolicy.problem`` against the receive time, the pole's
+  last accepted reading of the same epoch and, given a batch (``admit_many``),
+  the pole's next reading in it, exactly as ingest's store judges it
+  (``implausible_time``): such a reading is quarantined and moves no clock.
 
 The seqs seen are kept as merged runs per seq space, a handful of pairs in the
 engine's snapshot (saved with it, so a restart judges a re-delivered message
@@ -25,6 +26,7 @@ Every reading skipped is counted by reason (``skipped``), in the snapshot too.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sidewalk.core.contract import Reading, TimePolicy
@@ -79,8 +81,24 @@ class ReadingGate:
         self.policy = policy
         self.state = GateState()
 
-    def admit(self, reading: Reading, received_ms: int) -> str | None:
-        """None to pass ``reading`` on; else the reason it is skipped (and counted)."""
+    def admit_many(self, readings: Sequence[Reading], received_ms: int) -> list[str | None]:
+        """``admit`` each reading in order, each judged also by its pole's next
+        reading in the list (ingest's store judges a batch so: ``TimePolicy``'s
+        "out of line")."""
+        after: list[int | None] = [None] * len(readings)
+        later: dict[tuple[str, str | None], Reading] = {}
+        for i in range(len(readings) - 1, -1, -1):
+            r = readings[i]
+            nxt = later.get((r.device, r.epoch))
+            if nxt is not None and nxt.seq > r.seq:
+                after[i] = nxt.ts
+            later[(r.device, r.epoch)] = r
+        return [self.admit(r, received_ms, next_ts=n) for r, n in zip(readings, after, strict=True)]
+
+    def admit(self, reading: Reading, received_ms: int, next_ts: int | None = None) -> str | None:
+        """None to pass ``reading`` on; else the reason it is skipped (and counted).
+
+        ``next_ts``: the ``ts`` of the pole's next reading, when the caller holds it."""
         key = f"{reading.device}/{reading.epoch or ''}"
         space = self.state.spaces.get(key)
         if space is None:
@@ -98,6 +116,7 @@ class ReadingGate:
                 space.last_seq,
                 space.last_ts,
                 suspect=space.suspect,
+                next_ts=next_ts,
             )
         ):
             space.suspect = verdict[1]

@@ -40,19 +40,34 @@ from sidewalk.storage.timeseries.seqs import _SeqBook, _Space
 _NEVER = 1 << 62
 
 
-def _time_bounds(policy: TimePolicy | None, now: int) -> tuple[bool, int, int]:
-    """(always ask ``policy``, ceiling, step back): a reading of a space that is
-    not suspect, with ``ts`` at most ``ceiling`` and at least its space's last
-    ``ts`` minus the step back, is one ``TimePolicy.problem`` always passes, so
-    the per-reading loop asks it only about the others."""
+def _time_bounds(policy: TimePolicy | None, now: int) -> tuple[bool, int, int, int]:
+    """(always ask ``policy``, ceiling, floor, step): a reading of a space that is
+    not suspect, with ``ts`` between ``floor`` and ``ceiling`` and within ``step``
+    of its space's last ``ts`` either way, is one ``TimePolicy.problem`` always
+    passes, so the per-reading loop asks it only about the others."""
     if policy is None:
-        return False, _NEVER, _NEVER
-    ahead, back = policy.max_ahead_ms, policy.max_step_back_ms
+        return False, _NEVER, -_NEVER, _NEVER
+    ahead, back, behind = policy.max_ahead_ms, policy.max_step_back_ms, policy.max_behind_ms
     return (
         type(policy) is not TimePolicy,  # a subclass may judge otherwise: always ask it
         now + ahead if ahead is not None else _NEVER,
+        now - behind if ahead is not None and behind is not None else -_NEVER,
         back if back is not None else _NEVER,
     )
+
+
+def _next_ts(placed: list[_Placed]) -> list[int | None]:
+    """Per reading, the ``ts`` of its seq space's next reading in the batch, if that
+    one has a later seq (a re-sent older copy is no neighbour to judge by)."""
+    out: list[int | None] = [None] * len(placed)
+    later: dict[int, tuple[int, int]] = {}
+    for i in range(len(placed) - 1, -1, -1):
+        _, _, own_seq, ts, space, _, _ = placed[i]
+        nxt = later.get(id(space))
+        if nxt is not None and nxt[0] > own_seq:
+            out[i] = nxt[1]
+        later[id(space)] = (own_seq, ts)
+    return out
 
 
 def _now_ms() -> int:
@@ -229,9 +244,11 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
         # or below its running maximum (``low``): only there can one repeat.
         seen: dict[str, set[int]] = {dev: set() for dev in low}
         stored = result.stored
-        judge, ceiling, floor_back = _time_bounds(policy, now)
+        judge, ceiling, floor, step = _time_bounds(policy, now)
         to_json = _TO_JSON
-        for r, dev, own_seq, ts, space, seq, fields in placed:
+        # The next reading of each one's space, for a reading out of line (built when first asked).
+        after: list[int | None] | None = None
+        for i, (r, dev, own_seq, ts, space, seq, fields) in enumerate(placed):
             top = max_seq[dev]
             if seq > top:
                 if seq > top + 1:
@@ -248,12 +265,20 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
             if dev in seen:
                 seen[dev].add(seq)
             if policy is not None and (
-                judge or space.suspect or ts > ceiling or ts < space.last_ts - floor_back
+                judge
+                or space.suspect
+                or ts > ceiling
+                or ts < floor
+                or ts < space.last_ts - step
+                or ts > space.last_ts + step
             ):
                 # Outside the window no rule can object to: the policy decides.
+                if after is None:
+                    after = _next_ts(placed)
                 verdict = policy.problem(
-                    own_seq, ts, now, space.last_seq, space.last_ts, suspect=space.suspect
-                )
+                    own_seq, ts, now, space.last_seq, space.last_ts, suspect=space.suspect,
+                    next_ts=after[i],
+                )  # fmt: skip
                 if verdict:
                     held.append((r, seq, r.to_json().decode(), verdict[0]))
                     space.held(suspect=verdict[1])
