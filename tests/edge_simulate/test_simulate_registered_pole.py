@@ -74,7 +74,7 @@ def test_a_stand_in_for_a_registered_pole_is_stored_by_ingest(  # noqa: PLR0915
         lots = sorted(
             (f for f in cases.registry.list_frontages() if f.street_address[0].isdigit()),
             key=lambda f: f.street_address,
-        )[:2]
+        )[:3]
     finally:
         cases.close()
     device = f"pole-{os.getpid()}"
@@ -85,7 +85,12 @@ def test_a_stand_in_for_a_registered_pole_is_stored_by_ingest(  # noqa: PLR0915
     assert refused.exit_code == 2
     assert "register it on the dashboard's Poles page" in refused.output
     _sidewalk(config, "registry", "pole", "add", device, "--by", "it",
-              "--watches", lots[0].id, "--watches", lots[1].id)  # fmt: skip
+              "--watches", lots[1].id, "--watches", lots[2].id)  # fmt: skip
+    # A second pole, with the stand-in camera (one pole plays one storm: a second
+    # storm over the same hours would step its clock back).
+    camera_pole = f"{device}-cam"
+    _sidewalk(config, "registry", "pole", "add", camera_pole, "--by", "it",
+              "--watches", lots[0].id)  # fmt: skip
     not_watched = CliRunner().invoke(
         app, ["edge", "simulate", "--device", device, "--frontage", "1 Nowhere Rd",
               "--config", str(config)],
@@ -112,6 +117,13 @@ def test_a_stand_in_for_a_registered_pole_is_stored_by_ingest(  # noqa: PLR0915
              "--frontage", lots[1].street_address, "--config", str(config)],
             capture_output=True, text=True, timeout=300, env=env, check=False,
         )  # fmt: skip
+        # As a whole pole with the stand-in camera: a first picture for the Poles page.
+        shown = subprocess.run(
+            [sys.executable, "-m", "sidewalk.cli", "edge", "simulate", "--device", camera_pole,
+             "--camera", "--stay", "1",
+             "--config", str(config)],
+            capture_output=True, text=True, timeout=300, env=env, check=False,
+        )  # fmt: skip
     finally:
         ingest.terminate()
         ingest.wait(timeout=30)
@@ -131,5 +143,25 @@ def test_a_stand_in_for_a_registered_pole_is_stored_by_ingest(  # noqa: PLR0915
         now_ms = int(datetime.now(UTC).timestamp() * 1000)
         week_ms = int(timedelta(days=7).total_seconds() * 1000)
         assert all(now_ms - week_ms < r.ts <= now_ms for r in snow)
+        assert shown.returncode == 0, shown.stdout + shown.stderr
+        assert "the camera shows 1 frontage(s)" in shown.stdout
+        assert "all stored" in shown.stdout, shown.stdout
+        # The Poles page's own lookup finds the stand-in's picture, a 1080p JPEG.
+        from sidewalk.dashboard.routes.registry import latest_frame
+        from sidewalk.storage.evidence import EvidenceStore
+
+        evidence = EvidenceStore(tmp_path / "var" / "evidence")
+        assert store.dead_letters(device=camera_pole) == []
+        assert {r.frontage for r in store.readings(device=camera_pole, stream="snow")} == {  # type: ignore[union-attr]
+            lots[0].id
+        }
+        found = latest_frame(store, evidence, camera_pole, datetime.now(UTC))
+        assert found is not None
+        assert now_ms - 60_000 < found[1] <= int(datetime.now(UTC).timestamp() * 1000)
+        import cv2
+        import numpy as np
+
+        picture = cv2.imdecode(np.frombuffer(evidence.get(found[0]), np.uint8), cv2.IMREAD_COLOR)
+        assert picture.shape == (1080, 1920, 3)
     finally:
         store.close()
