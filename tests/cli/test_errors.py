@@ -263,13 +263,110 @@ def test_analytics_refuses_a_damaged_saved_state_in_one_line(
     assert result.exit_code == 2, result.output
     line = _one_line(result.output)
     assert line.startswith(
-        "the clocks' saved state 'sidewalk-analytics' in the case database cannot be read ("
+        "analytics: the clocks' saved state 'sidewalk-analytics' in the case database cannot"
+        " be read ("
     )
     assert said in line
-    assert line.endswith("would forget every open clock and case")
+    assert line.endswith(
+        "would forget every open clock and case. Nothing was started. To rebuild the state"
+        f" from the stored readings, run: sidewalk analytics --config {config} --rebuild"
+    )
     # Refused, not replaced: the damaged row is still there to be looked at.
     cases = open_cases(url, load_profile())
     try:
         assert cases.clocks.load_engine_snapshot("sidewalk-analytics") == state
     finally:
         cases.close()
+
+
+@pytest.fixture(scope="module")
+def case_on_record(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A case database (made once, copied per test): the first storm's street, one
+    clearing clock running on a frontage of it, no saved engine state."""
+    from datetime import UTC, datetime
+
+    from sidewalk.core.profile import load_profile
+    from sidewalk.scenarios import load_scenario
+    from sidewalk.storage.cases import Cause
+    from sidewalk.system import open_cases, seed_scenario
+
+    path = tmp_path_factory.mktemp("case-on-record") / "cases.sqlite3"
+    profile = load_profile()
+    cases = open_cases(f"sqlite:///{path}", profile)
+    try:
+        seed_scenario(cases, load_scenario("first-storm"), profile=profile)
+        at = datetime(2026, 12, 10, 12, 5, tzinfo=UTC)
+        cause = Cause(kind="reading", ts=int(at.timestamp() * 1000), device="pole-main-01")
+        cases.clocks.open("main-st-101", "clearing", "clearing_period", at, cause)
+    finally:
+        cases.close()
+    return path
+
+
+def _copy(template: Path, tmp_path: Path) -> str:
+    import shutil
+
+    shutil.copyfile(template, tmp_path / "cases.sqlite3")
+    return _sqlite(tmp_path)
+
+
+def _analytics_line(tmp_path: Path, url: str) -> str:
+    config = tmp_path / "sidewalk.toml"
+    config.write_text(
+        f'site = "clyman"\n[mqtt]\nurl = "mqtt://127.0.0.1:1"\n[cases]\ndatabase_url = "{url}"\n',
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(app, ["analytics", "--config", str(config)], env={"COLUMNS": "300"})
+    assert result.exit_code == 2, result.output
+    line = _one_line(result.output)
+    assert line.endswith(
+        ". Nothing was started. To rebuild the state from the stored readings, run:"
+        f" sidewalk analytics --config {config} --rebuild"
+    ), line
+    return line
+
+
+def test_analytics_refuses_to_start_from_nothing_where_cases_exist(
+    tmp_path: Path, case_on_record: Path
+) -> None:
+    line = _analytics_line(tmp_path, _copy(case_on_record, tmp_path))
+    assert line.startswith(
+        "analytics: the case database holds 0 open cases, 0 notices and 1 clock record (1 still"
+        " running) for site clyman but no saved engine state for client id 'sidewalk-analytics'"
+        " (was analytics.client_id changed?)."
+    ), line
+
+
+def test_analytics_refuses_a_saved_state_that_is_not_this_databases(
+    tmp_path: Path, case_on_record: Path
+) -> None:
+    from sidewalk.analytics.clocks.engine import ClockEngine
+    from sidewalk.analytics.runner import DATABASE_MARK, SnapshotIdentity
+    from sidewalk.core.profile import load_profile
+    from sidewalk.system import open_cases
+
+    url = _copy(case_on_record, tmp_path)
+    state = ClockEngine(load_profile(), []).snapshot().decode()
+    ours = "1" * 32  # this database's mark, as a runner gives it on its first save
+    for site, database, said in [
+        ("dousman", ours, "was saved for site dousman, not for site clyman (does another"),
+        ("clyman", "0" * 32, "was saved in another case database, not in this one"),
+    ]:
+        cases = open_cases(url, load_profile())
+        try:
+            cases.clocks.save_engine_snapshot(DATABASE_MARK, None, ours)
+            saved = SnapshotIdentity(site, database).wrap(state)
+            cases.clocks.save_engine_snapshot("sidewalk-analytics", None, saved)
+        finally:
+            cases.close()
+        line = _analytics_line(tmp_path, url)
+        assert line.startswith(
+            "analytics: the saved engine state for client id 'sidewalk-analytics' "
+        ), line
+        assert said in line
+        # Refused, not replaced.
+        cases = open_cases(url, load_profile())
+        try:
+            assert cases.clocks.load_engine_snapshot("sidewalk-analytics") == saved
+        finally:
+            cases.close()

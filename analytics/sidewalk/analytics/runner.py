@@ -34,23 +34,27 @@ of readings not acted on, the detectors' out-of-order ones included.
 
 from __future__ import annotations
 
+import json
 import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
 from sidewalk.analytics.clocks.actions import parse_action
-from sidewalk.analytics.clocks.engine import ClockEngine
-from sidewalk.analytics.clocks.events import Event
+from sidewalk.analytics.clocks.engine import CLEARING, ClockEngine
+from sidewalk.analytics.clocks.events import Event, Transition
 from sidewalk.analytics.recorder import CaseRecorder
 from sidewalk.analytics.registry import RegistryWatch
 from sidewalk.core.clock import Clock, SystemClock, to_ms
 from sidewalk.core.contract import ContractError, Reading, TimePolicy, parse_payload
 from sidewalk.core.mqtt import MqttClient, MqttError, MqttMessage, MqttSettings
+from sidewalk.storage.cases import ActionRecord
 
 log = logging.getLogger(__name__)
 
@@ -113,12 +117,35 @@ def _first_problem(exc: BaseException) -> str:
     return next(iter(str(exc).splitlines()), type(exc).__name__)
 
 
-class SavedStateUnreadable(RuntimeError):
-    """The clocks' state saved in the case database cannot be restored.
+def _count(n: int, what: str) -> str:
+    return f"{n:,} {what}" + ("" if n == 1 else "s")
 
-    Analytics refuses to start rather than start from nothing: an empty engine
-    would forget every open clock and case and issue nothing for them.
-    """
+
+def _noting(
+    issue: Callable[[Any, Any], Any] | None, numbers: set[str]
+) -> Callable[[Any, Any], Any] | None:
+    """``issue`` (the notice issuer's hook), noting the number of each notice it returns."""
+    if issue is None:
+        return None
+
+    def noted(event: Any, record: Any) -> Any:
+        notice = issue(event, record)
+        number = getattr(notice, "number", None)
+        if isinstance(number, str):
+            numbers.add(number)
+        return notice
+
+    return noted
+
+
+class SavedStateRefused(RuntimeError):
+    """The runner's saved engine state cannot be taken as this case database's: analytics
+    stops instead of starting from nothing (an empty engine would forget every open
+    clock and case and issue nothing for them). ``--rebuild`` makes the state again."""
+
+
+class SavedStateUnreadable(SavedStateRefused):
+    """The clocks' state saved in the case database cannot be restored."""
 
     def __init__(self, name: str, cause: BaseException) -> None:
         super().__init__(
@@ -127,6 +154,80 @@ class SavedStateUnreadable(RuntimeError):
             "nothing would forget every open clock and case"
         )
         self.name = name
+
+
+class SavedStateMissing(SavedStateRefused):
+    """No saved state for this runner, while the case database holds cases of its site."""
+
+    def __init__(self, name: str, site: str, held: str) -> None:
+        super().__init__(
+            f"the case database holds {held} for site {site} but no saved engine state for "
+            f"client id {name!r} (was analytics.client_id changed?)"
+        )
+        self.name = name
+
+
+class SavedStateMismatch(SavedStateRefused):
+    """The saved state names another site or another case database than this one."""
+
+    def __init__(self, name: str, why: str) -> None:
+        super().__init__(f"the saved engine state for client id {name!r} {why}")
+        self.name = name
+
+
+# The case database's own mark, kept beside the runners' saved states under a name no
+# client id can take (client ids are slugs). Each saved state names the site and the mark
+# of the database it was saved in, so a state that is not this database's is refused.
+DATABASE_MARK = ":case-database"
+_IDENTITY_HEAD = '{"identity":'
+
+
+@dataclass(frozen=True)
+class SnapshotIdentity:
+    """Whose engine state a snapshot is: the site it ran for and its case database's mark."""
+
+    site: str
+    database: str
+
+    def wrap(self, state_json: str) -> str:
+        """``state_json`` (the engine's JSON object) with the identity as its first member:
+        the engine's reader ignores it, and an older snapshot simply has none."""
+        head = json.dumps({"site": self.site, "database": self.database}, separators=(",", ":"))
+        return f"{_IDENTITY_HEAD}{head},{state_json[1:]}"
+
+
+def split_identity(saved: str) -> tuple[SnapshotIdentity | None, str]:
+    """(the identity, the engine's own JSON) of a saved state; None for one saved before
+    snapshots carried an identity (taken as this database's, and given one on the next save)."""
+    if not saved.startswith(_IDENTITY_HEAD):
+        return None, saved
+    try:
+        head, end = json.JSONDecoder().raw_decode(saved, len(_IDENTITY_HEAD))
+    except ValueError:
+        return None, saved  # the engine's reader says what is wrong with it
+    if not isinstance(head, dict) or saved[end : end + 1] != ",":
+        return None, saved
+    identity = SnapshotIdentity(str(head.get("site", "")), str(head.get("database", "")))
+    return identity, "{" + saved[end + 1 :]
+
+
+@dataclass
+class RebuildReport:
+    """What ``AnalyticsRunner.rebuild`` replayed and what it found on record."""
+
+    readings: int = 0
+    skipped: int = 0
+    storms: int = 0
+    actions: int = 0
+    first: datetime | None = None
+    last: datetime | None = None
+    # Notice numbers the replay reached that were on record before it, and new ones.
+    notices_on_record: list[str] = field(default_factory=list)
+    notices_new: list[str] = field(default_factory=list)
+    # Other records the replay wrote that were not on record: (what, how many).
+    new_records: dict[str, int] = field(default_factory=dict)
+    # Actions whose outcome in the replay differs from the one recorded (applied or refused).
+    actions_differing: list[int] = field(default_factory=list)
 
 
 class AnalyticsRunner:
@@ -183,6 +284,8 @@ class AnalyticsRunner:
         # batch or tick rolls the engine back to, so the state saved next can
         # never include events whose records were not written.
         self._saved = engine.snapshot()
+        # Whose state this is (site, case database), written with every save.
+        self._identity: SnapshotIdentity | None = None
         self._stopping = threading.Event()
         # Messages received and not yet processed, per device: those poles are behind
         # (their evidence is queued here), not silent (``_behind``).
@@ -199,12 +302,7 @@ class AnalyticsRunner:
 
     def start(self) -> None:
         """Restore the saved engine state, connect, subscribe and start (returns at once)."""
-        saved = self.recorder.cases.clocks.load_engine_snapshot(self.id)
-        if saved is not None:
-            try:
-                self.engine.restore(saved.encode())
-            except (ValueError, KeyError, TypeError) as exc:  # pydantic's errors are ValueErrors
-                raise SavedStateUnreadable(self.id, exc) from exc
+        self._restore_saved()
         if self.mode == "live" or self.engine.now is not None:
             self._load_registry(self.engine.now if self.mode == "stream" else self.clock.now())
         self._saved = self.engine.snapshot()
@@ -229,6 +327,73 @@ class AnalyticsRunner:
         self._worker.start()
         for stream in ("weather", "snow"):
             self._client.subscribe(f"sidewalk/v1/{self._site}/+/{stream}", qos=1)
+
+    def _restore_saved(self) -> None:
+        """Restore the engine from its saved state, or refuse to start (``SavedStateRefused``).
+
+        No saved state is a first start only while the case database holds no case of
+        this site; a state saved for another site or in another case database is not
+        this one's. Either way starting would forget, or mix up, every open case."""
+        clocks = self.recorder.cases.clocks
+        saved = clocks.load_engine_snapshot(self.id)
+        mark = clocks.load_engine_snapshot(DATABASE_MARK)
+        if saved is None:
+            # An engine handed over with a state of its own (its owner restored it) is
+            # not a start from nothing; a fresh one is, if there are cases it would forget.
+            held = self._records_held() if self.engine.now is None else ""
+            if held:
+                raise SavedStateMissing(self.id, self._site, held)
+            self._identity = self._own_identity(mark)
+            return
+        identity, state = split_identity(saved)
+        if identity is not None:
+            if identity.site != self._site:
+                raise SavedStateMismatch(
+                    self.id,
+                    f"was saved for site {identity.site}, not for site {self._site} (does "
+                    "another site's analytics use the same analytics.client_id?)",
+                )
+            if identity.database != mark:
+                raise SavedStateMismatch(
+                    self.id,
+                    "was saved in another case database, not in this one (was the saved "
+                    "state copied from another database, or this database replaced?)",
+                )
+        try:
+            self.engine.restore(state.encode())
+        except (ValueError, KeyError, TypeError) as exc:  # pydantic's errors are ValueErrors
+            raise SavedStateUnreadable(self.id, exc) from exc
+        self._identity = self._own_identity(mark)
+
+    def _own_identity(self, mark: str | None = None) -> SnapshotIdentity:
+        """This runner's identity, giving the case database its mark on a first save."""
+        clocks = self.recorder.cases.clocks
+        mark = mark or clocks.load_engine_snapshot(DATABASE_MARK)
+        if mark is None:
+            clocks.save_engine_snapshot(DATABASE_MARK, None, uuid.uuid4().hex)
+            # Read back: of two runners giving the mark at once, the one stored counts.
+            mark = clocks.load_engine_snapshot(DATABASE_MARK) or ""
+        self._identity = SnapshotIdentity(self._site, mark)
+        return self._identity
+
+    def _records_held(self) -> str:
+        """What the case database holds for this runner's site ('' if nothing): the
+        clock records, violations and notices a fresh engine would know nothing of."""
+        cases = self.recorder.cases
+        site = None if self._site == "+" else self._site
+        ours = {f.id for f in cases.registry.list_frontages(site=site, include_retired=True)}
+        clocks = [c for c in cases.clocks.list() if c.frontage_id in ours]
+        violations = [v for v in cases.clocks.list_violations() if v.frontage_id in ours]
+        notices = sum(n.frontage_id in ours for n in cases.notices.list())
+        if not (clocks or violations or notices):
+            return ""
+        # A violation is a case until cured, paid or settled (its status says).
+        open_cases = sum(v.status == "open" for v in violations)
+        running = sum(c.closed_at is None for c in clocks)
+        return (
+            f"{_count(open_cases, 'open case')}, {_count(notices, 'notice')} and "
+            f"{_count(len(clocks), 'clock record')} ({running:,} still running)"
+        )
 
     def stop(self) -> None:
         """Stop consuming; unacknowledged messages come again on the next start."""
@@ -392,6 +557,136 @@ class AnalyticsRunner:
                 self.recorder.cases.actions.mark_applied(action_id, error=error)
         return acted + events
 
+    # -- rebuilding the saved state ------------------------------------------------
+
+    def rebuild(
+        self, batches: Iterable[Sequence[Reading]], *, actions_move_time: bool = True
+    ) -> RebuildReport:
+        """Make the engine's state again from the stored readings and the recorded
+        actions, in event-time order, then save it; for a runner not started.
+
+        ``batches``: the readings ingest stored, in event-time order. Each person's
+        action takes effect between the readings at its recorded time; with
+        ``actions_move_time`` (a runner on live time, whose ticks moved the engine to each
+        action's time before applying it) the engine moves to that time first, without
+        (``--event-time``, where actions never moved event time) it does not.
+
+        Everything the replay decides goes through the same idempotent recorder as
+        live, so what is on record already (clock
+        records, violations, notices, abatements, bills) is found, not made again;
+        what the replay decides that is not on record is recorded, since the readings
+        say so, and counted in the report. Nothing is queued for delivery: sending a
+        notice stays a person's act (``sidewalk notices queue``)."""
+        cases = self.recorder.cases
+        report = RebuildReport()
+        before = self._record_counts()
+        numbers_before = {n.number for n in cases.notices.list()}
+        reached: set[str] = set()
+        cycles: set[str] = set()
+        actions = sorted(cases.actions.list(), key=lambda a: (a.at, a.id))
+        report.actions = len(actions)
+        marks: list[tuple[int, str | None]] = []
+        move = actions_move_time
+        issuers = self.recorder.on_violation, self.recorder.on_notice
+        self.recorder.on_violation = _noting(issuers[0], reached)
+        self.recorder.on_notice = _noting(issuers[1], reached)
+        try:
+            with self._lock:
+                for batch in batches:
+                    readings = [r for r in batch if self._admitted(r, report)]
+                    start = 0
+                    for i, reading in enumerate(readings):
+                        while actions and actions[0].at < reading.event_time:
+                            self._seen(self._handle_many(readings[start:i]), cycles)
+                            start = i
+                            self._rebuild_action(actions.pop(0), marks, report, cycles, move)
+                    self._seen(self._handle_many(readings[start:]), cycles)
+                    if readings:
+                        report.first = report.first or readings[0].event_time
+                        report.last = readings[-1].event_time
+                while actions:
+                    self._rebuild_action(actions.pop(0), marks, report, cycles, move)
+                self._save()
+        finally:
+            self.recorder.on_violation, self.recorder.on_notice = issuers
+        for action_id, error in marks:
+            cases.actions.mark_applied(action_id, error=error)
+        report.readings = self.processed
+        report.storms = len(cycles)
+        numbers_after = {n.number for n in cases.notices.list()}
+        report.notices_new = sorted(numbers_after - numbers_before)
+        report.notices_on_record = sorted(reached & numbers_before)
+        after = self._record_counts()
+        report.new_records = {k: n - before[k] for k, n in after.items() if n > before[k]}
+        return report
+
+    def _admitted(self, reading: Reading, report: RebuildReport) -> bool:
+        """Whether the gate takes a stored reading (builds its state for the next start)."""
+        if self.engine.gate.admit(reading, time.time_ns() // 10**6) is None:
+            return True
+        report.skipped += 1
+        return False
+
+    def _rebuild_action(
+        self,
+        action: ActionRecord,
+        marks: list[tuple[int, str | None]],
+        report: RebuildReport,
+        cycles: set[str],
+        move: bool,
+    ) -> None:
+        """Apply one recorded action at its own time (``rebuild``)."""
+        if not self._registry_loaded:
+            self._load_registry(self.engine.now or action.at)
+        events: list[Event] = []
+        if move:
+            due = self._registry_next
+            if due is not None and due <= action.at:
+                events += self.engine.advance(due)
+                self._follow_registry(due)
+            events += self.engine.advance(action.at)
+        error: str | None = None
+        try:
+            person = parse_action(
+                action.kind, action.target, action.detail, at=action.at, who=action.who
+            )
+            events += self.engine.act(person)
+        except (KeyError, ValueError) as exc:
+            error = str(exc)
+        self._commit(events)
+        self._seen(events, cycles)
+        self.engine.applied_action_id = max(self.engine.applied_action_id, action.id)
+        if action.applied_at is None:
+            marks.append((action.id, error))
+        elif (error is None) != (action.error is None):
+            report.actions_differing.append(action.id)
+
+    @staticmethod
+    def _seen(events: Sequence[Event], cycles: set[str]) -> None:
+        """Note each snowfall (its clearing cycle) the events belong to."""
+        for event in events:
+            if isinstance(event, Transition) and event.clock == CLEARING:
+                cycle = event.detail.get("cycle")
+                if isinstance(cycle, str):
+                    cycles.add(cycle)
+
+    def _record_counts(self) -> dict[str, int]:
+        """How many of each kind of record the case database holds (``rebuild``'s check)."""
+        cases = self.recorder.cases
+        transitions, after = 0, 0
+        while batch := cases.clocks.transitions_after(after, limit=5000):
+            transitions += len(batch)
+            after = batch[-1].id
+        return {
+            "clock records": len(cases.clocks.list()),
+            "clock transitions": transitions,
+            "violations": len(cases.clocks.list_violations()),
+            "notices": len(cases.notices.list()),
+            "abatements": len(cases.bills.list_abatements()),
+            "bills": len(cases.bills.list()),
+            "tax roll entries": len(cases.bills.list_tax_roll()),
+        }
+
     def _load_registry(self, at: datetime | None) -> None:
         """Read the registry and watch its frontages as of ``at``."""
         if self._registry is None:
@@ -446,7 +741,10 @@ class AnalyticsRunner:
 
     def _save(self) -> None:
         state = self.engine.snapshot()
-        self.recorder.cases.clocks.save_engine_snapshot(self.id, self.engine.now, state.decode())
+        identity = self._identity or self._own_identity()
+        self.recorder.cases.clocks.save_engine_snapshot(
+            self.id, self.engine.now, identity.wrap(state.decode())
+        )
         self._saved = state
         self._write_failing_since = self._write_failure = None
 

@@ -29,9 +29,13 @@ from sidewalk.cli.common import (
 
 if TYPE_CHECKING:
     import threading
+    from collections.abc import Iterator
     from datetime import datetime
 
+    from sidewalk.analytics.runner import RebuildReport
+    from sidewalk.cli.common import Village
     from sidewalk.core.config import Settings
+    from sidewalk.core.contract import Reading
     from sidewalk.ingest.known import KnownDevices
     from sidewalk.storage.cases import CaseStore
     from sidewalk.storage.evidence import EvidenceStore
@@ -234,10 +238,22 @@ def analytics(
     ] = False,
     metrics_port: MetricsPortOption = None,
     log_format: LogFormatOption = None,
+    rebuild: Annotated[
+        bool,
+        typer.Option(
+            "--rebuild",
+            help="make the clocks' saved state again from the readings ingest stored "
+            "(timeseries.sqlite_path) and the actions people recorded, then exit. Use it "
+            "when analytics refuses to start because its saved state is missing, damaged "
+            "or not this case database's. Stop analytics first. Notices and records "
+            "already in the case database are kept, never made twice, and nothing is "
+            "sent; it ends with one line saying what it found",
+        ),
+    ] = False,
 ) -> None:
     """Run the ordinance clocks on live time until interrupted."""
     from sidewalk.analytics.metrics import analytics_observability
-    from sidewalk.analytics.runner import SavedStateUnreadable
+    from sidewalk.analytics.runner import SavedStateRefused
     from sidewalk.core.config import mqtt_settings
     from sidewalk.core.heap import settle_heap
     from sidewalk.core.mqtt import MqttError
@@ -246,6 +262,13 @@ def analytics(
     place = village(config)
     settings = place.settings
     configure_logging(settings, log_format)
+    again = " ".join(
+        ["sidewalk analytics", *(["--config", str(config)] if config else [])]
+        + (["--event-time"] if event_time else [])
+    )
+    if rebuild:
+        _rebuild(place, event_time=event_time, again=again)
+        return
     require_broker(settings)
     metrics_port_free(settings, metrics_port, "analytics_port")
     stop = _stop_signal()
@@ -272,8 +295,11 @@ def analytics(
         settle_heap(young_threshold=20_000)
         try:
             runner.start()
-        except SavedStateUnreadable as exc:
-            fail(str(exc))
+        except SavedStateRefused as exc:
+            fail(
+                f"analytics: {exc}. Nothing was started. To rebuild the state from the "
+                f"stored readings, run: {again} --rebuild"
+            )
         except MqttError as exc:
             runner.stop()
             unreachable_broker(settings, exc)
@@ -290,6 +316,109 @@ def analytics(
         if endpoints is not None:
             endpoints.stop()
         runner.stop()
+
+
+def _rebuild(place: Village, *, event_time: bool, again: str) -> None:
+    """``sidewalk analytics --rebuild``: replay the stored readings and recorded actions
+    into a fresh engine, find what is on record, save the state, say so in one line."""
+    from datetime import timedelta
+
+    from sidewalk.core.config import mqtt_settings
+    from sidewalk.system import build_analytics
+
+    settings = place.settings
+    path = settings.timeseries.sqlite_path
+    if not path.exists():
+        # Never rebuild from an empty store made here: that is the fresh start refused.
+        fail(
+            f"analytics --rebuild: no time-series store at {str(path)!r}: point"
+            " timeseries.sqlite_path (SIDEWALK_TIMESERIES__SQLITE_PATH) at the file ingest"
+            " writes. Nothing was changed"
+        )
+    store = _timeseries(settings)
+    try:
+        with place.cases() as cases:
+            runner = build_analytics(
+                cases,
+                place.profile,
+                # Never connected: the readings come from the store.
+                mqtt_settings(settings, settings.analytics.client_id),
+                site=settings.site,
+                mode="stream",
+                persist_jobs=False,
+                evidence_wait=timedelta(minutes=settings.analytics.evidence_wait_minutes),
+                letterhead=place.letterhead(),
+                time_policy=replace(settings.time.policy(), max_ahead_ms=None),
+            )
+            devices = {d.id for d in cases.registry.list_devices(settings.site)}
+            report = runner.rebuild(
+                _stored_readings(store, devices), actions_move_time=not event_time
+            )
+            console().print(rebuild_summary(report, runner.id, again), soft_wrap=True)
+    finally:
+        store.close()
+
+
+def _stored_readings(
+    store: SqliteTimeSeriesStore, devices: set[str], page: int = 5_000
+) -> Iterator[list[Reading]]:
+    """The stored weather and camera readings of ``devices``, in event-time order, a page
+    at a time (an instant is never split between pages)."""
+    from sidewalk.core.contract import SnowMeasurement, WeatherReading
+
+    start: int | None = None
+    while True:
+        rows = store.readings(start_ms=start, limit=page)
+        if not rows:
+            return
+        if len(rows) < page:
+            cut, start = rows, None
+        else:
+            last = rows[-1].ts
+            cut = [r for r in rows if r.ts < last]
+            if not cut:  # a whole page of one instant: that instant alone
+                cut = store.readings(start_ms=last, end_ms=last + 1)
+                last += 1
+            start = last
+        yield [
+            r
+            for r in cut
+            if isinstance(r, WeatherReading | SnowMeasurement) and r.device in devices
+        ]
+        if start is None:
+            return
+
+
+def rebuild_summary(report: RebuildReport, client_id: str, again: str) -> str:
+    """The one line ``--rebuild`` ends with: what it replayed, what was on record, what
+    was not, and what to do next."""
+    storms = f"{report.storms:,} storm" + ("" if report.storms == 1 else "s")
+    line = f"rebuilt from {report.readings:,} readings ({storms})"
+    if report.actions:
+        line += f" and {report.actions:,} recorded action" + ("s" if report.actions > 1 else "")
+    if report.skipped:
+        line += f"; {report.skipped:,} stored readings skipped as repeats"
+    on_record, new = len(report.notices_on_record), len(report.notices_new)
+    line += f"; {on_record:,} notice{'' if on_record == 1 else 's'} already on record, {new:,} new"
+    if new:
+        line += (
+            f" ({', '.join(report.notices_new)}: the readings call for "
+            f"{'it' if new == 1 else 'them'} and the case database did not have "
+            f"{'it' if new == 1 else 'them'}; nothing was sent: review "
+            f"{'it' if new == 1 else 'them'} in `sidewalk notices register` before "
+            "`sidewalk notices queue`)"
+        )
+    others = {k: n for k, n in report.new_records.items() if k != "notices"}
+    if others:
+        line += "; also not on record before, now recorded: " + ", ".join(
+            f"{n:,} {k}" for k, n in others.items()
+        )
+    if report.actions_differing:
+        line += (
+            f"; {len(report.actions_differing):,} recorded action(s) came out otherwise than"
+            " when first applied (applied now and refused then, or the reverse)"
+        )
+    return line + f"; state saved for client id {client_id!r}. Start analytics with: {again}"
 
 
 def _stop_signal() -> threading.Event:

@@ -1,0 +1,197 @@
+"""The engine's saved state lost mid-storm: analytics refuses, ``--rebuild`` makes it again.
+
+The first storm's first 1,000 readings go into the time-series store (as ingest
+stores them) and through a runner built as ``sidewalk analytics`` builds it; both
+notices are issued and the clerk records the first one served by hand. Then the
+saved state's row is deleted from the case database. ``sidewalk analytics`` must
+refuse in one line; ``sidewalk analytics --rebuild`` must make the state again from
+the stored readings and the recorded action, finding both notices on record (the
+same numbers, no row twice, nothing queued to send); then analytics starts on a
+real Mosquitto and carries on with the rest of the storm as the lost state would
+have, and takes a new action on the case served before the loss.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from sidewalk.alerts.delivery import record_notice_delivery
+from sidewalk.analytics.clocks.engine import ClockEngine
+from sidewalk.analytics.runner import split_identity
+from sidewalk.cli import app
+from sidewalk.core.contract import AnyReading, topic_for
+from sidewalk.core.mqtt import MqttClient, MqttSettings
+from sidewalk.core.profile import Profile, load_profile
+from sidewalk.scenarios import expand, load_scenario, to_readings
+from sidewalk.storage.cases import CaseStore, NoticeRecord
+from sidewalk.storage.timeseries import SqliteTimeSeriesStore
+from sidewalk.system import build_analytics, frontage_specs, open_cases, seed_scenario
+from tests.harness.mosquitto import MosquittoServer
+
+pytestmark = pytest.mark.services
+CLIENT_ID = "rebuild-test"
+SPLIT = 1_000  # past both notices' decision (reading 893), before the storm's end
+CLI_ENV = {"COLUMNS": "300"}  # the one line unwrapped
+
+
+def rows(cases: CaseStore) -> dict[str, object]:
+    """Every record the rebuild could make twice, as comparable values."""
+    clocks = cases.clocks.list()
+    history = cases.clocks.history
+    transitions = [(t.clock_id, t.to_state, t.at) for c in clocks for t in history(c.id)]
+    return {
+        "clocks": sorted((c.key, c.state) for c in clocks),
+        "transitions": sorted(transitions),
+        "violations": sorted(v.key for v in cases.clocks.list_violations()),
+        "notices": sorted((n.number, n.kind, n.frontage_id) for n in cases.notices.list()),
+        "abatements": len(cases.bills.list_abatements()),
+        "deliveries": len(cases.notices.list_deliveries()),
+    }
+
+
+def case_states(engine: ClockEngine) -> dict[str, str]:
+    return {key: str(case.state) for key, case in engine.enforcement.cases.items()}
+
+
+def one_line(output: str) -> str:
+    [line] = [x for x in output.splitlines() if x.strip()]
+    return line
+
+
+@dataclass
+class Lost:
+    """The village after the first part of the storm, its saved state deleted."""
+
+    profile: Profile
+    cases: CaseStore
+    config: Path
+    mqtt: MqttSettings
+    site: str
+    device: str
+    rest: list[AnyReading]  # the storm's readings not yet seen
+    notices: list[NoticeRecord]
+    state: bytes  # the engine's state that was lost
+    rows: dict[str, object]
+
+
+def storm_then_loss(tmp_path: Path, broker: MosquittoServer) -> Lost:
+    profile = load_profile()
+    story = load_scenario("first-storm")
+    site, device = story.scenario.site, story.scenario.device
+    readings = to_readings(story, expand(story))
+    first = readings[:SPLIT]
+    database = tmp_path / "cases.sqlite3"
+    config = tmp_path / "sidewalk.toml"
+    config.write_text(
+        f'site = "{site}"\ndata_dir = "{tmp_path}"\n'
+        f'[mqtt]\nurl = "mqtt://{broker.host}:{broker.port}"\n'
+        f'[cases]\ndatabase_url = "sqlite:///{database}"\n'
+        f'[timeseries]\nsqlite_path = "{tmp_path / "timeseries.sqlite3"}"\n'
+        f'[analytics]\nclient_id = "{CLIENT_ID}"\n'
+    )
+    cases = open_cases(f"sqlite:///{database}", profile)
+    seed_scenario(cases, story, profile=profile)
+    store = SqliteTimeSeriesStore(tmp_path / "timeseries.sqlite3")
+    store.write_batch(first, sites={device: site})
+    store.close()
+    mqtt = MqttSettings(host=broker.host, port=broker.port, client_id=CLIENT_ID)
+    runner = build_analytics(cases, profile, mqtt, site=site, mode="stream", persist_jobs=False)
+    for reading in first:
+        runner.handle(reading)
+    notices = cases.notices.list()
+    assert len(notices) == 2
+    served = notices[0].issued_at + timedelta(minutes=40)
+    assert served < first[-1].event_time
+    record_notice_delivery(cases, notices[0].id, served, "Pat Clerk", "hand", profile=profile)
+    runner.tick()  # applies the service and saves the state
+    assert cases.clocks.load_engine_snapshot(CLIENT_ID) is not None
+    with sqlite3.connect(database) as db:
+        db.execute("DELETE FROM engine_snapshots WHERE name = ?", (CLIENT_ID,))
+    return Lost(
+        profile, cases, config, mqtt, site, device, readings[SPLIT:], notices,
+        runner.engine.snapshot(), rows(cases),
+    )  # fmt: skip
+
+
+def test_a_lost_state_is_refused_then_rebuilt_from_the_stored_readings(
+    tmp_path: Path, broker: MosquittoServer
+) -> None:
+    lost = storm_then_loss(tmp_path, broker)
+    cases, site = lost.cases, lost.site
+    args = ["analytics", "--event-time", "--config", str(lost.config)]
+    refused = CliRunner().invoke(app, args, env=CLI_ENV)
+    assert refused.exit_code == 2, refused.output
+    line = one_line(refused.output)
+    assert line.startswith(
+        "analytics: the case database holds 2 open cases, 2 notices and 4 clock records (1 "
+        f"still running) for site {site} but no saved engine state for client id "
+        f"'{CLIENT_ID}' (was analytics.client_id changed?). Nothing was started."
+    ), line
+    assert line.endswith(f"run: sidewalk analytics --config {lost.config} --event-time --rebuild")
+    assert cases.clocks.load_engine_snapshot(CLIENT_ID) is None
+
+    rebuilt = CliRunner().invoke(app, [*args, "--rebuild"], env=CLI_ENV)
+    assert rebuilt.exit_code == 0, rebuilt.output
+    assert one_line(rebuilt.output).startswith(
+        "rebuilt from 1,000 readings (1 storm) and 1 recorded action; 2 notices already on "
+        f"record, 0 new; state saved for client id '{CLIENT_ID}'. Start analytics with:"
+    ), rebuilt.output
+    # Found, not made again: the same notice numbers, no row twice, nothing queued.
+    assert rows(cases) == lost.rows
+    assert cases.notices.list_delivery_jobs() == []
+    saved = cases.clocks.load_engine_snapshot(CLIENT_ID)
+    assert saved is not None
+    assert saved.startswith(f'{{"identity":{{"site":"{site}","database":"')
+    # The state made again is the lost one: every clock, case, detector and progress
+    # mark. Only the reading gate differs: the test fed the first runner by hand, past
+    # the gate; the rebuild took the readings through it, as live, so a reading the
+    # broker brings again after the restart is known.
+    was, made = json.loads(lost.state), json.loads(split_identity(saved)[1])
+    assert {k: v for k, v in made.items() if k != "gate"} == {
+        k: v for k, v in was.items() if k != "gate"
+    }
+    assert made["gate"]["spaces"][f"{lost.device}/"]["runs"] == [[1, SPLIT]]
+    carries_on(lost)
+
+
+def carries_on(lost: Lost) -> None:
+    """Analytics starts on the rebuilt state and goes on as the lost one would have."""
+    cases, rest = lost.cases, lost.rest
+    reference = ClockEngine(lost.profile, frontage_specs(cases, lost.site))
+    reference.restore(lost.state)
+    runner = build_analytics(
+        cases, lost.profile, lost.mqtt, site=lost.site, mode="stream", persist_jobs=False,
+        tick_seconds=0.2,
+    )  # fmt: skip
+    runner.start()
+    assert case_states(runner.engine) == case_states(reference)
+    for reading in rest:
+        reference.step(reading)
+    publisher = MqttClient(
+        MqttSettings(host=lost.mqtt.host, port=lost.mqtt.port, client_id="rebuild-pole")
+    )
+    publisher.connect()
+    served = cases.clocks.get_violation(lost.notices[0].violation_id or 0)
+    try:
+        for reading in rest:
+            topic = topic_for(lost.site, lost.device, reading.stream)
+            publisher.publish_and_wait(topic, reading.to_json())
+        assert runner.wait_for(lambda: runner.processed == len(rest), 30)
+        assert case_states(runner.engine) == case_states(reference)
+        assert runner.engine.now == reference.now == rest[-1].event_time
+        # The case served before the loss goes on: the inspector finds the walk cleared.
+        cases.actions.record("inspected_clear", served.key, rest[-1].event_time, "Inspector")
+        assert runner.wait_for(lambda: case_states(runner.engine)[served.key] == "cured", 10)
+    finally:
+        publisher.disconnect()
+        runner.stop()
+    assert cases.clocks.get_violation(served.id).status == "cured"
+    assert [n.number for n in cases.notices.list()] == [n.number for n in lost.notices]
+    cases.close()
