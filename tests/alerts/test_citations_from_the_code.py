@@ -191,3 +191,31 @@ def test_a_period_the_section_does_not_set_is_not_cited_as_if_it_did(
     )
     for bad in NOT_A_CITATION:
         assert bad not in text, bad
+
+
+@pytest.mark.parametrize(
+    ("stored", "shown", "on_paper"),
+    [
+        (
+            "§ 370-10 G (inferred); § 66.0907(5), Wis. Stats.",
+            "§ 370-10 G; § 66.0907(5), Wis. Stats.",
+            "Village Code § 370-10 G; § 66.0907(5), Wis. Stats.",
+        ),
+        ("§ 370-10 A (inferred); § 370-10 A (inferred)", "§ 370-10 A", "Village Code § 370-10 A"),
+        (
+            "unconfirmed: § 370-10 B(2) is missing from the code text; § 370-10 F",
+            "§ 370-10 F",
+            "Village Code § 370-10 F",
+        ),
+        ("unconfirmed: § 370-10 B(2) is missing from the code text", None, ""),
+        (None, None, ""),
+    ],
+)
+def test_citations_from_the_code_one_rule_for_every_document(
+    stored: str | None, shown: str | None, on_paper: str
+) -> None:
+    """The letters, the tax roll, the exports and the dashboard cite through one rule."""
+    from sidewalk.alerts.letterhead import cited, plain_citation
+
+    assert cited(stored) == shown
+    assert plain_citation(stored) == on_paper

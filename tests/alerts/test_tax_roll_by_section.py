@@ -143,7 +143,8 @@ def test_370_8_F_an_unpaid_obstruction_bill_goes_on_the_tax_roll_on_day_60(
     assert village.refused() == []
     # The Clerk-Treasurer's certification names the section the entry is under.
     lines = tax_roll_lines(village.cases, village.profile, 2027)
-    assert [x.citation for x in lines] == ["§ 370-8 F (inferred)"]
+    # The section as the Code has it: the profile's "(inferred)" mark stays in the record.
+    assert [x.citation for x in lines] == ["§ 370-8 F"]
     text = flat(pdf_text(tax_roll_pdf(lines, village.profile, 2027, day_60)))
     assert "Also entered under: Village Code § 370-8 F." in text
     # The bill's clock record carries § 370-8 F's values, not § 370-10 G's.

@@ -155,3 +155,6 @@ def test_a_sale_during_an_open_case_bills_the_owner_who_was_served(street: Stree
     roll = street.parcels.with_name("roll.csv").read_text("utf-8")
     assert OLD_OWNER in roll
     assert NEW_OWNER not in roll
+    # The line cites the Code's sections, never the profile's "(inferred)" mark.
+    assert "§ 370-10 G; § 66.0907(5), Wis. Stats." in roll, roll
+    assert "(inferred)" not in roll

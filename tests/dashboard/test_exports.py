@@ -115,6 +115,8 @@ def test_bills_payments_and_tax_roll_in_dollars(client: TestClient) -> None:
     assert len(roll) == 1
     assert roll[0]["Special tax ($)"] == "1034.50"
     assert roll[0]["Parcel number"] == "026-0001"
+    # The sections as the Code has them, never the profile's "(inferred)" mark.
+    assert roll[0]["Ordinance section"] == "§ 370-10 G; § 66.0907(5), Wis. Stats."
     assert rows(client, "tax-roll") == roll
     assert client.get("/api/exports/tax-roll.csv?year=2026").text.count("\n") == 1  # header only
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from sidewalk.alerts.letterhead import plain_citation
+from sidewalk.alerts.letterhead import cited, plain_citation
 from sidewalk.alerts.pdf import table_pdf
 from sidewalk.alerts.wording import usd
 from sidewalk.core.clock import format_local
@@ -177,7 +177,10 @@ def tax_roll_lines(cases: records.CaseStore, profile: Profile, tax_year: int) ->
                 amount=entry.amount,
                 costs_incurred=format_local(bill.costs_incurred_at, zone),
                 certified=format_local(entry.certified_at, zone),
-                citation=entry.citation or profile.billing.tax_roll_after.citation or "",
+                # The sections, as every document cites them: never a profile mark or note.
+                citation=cited(entry.citation)
+                or cited(profile.billing.tax_roll_after.citation)
+                or "",
             )
         )
     return lines
@@ -213,7 +216,8 @@ def tax_roll_pdf(
     section an entry is made under (§ 370-8 F, § 144-12 C, …), with a signature line."""
     rule = profile.billing.tax_roll_after
     total = tax_roll_total(lines)
-    others = sorted({x.citation for x in lines if x.citation and x.citation != rule.citation})
+    own = cited(rule.citation)
+    others = sorted({x.citation for x in lines if x.citation and x.citation != own})
     return table_pdf(
         f"{profile.village.name} - certification of special taxes for the {tax_year} tax roll",
         [

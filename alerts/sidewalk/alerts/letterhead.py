@@ -22,19 +22,26 @@ from sidewalk.core.profile import Profile
 _INFERRED: Final = re.compile(r"\s*\(inferred\)")
 
 
-def plain_citation(citation: str | None) -> str:
-    """``Village Code § 370-10 A``: a profile citation as a letter cites it.
-
-    The profile's "(inferred)" marks (subsection letters read from the order of
-    the seed text) belong in the profile and the evidence record, not on paper;
-    a statute cited beside the Code keeps its own name.
-    """
+def cited(citation: str | None) -> str | None:
+    """``§ 370-10 G; § 66.0907(5), Wis. Stats.``: the sections a profile citation names,
+    each once, as every clerk's and owner's document cites them (letters, the tax roll,
+    the exports, the dashboard). The profile's "(inferred)" marks (subsection letters
+    read from the order of the seed text) belong in the profile and the evidence
+    record; a part that is not a section (a profile note stored where a citation
+    belongs) is no citation and is left out. None: nothing cited."""
     if not citation:
-        return ""
+        return None
+    parts = (p.strip() for p in _INFERRED.sub("", citation).split(";"))
+    return "; ".join(dict.fromkeys(p for p in parts if p.startswith("§"))) or None
+
+
+def plain_citation(citation: str | None) -> str:
+    """``Village Code § 370-10 A``: a profile citation as a letter cites it (``cited``),
+    the Code's sections named as the Village Code's; a statute keeps its own name."""
     # Each section once: a decision resting on two values of one section (A's 24 hours
     # and four feet) cites it once.
-    parts = dict.fromkeys(p.strip() for p in _INFERRED.sub("", citation).split(";") if p.strip())
-    return "; ".join(p if "Wis. Stats" in p else f"Village Code {p}" for p in parts)
+    parts = (cited(citation) or "").split("; ")
+    return "; ".join(p if "Wis. Stats" in p else f"Village Code {p}" for p in parts if p)
 
 
 @dataclass(frozen=True)

@@ -285,14 +285,7 @@ def _provision(name: str, provision: Provision | None) -> dict[str, Any] | None:
 def sections(*citations: str | None) -> str:
     """The profile's citations as a letter cites them, each section once and never a note:
     ``§ 370-10 A (inferred); § 370-10 A (inferred)`` → ``Village Code § 370-10 A``."""
-    parts = [
-        part.strip()
-        for c in citations
-        if c
-        for part in c.split(";")
-        if part.strip().startswith("§")
-    ]
-    return plain_citation("; ".join(dict.fromkeys(parts)))
+    return plain_citation("; ".join(c for c in citations if c))
 
 
 def _unconfirmed(rules: Iterable[tuple[str, Rule]]) -> list[str]:

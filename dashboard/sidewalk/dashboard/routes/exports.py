@@ -25,6 +25,7 @@ from fastapi import APIRouter, Depends, Query
 from fastapi.responses import Response
 
 from sidewalk.alerts.documents import csv_cell, tax_roll_lines
+from sidewalk.alerts.letterhead import cited
 from sidewalk.core.profile import Profile
 from sidewalk.dashboard.auth import User, require
 from sidewalk.dashboard.routes.deps import Cases, Now, VillageProfile
@@ -72,7 +73,7 @@ def notices_table(notices: Sequence[NoticeRecord], cases: CaseStore, zone: ZoneI
             f.parcel_number if f else "", n.owner_name, ", ".join(n.owner_address_lines),
             local(n.issued_at, zone),
             local(n.deadline, zone), NOTICE_STATUS.get(n.status, n.status.capitalize()),
-            local(n.delivered_at, zone), n.citation or "",
+            local(n.delivered_at, zone), cited(n.citation) or "",
         ))  # fmt: skip
     return Table(
         "Notices",

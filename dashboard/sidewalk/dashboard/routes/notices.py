@@ -49,7 +49,7 @@ from sidewalk.alerts.issue import (
     NoticeIssuer,
     cases_awaiting_notice,
 )
-from sidewalk.alerts.letterhead import Letterhead
+from sidewalk.alerts.letterhead import Letterhead, cited
 from sidewalk.alerts.notices import CLOCK_FROM_DELIVERY
 from sidewalk.alerts.pdf import notice_pdf
 from sidewalk.analytics.clocks.actions import ActionError, parse_action
@@ -81,7 +81,7 @@ from sidewalk.dashboard.routes.deps import (
     iso,
     money,
 )
-from sidewalk.dashboard.routes.views import OwnerContact, RuleView, cited, rule_view
+from sidewalk.dashboard.routes.views import OwnerContact, RuleView, rule_view
 from sidewalk.dashboard.states import CASE
 from sidewalk.dashboard.words import (
     NOTICE_STATUS,

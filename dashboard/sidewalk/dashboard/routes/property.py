@@ -19,6 +19,7 @@ from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
 
 from sidewalk.alerts.accounts import place_owner_changes
+from sidewalk.alerts.letterhead import cited
 from sidewalk.alerts.wording import feet_rule, feet_short, inches_short
 from sidewalk.analytics.phone_cameras import MARKER_ONLY_NOTE
 from sidewalk.analytics.survey import failure_words
@@ -37,7 +38,6 @@ from sidewalk.dashboard.routes.deps import (
     VillageProfile,
     iso,
 )
-from sidewalk.dashboard.routes.views import cited
 from sidewalk.dashboard.states import CATEGORIES, category, label
 from sidewalk.dashboard.words import NOTICE_STATUS, clock_kind, notice_kind
 from sidewalk.storage.cases import (

@@ -134,15 +134,6 @@ class DecidingLike(Protocol):
 D = TypeVar("D", bound=DecidingLike)
 
 
-def cited(citation: str | None) -> str | None:
-    """The sections once each, as the letter cites them: the profile's "(inferred)"
-    marks belong in the profile and the evidence record, not on the clerk's screen."""
-    if not citation:
-        return None
-    parts = [p.strip().removesuffix("(inferred)").strip() for p in citation.split(";")]
-    return "; ".join(dict.fromkeys(p for p in parts if p)) or None
-
-
 def rule_view(r: RuleUse) -> RuleView:
     return RuleView(
         name=r.name, value=str(r.value), unit=r.unit, citation=r.citation,
