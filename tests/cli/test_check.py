@@ -179,6 +179,14 @@ BROKEN: dict[str, tuple[Callable[[Readiness], Readiness], str, str]] = {
         " confirmation",
         'sidewalk profile confirm abatement_rates.crew_hourly_rate --by "Village Board"',
     ),
+    "21 values awaiting confirmation": (
+        lambda s: dataclasses.replace(
+            s, unconfirmed=[(f"billing.value_{k}", f"{k} days") for k in range(21)]
+        ),
+        "21 profile values await the Village's confirmation, e.g. billing.value_0 (0 days),"
+        " billing.value_1 (1 days), billing.value_2 (2 days) …",
+        "sidewalk profile unconfirmed lists each",
+    ),
     "no delivery": (
         lambda s: dataclasses.replace(s, delivery=delivery_problems(DeliveryConfig(), {})),
         "delivery is not set up",

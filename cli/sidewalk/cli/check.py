@@ -301,15 +301,29 @@ def readiness_problems(
         )
         for line in state.letterhead
     )
-    problems.extend(
-        Problem(
-            f"the profile value {name} ({value}) awaits the Village's confirmation",
-            f'sidewalk profile confirm {name} --by "Village Board" --reference "…"',
-        )
-        for name, value in state.unconfirmed
-    )
+    problems.extend(_unconfirmed_problems(state.unconfirmed))
     problems.extend(state.delivery)
     return problems
+
+
+def _unconfirmed_problems(unconfirmed: Sequence[tuple[str, str]]) -> list[Problem]:
+    """Values awaiting the Village's confirmation: one line each, or one for many."""
+    confirm = 'sidewalk profile confirm {} --by "Village Board" --reference "…"'
+    if len(unconfirmed) < GROUP_FROM:
+        return [
+            Problem(f"the profile value {name} ({value}) awaits the Village's confirmation",
+                    confirm.format(name))
+            for name, value in unconfirmed
+        ]  # fmt: skip
+    eg = ", ".join(f"{name} ({value})" for name, value in unconfirmed[:EXAMPLES])
+    more = " …" if len(unconfirmed) > EXAMPLES else ""
+    return [
+        Problem(
+            f"{len(unconfirmed)} profile values await the Village's confirmation, e.g. {eg}{more}",
+            "sidewalk profile unconfirmed lists each with the question it answers; for each"
+            " value the Village confirms: " + confirm.format("NAME"),
+        )
+    ]
 
 
 def read_readiness(
