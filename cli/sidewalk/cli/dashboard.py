@@ -91,8 +91,12 @@ def serve(place: Village, secret: str, *, host: str, port: int, geojson: Path | 
     settings = place.settings
     tls = _tls(settings.dashboard.tls_certfile)
     with place.cases() as cases:
+        # Opened (made, when missing) whether or not ingest has written yet: a
+        # dashboard started first would otherwise show no reading and no pole's
+        # picture until it was restarted.
         path = settings.timeseries.sqlite_path
-        timeseries = SqliteTimeSeriesStore(path) if path.exists() else None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        timeseries = SqliteTimeSeriesStore(path)
         # Where ingest keeps evidence JPEGs (the CLI's ingest uses the same directory).
         frames = settings.data_dir / "evidence"
         space = FreeSpaceFloor(
@@ -102,7 +106,7 @@ def serve(place: Village, secret: str, *, host: str, port: int, geojson: Path | 
         )
         app = create_app(
             cases, timeseries, place.profile, secret_key=secret, geojson_path=geojson,
-            evidence=EvidenceStore(frames) if frames.exists() else None,
+            evidence=EvidenceStore(frames),
             space=space, trusted_proxies=settings.dashboard.trusted_proxies,
             secure_cookies=tls is not None, host_names=[*settings.dashboard.host_names, host],
         )  # fmt: skip
