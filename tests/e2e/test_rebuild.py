@@ -14,7 +14,9 @@ have, and takes a new action on the case served before the loss.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -41,6 +43,17 @@ SPLIT = 1_000  # past both notices' decision (reading 893), before the storm's e
 CLI_ENV = {"COLUMNS": "300"}  # the one line unwrapped
 
 
+@pytest.fixture(autouse=True)
+def _logging_as_it_was() -> Iterator[None]:
+    """The commands run here in-process set the root logger up as a service does: put it
+    back, so later tests' command output carries no log lines."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
 def rows(cases: CaseStore) -> dict[str, object]:
     """Every record the rebuild could make twice, as comparable values."""
     clocks = cases.clocks.list()
@@ -53,6 +66,7 @@ def rows(cases: CaseStore) -> dict[str, object]:
         "notices": sorted((n.number, n.kind, n.frontage_id) for n in cases.notices.list()),
         "abatements": len(cases.bills.list_abatements()),
         "deliveries": len(cases.notices.list_deliveries()),
+        "audit": sorted((a.action, a.subject) for a in cases.audit.list()),
     }
 
 
@@ -81,7 +95,12 @@ class Lost:
     rows: dict[str, object]
 
 
-def storm_then_loss(tmp_path: Path, broker: MosquittoServer) -> Lost:
+def storm_then_loss(
+    tmp_path: Path, broker: MosquittoServer, *, seen: int = SPLIT, serve: bool = True
+) -> Lost:
+    """The store holds the storm's first ``SPLIT`` readings; analytics saw ``seen`` of
+    them (and, with ``serve``, the clerk served the first notice) before its saved state
+    was deleted."""
     profile = load_profile()
     story = load_scenario("first-storm")
     site, device = story.scenario.site, story.scenario.device
@@ -103,13 +122,13 @@ def storm_then_loss(tmp_path: Path, broker: MosquittoServer) -> Lost:
     store.close()
     mqtt = MqttSettings(host=broker.host, port=broker.port, client_id=CLIENT_ID)
     runner = build_analytics(cases, profile, mqtt, site=site, mode="stream", persist_jobs=False)
-    for reading in first:
+    for reading in first[:seen]:
         runner.handle(reading)
     notices = cases.notices.list()
-    assert len(notices) == 2
-    served = notices[0].issued_at + timedelta(minutes=40)
-    assert served < first[-1].event_time
-    record_notice_delivery(cases, notices[0].id, served, "Pat Clerk", "hand", profile=profile)
+    if serve:
+        served = notices[0].issued_at + timedelta(minutes=40)
+        assert served < first[-1].event_time
+        record_notice_delivery(cases, notices[0].id, served, "Pat Clerk", "hand", profile=profile)
     runner.tick()  # applies the service and saves the state
     assert cases.clocks.load_engine_snapshot(CLIENT_ID) is not None
     with sqlite3.connect(database) as db:
@@ -125,6 +144,7 @@ def test_a_lost_state_is_refused_then_rebuilt_from_the_stored_readings(
 ) -> None:
     lost = storm_then_loss(tmp_path, broker)
     cases, site = lost.cases, lost.site
+    assert len(lost.notices) == 2
     args = ["analytics", "--event-time", "--config", str(lost.config)]
     refused = CliRunner().invoke(app, args, env=CLI_ENV)
     assert refused.exit_code == 2, refused.output
@@ -195,3 +215,33 @@ def carries_on(lost: Lost) -> None:
     assert cases.clocks.get_violation(served.id).status == "cured"
     assert [n.number for n in cases.notices.list()] == [n.number for n in lost.notices]
     cases.close()
+
+
+def test_what_the_stored_readings_decide_and_the_records_lack_is_recorded_not_sent(
+    tmp_path: Path, broker: MosquittoServer
+) -> None:
+    """Analytics stopped before the deadline while ingest kept storing, then its state
+    was lost: the rebuild decides the two violations the records lack, records their
+    notices (rendered, for the clerk) and says so, and queues nothing. Run again, it
+    finds them on record."""
+    lost = storm_then_loss(tmp_path, broker, seen=600, serve=False)
+    assert lost.notices == []
+    args = ["analytics", "--config", str(lost.config), "--rebuild"]
+    first = CliRunner().invoke(app, args, env=CLI_ENV)
+    assert first.exit_code == 0, first.output
+    numbers = [n.number for n in lost.cases.notices.list()]
+    assert len(numbers) == 2
+    assert one_line(first.output).startswith(
+        "rebuilt from 1,000 readings (1 storm); 0 notices already on record, 2 new "
+        f"({', '.join(numbers)}: the readings call for them and the case database did not "
+        "have them; nothing was sent: review them in `sidewalk notices register` before "
+        "`sidewalk notices queue`); also not on record before, now recorded: "
+    ), first.output
+    assert all(n.body_text for n in lost.cases.notices.list())
+    assert lost.cases.notices.list_delivery_jobs() == []
+    recorded = rows(lost.cases)
+    again = CliRunner().invoke(app, args, env=CLI_ENV)
+    assert again.exit_code == 0, again.output
+    assert "; 2 notices already on record, 0 new; state saved" in one_line(again.output)
+    assert rows(lost.cases) == recorded
+    lost.cases.close()
