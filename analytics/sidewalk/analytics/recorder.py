@@ -132,9 +132,11 @@ class CaseRecorder:
             elif isinstance(event, TaxRollDue | TaxRollHeld):
                 self._tax_roll(event)
             elif isinstance(event, HazardCandidate):
-                self.cases.audit.append(
+                # Keyed like every write here: a replay (a restart, ``--rebuild``) adds none.
+                self.cases.audit.append_once(
                     "analytics", "hazard.candidate", f"violation:{event.violation_key}",
-                    {"frontage": event.frontage, "reasons": list(event.reasons)}, at=event.at,
+                    {"frontage": event.frontage, "reasons": list(event.reasons)},
+                    key=event.at.isoformat(), at=event.at,
                 )  # fmt: skip
             elif isinstance(event, RuleFinding):
                 self.cases.audit.append_once(
@@ -151,10 +153,10 @@ class CaseRecorder:
         """A deadline a person must look at: the review queue (dashboard alerts,
         ``sidewalk review``). "Unverified" is never a silent final state."""
         if isinstance(event, ClearingUnverified):
-            self.cases.audit.append(
+            self.cases.audit.append_once(
                 "analytics", "clearing.unverified", f"frontage:{event.frontage}",
-                {"key": event.key, "deadline": event.deadline.isoformat(),
-                 "reason": event.reason}, at=event.deadline,
+                {"deadline": event.deadline.isoformat(), "reason": event.reason},
+                key=event.key, at=event.deadline,
             )  # fmt: skip
             return
         # Once per cycle, however often a replay or a restart re-derives it.
@@ -285,9 +287,10 @@ class CaseRecorder:
         cause = record_cause(t.cause)
         frontages = [str(f) for f in t.detail.get("frontages", [])]
         if not frontages:
-            self.cases.audit.append(
+            self.cases.audit.append_once(
                 "analytics", f"{t.clock}.{t.to_state}", f"{t.clock}:{t.frontage}",
-                {"from": t.from_state, "cause": t.cause.as_dict(), **t.detail}, at=t.at,
+                {"from": t.from_state, "cause": t.cause.as_dict(), **t.detail},
+                key=f"{t.at.isoformat()}/{t.to_state}", at=t.at,
             )  # fmt: skip
             return
         raw = t.detail.get("until", t.detail.get("expires"))
@@ -437,9 +440,10 @@ class CaseRecorder:
         bill = None if abatement is None else self.cases.bills.for_abatement(abatement.id)
         if bill is None or bill.balance <= 0:
             # Nothing billed (or all paid): the Clerk-Treasurer must see it, not a silent skip.
-            self.cases.audit.append(
+            self.cases.audit.append_once(
                 "analytics", "tax_roll.due_without_unpaid_bill", f"violation:{due.violation_key}",
-                {"costs_incurred_at": due.costs_incurred_at.isoformat()}, at=due.at,
+                {"costs_incurred_at": due.costs_incurred_at.isoformat()},
+                key=due.at.isoformat(), at=due.at,
             )  # fmt: skip
             return
         held = [
