@@ -251,7 +251,8 @@ def analytics(
         ),
     ] = False,
 ) -> None:
-    """Run the ordinance clocks on live time until interrupted."""
+    """Run the ordinance clocks on live time until interrupted (with --rebuild: make their
+    saved state again from the stored readings, then exit)."""
     from sidewalk.analytics.metrics import analytics_observability
     from sidewalk.analytics.runner import SavedStateRefused
     from sidewalk.core.config import mqtt_settings
