@@ -59,7 +59,8 @@ def test_duplicates_are_reported_and_a_conflicting_one_dead_lettered(tmp_path: P
     store = SqliteTimeSeriesStore(tmp_path / "ts.db")
     store.write_batch([_w(1), _w(2)])
     result = store.write_batch([_w(2), _w(1, temp=5.0), _w(3), _w(3)])
-    assert result.duplicates == [("pole-1", 2), ("pole-1", 1), ("pole-1", 3)]
+    assert result.duplicates == [("pole-1", 2), ("pole-1", 3)]
+    assert result.conflicts == [("pole-1", 1)]  # a different copy is no plain duplicate
     assert result.stored == [_w(3)]
     assert store.count() == 3
     [conflict] = store.dead_letters(reason="seq_conflict")

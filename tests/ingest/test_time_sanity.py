@@ -98,7 +98,7 @@ def test_a_fresh_pole_stamping_2000_is_refused_and_sets_no_reference(tmp_path: P
     [(_, detail), _] = held(store)
     assert detail == (
         "stamped 25 years 340 days before the time it arrived, older than a pole's buffer holds"
-        " (1 year 1 day): the pole's clock was not set"
+        " (2 years 1 day): the pole's clock was not set"
     )
     # Its clock set: accepted, not judged "stepped back" against 2000 nor against nothing.
     right = store.write_batch([weather(3, now - MIN)], received_at_ms=now, time_policy=LIVE)

@@ -84,6 +84,8 @@ REJECTION_REASONS: dict[str, str] = {
     "unreferenced_frame": "an evidence JPEG no frame message named within the grace period "
     "(deleted by the retention prune)",
     "seq_conflict": "a re-sent (device, seq) whose content differs from the stored one",
+    "retained": "a reading, frame or JPEG the broker replayed from its retained store (published "
+    "with the retain flag), not a delivery from the pole",
     "implausible_time": "a reading whose ts is implausible against its receipt or its pole's "
     "previous reading (quarantined: kept here, never stored as a reading)",
 }
@@ -245,12 +247,13 @@ class StoredWatermark(_Payload):
     epoch: Epoch | None = None
 
 
-# How far behind its receipt a reading may be stamped: a pole's disk buffer
-# (``BufferConfig.max_rows``, 1,000,000 rows) holds well over a year of its
-# readings at the default cadence, and no winter's case waits a year for its
-# evidence. Older is a clock that was never set (a fresh pole booting at
-# 2000-01-01 without a network time), not a buffered reading.
-MAX_BEHIND_MS = 366 * 86_400_000
+# How far behind its receipt a reading may be stamped: two years. A pole's disk
+# buffer (``BufferConfig.max_rows``, 1,000,000 rows) holds about a year of its
+# readings at the default cadence, and a pole left unpowered all summer still
+# delivers last winter's in the autumn. Older is no buffered reading but a
+# clock that was never set (a fresh pole booting at 2000-01-01 without a
+# network time).
+MAX_BEHIND_MS = 731 * 86_400_000
 
 
 def span_words(ms: int) -> str:

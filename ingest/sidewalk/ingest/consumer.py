@@ -51,7 +51,9 @@ from sidewalk.core.contract import (
     topic_for,
 )
 from sidewalk.core.mqtt import MqttClient, MqttMessage, MqttSettings
+from sidewalk.ingest.fair import fair_share
 from sidewalk.ingest.known import KnownDevices, unknown_device_detail
+from sidewalk.ingest.loglimit import DeadLetterLog
 from sidewalk.ingest.validate import (
     Accepted,
     Availability,
@@ -103,6 +105,9 @@ class IngestStats:
     over_quota: int = 0
     # Messages from a device the registry does not know (unknown_device dead letters).
     unknown_device: int = 0
+    # Re-sent copies whose content differs from the stored reading (seq_conflict
+    # dead letters, also in dead_letters; not in duplicates).
+    conflicts: int = 0
 
 
 # Ten minutes either way (``TimePolicy``'s defaults); ``None`` judges no times.
@@ -239,6 +244,8 @@ class IngestConsumer:
         self._evidence_quota = evidence_quota_bytes
         self._space = space
         self._known = known_devices
+        # The first dead letter of each reason per minute in the log, then counts.
+        self._dead_log = DeadLetterLog(log)
         # Why the writer is not committing right now (None: it is).
         self.write_problem: str | None = None
         self._stall_logged: tuple[str, float, int] | None = None
@@ -313,7 +320,7 @@ class IngestConsumer:
         # paho's thread. A dead letter's received_at is set at commit, as before.
         if not msgs:
             return
-        verdicts = judge_many(msgs, self._limits)
+        verdicts = judge_many(msgs, self._limits, drop_bodies=msgs)
         # Counted before the writer can take them.
         self._arrivals.append(_Arrival(time.monotonic(), len(msgs)))
         self._received_n += len(msgs)
@@ -401,7 +408,20 @@ class IngestConsumer:
             except queue.Empty:
                 break
             self._take(chunk, msgs, verdicts)
+        if len(msgs) > self._batch_size:
+            # Beside other poles, one pole takes at most a batch size of a backlog batch.
+            fair = fair_share(msgs, verdicts, self._batch_size)
+            if fair is not None:
+                msgs, verdicts, rest, rest_verdicts = fair
+                self._give_back(rest, rest_verdicts)
         return msgs, verdicts
+
+    def _give_back(self, msgs: list[MqttMessage], verdicts: list[Judged]) -> None:
+        """Messages taken but left for the next batch: first in line, before any carry."""
+        self._taken_n -= len(msgs)
+        if self._carry is not None:
+            msgs, verdicts = msgs + self._carry[0], verdicts + self._carry[1]
+        self._carry = (msgs, verdicts)
 
     def _take(self, chunk: _Chunk, msgs: list[MqttMessage], verdicts: list[Judged]) -> None:
         """Add a received list to the batch; what exceeds the largest batch waits for the next."""
@@ -531,14 +551,7 @@ class IngestConsumer:
     def _rejected(self, msg: MqttMessage, verdict: Rejected, now: int) -> DeadLetter:
         letter = verdict.dead_letter
         self.stats.too_large += letter.reason == "too_large"
-        log.warning(
-            "dead letter %s on %s: %s",
-            letter.reason,
-            msg.topic,
-            letter.detail,
-            # Separate fields in JSON logs, for a log search by reason or device.
-            extra={"reason": letter.reason, "topic": msg.topic, "device": letter.device},
-        )
+        self._dead_log.note(letter, msg.topic)
         return dataclasses.replace(letter, received_at_ms=now)
 
     def _screen(self, msg: MqttMessage, verdict: Verdict, now: int) -> Verdict:
@@ -610,11 +623,9 @@ class IngestConsumer:
         over = self._over_quota(verdict.device, verdict.body, charged, now)
         if over is None:
             return None
-        log.warning(
-            "dead letter evidence_quota on %s: %s", msg.topic, over,
-            extra={"reason": "evidence_quota", "topic": msg.topic, "device": verdict.device},
-        )  # fmt: skip
-        return DeadLetter(now, msg.topic, verdict.device, msg.payload, "evidence_quota", over)
+        letter = DeadLetter(now, msg.topic, verdict.device, msg.payload, "evidence_quota", over)
+        self._dead_log.note(letter, msg.topic)
+        return letter
 
     def _over_quota(self, device: str, body: bytes, charged: _QuotaTally, now: int) -> str | None:
         """Why this image exceeds its device's daily evidence quota (None: it fits)."""
@@ -674,7 +685,8 @@ class IngestConsumer:
             s.received += received
             s.stored += len(result.stored)
             s.duplicates += len(result.duplicates)
-            s.dead_letters += dead
+            s.conflicts += len(result.conflicts)
+            s.dead_letters += dead + len(result.conflicts)
             s.statuses += statuses
             s.gaps_opened += len(result.gaps_opened)
             s.batches += 1
@@ -682,6 +694,7 @@ class IngestConsumer:
             s.dead_letters += len(result.quarantined)
             s.epochs_started += len(result.epochs_started)
             self._committed.notify_all()
+        self._dead_log.tick()
         for device, epoch, base in result.epochs_started:
             # A device's first space is routine; a later one is a re-imaged pole.
             log.log(

@@ -58,6 +58,11 @@ class IngestCollector(Collector):
                 s.duplicates,
             ),
             (
+                "sidewalk_readings_conflicting",
+                "Re-sent (device, seq) copies whose content differs (seq_conflict dead letters)",
+                s.conflicts,
+            ),
+            (
                 "sidewalk_ingest_dead_letters",
                 "Dead letters written by this process",
                 s.dead_letters,

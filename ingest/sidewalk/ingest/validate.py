@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -22,7 +25,7 @@ from sidewalk.core.contract import (
     parse_topic,
 )
 from sidewalk.core.mqtt import MqttMessage
-from sidewalk.storage.timeseries import DeadLetter, StatusUpdate
+from sidewalk.storage.timeseries import DEAD_LETTER_PREFIX, DeadLetter, StatusUpdate
 
 
 # Not frozen, unlike the other verdicts: one is made per reading received, and a
@@ -157,6 +160,70 @@ def _too_large(
     return Rejected(DeadLetter(received_at_ms, msg.topic, device, msg.payload, "too_large", detail))
 
 
+def _without_body(letter: DeadLetter) -> DeadLetter:
+    """The dead letter as the store keeps it: a prefix, the length and the hash."""
+    body = letter.payload
+    return dataclasses.replace(
+        letter,
+        payload=body[:DEAD_LETTER_PREFIX],
+        payload_len=len(body),
+        payload_sha256=hashlib.sha256(body).hexdigest(),
+    )
+
+
+def _retained(msg: MqttMessage, levels: tuple[str, ...], received_at_ms: int) -> Rejected:
+    """A reading or image the broker replayed from its retained store, not the pole's delivery."""
+    detail = (
+        f"the broker replayed this {levels[4]} message as retained (published with the retain"
+        " flag), as it does to every new subscriber: a pole's readings are never retained"
+    )
+    letter = DeadLetter(received_at_ms, msg.topic, levels[3], msg.payload, "retained", detail)
+    return Rejected(letter)
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_repeats(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    seen: dict[str, object] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _DuplicateKey(
+                f"the key {json.dumps(key)} appears twice ({json.dumps(seen[key])[:40]}, then"
+                f" {json.dumps(value)[:40]}): a message names each field once"
+            )
+        seen[key] = value
+    return seen
+
+
+def duplicate_key(body: bytes) -> str | None:
+    """Why ``body`` is refused for naming a key twice (any object in it), or None.
+
+    pydantic, like ``json.loads``, keeps the last of two values for one key:
+    ``{"seq": 16, "seq": 17}`` was stored as seq 17 without a word.
+    """
+    try:
+        json.loads(body, object_pairs_hook=_no_repeats)
+    except _DuplicateKey as exc:
+        return str(exc)[:MAX_DETAIL_CHARS]
+    except (ValueError, RecursionError):
+        return None  # not JSON: the parser's own reason stands
+    return None
+
+
+def _by_stream(msg: MqttMessage, levels: tuple[str, ...], received_at_ms: int) -> Verdict | None:
+    """What an our-shaped topic's stream decides before any parsing (None: parse it)."""
+    stream = levels[4]
+    if stream == "stored":
+        return Ignored(msg.topic)
+    if msg.retain and (stream == JPEG_STREAM or stream in READING_STREAMS):
+        return _retained(msg, levels, received_at_ms)
+    if stream == JPEG_STREAM:
+        return _evidence(msg, levels[3], received_at_ms)
+    return None
+
+
 def classify(msg: MqttMessage, received_at_ms: int, limits: SizeLimits = DEFAULT_LIMITS) -> Verdict:
     """Validate one message against the contract and say where it goes.
 
@@ -172,11 +239,9 @@ def classify(msg: MqttMessage, received_at_ms: int, limits: SizeLimits = DEFAULT
         if oversize is not None:
             return oversize
     if ours:
-        stream = levels[4]
-        if stream == "stored":
-            return Ignored(topic)
-        if stream == JPEG_STREAM:
-            return _evidence(msg, levels[3], received_at_ms)
+        early = _by_stream(msg, levels, received_at_ms)
+        if early is not None:
+            return early
     try:
         payload = parse_payload(topic, body)
     except ContractError as exc:
@@ -189,6 +254,12 @@ def classify(msg: MqttMessage, received_at_ms: int, limits: SizeLimits = DEFAULT
         # A validator bug must not stop the stream: keep the message, say why.
         reason, detail = "internal_error", f"{type(exc).__name__}: {exc}"[:MAX_DETAIL_CHARS]
     else:
+        repeated = duplicate_key(body)
+        if repeated is not None:
+            device = levels[3] if len(levels) == 5 else None
+            return Rejected(
+                DeadLetter(received_at_ms, topic, device, body, "malformed_json", repeated)
+            )
         # parse_payload checked the topic's shape, so levels[2] is the site slug.
         if type(payload) in _READING_TYPES:
             return Accepted(levels[2], payload)  # type: ignore[arg-type]  # one of _READING_TYPES
@@ -226,7 +297,12 @@ def _lane(topic: str) -> _Lane | None:
     return lane
 
 
-def judge_many(msgs: Sequence[MqttMessage], limits: SizeLimits = DEFAULT_LIMITS) -> list[Judged]:
+def judge_many(
+    msgs: Sequence[MqttMessage],
+    limits: SizeLimits = DEFAULT_LIMITS,
+    *,
+    drop_bodies: list[MqttMessage] | None = None,
+) -> list[Judged]:
     """``classify`` each message (received at 0: the consumer stamps dead letters
     at commit), a well-formed reading as ``(site, device, reading)``.
 
@@ -234,7 +310,11 @@ def judge_many(msgs: Sequence[MqttMessage], limits: SizeLimits = DEFAULT_LIMITS)
     stream's validator (``fast_reading_validator``); whatever that refuses, and
     every other message, goes through ``classify``, which gives the reason. A
     failure of ``classify`` itself becomes an ``internal_error`` dead letter, so
-    the receiving thread never dies of one message.
+    the receiving thread never dies of one message. Given ``drop_bodies`` (the
+    list ``msgs`` itself), a message over its size limit keeps there only what
+    its ack needs (its body is replaced by ``b""``).
+    A retained reading (the broker's replay) and one whose colons outnumber its
+    fields (maybe a key named twice) go through ``classify`` too.
     """
     out: list[Judged] = []
     add = out.append
@@ -245,20 +325,36 @@ def judge_many(msgs: Sequence[MqttMessage], limits: SizeLimits = DEFAULT_LIMITS)
         lane = lanes.get(topic)
         if lane is None and topic not in lanes:
             lane = _lane(topic)
-        if lane is not None and len(body) <= size_limit:
+        if lane is not None and not msg[3] and len(body) <= size_limit:
             try:
                 reading = lane[0](body)
             except Exception:
                 pass  # classify, below, says why
             else:
                 device = lane[1]
-                if reading.__dict__["device"] == device:
+                # Each key of a well-formed reading has one colon (no value holds
+                # one): more colons than fields set may be a repeated key, which
+                # classify finds (the validator kept the last of the two values).
+                if (
+                    reading.__dict__["device"] == device
+                    and body.count(b":") <= len(reading.__pydantic_fields_set__)
+                ):
                     # As parse_payload's fast path: the slow one sets stream from the topic.
                     reading.__pydantic_fields_set__.add("stream")
                     add((lane[2], device, reading))
                     continue
         try:
-            add(classify(msg, 0, limits))
+            verdict = classify(msg, 0, limits)
+            if (
+                drop_bodies is not None
+                and type(verdict) is Rejected
+                and verdict.dead_letter.reason == "too_large"
+            ):
+                # Only the ack needs the message now: its body leaves memory here,
+                # not when the batch commits (a dozen 15 MB bodies queued, 396 MB).
+                drop_bodies[len(out)] = msg._replace(payload=b"")
+                verdict = Rejected(_without_body(verdict.dead_letter))
+            add(verdict)
         except Exception as exc:
             # classify catches the validator's failures; this guards the receiving thread.
             detail = f"{type(exc).__name__}: {exc}"[:MAX_DETAIL_CHARS]

@@ -56,7 +56,8 @@ class _DeadLetters(_Connected):
                 (count, now, problem, dev),
             )
 
-    def _check_conflict(self, r: AnyReading, seq: int, payload: str, now: int) -> None:
+    def _check_conflict(self, r: AnyReading, seq: int, payload: str, now: int) -> bool:
+        """Whether the re-sent copy differs from the stored one (then dead-lettered)."""
         row = self._db.execute(
             "SELECT payload FROM readings WHERE device = ? AND seq = ?", (r.device, seq)
         ).fetchone()
@@ -71,6 +72,8 @@ class _DeadLetters(_Connected):
                     f"seq {r.seq} already stored with different content",
                 )
             )
+            return True
+        return False
 
     def dead_letters(
         self,

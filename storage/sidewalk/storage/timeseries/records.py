@@ -113,7 +113,10 @@ class BatchResult:
     """What one ``write_batch`` did."""
 
     stored: list[AnyReading] = field(default_factory=list)
+    # Re-sent copies the same as the stored reading, by (device, seq).
     duplicates: list[tuple[str, int]] = field(default_factory=list)
+    # Re-sent copies whose content differs: ``seq_conflict`` dead letters, not duplicates.
+    conflicts: list[tuple[str, int]] = field(default_factory=list)
     gaps_opened: list[SeqGap] = field(default_factory=list)
     # The watermark for every device the batch touched: stored up to, in the
     # seqs of the device's current epoch, and that epoch.

@@ -316,14 +316,24 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
             self._insert_rows(flat, stream, now, frontage=False)
         for stream, flat in framed.items():
             self._insert_rows(flat, stream, now, frontage=True)
-        self._resent(dups, fills, now)
+        self._resent(dups, fills, now, result)
 
     def _resent(
-        self, dups: list[tuple[AnyReading, int, str]], fills: dict[str, list[int]], now: int
+        self,
+        dups: list[tuple[AnyReading, int, str]],
+        fills: dict[str, list[int]],
+        now: int,
+        result: BatchResult,
     ) -> None:
-        """Re-sent copies: dead-letter those that differ from the stored one; fill gaps."""
-        for r, seq, payload in dups:
-            self._check_conflict(r, seq, payload, now)
+        """Re-sent copies: those that differ from the stored one are conflicts (dead
+        letters), not duplicates; fill gaps."""
+        differ = [self._check_conflict(r, seq, payload, now) for r, seq, payload in dups]
+        if any(differ):
+            # ``dups`` are the last of ``result.duplicates``, in the same order.
+            first = len(result.duplicates) - len(dups)
+            mine = result.duplicates[first:]
+            result.conflicts += [d for d, c in zip(mine, differ, strict=True) if c]
+            result.duplicates[first:] = [d for d, c in zip(mine, differ, strict=True) if not c]
         for dev, seqs in fills.items():
             self._fill(dev, seqs)
 
