@@ -6,7 +6,10 @@ One broker for the module: anonymous access off, a password file made with
 test-only ``probe`` user that may read and write everything, to feed and
 watch the others), a plain listener for logins, a server-only TLS listener
 for logins over TLS, and a mutual-TLS listener that requires a client
-certificate and takes the device id from its CN.
+certificate and takes the device id from its CN. The two TLS listeners carry
+the options of the shipped pole listeners (read from deploy/mosquitto.conf),
+which make a pole's client id its login; the plain one stands for the
+servers' loopback listener.
 
 Every rule line of the example is tried (``test_every_acl_line_grants_what_it_says``),
 and the refusals that matter are tried too: spoofing another device or site,
@@ -23,7 +26,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -47,7 +50,7 @@ from sidewalk.system import build_analytics, open_cases
 from tests.edge_device.poles import START, Recorder, fast_dir, pole_settings
 from tests.harness.mosquitto import MosquittoServer, free_port
 from tests.ingest.pipeline import slug
-from tests.security.certs import TestCA
+from tests.security.certs import Issued, TestCA
 
 pytestmark = pytest.mark.services
 
@@ -110,6 +113,31 @@ def concrete(rule: Rule) -> tuple[str, str]:
     return user, "/".join(levels).replace("%u", user)
 
 
+MOSQUITTO_CONF = REPO / "deploy" / "mosquitto.conf"
+# Per-installation lines of a shipped listener block, replaced by the test's own.
+_SITE_LINES = ("listener", "certfile", "keyfile", "cafile")
+
+
+def pole_listener_options(kind: str) -> list[str]:
+    """The options of the shipped pole listener ``kind`` (its commented block in
+    deploy/mosquitto.conf), without its address and certificate paths."""
+    lines = iter(MOSQUITTO_CONF.read_text("utf-8").splitlines())
+    for line in lines:
+        if line.strip() == f"# pole listener ({kind}):":
+            break
+    else:
+        raise AssertionError(f"no '# pole listener ({kind}):' block in {MOSQUITTO_CONF}")
+    options = []
+    for line in lines:
+        if not line.startswith("# ") or not line[2:].strip():
+            break
+        option = line[2:].strip()
+        if option.split()[0] not in _SITE_LINES:
+            options.append(option)
+    assert options, kind
+    return options
+
+
 @dataclass
 class SecuredBroker:
     server: MosquittoServer
@@ -150,15 +178,20 @@ def secured() -> Iterator[SecuredBroker]:
         tls_files = (
             f"cafile {ca.files.cert}\ncertfile {server_cert.cert}\nkeyfile {server_cert.key}\n"
         )
+        # The main (password) listener stands for the servers' loopback listener;
+        # the two TLS listeners are the shipped pole listeners' options.
         server = MosquittoServer(
             work,
             allow_anonymous=False,
             extra_config=(
                 f"password_file {passwd}\n"
                 f"acl_file {acl}\n"
-                f"listener {tls_port} 127.0.0.1\n" + tls_files + "require_certificate true\n"
-                "use_identity_as_username true\n"
-                f"listener {password_tls_port} 127.0.0.1\n" + tls_files
+                f"listener {tls_port} 127.0.0.1\n"
+                + tls_files
+                + "".join(f"{o}\n" for o in pole_listener_options("certificates"))
+                + f"listener {password_tls_port} 127.0.0.1\n"
+                + tls_files
+                + "".join(f"{o}\n" for o in pole_listener_options("passwords"))
             ),
         )
         server.start()
@@ -569,3 +602,109 @@ def test_a_rotated_password_takes_effect_on_reload(secured: SecuredBroker) -> No
         assert new.publish_and_wait(_t("pole-r", "weather"), _mark())
     finally:
         new.disconnect()
+
+
+# ---------------------------------------------------------------- client ids bound to logins
+
+
+def _now_reading(device: str, seq: int) -> bytes:
+    ts = time.time_ns() // 1_000_000 - 60_000 + seq  # now, so no time check holds it back
+    return WeatherReading(device=device, seq=seq, ts=ts, air_temp_c=-3.0).to_json()
+
+
+def _pole_login(
+    secured: SecuredBroker, user: str, client_id: str, port: int, cert: Issued | None = None
+) -> MqttSettings:
+    """A pole's valid login on one of the pole listeners (``cert`` for the certificate
+    one), asking for ``client_id``."""
+    files: dict[str, str] = {}
+    username: str | None = user
+    password: str | None = PASSWORDS[user]
+    if port == secured.tls_port:
+        assert cert is not None
+        files = {"certfile": str(cert.cert), "keyfile": str(cert.key)}
+        username = password = None
+    return MqttSettings(
+        host="127.0.0.1",
+        port=port,
+        client_id=client_id,
+        clean_start=True,
+        username=username,
+        password=password,
+        tls=TlsSettings(ca_certs=str(secured.ca.files.cert), **files),
+        connect_timeout_s=3.0,
+        reconnect_max_s=1,
+    )
+
+
+class Attacker:
+    """pole-a's valid logins, password and certificate, asking for others' client ids."""
+
+    def __init__(self, secured: SecuredBroker, client_ids: list[str]) -> None:
+        cert = secured.ca.issue("pole-a", server=False)
+        ports = (secured.password_tls_port, secured.tls_port)
+        self.logins = [
+            _pole_login(secured, "pole-a", cid, port, cert) for cid in client_ids for port in ports
+        ]
+        self.attempts = 0
+
+    def connect(self, times: int) -> int:
+        """Connect ``times`` times with a clean session, taking turns through the client
+        ids and listeners; how many connections the broker accepted."""
+        accepted = 0
+        for _ in range(times):
+            attacker = MqttClient(self.logins[self.attempts % len(self.logins)])
+            self.attempts += 1
+            attacker.connect()  # a valid login: the broker takes it
+            accepted += attacker.is_connected
+            attacker.disconnect()
+        return accepted
+
+
+def test_a_pole_cannot_take_over_a_servers_or_another_poles_session(
+    secured: SecuredBroker,
+) -> None:
+    """pole-a, with its own valid login on either pole listener, connects 20 times with
+    the client ids of ingest, analytics and pole-b and a clean session while they are
+    connected, and 10 times with ingest's while it is away: nobody is disconnected,
+    ingest's queued session survives, and all 50 of pole-b's readings are stored."""
+    ingest_id, analytics_id = "sidewalk-ingest", "sidewalk-analytics"
+    with fast_dir() as tmp:
+        store = SqliteTimeSeriesStore(tmp / "ts.db")
+        ingest_mqtt = replace(secured.login("ingest"), client_id=ingest_id)
+        analytics = MqttClient(replace(secured.login("analytics"), client_id=analytics_id))
+        pole_b_login = _pole_login(secured, "pole-b", "pole-b", secured.password_tls_port)
+        pole_b = MqttClient(replace(pole_b_login, clean_start=False))
+        ingest = IngestConsumer(store, ingest_mqtt, site=SITE)
+        ingest.start()
+        analytics.connect()
+        pole_b.connect()
+        topic = topic_for(SITE, "pole-b", "weather")
+        everyone = Attacker(secured, [ingest_id, analytics_id, "pole-b"])
+        ingest_only = Attacker(secured, [ingest_id])
+        try:
+            # While ingest is connected: readings flow between the attempts.
+            for seq in range(1, 26):
+                assert pole_b.publish_and_wait(topic, _now_reading("pole-b", seq))
+                if seq % 5 == 0:
+                    assert everyone.connect(4) == 4
+            # While ingest is away its persistent session queues pole-b's readings.
+            ingest.stop()
+            for seq in range(26, 51):
+                assert pole_b.publish_and_wait(topic, _now_reading("pole-b", seq))
+            assert ingest_only.connect(10) == 10
+            ingest = IngestConsumer(store, ingest_mqtt, site=SITE)
+            ingest.start()
+            assert ingest.mqtt.session_present, "ingest's session was wiped"
+            deadline = time.monotonic() + 10
+            while store.seqs("pole-b") != list(range(1, 51)) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert store.seqs("pole-b") == list(range(1, 51))
+            for client in (ingest.mqtt, analytics, pole_b):
+                assert client.session_takeovers == 0, client.settings.client_id
+                assert client.problem is None, client.settings.client_id
+        finally:
+            ingest.stop()
+            analytics.disconnect()
+            pole_b.disconnect()
+            store.close()
