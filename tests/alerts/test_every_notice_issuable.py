@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 
+from sidewalk.alerts.corrections import CorrectionRefused, correct_entry
 from sidewalk.alerts.delivery import NotDeliveryError, record_notice_delivery
 from sidewalk.alerts.issue import NoticeIssuer
 from sidewalk.storage.cases import CaseStore
@@ -54,3 +55,33 @@ def test_every_notice_issuable_144_12_C_order_is_never_served_by_mail(
     )
     mailed = record_notice_delivery(cases, fence.id, T0, "Pat", "mail", profile=issuer.profile)
     assert mailed.delivered_at == T0
+
+
+def test_every_notice_issuable_a_service_correction_on_an_obstruction_notice_is_refused(
+    issuer: NoticeIssuer, cases: CaseStore
+) -> None:
+    """Only a § 370-10 notice's entries are corrected: an obstruction's clock takes no
+    correction, so the correction is refused in one sentence naming what can be corrected
+    (the dashboard shows the same sentence beside the entry) and nothing is recorded."""
+    cases.clocks.record_violation(
+        "obstruction:OB-2", "main-101", "obstructions.sidewalk_removal_after_notice", T0,
+        evidence={"area": "sidewalk", "description": "a trailer"},
+        citation="§ 370-8 D (inferred)",
+    )  # fmt: skip
+    notice = issuer.obstruction_notice(
+        "OB-2", "main-101", T0, area="sidewalk", observed_at=T0, description="a trailer"
+    )
+    record_notice_delivery(cases, notice.id, T0 + timedelta(hours=1), "Pat", "hand",
+                           profile=issuer.profile)  # fmt: skip
+    recorded = len(cases.actions.list("OB-2"))
+    with pytest.raises(CorrectionRefused) as refused:
+        correct_entry(cases, issuer.profile, notice, 1, who="Pat", reason="wrong hour",
+                      at=T0 + timedelta(hours=2))  # fmt: skip
+    said = str(refused.value)
+    assert said == (
+        f"Notice {notice.number} (§ 370-8 D) is not a § 370-10 snow-and-ice notice: only a"
+        " snow-and-ice notice's service and the crew's completion of the Village's work on it"
+        " are corrected or undone here."
+    )
+    assert len(cases.actions.list("OB-2")) == recorded
+    assert cases.notices.get(notice.id).delivered_at == T0 + timedelta(hours=1)

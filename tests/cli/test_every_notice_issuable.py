@@ -11,6 +11,8 @@ from pathlib import Path
 from pypdf import PdfReader
 from typer.testing import CliRunner
 
+from sidewalk.alerts.letterhead import cited
+from sidewalk.cli import app
 from sidewalk.cli.notices import notices_app
 from sidewalk.cli.street import street_app
 from tests.clocks.live import Seeded, seeded
@@ -163,6 +165,22 @@ def test_every_notice_issuable_a_finding_notice_served_by_mail_runs_from_its_rec
         "FE-1 (main-st-105): notice_period until Monday, January 4, 2027 at 12:00 AM CST" in status
     ), status
     assert system.cases.notices.get_by_number(number).delivered_at is not None
+    # A wrong service on it is not corrected by `sidewalk act`: refused in one line saying
+    # what can be corrected, nothing recorded.
+    recorded = len(system.cases.actions.list("FE-1"))
+    fix = cli.invoke(app, ["act", "record_delivery", number, "--correct", "--at",
+                           "2026-12-05T10:00-06:00", "--reason", "received a day later",
+                           *CLERK, *config], env={"COLUMNS": "300"})  # fmt: skip
+    assert fix.exit_code == 2, fix.output
+    assert len(fix.output.strip().splitlines()) == 1, fix.output
+    section = cited(system.cases.notices.get_by_number(number).citation)
+    assert section is not None
+    assert section.startswith("§ 144-")
+    assert fix.output.startswith(f"refused: Notice {number} ({section}) is not a § 370-10"), (
+        fix.output
+    )
+    assert "only a snow-and-ice notice's service and the crew's completion" in fix.output
+    assert len(system.cases.actions.list("FE-1")) == recorded
 
 
 def test_every_notice_issuable_refuses_a_case_not_on_record(tmp_path: Path) -> None:

@@ -40,6 +40,7 @@ from typing import Final
 from zoneinfo import ZoneInfo
 
 from sidewalk.alerts.delivery import DELIVERY_METHODS, delivery_counts
+from sidewalk.alerts.letterhead import cited
 from sidewalk.alerts.wording import STATE_WORDS
 from sidewalk.analytics.casework import Entry, case_clock_key, case_copy, entries, refused
 from sidewalk.analytics.clocks.actions import (
@@ -81,6 +82,25 @@ def _up(text: str) -> str:
 
 class CorrectionRefused(ValueError):
     """The correction is refused; the message is the clerk's sentence (nothing recorded)."""
+
+
+# The notices of a § 370-10 case; a bill is one when billed under § 370-10 G.
+SNOW_NOTICES: Final = frozenset({"clearing_violation", "hazard_notice", "hazard_abatement_notice"})
+
+
+def other_section(notice: records.NoticeRecord, violation: records.ViolationRecord) -> str | None:
+    """Why entries on ``notice`` are not corrected here, in one sentence: a notice under
+    another section than § 370-10 (an obstruction's, an inspector's finding's, a street
+    or building notice), whose clocks take no correction; None for a § 370-10 notice."""
+    terms = notice.detail.get("terms", "snow_and_ice")
+    if notice.kind in SNOW_NOTICES or (notice.kind == "abatement_bill" and terms == "snow_and_ice"):
+        return None
+    under = cited(notice.citation) or cited(violation.citation)
+    return (
+        f"Notice {notice.number}{f' ({under})' if under else ''} is not a § 370-10"
+        " snow-and-ice notice: only a snow-and-ice notice's service and the crew's"
+        " completion of the Village's work on it are corrected or undone here."
+    )
 
 
 @dataclass(frozen=True)
@@ -138,8 +158,9 @@ def blocked(entry: Entry, case: CaseRecords, profile: Profile) -> str | None:
     on it (to undo first, the latest first), or that it is already undone; None if free."""
     zone = profile.zone
     what = ENTRY_WORDS.get(entry.kind, entry.kind)
-    if entry.kind not in CORRECTABLE:
-        return f"{_up(entry.kind.replace('_', ' '))} cannot be corrected here."
+    elsewhere = other_section(case.notice, case.violation)
+    if elsewhere is not None or entry.kind not in CORRECTABLE:
+        return elsewhere or f"{_up(entry.kind.replace('_', ' '))} cannot be corrected here."
     if entry.undone:
         return f"{_up(what)} was already undone."
     bill = None
@@ -195,6 +216,8 @@ def correct_entry(
     if not who.strip():
         raise CorrectionRefused("Who: name the person making the correction.")
     case = CaseRecords.read(cases, notice)
+    if (elsewhere := other_section(notice, case.violation)) is not None:
+        raise CorrectionRefused(elsewhere)
     entry = next((e for e in case.entries() if e.id == entry_id), None)
     if entry is None:
         raise CorrectionRefused(f"Notice {notice.number} has no such entry to correct.")

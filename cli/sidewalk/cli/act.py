@@ -7,8 +7,9 @@ case here, and the step is tried against the case's recorded state with the
 clock engine's own rules, so a mistyped number or a step the case cannot take
 is refused at once (exit 2) instead of later by the runner.
 
-``--correct`` and ``--undo`` (with ``--reason``) correct or undo the notice's
-entry of that step, a service or the crew's completion (``alerts.corrections``):
+``--correct`` and ``--undo`` (with ``--reason``) correct or undo a § 370-10 notice's
+entry of that step, a service or the crew's completion (``alerts.corrections``; a
+notice under another section is refused, saying so):
 the entry stays on record, the correction names who and why, and the case is
 recomputed from the corrected facts; an entry a later act rests on is refused,
 naming what to undo first. ``sidewalk act payment BILL-NOTICE --correct --amount …``
@@ -175,12 +176,22 @@ def _correct(
 ) -> None:
     """Correct or undo the standing entry of ``kind`` on the notice (``alerts.corrections``):
     refused in the clerk's words, naming what to undo first, with nothing recorded."""
-    from sidewalk.alerts.corrections import ENTRY_WORDS, CorrectionRefused, entries_of
+    from sidewalk.alerts.corrections import (
+        ENTRY_WORDS,
+        CaseRecords,
+        CorrectionRefused,
+        entries_of,
+        other_section,
+    )
     from sidewalk.alerts.corrections import correct_entry as correction
     from sidewalk.core.clock import format_local
+    from sidewalk.storage.cases import NotFoundError
 
     if kind not in ENTRY_WORDS:
-        fail(f"refused: only {' and '.join(ENTRY_WORDS)} entries are corrected or undone")
+        fail(
+            f"refused: only {' and '.join(ENTRY_WORDS)} entries are corrected or undone"
+            f" ({' and '.join(ENTRY_WORDS.values())} on a § 370-10 snow-and-ice notice)"
+        )
     if undo and (at is not None or method is not None):
         fail("--undo takes no --at or --method: the entry is undone, not corrected")
     if not (reason or "").strip():
@@ -188,7 +199,14 @@ def _correct(
     assert reason is not None
     when = None if at is None else place.instant("--at", at)
     with place.cases() as cases:
-        notice = _notice(cases, target)
+        try:
+            notice = cases.notices.get_by_number(target.strip())
+            if (elsewhere := other_section(notice, CaseRecords.read(cases, notice).violation)):
+                fail(f"refused: {elsewhere}")
+        except NotFoundError:
+            fail(f"no notice {target!r}: give its number, e.g. CLY-2026-000002 (notices register)")
+        except CorrectionRefused as exc:
+            fail(f"refused: {exc}")
         standing = [e for e in entries_of(cases, notice) if e.kind == kind and not e.undone]
         if not standing:
             fail(
