@@ -294,6 +294,12 @@ class IngestConsumer:
         return self._client
 
     @property
+    def writer_alive(self) -> bool:
+        """True while the thread that stores and acknowledges what arrives is running."""
+        thread = self._thread
+        return thread is not None and thread.is_alive()
+
+    @property
     def protocol(self) -> str | None:
         """The MQTT protocol negotiated with the broker ("5" or "3.1.1")."""
         return self._client.protocol
