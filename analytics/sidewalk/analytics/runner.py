@@ -351,7 +351,8 @@ class AnalyticsRunner:
                 raise SavedStateMismatch(
                     self.id,
                     f"was saved for site {identity.site}, not for site {self._site} (does "
-                    "another site's analytics use the same analytics.client_id?)",
+                    "another site's analytics use the same analytics.client_id? each site "
+                    "needs its own)",
                 )
             if identity.database != mark:
                 raise SavedStateMismatch(
@@ -572,11 +573,11 @@ class AnalyticsRunner:
         (``--event-time``, where actions never moved event time) it does not.
 
         Everything the replay decides goes through the same idempotent recorder as
-        live, so what is on record already (clock
-        records, violations, notices, abatements, bills) is found, not made again;
-        what the replay decides that is not on record is recorded, since the readings
-        say so, and counted in the report. Nothing is queued for delivery: sending a
-        notice stays a person's act (``sidewalk notices queue``)."""
+        live, so what is on record already (clock records, violations, notices,
+        abatements, bills) is found, not made again; what the replay decides that is
+        not on record is recorded, since the readings say so, and counted in the
+        report. Nothing is queued for delivery: sending a notice stays a person's act
+        (``sidewalk notices queue``)."""
         cases = self.recorder.cases
         report = RebuildReport()
         before = self._record_counts()
