@@ -51,7 +51,7 @@ def test_one_buffered_reading_a_day_ahead_is_the_one_held(tmp_path: Path) -> Non
     assert readings[59].ts < received
     result = store.write_batch(readings, received_at_ms=received, time_policy=LIVE)
     assert [r.seq for r in result.quarantined] == [60]
-    assert len(result.stored) == 457  # every good reading kept (was: 67 of 458)
+    assert len(result.stored) == 457  # every good reading kept (was: 60 of 458)
     assert held(store) == [
         (60, "stamped 1 day 0 h ahead of the pole's previous reading (seq 59) and 23 h 57 min"
              " ahead of its next one, though taken between them: one reading out of line with"
@@ -117,9 +117,27 @@ def test_the_gate_holds_the_same_reading_given_the_batch() -> None:
     verdicts = gate.admit_many(readings, received)
     assert [r.seq for r, v in zip(readings, verdicts, strict=True) if v] == [60]
     assert gate.state.skipped == {"implausible_time": 1}
-    # One at a time, without the next reading, it cannot tell (docs/data-path.md's limit).
+    # One at a time, without the next reading, it takes the outlier (docs/data-path.md's
+    # limit), but no good reading after it is "stepped back" from it (was: 398 skipped).
     alone = ReadingGate(LIVE)
-    assert sum(alone.admit(r, received) is not None for r in readings) > 300
+    assert [alone.admit(r, received) for r in readings] == [None] * len(readings)
+
+
+def test_an_outlier_last_in_its_batch_holds_back_no_good_reading_after_it(
+    tmp_path: Path,
+) -> None:
+    store = SqliteTimeSeriesStore(tmp_path / "ts.db")
+    readings = buffered_day_with_one_reading_a_day_ahead()
+    received = readings[-1].ts + DAY // 2
+    # The outlier ends the first batch: nothing after it to judge it by, so it is stored.
+    store.write_batch(readings[:60], received_at_ms=received, time_policy=LIVE)
+    later = store.write_batch(readings[60:], received_at_ms=received, time_policy=LIVE)
+    assert later.quarantined == []
+    assert len(store.seqs("pole-1")) == 458  # was: 60 (the 398 good ones after it held)
+    # A real step back after it is still one.
+    back = store.write_batch([weather(459, T0 + 459 * 3 * MIN - DAY)], received_at_ms=received,
+                             time_policy=LIVE)  # fmt: skip
+    assert [r.seq for r in back.quarantined] == [459]
 
 
 def test_durations_read_as_a_person_says_them() -> None:

@@ -292,7 +292,11 @@ class TimePolicy:
       buffer delivered after an outage can carry (it is not ahead of its late
       receipt). It is the outlier, so the readings after it are not "stepped
       back" from it. A pole off for a day resumes a day later: its next
-      reading follows the jump, and the jump stands.
+      reading follows the jump, and the jump stands. When the outlier was
+      the last of its batch (no next reading to judge it by) it was
+      accepted; then a reading "stepped back" from it but in line with the
+      accepted reading before it (``before_ts``) is judged by that one, so
+      the good readings after the outlier are still kept.
     * still behind: once a pole's clock has stepped back, its seq space is
       ``suspect`` until a reading arrives stamped within ``max_step_back_ms``
       of its receipt (the clock is right again); until then every reading more
@@ -321,6 +325,7 @@ class TimePolicy:
         *,
         suspect: bool = False,
         next_ts: int | None = None,
+        before_ts: int | None = None,
     ) -> tuple[str, bool] | None:
         """None if ``ts`` is plausible; else why not (the dead letter's detail, in a
         person's words) and whether the seq space is ``suspect`` afterwards (the
@@ -328,11 +333,22 @@ class TimePolicy:
 
         ``last_seq``/``last_ts``: the pole's last accepted reading in this epoch.
         ``next_ts``: the ``ts`` of the pole's next seq after this one, when the
-        caller holds it (the rest of its batch). An accepted reading clears ``suspect``.
+        caller holds it (the rest of its batch). ``before_ts``: the ``ts`` of the
+        accepted reading before the last one, when known. An accepted reading
+        clears ``suspect``.
         """
         reason = self._against_receipt(ts, received_ms)
         if reason is not None:
             return reason, suspect
+        back = self.max_step_back_ms
+        if (
+            back is not None
+            and before_ts is not None
+            and last_ts > before_ts + back
+            and before_ts - back <= ts < last_ts - back
+        ):
+            # The last accepted reading was the one out of line: judge by the one before.
+            last_ts = before_ts
         return self._against_pole(seq, ts, received_ms, last_seq, last_ts, suspect, next_ts)
 
     def _against_receipt(self, ts: int, received_ms: int) -> str | None:

@@ -43,6 +43,8 @@ class SeqSpaceSeen:
     # The last accepted (not quarantined) reading: the stepped-back check's reference.
     last_seq: int = 0
     last_ts: int = 0
+    # The accepted reading's before that (``TimePolicy``'s ``before_ts``; 0: none).
+    before_ts: int = 0
     # The pole's clock stepped back and has not been seen right since (``TimePolicy``).
     suspect: bool = False
     # Set when a later epoch of the device began: its highest seq seen by then.
@@ -117,12 +119,14 @@ class ReadingGate:
                 space.last_ts,
                 suspect=space.suspect,
                 next_ts=next_ts,
+                before_ts=space.before_ts or None,
             )
         ):
             space.suspect = verdict[1]
             return self._skip("implausible_time")
         space.suspect = False
         if reading.seq > space.last_seq:
+            space.before_ts = space.last_ts
             space.last_seq, space.last_ts = reading.seq, reading.ts
         return None
 

@@ -23,6 +23,8 @@ class _Space:
     suspect: bool
     closed_at: int | None
     dirty: bool = False
+    # The ts of the accepted reading before ``last_seq`` (None: not read yet).
+    before_ts: int | None = None
 
     def held(self, *, suspect: bool) -> None:
         if suspect != self.suspect:
@@ -31,6 +33,7 @@ class _Space:
     def accepted(self, seq: int, ts: int) -> None:
         self.suspect, self.dirty = False, True
         if seq > self.last_seq:
+            self.before_ts = self.last_ts if self.last_seq else None
             self.last_seq, self.last_ts = seq, ts
 
 

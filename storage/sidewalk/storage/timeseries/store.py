@@ -275,9 +275,12 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
                 # Outside the window no rule can object to: the policy decides.
                 if after is None:
                     after = _next_ts(placed)
+                before = space.before_ts
+                if before is None and space.last_seq and ts < space.last_ts - step:
+                    before = space.before_ts = self._before_ts(dev, space)
                 verdict = policy.problem(
                     own_seq, ts, now, space.last_seq, space.last_ts, suspect=space.suspect,
-                    next_ts=after[i],
+                    next_ts=after[i], before_ts=before,
                 )  # fmt: skip
                 if verdict:
                     held.append((r, seq, r.to_json().decode(), verdict[0]))
@@ -285,6 +288,7 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
                     continue
             if own_seq > space.last_seq:
                 # ``space.accepted``, inlined for the common case: a call per reading.
+                space.before_ts = space.last_ts if space.last_seq else None
                 space.last_seq, space.last_ts, space.suspect, space.dirty = own_seq, ts, False, True
             elif space.suspect:
                 space.accepted(own_seq, ts)
@@ -317,6 +321,15 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
         for stream, flat in framed.items():
             self._insert_rows(flat, stream, now, frontage=True)
         self._resent(dups, fills, now, result)
+
+    def _before_ts(self, device: str, space: _Space) -> int | None:
+        """The ts of the stored reading before the space's last accepted one."""
+        row = self._db.execute(
+            "SELECT ts FROM readings WHERE device = ? AND seq > ? AND seq < ?"
+            " ORDER BY seq DESC LIMIT 1",
+            (device, space.base, space.base + space.last_seq),
+        ).fetchone()
+        return None if row is None else int(row[0])
 
     def _resent(
         self,
