@@ -72,3 +72,22 @@ def test_part_of_the_frontage_out_of_view_is_reported() -> None:
     m = measure_frontage(scene.frame, longer)
     assert 0.3 < m.visible_fraction < 0.7
     assert len(m.width_profile_mm) == 3 * len(measure_frontage(scene.frame, g).width_profile_mm)
+
+
+def test_ends_clicked_past_the_walk_do_not_pinch_a_cleared_walk() -> None:
+    # The installer's end clicks 60 mm past each end of a walk shovelled edge to
+    # edge: the last columns see what lies beyond (the neighbour's walk, a bank).
+    from sidewalk.edge.camera.synthetic import PoleCamera, project
+
+    length, width = 15240.0, 1524.0
+    scene = make_scene(401, width + 200.0)
+    past = np.array([[-60, 0], [length + 60, 0], [length + 60, width], [-60, width]], np.float64)
+    clicked = project(PoleCamera().ground_to_image(length, width), past)
+    ground = np.array([[0, 0], [length, 0], [length, width], [0, width]], np.float64)
+    geometry = FrontageGeometry(homography_from_points(clicked, ground), length, width)
+    m = measure_frontage(scene.frame, geometry)
+    assert m.cleared_width_mm >= width - TOLERANCE_MM
+    # A pinch inside the walk is still found, next to the guarded ends.
+    pinched = make_scene(402, 700.0)
+    m = measure_frontage(pinched.frame, geometry)
+    assert abs(m.cleared_width_mm - pinched.true_cleared_width_mm) <= TOLERANCE_MM

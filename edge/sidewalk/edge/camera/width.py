@@ -42,6 +42,12 @@ class WidthParams:
 
     ignore_specks_mm: float = 60.0  # snow crumbs and salt crust smaller than this are not snow
     column_window_mm: float = 100.0  # median over this length along the frontage
+    # The walk's ends are where someone clicked them, a few pixels either way; past
+    # them lie the neighbour's walk or a bank. Two pixels off on a pole watching
+    # three 55 ft frontages put 50 mm of the neighbour's snow in the last columns
+    # and measured a cleared walk at 150 mm. A pinch this close to the property
+    # line is as likely the neighbour's: it is not held against this owner.
+    end_guard_mm: float = 150.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +91,10 @@ def measure_frontage(
         nan = float("nan")
         return FrontageMeasurement(nan, nan, nan, 0.0, threshold.two_class, profile)
     cols = np.flatnonzero(visible_cols)
+    guard = round(wp.end_guard_mm / geometry.mm_per_px)
+    inside = cols[(cols >= guard) & (cols < visible_cols.size - guard)]
+    if inside.size:
+        cols = inside
     narrowest = int(cols[np.argmin(profile[cols])])
     return FrontageMeasurement(
         snow_cover_fraction=float(walk_snow.sum()) / seen_cells,
