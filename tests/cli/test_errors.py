@@ -370,3 +370,48 @@ def test_analytics_refuses_a_saved_state_that_is_not_this_databases(
             assert cases.clocks.load_engine_snapshot("sidewalk-analytics") == saved
         finally:
             cases.close()
+
+
+def test_analytics_takes_a_saved_state_from_before_identities(
+    tmp_path: Path, case_on_record: Path
+) -> None:
+    """A snapshot saved without an identity is read as this database's: start-up goes
+    past it to the broker (unreachable here), and nothing is refused."""
+    from sidewalk.analytics.clocks.engine import ClockEngine
+    from sidewalk.core.profile import load_profile
+    from sidewalk.system import open_cases
+
+    url = _copy(case_on_record, tmp_path)
+    cases = open_cases(url, load_profile())
+    try:
+        legacy = ClockEngine(load_profile(), []).snapshot().decode()
+        assert not legacy.startswith('{"identity"')
+        cases.clocks.save_engine_snapshot("sidewalk-analytics", None, legacy)
+    finally:
+        cases.close()
+    config = _config(tmp_path, url, "mqtt://127.0.0.1:1")
+    result = CliRunner().invoke(app, ["analytics", "--config", str(config)], env={"COLUMNS": "300"})
+    assert result.exit_code == 2, result.output
+    assert _one_line(result.output).startswith("cannot reach the MQTT broker at 127.0.0.1:1")
+
+
+def test_rebuild_without_the_readings_store_changes_nothing(
+    tmp_path: Path, case_on_record: Path
+) -> None:
+    url = _copy(case_on_record, tmp_path)
+    missing = tmp_path / "nowhere" / "timeseries.sqlite3"
+    config = _config(tmp_path, url)
+    config.write_text(
+        config.read_text(encoding="utf-8") + f'[timeseries]\nsqlite_path = "{missing}"\n',
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(
+        app, ["analytics", "--rebuild", "--config", str(config)], env={"COLUMNS": "300"}
+    )
+    assert result.exit_code == 2, result.output
+    assert _one_line(result.output) == (
+        f"analytics --rebuild: no time-series store at {str(missing)!r}: point"
+        " timeseries.sqlite_path (SIDEWALK_TIMESERIES__SQLITE_PATH) at the file ingest"
+        " writes. Nothing was changed"
+    )
+    assert not missing.parent.exists()
