@@ -224,7 +224,7 @@ def test_what_the_stored_readings_decide_and_the_records_lack_is_recorded_not_se
     was lost: the rebuild decides the two violations the records lack, records their
     notices (rendered, for the clerk) and says so, and queues nothing. Run again, it
     finds them on record."""
-    lost = storm_then_loss(tmp_path, broker, seen=600, serve=False)
+    lost = storm_then_loss(tmp_path, broker, seen=120, serve=False)
     assert lost.notices == []
     args = ["analytics", "--config", str(lost.config), "--rebuild"]
     first = CliRunner().invoke(app, args, env=CLI_ENV)
