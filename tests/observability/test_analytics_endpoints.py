@@ -84,13 +84,17 @@ def test_clocks_by_state_follow_the_storm(broker: MosquittoServer, cases: CaseSt
         # Not started: no worker, no broker session; the database answers.
         status, body = probe(server.url, "/readyz")
         assert status == 503
-        assert body["checks"] == {"broker": "not connected to the broker", "database": "ok"}
+        assert body["checks"] == {
+            "broker": "not connected to the broker",
+            "worker": f"thread(s) not running: analytics-{runner.id}",
+            "database": "ok",
+        }
         assert probe(server.url, "/healthz")[0] == 503
         runner.start()
         sender.connect()
         assert probe(server.url, "/readyz") == (
             200,
-            {"status": "ok", "checks": {"broker": "ok", "database": "ok"}},
+            {"status": "ok", "checks": {"broker": "ok", "worker": "ok", "database": "ok"}},
         )
         assert probe(server.url, "/healthz")[0] == 200
 

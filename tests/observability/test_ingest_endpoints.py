@@ -193,7 +193,7 @@ def test_readiness_follows_the_broker_and_liveness_the_writer(tmp_path: Path) ->
         with observed_ingest(own, store, slug("site")) as (consumer, server):
             assert probe(server.url, "/readyz") == (
                 200,
-                {"status": "ok", "checks": {"broker": "ok", "store": "ok"}},
+                {"status": "ok", "checks": {"broker": "ok", "writer": "ok", "store": "ok"}},
             )
             own.kill()
             assert eventually(lambda: probe(server.url, "/readyz")[0] == 503)

@@ -109,7 +109,9 @@ def _case_database_ready(runner: AnalyticsRunner) -> Check:
 def analytics_observability(
     runner: AnalyticsRunner, registry: CollectorRegistry | None = None
 ) -> Observability:
-    """Analytics: clocks by state and progress; worker alive; broker and case database."""
+    """Analytics: clocks by state and progress; worker alive. Ready while its session is
+    its own, its worker (and in live mode the scheduler) runs, and the case database,
+    the one store it writes, records its batches and ticks."""
     registry = registry or CollectorRegistry()
     registry.register(AnalyticsCollector(runner))
     threads = [f"analytics-{runner.id}"]
@@ -120,6 +122,8 @@ def analytics_observability(
         live={"worker": threads_alive(threads)},
         ready={
             "broker": lambda: runner.broker_problem,
+            # A worker that ended leaves the session connected and nothing processed.
+            "worker": threads_alive(threads),
             "database": _case_database_ready(runner),
         },
     )

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from sidewalk.cli.common import Village
     from sidewalk.core.config import Settings
     from sidewalk.core.contract import Reading
+    from sidewalk.ingest.health import HealthListener
     from sidewalk.ingest.known import KnownDevices
     from sidewalk.storage.cases import CaseStore
     from sidewalk.storage.evidence import EvidenceStore
@@ -99,16 +100,19 @@ def ingest(
         # Start-up objects frozen and fewer young passes (``HEAP_YOUNG_THRESHOLD``
         # says why; docs/scaling.md has the drain figures, bench/ingest_load.py).
         settle_heap(young_threshold=HEAP_YOUNG_THRESHOLD)
+        health = None
         try:
             consumer.start()
             if cases is not None:
-                _listen_to_health(settings, cases, running)
+                health = _listen_to_health(settings, cases, running)
         except MqttError as exc:
             unreachable_broker(settings, exc)
         running.callback(consumer.stop)
         port = metrics_port or settings.observability.ingest_port
         if port:
-            obs = ingest_observability(consumer, store.path, registry, space=space)
+            obs = ingest_observability(
+                consumer, store.path, registry, space=space, view=influx, health=health, cases=cases
+            )
             running.callback(obs.serve(settings.observability.host, port).stop)
         _start_pruner(settings, store, evidence, running)
         console().print(f"ingest consuming {settings.site} into {settings.timeseries.sqlite_path}")
@@ -134,7 +138,7 @@ def _known_devices(cases: CaseStore) -> KnownDevices:
     return known
 
 
-def _listen_to_health(settings: Settings, cases: CaseStore, running: ExitStack) -> None:
+def _listen_to_health(settings: Settings, cases: CaseStore, running: ExitStack) -> HealthListener:
     """Record each registered pole's health report (last heard, calibration it runs)."""
     from sidewalk.core.config import mqtt_settings
     from sidewalk.ingest.health import HealthListener
@@ -143,6 +147,7 @@ def _listen_to_health(settings: Settings, cases: CaseStore, running: ExitStack) 
     listener = HealthListener(mqtt_settings(settings, client_id), settings.site, cases.registry)
     listener.connect()
     running.callback(listener.close)
+    return listener
 
 
 def _start_pruner(
@@ -390,6 +395,17 @@ def _stored_readings(
             return
 
 
+# ``RebuildReport.new_records``' kinds, one of each.
+_ONE = {
+    "clock records": "clock record",
+    "clock transitions": "clock transition",
+    "violations": "violation",
+    "abatements": "abatement",
+    "bills": "bill",
+    "tax roll entries": "tax roll entry",
+}
+
+
 def rebuild_summary(report: RebuildReport, client_id: str, again: str) -> str:
     """The one line ``--rebuild`` ends with: what it replayed, what was on record, what
     was not, and what to do next."""
@@ -412,7 +428,7 @@ def rebuild_summary(report: RebuildReport, client_id: str, again: str) -> str:
     others = {k: n for k, n in report.new_records.items() if k != "notices"}
     if others:
         line += "; also not on record before, now recorded: " + ", ".join(
-            f"{n:,} {k}" for k, n in others.items()
+            f"{n:,} {_ONE.get(k, k) if n == 1 else k}" for k, n in others.items()
         )
     if report.actions_differing:
         line += (

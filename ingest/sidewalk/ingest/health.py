@@ -13,6 +13,7 @@ registry does not know, or one that breaks the contract, is skipped and logged.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -64,6 +65,26 @@ class HealthListener:
         self._on_recorded = on_recorded
         self._topic = health_subscription(site)
         self._client = MqttClient(mqtt, on_message=self._received)
+        # While reports fail to record: since when (monotonic) and the error's type.
+        self._failing_since: float | None = None
+        self._failure = ""
+
+    @property
+    def record_problem(self) -> str | None:
+        """Why the poles' reports are not being recorded (None: the last one was)."""
+        since = self._failing_since
+        if since is None:
+            return None
+        ago = time.monotonic() - since
+        return (
+            f"recording pole health to the case database failing for {ago:.0f} s "
+            f"({self._failure})"
+        )
+
+    @property
+    def mqtt(self) -> MqttClient:
+        """The listener's broker session."""
+        return self._client
 
     def connect(self) -> None:
         """Connect and subscribe (raises ``MqttError``); reconnects by itself afterwards."""
@@ -87,10 +108,15 @@ class HealthListener:
             return
         try:
             known = record_health(self._registry, health, self._now())
-        except Exception:
+        except Exception as exc:
             # The database is away: the next report (a minute on) tries again.
             log.exception("health report of %s not recorded", health.device)
+            if self._failing_since is None:
+                self._failing_since = time.monotonic()
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            self._failure = f"{type(exc).__name__}: {first}"[:200]  # not the SQL that follows
             return
+        self._failing_since = None
         if not known:
             log.info("health report from %s, which is not registered", health.device)
         elif self._on_recorded is not None:

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from prometheus_client import CollectorRegistry, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -23,7 +23,13 @@ from prometheus_client.registry import Collector
 from prometheus_client.samples import Sample
 
 from sidewalk.core.contract import AnyReading, TimePolicy
-from sidewalk.core.health import Check, sqlite_writable, threads_alive
+from sidewalk.core.health import (
+    Check,
+    Pingable,
+    database_reachable,
+    sqlite_writable,
+    threads_alive,
+)
 from sidewalk.core.observability import (
     Observability,
     RenderedFamily,
@@ -354,6 +360,36 @@ class TimedStore:
         self.inner.close()
 
 
+class ViewWriter(Protocol):
+    """The time-series view's forwarder (``InfluxForwarder``): why it is not writing."""
+
+    @property
+    def problem(self) -> str | None: ...
+
+
+class HealthRecorder(Protocol):
+    """The poles' health listener (``HealthListener``): why it is not recording."""
+
+    @property
+    def record_problem(self) -> str | None: ...
+
+
+def _writer_ready(consumer: IngestConsumer) -> Check:
+    """Readiness of the writer thread: without it nothing received is stored or acknowledged."""
+    return lambda: (
+        None
+        if consumer.writer_alive
+        else "ingest-writer thread not running: nothing received is stored or acknowledged"
+    )
+
+
+def _case_database_ready(health: HealthRecorder, cases: Pingable) -> Check:
+    """Readiness of the case database ingest writes the poles' health reports to: the last
+    report was recorded, and it answers a round trip."""
+    reachable = database_reachable(cases)
+    return lambda: health.record_problem or reachable()
+
+
 def _broker_ready(consumer: IngestConsumer) -> Check:
     """Readiness of the broker session: connected, network thread alive, our own session."""
     return lambda: consumer.mqtt.problem
@@ -378,15 +414,26 @@ def ingest_observability(
     registry: CollectorRegistry | None = None,
     *,
     space: FreeSpaceFloor | None = None,
+    view: ViewWriter | None = None,
+    health: HealthRecorder | None = None,
+    cases: Pingable | None = None,
 ) -> Observability:
-    """Ingest: counters, lag, dead letters, gaps and devices; writer alive; broker, store, disk."""
+    """Ingest: counters, lag, dead letters, gaps and devices; writer alive. Ready while
+    its session is its own, its writer runs, and each store it writes takes writes:
+    the readings store, the time-series view (``view``, when configured) and the case
+    database (``health`` with ``cases``, when it records the poles' health); and the disk."""
     registry = registry or CollectorRegistry()
     registry.register(IngestCollector(consumer))
     registry.register(StoreCollector(store_path))
     ready: dict[str, Check] = {
         "broker": _broker_ready(consumer),
+        "writer": _writer_ready(consumer),
         "store": _store_ready(consumer, store_path),
     }
+    if view is not None:
+        ready["view"] = lambda: view.problem
+    if health is not None and cases is not None:
+        ready["database"] = _case_database_ready(health, cases)
     if space is not None:
         registry.register(SpaceCollector(space))
         ready["disk"] = space.problem

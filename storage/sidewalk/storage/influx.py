@@ -268,6 +268,7 @@ class InfluxForwarder:
         self._stop = threading.Event()
         self._progress = threading.Condition()
         self._down_since: float | None = None
+        self._last_error = ""
         self._thread: threading.Thread | None = None
         store.register_export(sink)
 
@@ -275,6 +276,20 @@ class InfluxForwarder:
     def down(self) -> bool:
         """True while the last attempt to write failed."""
         return self._down_since is not None
+
+    @property
+    def problem(self) -> str | None:
+        """Why the view is not being written right now (None: it is), for readiness."""
+        thread = self._thread
+        if thread is None or not thread.is_alive():
+            return "InfluxDB forwarder not running; the view falls behind the store"
+        since = self._down_since
+        if since is None:
+            return None
+        return (
+            f"InfluxDB view not written for {time.monotonic() - since:.0f} s "
+            f"({self._last_error}); the store keeps the readings, the view catches up"
+        )
 
     def start(self) -> None:
         """Start the forwarding thread."""
@@ -347,6 +362,7 @@ class InfluxForwarder:
                 sent = self.forward_once()
             except Exception as exc:
                 self.failures += 1
+                self._last_error = type(exc).__name__
                 if self._down_since is None:
                     self._down_since = time.monotonic()
                     log.warning("influx unreachable, backing off: %r", exc)
