@@ -860,7 +860,7 @@ class AnalyticsRunner:
         while True:
             try:
                 with self._lock, self._rollback_on_error():
-                    self._handle_many([r for msg in batch if (r := self._admit(msg)) is not None])
+                    self._handle_many(self._admit_many(batch))
                     self._save()
                 return True
             except Exception as exc:
@@ -903,26 +903,38 @@ class AnalyticsRunner:
 
     def _admit(self, msg: MqttMessage) -> Reading | None:
         """The message's reading, if the engine is to see it (parsed, through the gate)."""
-        try:
-            payload = parse_payload(msg.topic, msg.payload)
-        except ContractError:
-            return None  # ingest dead-letters it with the reason; analytics skips it
-        if isinstance(payload, Reading):
-            received = to_ms(self.clock.now()) if self.mode == "live" else time.time_ns() // 10**6
-            skip = self.engine.gate.admit(payload, received)
+        admitted = self._admit_many([msg])
+        return admitted[0] if admitted else None
+
+    def _admit_many(self, batch: Sequence[MqttMessage]) -> list[Reading]:
+        """The batch's readings the engine is to see: parsed, then through the gate
+        together, so each is judged by its pole's next reading too (as ingest's store)."""
+        readings: list[Reading] = []
+        topics: list[str] = []
+        for msg in batch:
+            try:
+                payload = parse_payload(msg.topic, msg.payload)
+            except ContractError:
+                continue  # ingest dead-letters it with the reason; analytics skips it
+            if isinstance(payload, Reading):
+                readings.append(payload)
+                topics.append(msg.topic)
+        if not readings:
+            return []
+        received = to_ms(self.clock.now()) if self.mode == "live" else time.time_ns() // 10**6
+        skips = self.engine.gate.admit_many(readings, received)
+        for reading, topic, skip in zip(readings, topics, skips, strict=True):
             if skip is not None:
                 # A pole re-sends whatever its watermark has not covered: duplicates are routine.
                 log.log(
                     logging.DEBUG if skip == "duplicate" else logging.WARNING,
                     "analytics skips %s seq %d: %s",
-                    msg.topic,
-                    payload.seq,
+                    topic,
+                    reading.seq,
                     skip,
-                    extra={"reason": skip, "device": payload.device, "seq": payload.seq},
+                    extra={"reason": skip, "device": reading.device, "seq": reading.seq},
                 )
-                return None
-            return payload
-        return None
+        return [r for r, skip in zip(readings, skips, strict=True) if skip is None]
 
     def _ack(self, msg: MqttMessage) -> None:
         if self._client is None:

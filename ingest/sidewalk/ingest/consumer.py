@@ -64,6 +64,7 @@ from sidewalk.ingest.validate import (
     SizeLimits,
     Verdict,
     judge_many,
+    shed_bodies,
 )
 from sidewalk.storage.evidence import EvidenceStore
 from sidewalk.storage.space import FreeSpaceFloor
@@ -326,7 +327,8 @@ class IngestConsumer:
         # paho's thread. A dead letter's received_at is set at commit, as before.
         if not msgs:
             return
-        verdicts = judge_many(msgs, self._limits, drop_bodies=msgs)
+        verdicts = judge_many(msgs, self._limits)
+        shed_bodies(msgs, verdicts, self._limits)
         # Counted before the writer can take them.
         self._arrivals.append(_Arrival(time.monotonic(), len(msgs)))
         self._received_n += len(msgs)

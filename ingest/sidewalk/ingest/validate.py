@@ -297,12 +297,7 @@ def _lane(topic: str) -> _Lane | None:
     return lane
 
 
-def judge_many(
-    msgs: Sequence[MqttMessage],
-    limits: SizeLimits = DEFAULT_LIMITS,
-    *,
-    drop_bodies: list[MqttMessage] | None = None,
-) -> list[Judged]:
+def judge_many(msgs: Sequence[MqttMessage], limits: SizeLimits = DEFAULT_LIMITS) -> list[Judged]:
     """``classify`` each message (received at 0: the consumer stamps dead letters
     at commit), a well-formed reading as ``(site, device, reading)``.
 
@@ -310,9 +305,7 @@ def judge_many(
     stream's validator (``fast_reading_validator``); whatever that refuses, and
     every other message, goes through ``classify``, which gives the reason. A
     failure of ``classify`` itself becomes an ``internal_error`` dead letter, so
-    the receiving thread never dies of one message. Given ``drop_bodies`` (the
-    list ``msgs`` itself), a message over its size limit keeps there only what
-    its ack needs (its body is replaced by ``b""``).
+    the receiving thread never dies of one message.
     A retained reading (the broker's replay) and one whose colons outnumber its
     fields (maybe a key named twice) go through ``classify`` too.
     """
@@ -344,19 +337,25 @@ def judge_many(
                     add((lane[2], device, reading))
                     continue
         try:
-            verdict = classify(msg, 0, limits)
-            if (
-                drop_bodies is not None
-                and type(verdict) is Rejected
-                and verdict.dead_letter.reason == "too_large"
-            ):
-                # Only the ack needs the message now: its body leaves memory here,
-                # not when the batch commits (a dozen 15 MB bodies queued, 396 MB).
-                drop_bodies[len(out)] = msg._replace(payload=b"")
-                verdict = Rejected(_without_body(verdict.dead_letter))
-            add(verdict)
+            add(classify(msg, 0, limits))
         except Exception as exc:
             # classify catches the validator's failures; this guards the receiving thread.
             detail = f"{type(exc).__name__}: {exc}"[:MAX_DETAIL_CHARS]
             add(Rejected(DeadLetter(0, topic, None, body, "internal_error", detail)))
     return out
+
+
+def shed_bodies(msgs: list[MqttMessage], verdicts: list[Judged], limits: SizeLimits) -> None:
+    """Drop the body of each ``too_large`` message of ``judge_many``'s lists, in place.
+
+    Only the ack needs the message now, and the dead letter only a prefix, the
+    length and the hash: the body leaves memory on receipt, not when the batch
+    commits (a dozen 15 MB bodies waiting in the queue made a 396 MB peak).
+    """
+    limit = limits.message_bytes
+    for i, msg in enumerate(msgs):
+        if len(msg[1]) > limit:
+            verdict = verdicts[i]
+            if type(verdict) is Rejected and verdict.dead_letter.reason == "too_large":
+                msgs[i] = msg._replace(payload=b"")
+                verdicts[i] = Rejected(_without_body(verdict.dead_letter))
