@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -95,8 +96,19 @@ class Lost:
     rows: dict[str, object]
 
 
+@pytest.fixture(scope="module")
+def street(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The first storm's street registered in a case database (made once, copied)."""
+    path = tmp_path_factory.mktemp("rebuild-street") / "cases.sqlite3"
+    profile = load_profile()
+    cases = open_cases(f"sqlite:///{path}", profile)
+    seed_scenario(cases, load_scenario("first-storm"), profile=profile)
+    cases.close()
+    return path
+
+
 def storm_then_loss(
-    tmp_path: Path, broker: MosquittoServer, *, seen: int = SPLIT, serve: bool = True
+    tmp_path: Path, broker: MosquittoServer, street: Path, *, seen: int = SPLIT, serve: bool = True
 ) -> Lost:
     """The store holds the storm's first ``SPLIT`` readings; analytics saw ``seen`` of
     them (and, with ``serve``, the clerk served the first notice) before its saved state
@@ -115,8 +127,8 @@ def storm_then_loss(
         f'[timeseries]\nsqlite_path = "{tmp_path / "timeseries.sqlite3"}"\n'
         f'[analytics]\nclient_id = "{CLIENT_ID}"\n'
     )
+    shutil.copyfile(street, database)
     cases = open_cases(f"sqlite:///{database}", profile)
-    seed_scenario(cases, story, profile=profile)
     store = SqliteTimeSeriesStore(tmp_path / "timeseries.sqlite3")
     store.write_batch(first, sites={device: site})
     store.close()
@@ -140,9 +152,9 @@ def storm_then_loss(
 
 
 def test_a_lost_state_is_refused_then_rebuilt_from_the_stored_readings(
-    tmp_path: Path, broker: MosquittoServer
+    tmp_path: Path, broker: MosquittoServer, street: Path
 ) -> None:
-    lost = storm_then_loss(tmp_path, broker)
+    lost = storm_then_loss(tmp_path, broker, street)
     cases, site = lost.cases, lost.site
     assert len(lost.notices) == 2
     args = ["analytics", "--event-time", "--config", str(lost.config)]
@@ -218,13 +230,14 @@ def carries_on(lost: Lost) -> None:
 
 
 def test_what_the_stored_readings_decide_and_the_records_lack_is_recorded_not_sent(
-    tmp_path: Path, broker: MosquittoServer
+    tmp_path: Path, broker: MosquittoServer, street: Path
 ) -> None:
     """Analytics stopped before the deadline while ingest kept storing, then its state
     was lost: the rebuild decides the two violations the records lack, records their
-    notices (rendered, for the clerk) and says so, and queues nothing. Run again, it
-    finds them on record."""
-    lost = storm_then_loss(tmp_path, broker, seen=120, serve=False)
+    notices (rendered, for the clerk) and says so, and queues nothing. Run again (on
+    live time) after the clerk served the first notice, it finds them on record and
+    applies the service, at its own time between the stored readings."""
+    lost = storm_then_loss(tmp_path, broker, street, seen=120, serve=False)
     assert lost.notices == []
     args = ["analytics", "--config", str(lost.config), "--rebuild"]
     first = CliRunner().invoke(app, args, env=CLI_ENV)
@@ -240,8 +253,25 @@ def test_what_the_stored_readings_decide_and_the_records_lack_is_recorded_not_se
     assert all(n.body_text for n in lost.cases.notices.list())
     assert lost.cases.notices.list_delivery_jobs() == []
     recorded = rows(lost.cases)
+    cases, notice = lost.cases, lost.cases.notices.list()[0]
+    served = notice.issued_at + timedelta(minutes=40)
+    record_notice_delivery(cases, notice.id, served, "Pat Clerk", "hand", profile=lost.profile)
+    [action] = cases.actions.pending()
     again = CliRunner().invoke(app, args, env=CLI_ENV)
     assert again.exit_code == 0, again.output
-    assert "; 2 notices already on record, 0 new; state saved" in one_line(again.output)
-    assert rows(lost.cases) == recorded
-    lost.cases.close()
+    assert one_line(again.output).startswith(
+        "rebuilt from 1,000 readings (1 storm) and 1 recorded action; 2 notices already on"
+        " record, 0 new; also not on record before, now recorded: 1 clock record, "
+    ), again.output
+    now = rows(cases)
+    for kind in ("violations", "notices", "abatements"):
+        assert now[kind] == recorded[kind]
+    assert set(recorded["transitions"]) < set(now["transitions"])  # type: ignore[call-overload]
+    assert cases.actions.get(action.id).applied_at is not None
+    assert cases.actions.get(action.id).error is None
+    saved = cases.clocks.load_engine_snapshot(CLIENT_ID)
+    assert saved is not None
+    served_case = cases.clocks.get_violation(notice.violation_id or 0).key
+    assert json.loads(split_identity(saved)[1])["cases"][served_case]["state"] == "notice_period"
+    assert cases.notices.list_delivery_jobs() == []
+    cases.close()
