@@ -16,8 +16,15 @@ from decimal import Decimal
 
 import pytest
 
-from sidewalk.alerts.accounts import bill_abatement, place_owner_changes
+from sidewalk.alerts.accounts import (
+    OWNER_CHANGE,
+    bill_abatement,
+    held_words,
+    owner_change_hold_words,
+    place_owner_changes,
+)
 from sidewalk.alerts.billing import AbatementWork, BillingInputError
+from sidewalk.alerts.confirm import confirm_value, waiting_for
 from sidewalk.alerts.delivery import record_notice_delivery
 from sidewalk.alerts.issue import NoticeIssuer
 from sidewalk.analytics.casework import open_cases
@@ -63,6 +70,16 @@ def abated(runner: AnalyticsRunner, cases: CaseStore, notice: NoticeRecord) -> t
     return abatement.id, done
 
 
+def unconfirm_the_reading(cases: CaseStore, at: datetime) -> None:
+    """The demo village confirmed every open value; here the Village had confirmed the
+    other reading, so the profile's "owner served" is unconfirmed again (a confirmation
+    is of a value)."""
+    cases.confirmations.confirm(
+        OWNER_CHANGE, "new notice", confirmed_by="Village Board", reference="an earlier reading",
+        confirmed_at=at, who="clerk",
+    )  # fmt: skip
+
+
 def notice_of(cases: CaseStore) -> NoticeRecord:
     [notice] = cases.notices.list(kind="clearing_violation", frontage_id=FRONTAGE)
     return notice
@@ -86,6 +103,7 @@ def test_the_bill_goes_to_the_owner_served_not_to_the_buyer(
     assert "The notice has not been served" in said
 
     abatement_id, done = abated(runner, cases, notice)
+    unconfirm_the_reading(cases, done)
     billed = bill_abatement(NoticeIssuer(cases, profile), abatement_id,
                             AbatementWork(crew_hours=Decimal(1)), done + timedelta(days=1),
                             who="Clerk Lee")  # fmt: skip
@@ -93,7 +111,35 @@ def test_the_bill_goes_to_the_owner_served_not_to_the_buyer(
     assert billed.bill.owner_name == served.name == notice.owner_name
     assert billed.bill.owner_address_lines == served.address_lines
     assert billed.notice.owner_name == served.name
-    assert "Pat Newcomer" not in (billed.notice.body_text or "")
+    # The bill rests on the unconfirmed reading: held, not sent, and the clerk told why.
+    assert billed.notice.status == "held"
+    assert OWNER_CHANGE in waiting_for(cases, billed.notice)
+    why = held_words(cases, billed.notice)
+    assert why is not None
+    assert why.startswith(
+        "this bill goes to the owner who was served the notice, not the new owner; the Village"
+        " attorney has not confirmed this reading of § 370-10 F: confirm it with `sidewalk"
+        " profile confirm billing.owner_changed_during_case"
+    ), why
+    # The Village confirms the rates; the bill still waits for the reading alone.
+    issuer = NoticeIssuer(cases, profile)
+    for name in waiting_for(cases, billed.notice):
+        if name != OWNER_CHANGE:
+            confirm_value(cases, profile, name, by="Village Board", reference="fee schedule",
+                          at=done, who="clerk", issuer=issuer)  # fmt: skip
+    still = cases.notices.get(billed.notice.id)
+    assert still.status == "held"
+    assert held_words(cases, still) == owner_change_hold_words()
+    # The attorney confirms it: the bill is released, written to the owner served.
+    _, released = confirm_value(cases, profile, OWNER_CHANGE, by="Village attorney",
+                                reference="opinion of 2027-01-05", at=done, who="clerk",
+                                issuer=issuer)  # fmt: skip
+    [sent] = [n for n in released if n.id == billed.notice.id]
+    assert sent.status == "rendered"
+    assert sent.body_text is not None
+    assert served.name in sent.body_text
+    assert "Pat Newcomer" not in sent.body_text
+    assert held_words(cases, sent) is None
     [said] = place_owner_changes(cases, profile, [FRONTAGE])
     assert f"goes to {served.name}, who was served the notice on" in said
     assert "not to Pat Newcomer, who received no notice" in said

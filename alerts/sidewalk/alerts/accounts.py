@@ -13,7 +13,11 @@ A case is against the owner of record when its notice was issued
 open, the profile's reading of § 370-10 F and G (``billing.owner_changed_during_case``,
 for the Village attorney's confirmation) decides the bill: to the owner who was
 served the notice ("owner served"), or no bill to the new owner before a notice
-is served on them ("new notice"). ``owner_change_words`` tells the clerk.
+is served on them ("new notice"). ``owner_change_words`` tells the clerk. A bill
+that rests on that reading while it is unconfirmed is held, not sent
+(``OWNER_CHANGE`` among its notice's rules: ``NoticeIssuer.render``), with
+``held_words`` saying why wherever the clerk sees bills; confirming the reading
+(``sidewalk profile confirm``) releases it.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
+from typing import Final
 
 from sidewalk.alerts.billing import (
     AbatementWork,
@@ -32,13 +37,39 @@ from sidewalk.alerts.billing import (
     rates_of,
     total,
 )
+from sidewalk.alerts.confirm import waiting_for
 from sidewalk.alerts.issue import NoticeIssuer
-from sidewalk.alerts.wording import local_day
+from sidewalk.alerts.wording import local_day, words
 from sidewalk.analytics.casework import OwnerChange, case_notice, open_cases, owner_changes
 from sidewalk.analytics.clocks.bill_terms import TAX_ROLLED, BillTerms, bill_terms, kind_of
 from sidewalk.core.calendar import local_date
 from sidewalk.core.profile import Profile
 from sidewalk.storage import cases as records
+
+# The profile's reading of § 370-10 F and G for a sale during an open case.
+OWNER_CHANGE: Final = "billing.owner_changed_during_case"
+
+
+def owner_change_hold_words() -> str:
+    """Why a bill to the owner who was served waits, as the clerk reads it."""
+    return (
+        "this bill goes to the owner who was served the notice, not the new owner; the"
+        " Village attorney has not confirmed this reading of § 370-10 F: confirm it with"
+        f" `sidewalk profile confirm {OWNER_CHANGE} --by … --reference …`, or bill by hand"
+    )
+
+
+def held_words(cases: records.CaseStore, notice: records.NoticeRecord) -> str | None:
+    """Why ``notice`` is held, in the clerk's words (None: it waits for nothing): the
+    owner-change reading in full, the other values by name."""
+    if notice.status != "held":
+        return None
+    waiting = waiting_for(cases, notice)
+    said = [owner_change_hold_words()] if OWNER_CHANGE in waiting else []
+    rest = [words(w.rpartition(".")[2]) for w in waiting if w != OWNER_CHANGE]
+    if rest:
+        said.append(f"it waits for the Village's confirmation of {', '.join(rest)}")
+    return "; ".join(said) or None
 
 
 @dataclass(frozen=True)
@@ -103,8 +134,17 @@ def bill_abatement(
         )  # fmt: skip
     addressee = _addressee(cases, abatement, terms, billed_to)
     served = None if addressee is not None else _owner_served(cases, profile, abatement, at)
+    reading: list[records.RuleUse] = []
     if served is not None:  # the parcel changed hands since the case's notice
         addressee = (served.name, tuple(served.address_lines))
+        # The bill rests on the profile's reading of F and G: held until it is confirmed.
+        rule = profile.billing.owner_changed_during_case
+        reading.append(
+            records.RuleUse(
+                OWNER_CHANGE, rule.value, records.TEXT_UNIT, rule.citation, rule.unconfirmed,
+                rule.note,
+            )
+        )
     bill = cases.bills.create(
         f"bill/{abatement.key}", abatement_id, at, owner_id=None if served is None else served.id
     )
@@ -112,7 +152,7 @@ def bill_abatement(
     citation = str(abatement.detail.get("citation") or terms.citation)
     notice = issuer.abatement_bill(
         bill, lines, at, work=abatement.reason.replace("_", " "), abatement_citation=citation,
-        terms=terms, billed_to=addressee,
+        terms=terms, billed_to=addressee, rests_on=reading,
     )  # fmt: skip
     return BilledAbatement(expenses, bill, notice)
 

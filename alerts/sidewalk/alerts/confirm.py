@@ -19,7 +19,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Protocol
 
-from sidewalk.core.profile import Calendar, DeliveryMethodsRule, Profile, Rule
+from sidewalk.core.profile import Calendar, DeliveryMethodsRule, OwnerChangeRule, Profile, Rule
 from sidewalk.storage.cases import CaseStore, ConfirmationRecord, NoticeRecord, RuleUse
 
 
@@ -34,8 +34,11 @@ class ConfirmationError(ValueError):
     """A confirmation that cannot be recorded (unknown name, nothing to confirm)."""
 
 
-def value_text(value: Decimal, unit: str) -> str:
-    """``24 hours``, ``$45.00``: a value as a confirmation records it."""
+def value_text(value: Decimal | str, unit: str) -> str:
+    """``24 hours``, ``$45.00``, ``owner served``: a value as a confirmation records it (a
+    reading of the text, as its words)."""
+    if isinstance(value, str):
+        return value
     if unit == "usd":
         return f"${value.quantize(Decimal('0.01')):,}"
     return f"{value.normalize():f} {unit.replace('_', ' ')}"
@@ -45,6 +48,8 @@ def profile_value_text(rule: object) -> str:
     """The confirmable text of any profile value (a rule, a date window, the calendar)."""
     if isinstance(rule, Rule):
         return value_text(rule.value, rule.unit)
+    if isinstance(rule, OwnerChangeRule):  # a reading of the text, in its words
+        return rule.value
     if isinstance(rule, DeliveryMethodsRule):  # what delivery starts a period
         return ", ".join(rule.value)
     if isinstance(rule, Calendar):

@@ -263,11 +263,14 @@ class NoticeIssuer:
         abatement_citation: str,
         terms: BillTerms | None = None,
         billed_to: tuple[str, Sequence[str]] | None = None,
+        rests_on: Sequence[records.RuleUse] = (),
     ) -> records.NoticeRecord:
         """The notice of the bill for a recorded bill, under its section's ``terms``
         (§ 370-10 G by default; § 370-8 F, § 144-17, § 370-6, …: ``bill_terms``).
         ``billed_to`` addresses it to someone other than the frontage's owner
-        (§ 144-17: the primary contractor)."""
+        (§ 144-17: the primary contractor, or the owner served before a sale);
+        ``rests_on``: the profile's other settings the bill relies on (held while one
+        is unconfirmed)."""
         abatement = self.cases.bills.get_abatement(bill.abatement_id)
         terms = terms or bill_terms(self.profile, "snow_and_ice")
         # The administration share is a rate only where the bill's lines carry one.
@@ -289,6 +292,7 @@ class NoticeIssuer:
                     for n in priced
                     if self.profile.abatement_rates is not None
                 ),
+                *rests_on,
             ],
             addressee=None if billed_to is None else (billed_to[0], tuple(billed_to[1])),
             detail=self._detail(

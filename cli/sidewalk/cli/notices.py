@@ -376,7 +376,10 @@ def bill(  # noqa: PLR0917 (Typer maps parameters to options)
         billed = accounts.bill_abatement(
             issuer, abatement_id, work, _at(issuer, at), who=who, completed_at=done
         )
+        held = accounts.held_words(issuer.cases, billed.notice)
     console().print(f"bill {billed.bill.id}: {billed.bill.amount} (notice {billed.notice.number})")
+    if held is not None:  # not sent: the clerk is told why, and what releases it
+        console().print(f"held, not sent: {held}", markup=False, soft_wrap=True)
 
 
 @notices_app.command("bill-received")

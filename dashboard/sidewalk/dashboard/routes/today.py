@@ -21,7 +21,7 @@ from typing import Final, Literal
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from sidewalk.alerts.accounts import owner_changes_since
+from sidewalk.alerts.accounts import OWNER_CHANGE, owner_change_hold_words, owner_changes_since
 from sidewalk.alerts.notices import CLOCK_FROM_DELIVERY
 from sidewalk.analytics.clocks.enforcement import DONE_STATES, ENFORCEMENT, PERIOD_STATES
 from sidewalk.analytics.clocks.states import CaseState, ClearingState
@@ -283,13 +283,20 @@ def _review(  # noqa: PLR0917 (the records Today read once, passed in)
     for n in notices:
         if n.status != "held":
             continue
-        waiting = ", ".join(setting_words(s) for s in held.get(n.number, [])) or "a value"
+        names = held.get(n.number, [])
+        waiting = ", ".join(setting_words(s) for s in names if s != OWNER_CHANGE) or "a value"
+        what = f"{notice_kind(n.kind)} held: "
+        if OWNER_CHANGE in names:  # a bill to the owner served before a sale
+            what += owner_change_hold_words()
+            if len(names) > 1:
+                what += f"; it also relies on a value the Village has not confirmed ({waiting})"
+        else:
+            what += f"it relies on a value the Village has not confirmed ({waiting})"
         items.append(
             TodayItem(
                 address=address(n.frontage_id),
                 frontage=n.frontage_id,
-                what=f"{notice_kind(n.kind)} held: it relies on a value the Village has not"
-                f" confirmed ({waiting})",
+                what=what,
                 todo="The Village confirms the value; the notice is then released to be served.",
                 at=iso(n.issued_at),
                 at_words="Issued",

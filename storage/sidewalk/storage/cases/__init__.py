@@ -51,6 +51,7 @@ from sidewalk.storage.cases.notices import NoticeRepository
 from sidewalk.storage.cases.pages import PageReads
 from sidewalk.storage.cases.records import (
     KEEP,
+    TEXT_UNIT,
     AbatementRecord,
     ActionRecord,
     AuditRecord,
@@ -95,6 +96,7 @@ __all__ = [
     "GENESIS_HASH",
     "KEEP",
     "MIGRATIONS_DIR",
+    "TEXT_UNIT",
     "AbatementRecord",
     "ActionRecord",
     "ActionRepository",

@@ -160,12 +160,18 @@ class Cause:
         return out
 
 
+# The unit of a RuleUse whose value is words (a reading of the text), not a number.
+TEXT_UNIT: Final = "text"
+
+
 @dataclass(frozen=True)
 class RuleUse:
-    """A profile value as a decision used it, with its citation and gap mark."""
+    """A profile value as a decision used it, with its citation and gap mark. A setting
+    that is a reading of the text, not a number (``billing.owner_changed_during_case``),
+    is kept as its words with the unit ``text``."""
 
     name: str
-    value: Decimal
+    value: Decimal | str
     unit: str
     citation: str | None
     unconfirmed: bool
@@ -180,7 +186,7 @@ class RuleUse:
     def from_json(cls, data: Mapping[str, Any]) -> RuleUse:
         return cls(
             name=data["name"],
-            value=Decimal(data["value"]),
+            value=str(data["value"]) if data["unit"] == TEXT_UNIT else Decimal(data["value"]),
             unit=data["unit"],
             citation=data.get("citation"),
             unconfirmed=bool(data["unconfirmed"]),
