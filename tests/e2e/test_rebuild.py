@@ -275,3 +275,24 @@ def test_what_the_stored_readings_decide_and_the_records_lack_is_recorded_not_se
     assert json.loads(split_identity(saved)[1])["cases"][served_case]["state"] == "notice_period"
     assert cases.notices.list_delivery_jobs() == []
     cases.close()
+
+
+@pytest.mark.parametrize("page", [1, 7])
+def test_the_stored_readings_come_in_event_time_order_once_each(tmp_path: Path, page: int) -> None:
+    """``--rebuild`` reads the store a page at a time; the storm's instants hold one
+    reading or four, so a page of 1 or 7 cuts through instants."""
+    from sidewalk.cli.services import _stored_readings
+
+    story = load_scenario("first-storm")
+    device = story.scenario.device
+    readings = to_readings(story, expand(story))[:40]
+    store = SqliteTimeSeriesStore(tmp_path / "timeseries.sqlite3")
+    try:
+        store.write_batch(list(reversed(readings)), sites={device: story.scenario.site})
+        got = [r for batch in _stored_readings(store, {device}, page=page) for r in batch]
+        assert [r for batch in _stored_readings(store, {"another-pole"}) for r in batch] == []
+    finally:
+        store.close()
+    key = [(r.ts, r.device, r.seq) for r in readings]
+    assert [(r.ts, r.device, r.seq) for r in got] == sorted(key)
+    assert len({r.seq for r in got}) == len(readings)
