@@ -307,3 +307,32 @@ def test_poles_are_assigned_listed_with_their_calibration_and_retired(
     assert reg.known_device_ids() == {"pole-1"}
     assert [e.kind for e in reg.events_since(0)][-1] == "pole.retired"
     assert "pole-2" not in registry("pole", "list")
+
+
+def test_a_street_by_its_name_several_watches_at_once_and_a_table_for_80_columns(
+    registry: Registry,
+) -> None:
+    for asked in ("oak", "Oak Avenue", "OAK AVE."):
+        table = registry("list", "frontages", "--street", asked)
+        assert "Bo Corner" in table, asked
+        assert "105 Main St" not in table, asked
+    assert "no frontages on 'Oak St' in the registry" in registry(
+        "list", "frontages", "--street", "Oak St"
+    )
+    said = registry("pole", "add", "pole-9", "--watches", "105 Main St", "101-main-st-oak-ave",
+                    *BY)  # fmt: skip
+    assert "watches 105-main-st, 101-main-st-oak-ave" in said
+    from sidewalk.cli.common import console
+
+    console.cache_clear()  # one console a process: this one is 80 columns wide
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(typer.testing, "_get_command", lambda _app: registry.command)
+        done = CliRunner().invoke(
+            app, ["registry", "list", "--config", str(registry.config)], env={"COLUMNS": "80"}
+        )
+    console.cache_clear()
+    assert done.exit_code == 0, done.output
+    assert max(len(line) for line in done.output.splitlines()) <= 80, done.output
+    assert "Jane Doe" in done.output
+    assert "mailing" not in done.output
+    assert "--json or registry export has them all" in done.output

@@ -305,14 +305,29 @@ def list_(
         typer.echo(json.dumps(rows, indent=2, default=str))
         return
     if not rows:
-        console().print(f"no {kind} in the registry", markup=False)
+        on = f" on {street!r}" if street is not None and kind == "frontages" else ""
+        console().print(f"no {kind}{on} in the registry", markup=False)
         return
+    out = console()
+    columns = list(rows[0])
+    if kind == "frontages" and out.width < WIDE_TABLE:
+        columns = [c for c in columns if c in NARROW_FRONTAGE_COLUMNS]
     table = Table(title=f"{kind} ({len(rows)})")
-    for column in rows[0]:
+    for column in columns:
         table.add_column(column.replace("_", " "))
     for row in rows:
-        table.add_row(*(_cell(v) for v in row.values()))
-    console().print(table)
+        table.add_row(*(_cell(row[c]) for c in columns))
+    out.print(table)
+    if len(columns) < len(rows[0]):
+        out.print(
+            "(a wider terminal shows every column; --json or registry export has them all)",
+            markup=False,
+        )
+
+
+# Below this many columns of terminal, the frontage table keeps what a person reads.
+WIDE_TABLE = 160
+NARROW_FRONTAGE_COLUMNS = ("address", "owner_of_record", "pole", "watched", "length_ft")
 
 
 def _cell(value: object) -> str:
@@ -354,9 +369,38 @@ def _rows(cases: CaseStore, kind: str, street: str | None, zone: ZoneInfo) -> li
     return [{"street": s.name} for s in registry.list_streets()]
 
 
+# The street types a person may write out, leave off, or abbreviate (USPS Pub. 28).
+STREET_TYPES = {
+    "street": "st", "avenue": "ave", "road": "rd", "drive": "dr", "lane": "ln",
+    "court": "ct", "boulevard": "blvd", "place": "pl", "circle": "cir", "terrace": "ter",
+    "highway": "hwy", "parkway": "pkwy", "trail": "trl", "way": "way",
+}  # fmt: skip
+_TYPE_WORDS = {*STREET_TYPES, *STREET_TYPES.values()}
+
+
+def _street_words(text: str) -> tuple[str, ...]:
+    words = [STREET_TYPES.get(w, w) for w in plain(text).split()]
+    return tuple(words)
+
+
+def street_matches(street: str, wanted: str) -> bool:
+    """``--street Main`` finds MAIN ST; ``Main Street`` and ``main st.`` too; an
+    ``Oak Ave`` asked for is not an Oak St."""
+    have, want = _street_words(street), _street_words(wanted)
+    if not want:
+        return False
+    if have == want:
+        return True
+    # The type left off: the street's name without its type word.
+    return want[-1] not in _TYPE_WORDS and have[:-1] == want and have[-1] in _TYPE_WORDS
+
+
 def _on(row: dict[str, Any], street: str) -> bool:
-    name = plain(street)
-    return plain(row["street"] or "") == name or plain(row["address"]).endswith(" " + name)
+    if row["street"]:
+        return street_matches(row["street"], street)
+    # A frontage with no street recorded: the address after its number.
+    number, _, rest = str(row["address"]).partition(" ")
+    return bool(rest) and any(ch.isdigit() for ch in number) and street_matches(rest, street)
 
 
 def _frontage_rows(cases: CaseStore) -> list[dict[str, Any]]:
@@ -492,6 +536,8 @@ def export(
     import csv
     import json
 
+    from sidewalk.alerts.documents import csv_cell
+
     fmt = _choice("--format", fmt, ("csv", "geojson"))
     place = village(config)
     with place.cases() as cases:
@@ -502,7 +548,8 @@ def export(
             with file.open("w", newline="", encoding="utf-8") as out:
                 writer = csv.DictWriter(out, fieldnames=list(_frontage_rows_header()))
                 writer.writeheader()
-                writer.writerows(rows)
+                # Owner names and addresses come from the county's file: cells stay text.
+                writer.writerows([{k: csv_cell(v) for k, v in r.items()} for r in rows])
         else:
             features = [
                 {"type": "Feature", "id": r["frontage"], "properties": r,
@@ -863,11 +910,21 @@ def pole_add(  # noqa: PLR0917 (Typer maps parameters to options)
     lat: Annotated[float | None, typer.Option(help="latitude, WGS 84 degrees")] = None,
     lon: Annotated[float | None, typer.Option(help="longitude, WGS 84 degrees")] = None,
     watches: Annotated[
-        list[str] | None, typer.Option(help="a frontage it watches (repeat for each)")
+        list[str] | None,
+        typer.Option(help="a frontage it watches (repeat, or list several after it)"),
+    ] = None,
+    more: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="more frontages it watches: --watches A B C is --watches A --watches B"
+            " --watches C",
+            show_default=False,
+        ),
     ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Register a pole (only a registered pole's readings are taken) and what it watches."""
+    watches = [*(watches or []), *(more or [])]
     no_nul(device_id=device_id, by=by, site=site, label=label, watches=watches)
     by, device_id = _text("--by", by, 80), _device_id(device_id)
     if (lat is None) != (lon is None):
