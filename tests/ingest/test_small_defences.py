@@ -18,13 +18,15 @@ from pathlib import Path
 import pytest
 
 from sidewalk.core.contract import Status, WeatherReading, topic_for
-from sidewalk.core.mqtt import MqttMessage, MqttSettings
+from sidewalk.core.mqtt import MqttClient, MqttMessage, MqttSettings
 from sidewalk.ingest.consumer import IngestConsumer
 from sidewalk.ingest.fair import fair_share
 from sidewalk.ingest.known import KnownDevices
 from sidewalk.ingest.loglimit import DeadLetterLog
 from sidewalk.ingest.validate import Availability, Rejected, judge_many
 from sidewalk.storage.timeseries import DEAD_LETTER_PREFIX, DeadLetter, SqliteTimeSeriesStore
+from tests.harness.mosquitto import MosquittoServer
+from tests.ingest.pipeline import running_ingest, settings, slug
 
 T0 = 1_764_460_800_000
 SITE = "clyman"
@@ -218,3 +220,29 @@ def test_fair_share_keeps_arrival_order_and_a_lone_pole_whole() -> None:
     assert [v[1] for v in batch_v] == ["pole-a", "pole-a", "pole-b", "pole-b"]  # type: ignore[index]
     assert fair_share(a, judge_many(a), 2) is None  # one pole: its backlog goes at full speed
     assert fair_share(mixed, verdicts, 7) is None  # nobody over its share
+
+
+@pytest.mark.services
+def test_through_mosquitto_a_new_store_takes_no_retained_reading(
+    broker: MosquittoServer, tmp_path: Path
+) -> None:
+    site = slug("retained")
+    raw = MqttClient(settings(broker.host, broker.port, slug("raw"), clean_start=True))
+    raw.connect()
+    try:
+        topic = topic_for(site, "pole-1", "weather")
+        assert raw.publish_and_wait(topic, weather(1).to_json(), 1, retain=True)
+        # A new ingest (a new store): the broker replays the retained reading to it.
+        with running_ingest(broker.host, broker.port, tmp_path / "ts.db", site) as ingest:
+            store = ingest.store
+            assert isinstance(store, SqliteTimeSeriesStore)
+            assert ingest.wait_for(lambda: ingest.stats.dead_letters == 1, 10), ingest.stats
+            assert store.seqs("pole-1") == []
+            [letter] = store.dead_letters(reason="retained")
+            assert letter.payload == weather(1).to_json()
+            # A reading delivered live is stored as ever.
+            raw.publish(topic, weather(2).to_json(), 1)
+            assert ingest.wait_for(lambda: store.seqs("pole-1") == [2], 10)
+    finally:
+        raw.publish_and_wait(topic_for(site, "pole-1", "weather"), b"", 1, retain=True)  # clear it
+        raw.disconnect()
