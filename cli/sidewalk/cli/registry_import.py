@@ -85,10 +85,14 @@ def import_command(  # noqa: PLR0917 (Typer maps parameters to options)
     )
     starts = datetime.combine(when, time(0), tzinfo=zone)
     out = console()
+    memory = place.settings.registry.import_memory_mb << 20
     try:
         with out.status(f"reading {file.name}…"):
-            raw = read_parcel_file(file, layer=layer, crs=crs)
-            parsed = parse_records(raw, commercial_classes=commercial_class or ())
+            raw = read_parcel_file(file, layer=layer, crs=crs, memory_limit=memory)
+            parsed = parse_records(
+                raw, commercial_classes=commercial_class or (), memory_limit=memory
+            )
+            del raw  # the parcels hold what is needed; the raw records are as big again
     except ParcelFileError as exc:
         fail(str(exc))
     if len(parsed.parcels) > BIG_FILE:

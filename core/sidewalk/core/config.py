@@ -334,6 +334,17 @@ class DeliveryConfig(_Section):
     starttls: bool = Field(default=False, description="upgrade the SMTP connection with STARTTLS")
 
 
+class RegistryConfig(_Section):
+    """Bounds on ``sidewalk registry import`` a village may need to move (the others,
+    sizes and counts no county file comes near, are constants in registry/county.py)."""
+
+    import_memory_mb: Annotated[int, Field(ge=64, le=1 << 20)] = Field(
+        default=4096,
+        description="the most memory (MB) the county import may take while it reads and"
+        " checks the file; past it the import stops in one line, writing nothing",
+    )
+
+
 class FileThenEnvSettings(BaseSettings):
     """Settings read from a TOML file's table (passed as init arguments), the
     environment winning over it; no dotenv, no secrets directory."""
@@ -374,6 +385,7 @@ class Settings(FileThenEnvSettings):
     dashboard: DashboardConfig = DashboardConfig()
     check: CheckConfig = CheckConfig()
     delivery: DeliveryConfig = DeliveryConfig()
+    registry: RegistryConfig = RegistryConfig()
     # Unset: letters are signed by the office the code names, with no telephone (see check).
     village: VillageConfig | None = None
 

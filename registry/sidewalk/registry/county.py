@@ -158,6 +158,7 @@ class RawFile:
     records: list[RawRecord]
     crs: CRS
     source: str  # the file's name, recorded with each parcel
+    crs_said: str = "the file says"  # whence the coordinate system: the file, --crs, neither
 
 
 @dataclass(frozen=True)
@@ -281,39 +282,132 @@ def _street_end(tokens: Sequence[str]) -> int:
     return end
 
 
+# -- bounds on what one import reads -------------------------------------------------
+#
+# A county's file is the largest a village ever imports: Clyman has about 800 parcels,
+# Dodge County about 60,000, Milwaukee County (the state's largest) about 280,000.
+# 500,000 records is any Wisconsin county with room to spare; what one import holds for
+# that many stays under MAX_MEMORY_BYTES, and more is not a parcel file.
+MAX_RECORDS: Final = 500_000
+# A county's Shapefile takes about 1 KB of attributes and 1 KB of outline per parcel:
+# 500,000 records in about 1 GB. One file of the layer (.dbf, .shp) at most half of it.
+MAX_TOTAL_BYTES: Final = 1 << 30  # a CSV or Shapefile on disk, or a zip's layer unpacked
+MAX_MEMBER_BYTES: Final = 512 << 20  # one file of a Shapefile, on disk or in a zip
+# A .dbf is mostly space-padded text and deflates 10 to 30 times; deflate itself tops out
+# near 1,000. A member unpacking to over 100 times its packed size is a zip bomb. Small
+# members are exempt (a 2 KB .prj of spaces is no threat).
+MAX_RATIO: Final = 100
+RATIO_FROM_BYTES: Final = 1 << 20
+# The zip's directory is read whole before anything in it: a county zip holds a few
+# layers of 4 to 8 files each.
+MAX_ZIP_MEMBERS: Final = 1000
+# GeoJSON is parsed whole (the json module builds every feature at once, several times
+# the file in memory); a county's is about 150 MB for 100,000 parcels.
+MAX_GEOJSON_BYTES: Final = 256 << 20
+# The import's own peak (resident set) while it reads and checks the records, looked at
+# every MEMORY_EVERY records: a file that would take the server's memory stops here, in
+# one line, instead of in the kernel's OOM killer. The default of the setting
+# registry.import_memory_mb (a server's memory varies): a county of 100,000 parcels
+# peaks near 460 MB by the end of the checks (1.3 GB for the whole dry run), so 500,000
+# stay well under it.
+MAX_MEMORY_BYTES: Final = 4 << 30
+MEMORY_EVERY: Final = 1000
+
+
+def _mb(size: int) -> str:
+    return f"{size / 2**20:,.0f} MB" if size >= 2**20 else f"{size:,} bytes"
+
+
+def peak_memory() -> int:
+    """This process's peak resident set so far, in bytes (Linux counts it in KiB)."""
+    import resource
+    import sys
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak) if sys.platform == "darwin" else int(peak) * 1024
+
+
+@dataclass
+class _Bound:
+    """Counts one file's records as they are read; refuses past the bounds, in one line."""
+
+    name: str
+    memory_limit: int = MAX_MEMORY_BYTES
+
+    def count(self, records: int, *, declared: bool = False) -> None:
+        if records > MAX_RECORDS:
+            said = "says it holds" if declared else "holds"
+            raise ParcelFileError(
+                f"{self.name} {said} {records:,} records, more than the {MAX_RECORDS:,} one"
+                " import reads (a Wisconsin county has at most about 300,000 parcels)"
+            )
+
+    def record(self, number: int) -> None:
+        self.count(number)
+        if number % MEMORY_EVERY == 0:
+            self.memory(number)
+
+    def memory(self, number: int) -> None:
+        used = peak_memory()
+        if used > self.memory_limit:
+            raise ParcelFileError(
+                f"{self.name}: reading it took {_mb(used)} of memory by record {number:,},"
+                f" more than the {_mb(self.memory_limit)} the import may use"
+                " (registry.import_memory_mb)"
+            )
+
+    def size(self, what: str, size: int, limit: int, why: str) -> None:
+        if size > limit:
+            raise ParcelFileError(
+                f"{self.name}: {what} is {_mb(size)}, more than the {_mb(limit)} {why}"
+            )
+
+
 # -- reading the file (I/O) --------------------------------------------------------
 
 
-def read_parcel_file(path: Path, *, layer: str | None = None, crs: str | None = None) -> RawFile:
+def read_parcel_file(
+    path: Path,
+    *,
+    layer: str | None = None,
+    crs: str | None = None,
+    memory_limit: int = MAX_MEMORY_BYTES,
+) -> RawFile:
     """The records and coordinate system of a GeoJSON, Shapefile (or .zip) or CSV file.
 
     ``crs`` (``EPSG:3071``, a number, or WKT) is the coordinate system when the
     file does not say (CSV, a Shapefile without .prj); given for one that does,
-    it wins. Raises ``ParcelFileError`` with one line to show."""
+    it wins. CSV and Shapefiles are read record by record; every file is held to
+    the bounds above, ``memory_limit`` (bytes) the process's peak while it reads.
+    Raises ``ParcelFileError`` with one line to show."""
     if not path.exists():
         raise ParcelFileError(f"{path}: no such file")
     suffix = path.suffix.lower()
+    bound = _Bound(path.name, memory_limit)
     try:
         if suffix in {".geojson", ".json"}:
-            records, file_crs = _read_geojson(path)
+            records, file_crs = _read_geojson(path, bound)
         elif suffix == ".shp":
-            records, file_crs = _read_shapefile_at(path)
+            records, file_crs = _read_shapefile_at(path, bound)
         elif suffix == ".zip":
-            records, file_crs = _read_zip(path, layer)
+            records, file_crs = _read_zip(path, layer, bound)
         elif suffix in {".csv", ".txt"}:
-            records, file_crs = _read_csv(path)
+            records, file_crs = _read_csv(path, bound)
         else:
             raise ParcelFileError(
                 f"{path.name}: not a parcel file this reads (.geojson, .json, .shp, .zip, .csv)"
             )
     except ParcelFileError:
         raise
+    except MemoryError as exc:
+        raise ParcelFileError(f"{path.name}: the server ran out of memory reading it") from exc
     except (OSError, ValueError, UnicodeDecodeError, zipfile.BadZipFile) as exc:
         raise ParcelFileError(f"{path.name} cannot be read: {_first_line(exc)}") from exc
     except Exception as exc:  # pyshp raises its own ShapefileException and kin
         raise ParcelFileError(f"{path.name} cannot be read: {_first_line(exc)}") from exc
     chosen = crs if crs is not None else file_crs
-    return RawFile(records, _crs(chosen, path.name), path.name)
+    said = "--crs says" if crs is not None else "the file says" if file_crs else "no --crs means"
+    return RawFile(records, _crs(chosen, path.name), path.name, said)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -353,15 +447,20 @@ def _upper_keys(attributes: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def _read_geojson(path: Path) -> tuple[list[RawRecord], str | None]:
+def _read_geojson(path: Path, bound: _Bound) -> tuple[list[RawRecord], str | None]:
     from shapely.geometry import shape
 
+    bound.size(
+        "the file", path.stat().st_size, MAX_GEOJSON_BYTES,
+        "a GeoJSON file may be (it is read whole; a Shapefile or CSV is read record by record)",
+    )  # fmt: skip
     try:
         data = json.loads(path.read_text("utf-8-sig"))
     except json.JSONDecodeError as exc:
         raise ParcelFileError(f"{path.name} is not GeoJSON: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("features"), list):
         raise ParcelFileError(f"{path.name} is not a GeoJSON FeatureCollection (no features)")
+    bound.count(len(data["features"]))
     crs_name = None
     crs_member = data.get("crs")
     if isinstance(crs_member, dict):
@@ -377,22 +476,30 @@ def _read_geojson(path: Path) -> tuple[list[RawRecord], str | None]:
             except (ValueError, TypeError, AttributeError, KeyError):
                 geom = None
         records.append(RawRecord(number, _upper_keys(properties or {}), geom))
+        if number % MEMORY_EVERY == 0:
+            bound.memory(number)
     return records, crs_name
 
 
-def _read_shapefile_at(path: Path) -> tuple[list[RawRecord], str | None]:
-    prj = path.with_suffix(".prj")
-    if not prj.exists():
-        prj = path.with_suffix(".PRJ")
-    with path.open("rb") as shp, _sibling(path, ".dbf").open("rb") as dbf:
-        shx_path = _optional_sibling(path, ".shx")
+def _read_shapefile_at(path: Path, bound: _Bound) -> tuple[list[RawRecord], str | None]:
+    prj = _optional_sibling(path, ".prj")
+    dbf_path = _sibling(path, ".dbf")
+    shx_path = _optional_sibling(path, ".shx")
+    total = 0
+    for part in (path, dbf_path, shx_path, prj):
+        if part is not None:
+            size = part.stat().st_size
+            bound.size(part.name, size, MAX_MEMBER_BYTES, "one file of a Shapefile may be")
+            total += size
+    bound.size("the Shapefile", total, MAX_TOTAL_BYTES, "a parcel file may be")
+    with path.open("rb") as shp, dbf_path.open("rb") as dbf:
         shx = shx_path.open("rb") if shx_path is not None else None
         try:
-            records = _read_shapefile(shp, dbf, shx)
+            records = _read_shapefile(shp, dbf, shx, bound)
         finally:
             if shx is not None:
                 shx.close()
-    return records, prj.read_text("utf-8", errors="replace") if prj.exists() else None
+    return records, prj.read_text("utf-8", errors="replace") if prj is not None else None
 
 
 def _sibling(path: Path, suffix: str) -> Path:
@@ -411,7 +518,43 @@ def _optional_sibling(path: Path, suffix: str) -> Path | None:
     return None
 
 
-def _read_zip(path: Path, layer: str | None) -> tuple[list[RawRecord], str | None]:
+_EOCD: Final = b"PK\x05\x06"  # a zip's end-of-central-directory record
+_ZIP64_LOCATOR: Final = b"PK\x06\x07"
+_ZIP64_EOCD: Final = b"PK\x06\x06"
+
+
+def zip_member_count(path: Path) -> int | None:
+    """How many members a zip's own end record says it holds, before its directory is
+    read (``zipfile`` builds an object per member); None when there is no end record."""
+    with path.open("rb") as handle:
+        size = handle.seek(0, io.SEEK_END)
+        tail_size = min(size, 22 + 0xFFFF + 20)  # the record, its comment, a zip64 locator
+        handle.seek(size - tail_size)
+        tail = handle.read(tail_size)
+        at = tail.rfind(_EOCD)
+        if at < 0 or at + 22 > len(tail):
+            return None
+        count = int.from_bytes(tail[at + 10 : at + 12], "little")
+        locator = tail[at - 20 : at] if at >= 20 else b""
+        if count == 0xFFFF and locator.startswith(_ZIP64_LOCATOR):
+            handle.seek(int.from_bytes(locator[8:16], "little"))
+            record = handle.read(56)
+            if record.startswith(_ZIP64_EOCD):
+                count = int.from_bytes(record[32:40], "little")
+        return count
+
+
+def _read_zip(path: Path, layer: str | None, bound: _Bound) -> tuple[list[RawRecord], str | None]:
+    import shutil
+    import tempfile
+
+    bound.size("the zip", path.stat().st_size, MAX_TOTAL_BYTES, "a parcel file may be")
+    members = zip_member_count(path)
+    if members is not None and members > MAX_ZIP_MEMBERS:
+        raise ParcelFileError(
+            f"{path.name} holds {members:,} files, more than the {MAX_ZIP_MEMBERS:,} a"
+            " parcel zip may hold"
+        )
     with zipfile.ZipFile(path) as archive:
         names = archive.namelist()
         layers = {Path(n).stem: n for n in names if n.lower().endswith(".shp")}
@@ -429,33 +572,54 @@ def _read_zip(path: Path, layer: str | None) -> tuple[list[RawRecord], str | Non
                 f"{path.name} has no layer {layer!r} (it has {', '.join(sorted(layers))})"
             )
         base = layers[layer][:-4]
-        members = {n.lower(): n for n in names}
-
-        def member(suffix: str) -> bytes | None:
-            name = members.get((base + suffix).lower())
-            return None if name is None else archive.read(name)
-
-        dbf = member(".dbf")
-        if dbf is None:
+        by_name = {n.lower(): n for n in names}
+        chosen = {
+            suffix: archive.getinfo(by_name[(base + suffix).lower()])
+            for suffix in (".shp", ".shx", ".dbf", ".prj")
+            if (base + suffix).lower() in by_name
+        }
+        if ".dbf" not in chosen:
             raise ParcelFileError(f"{path.name}: layer {layer!r} has no .dbf (the attributes)")
-        shp = member(".shp")
-        assert shp is not None
-        shx = member(".shx")
-        prj = member(".prj")
-        records = _read_shapefile(
-            io.BytesIO(shp), io.BytesIO(dbf), None if shx is None else io.BytesIO(shx)
-        )
-        return records, None if prj is None else prj.decode("utf-8", errors="replace")
+        _check_members(bound, list(chosen.values()))
+        # Unpacked to disk, counted as it goes, then read record by record from there;
+        # the files get fixed names, never the zip's own (which may hold "../").
+        with tempfile.TemporaryDirectory(prefix="sidewalk-import-") as folder:
+            for suffix, info in chosen.items():
+                target = Path(folder, "layer" + suffix)
+                with archive.open(info) as source, target.open("wb") as out:
+                    shutil.copyfileobj(source, out, 1 << 20)
+                    unpacked = out.tell()
+                bound.size(info.filename, unpacked, MAX_MEMBER_BYTES, "a file of a zip may be")
+            return _read_shapefile_at(Path(folder, "layer.shp"), bound)
 
 
-def _read_shapefile(shp: Any, dbf: Any, shx: Any) -> list[RawRecord]:
+def _check_members(bound: _Bound, infos: Sequence[zipfile.ZipInfo]) -> None:
+    """The layer's files as the zip's directory declares them: each, their sum, the ratio."""
+    for info in infos:
+        name = info.filename
+        if info.file_size > RATIO_FROM_BYTES:
+            ratio = info.file_size / max(info.compress_size, 1)
+            if ratio > MAX_RATIO:
+                raise ParcelFileError(
+                    f"{bound.name}: {name} unpacks to {ratio:,.0f} times its packed size"
+                    f" ({_mb(info.compress_size)} to {_mb(info.file_size)}), more than the"
+                    f" {MAX_RATIO} times a parcel file packs: a zip bomb"
+                )
+        bound.size(f"{name} unpacked", info.file_size, MAX_MEMBER_BYTES, "a file of a zip may be")
+    total = sum(i.file_size for i in infos)
+    bound.size("the layer unpacked", total, MAX_TOTAL_BYTES, "a parcel file may be")
+
+
+def _read_shapefile(shp: Any, dbf: Any, shx: Any, bound: _Bound) -> list[RawRecord]:
     import shapefile
     from shapely.geometry import shape
 
     reader = shapefile.Reader(shp=shp, dbf=dbf, shx=shx, encoding="utf-8", encodingErrors="replace")
+    bound.count(reader.numRecords, declared=True)
     names = [f[0] for f in reader.fields[1:]]
     records = []
     for number, item in enumerate(reader.iterShapeRecords(), start=1):
+        bound.record(number)
         geom = None
         if item.shape.shapeType != shapefile.NULL and item.shape.points:
             try:
@@ -468,35 +632,56 @@ def _read_shapefile(shp: Any, dbf: Any, shx: Any) -> list[RawRecord]:
     return records
 
 
-def _read_csv(path: Path) -> tuple[list[RawRecord], str | None]:
+def _read_csv(path: Path, bound: _Bound) -> tuple[list[RawRecord], str | None]:
+    bound.size("the file", path.stat().st_size, MAX_TOTAL_BYTES, "a parcel file may be")
+    try:
+        return _read_csv_as(path, bound, "utf-8-sig", "strict"), None
+    except UnicodeDecodeError:
+        return _read_csv_as(path, bound, "cp1252", "replace"), None
+
+
+def csv_records(path: Path) -> int:
+    """The records of a CSV below its header, counted in its bytes, nothing kept: a line
+    ends a record unless an odd number of quote marks has opened a field across it
+    (a doubled quote inside a field counts twice), and a blank line is none."""
+    records, inside = 0, False
+    with path.open("rb") as handle:
+        for line in handle:
+            if line.count(b'"') % 2:
+                inside = not inside
+            if not inside and line.strip():
+                records += 1
+    return max(records - 1, 0)
+
+
+def _read_csv_as(path: Path, bound: _Bound, encoding: str, errors: str) -> list[RawRecord]:
+    """Row by row: counted first, then read."""
     from shapely import wkt
     from shapely.errors import ShapelyError
 
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = raw.decode("cp1252", errors="replace")
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    header = [h.strip().upper() for h in reader.fieldnames or []]
-    column = next((c for c in GEOMETRY_COLUMNS if c in header), None)
-    if column is None:
-        raise ParcelFileError(
-            f"{path.name}: no geometry column (one named {', '.join(GEOMETRY_COLUMNS)},"
-            " holding WKT such as POLYGON ((…)))"
-        )
-    records = []
-    for number, row in enumerate(reader, start=1):
-        attributes = _upper_keys({k: v for k, v in row.items() if k is not None})
-        geom = None
-        shape_text = attributes.pop(column, "")
-        if shape_text:
-            try:
-                geom = wkt.loads(shape_text)
-            except (ShapelyError, ValueError):
-                geom = None
-        records.append(RawRecord(number, attributes, geom))
-    return records, None
+    bound.count(csv_records(path))
+    with path.open(encoding=encoding, errors=errors, newline="") as handle:
+        reader = csv.DictReader(handle)
+        header = [h.strip().upper() for h in reader.fieldnames or []]
+        column = next((c for c in GEOMETRY_COLUMNS if c in header), None)
+        if column is None:
+            raise ParcelFileError(
+                f"{path.name}: no geometry column (one named {', '.join(GEOMETRY_COLUMNS)},"
+                " holding WKT such as POLYGON ((…)))"
+            )
+        records = []
+        for number, row in enumerate(reader, start=1):
+            bound.record(number)
+            attributes = _upper_keys({k: v for k, v in row.items() if k is not None})
+            geom = None
+            shape_text = attributes.pop(column, "")
+            if shape_text:
+                try:
+                    geom = wkt.loads(shape_text)
+                except (ShapelyError, ValueError):
+                    geom = None
+            records.append(RawRecord(number, attributes, geom))
+    return records
 
 
 # -- checking the records (pure) ---------------------------------------------------
@@ -512,15 +697,38 @@ def missing_columns(records: Iterable[RawRecord]) -> list[str]:
     return [c for c in REQUIRED if c not in seen]
 
 
-def to_wgs84(geometries: Sequence[BaseGeometry | None], crs: CRS) -> list[BaseGeometry | None]:
+def to_wgs84(
+    geometries: Sequence[BaseGeometry | None],
+    crs: CRS,
+    *,
+    source: str = "",
+    said: str = "the file says",
+) -> list[BaseGeometry | None]:
     """Every geometry in longitude/latitude; raises ``ParcelFileError`` when the
-    coordinates cannot be in ``crs`` (feet read as degrees, a wrong --crs)."""
+    coordinates cannot be in ``crs``: degrees labelled metres, feet read as degrees,
+    a wrong --crs. ``said`` is whence ``crs`` came, for the refusal."""
     import numpy as np
     import shapely
 
     present = [g for g in geometries if g is not None]
     if not present:
         return list(geometries)
+    where = f"{source}: " if source else ""
+    if not crs.is_geographic:
+        raw = np.asarray(shapely.bounds(np.asarray(present, dtype=object)), dtype=float)
+        if (
+            np.all(np.isfinite(raw))
+            and np.all(np.abs(raw[:, [0, 2]]) <= 180)
+            and np.all(np.abs(raw[:, [1, 3]]) <= 90)
+        ):
+            # Metres or feet this small put a whole village in a few yards' square: every
+            # parcel would read as a condominium unit.
+            raise ParcelFileError(
+                f"{where}these look like longitude/latitude degrees (the first outline starts"
+                f" at {raw[0, 0]:.5f}, {raw[0, 1]:.5f}), but {said} {crs_label(crs)}, whose"
+                f" coordinates are {_unit_words(crs)}: if they are longitude/latitude,"
+                " import it with --crs 4326"
+            )
     if crs.equals(WGS84):
         moved = present
     else:
@@ -538,11 +746,85 @@ def to_wgs84(geometries: Sequence[BaseGeometry | None], crs: CRS) -> list[BaseGe
         or np.any(np.abs(bounds[:, [1, 3]]) > 90)
     ):
         raise ParcelFileError(
-            f"the coordinates do not fit the coordinate system {crs.name!r}: give the file's"
-            " with --crs (e.g. --crs 3071 for Wisconsin Transverse Mercator)"
+            f"{where}the coordinates do not fit the coordinate system {crs.name!r}: give the"
+            " file's with --crs (e.g. --crs 3071 for Wisconsin Transverse Mercator)"
         )
     it = iter(moved)
     return [None if g is None else next(it) for g in geometries]
+
+
+def crs_label(crs: CRS) -> str:
+    """``EPSG:3071 (NAD83(HARN) / Wisconsin Transverse Mercator)``, or its name alone."""
+    code = crs.to_epsg(min_confidence=70)
+    return f"EPSG:{code} ({crs.name})" if code is not None else crs.name
+
+
+def _unit_words(crs: CRS) -> str:
+    unit = crs.axis_info[0].unit_name if crs.axis_info else "metre"
+    return {"metre": "metres", "foot": "feet", "US survey foot": "US survey feet"}.get(unit, unit)
+
+
+# Outlines within this many degrees (about 5 km) of a coordinate system's area of use
+# count as inside: the published areas are drawn along the state line.
+AREA_MARGIN_DEG: Final = 0.05
+
+
+def area_of_use(crs: CRS) -> tuple[str, tuple[float, float, float, float]] | None:
+    """The area ``crs`` is made for (name; west, south, east, north in degrees), also for
+    a .prj in ESRI's WKT (which carries no area) when it matches an EPSG system."""
+    from pyproj import CRS as Crs
+
+    area = crs.area_of_use
+    if area is None:
+        code = crs.to_epsg(min_confidence=70)
+        area = None if code is None else Crs.from_epsg(code).area_of_use
+    if area is None or area.west > area.east:  # none, or across the date line
+        return None
+    return area.name.rstrip(". "), (area.west, area.south, area.east, area.north)
+
+
+def outside_area(geometries: Sequence[BaseGeometry | None], crs: CRS) -> dict[int, str]:
+    """Index → where it lies ("-96.00012, 40.43051"), for each outline (in WGS 84)
+    outside the area of use of ``crs``, the system the file's coordinates were in."""
+    import numpy as np
+    import shapely
+
+    found = area_of_use(crs)
+    present = [(i, g) for i, g in enumerate(geometries) if g is not None]
+    if found is None or not present:
+        return {}
+    west, south, east, north = found[1]
+    m = AREA_MARGIN_DEG
+    b = np.asarray(shapely.bounds(np.asarray([g for _, g in present], dtype=object)), dtype=float)
+    out = (
+        (b[:, 0] < west - m) | (b[:, 2] > east + m) | (b[:, 1] < south - m) | (b[:, 3] > north + m)
+    )
+    return {present[k][0]: f"{b[k, 0]:.5f}, {b[k, 1]:.5f}" for k in np.flatnonzero(out)}
+
+
+def outside_words(crs: CRS, said: str, at: str) -> str:
+    """Why every outline lying outside the area of its coordinate system refuses the file."""
+    found = area_of_use(crs)
+    name, (west, south, east, north) = found if found is not None else ("", (0, 0, 0, 0))
+    return (
+        f"every outline lies outside the area {crs_label(crs)} is made for ({name}:"
+        f" longitude {west:g} to {east:g}, latitude {south:g} to {north:g}; the first at {at});"
+        f" {said} this system, but the coordinates must be in another: give it with --crs"
+        " (e.g. --crs 3071 for Wisconsin Transverse Mercator, 4326 for longitude/latitude)"
+    )
+
+
+def _outside(record: RawRecord, crs: CRS, at: str) -> Reject:
+    found = area_of_use(crs)
+    clean = text_problem(record.attributes) is None
+    return Reject(
+        record.number,
+        (record.attributes.get("PARCELID") or None) if clean else None,
+        (" ".join(record.attributes.get("SITEADRESS", "").split()) or None) if clean else None,
+        f"its outline lies at {at}, outside the area {crs_label(crs)} is made for"
+        f" ({found[0] if found else ''}), so it cannot be in the Village; the county's file"
+        " must be corrected",
+    )
 
 
 @functools.lru_cache(maxsize=8)
@@ -570,7 +852,9 @@ def _polygonal(geom: BaseGeometry | None) -> BaseGeometry | None:
     return parts[0] if len(parts) == 1 else MultiPolygon(parts)
 
 
-def parse_records(raw: RawFile, *, commercial_classes: Sequence[str] = ()) -> ParcelFile:
+def parse_records(
+    raw: RawFile, *, commercial_classes: Sequence[str] = (), memory_limit: int = MAX_MEMORY_BYTES
+) -> ParcelFile:
     """Parcels and rejects from a file's records (pure but for the projection).
 
     ``commercial_classes``: values of ``PROPCLASS`` (e.g. ``2`` commercial,
@@ -585,11 +869,24 @@ def parse_records(raw: RawFile, *, commercial_classes: Sequence[str] = ()) -> Pa
             + ": this reads the Wisconsin Statewide Parcel Map schema (PARCELID, OWNERNME1,"
             " PSTLADRESS, SITEADRESS, STREETNAME, …)"
         )
-    geometries = to_wgs84([_polygonal(r.geometry) for r in raw.records], raw.crs)
+    bound = _Bound(raw.source, memory_limit)
+    geometries = to_wgs84(
+        [_polygonal(r.geometry) for r in raw.records], raw.crs, source=raw.source,
+        said=raw.crs_said,
+    )  # fmt: skip
+    outside = outside_area(geometries, raw.crs)
+    if outside and len(outside) == sum(g is not None for g in geometries):
+        first = outside[min(outside)]
+        raise ParcelFileError(f"{raw.source}: {outside_words(raw.crs, raw.crs_said, first)}")
     counts = Counter(r.attributes.get("PARCELID", "") for r in raw.records)
     commercial = {c.strip().upper() for c in commercial_classes if c.strip()}
     out = ParcelFile(crs_name=raw.crs.name, source=raw.source)
-    for record, geom in zip(raw.records, geometries, strict=True):
+    for index, (record, geom) in enumerate(zip(raw.records, geometries, strict=True)):
+        if record.number % MEMORY_EVERY == 0:
+            bound.memory(record.number)
+        if index in outside:
+            out.rejects.append(_outside(record, raw.crs, outside[index]))
+            continue
         result = _parse_one(record, geom, counts, commercial)
         if isinstance(result, Reject):
             out.rejects.append(result)
