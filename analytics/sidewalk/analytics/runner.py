@@ -30,6 +30,13 @@ or a newer seq older than the pole's last accepted reading) are skipped and
 counted. In ``stream`` mode the event time has nothing to do with the wall
 clock, so only the stepped-back check applies. ``skipped()`` gives every count
 of readings not acted on, the detectors' out-of-order ones included.
+
+Saved state: ``start`` restores the engine from its snapshot in the case
+database, which names the site and the database it was saved for
+(``SnapshotIdentity``). It refuses (``SavedStateRefused``) a snapshot it cannot
+read, one of another site or database, and a missing one where the case
+database holds cases of its site: an engine started from nothing would forget
+them. ``rebuild`` makes the state again from the stored readings.
 """
 
 from __future__ import annotations
