@@ -36,7 +36,7 @@ def test_five_permits_entered_are_five_permits_shown(tmp_path: Path) -> None:
     for n in range(1, 6):
         assert (
             f"permit SO-{n}, {n}00 block Main St: opened Monday, May 10, 2027 at 8:00 AM CDT; "
-            "valid through Wednesday, June 9, 2027 (§ 370-6 D (inferred))"
+            "valid through Wednesday, June 9, 2027 (§ 370-6 D)"
         ) in status
     assert "refused: pour WO-1: a pour needs a known site" in status
     assert "waiting" not in status

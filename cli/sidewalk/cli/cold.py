@@ -265,6 +265,7 @@ _SEVERITY = {"violation": "Violation", "advisory": "Advisory", "unknown": "Canno
 def status(config: ConfigOption = None) -> None:
     """Frozen ground, new concrete kept free of traffic, and street-opening permits with
     their deadlines and findings (local time)."""
+    from sidewalk.alerts.letterhead import cited
     from sidewalk.analytics.clocks.cold_weather import FROZEN_SUBGRADE, KEEP_OFF
 
     place = village(config)
@@ -282,7 +283,7 @@ def status(config: ConfigOption = None) -> None:
             until = "" if clock.deadline is None else f" until {_local(place, clock.deadline)}"
             out.print(f"  pour {pour} at {_place(cases, clock.frontage_id)}: keep traffic off"
                       f"{until}, {_keep_off_words(clock.state, place.profile)} "
-                      f"({clock.citation or 'no citation'})", soft_wrap=True)  # fmt: skip
+                      f"({cited(clock.citation) or 'no citation'})", soft_wrap=True)  # fmt: skip
         _permits(cases, place, out)
 
 
@@ -292,6 +293,7 @@ def _permits(cases: Any, place: Any, out: Any) -> None:
     refused by it (with the reason)."""
     from datetime import UTC, datetime, timedelta
 
+    from sidewalk.alerts.letterhead import cited
     from sidewalk.analytics.clocks.cold_weather import OPENING_PERMIT
     from sidewalk.analytics.clocks.permits import StreetOpeningPermit, day_words, permit_expiry
     from sidewalk.core.calendar import local_date
@@ -325,7 +327,7 @@ def _permits(cases: Any, place: Any, out: Any) -> None:
         emergency = ", an emergency opening" if first.get("emergency") else ""
         out.print(
             f"  permit {permit_id}, {first['street']}{emergency}: opened "
-            f"{_local(place, opened)}; {valid} ({expiry.citation})",
+            f"{_local(place, opened)}; {valid} ({cited(expiry.citation) or 'no citation'})",
             soft_wrap=True,
         )
         for finding in cases.audit.list(f"permit:{permit_id}"):

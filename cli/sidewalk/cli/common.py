@@ -371,7 +371,9 @@ def record(  # noqa: PLR0917 (an action is these six things)
 
 
 def print_clocks(kind: str, clocks: Sequence[ClockRecord], profile: Profile) -> None:
-    """One line per clock, so it reads (and greps) the same at any terminal width."""
+    """One line per clock, so it reads (and greps) the same at any terminal width; the
+    sections cited as every document cites them (``alerts.letterhead.cited``)."""
+    from sidewalk.alerts.letterhead import cited
     from sidewalk.core.clock import format_local
 
     console().print(f"[bold]{kind}[/bold]: {len(clocks) or 'none'}")
@@ -383,7 +385,7 @@ def print_clocks(kind: str, clocks: Sequence[ClockRecord], profile: Profile) -> 
         name = clock.key.split("/", 2)[-1]
         console().print(
             f"  {name} ({clock.frontage_id}): {clock.state}{until}"
-            f" — {clock.citation or 'no citation'}",
+            f" — {cited(clock.citation) or 'no citation'}",
             soft_wrap=True,
         )
 
