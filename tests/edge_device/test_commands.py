@@ -293,3 +293,27 @@ def test_simulate_plays_a_scenario_until_stored(
         assert result.exit_code == 0, result.output
         assert "all stored" in result.output
         assert ingest.stats.stored > 0
+
+
+def test_a_command_sent_while_the_pole_is_away_never_runs_later(broker: MosquittoServer) -> None:
+    """The pole's one persistent session subscribes to its commands at QoS 0, which the
+    broker keeps for no offline session: a request that timed out while the pole was
+    away is not delivered when it comes back, while a fresh one is answered."""
+    site, device = slug("site"), slug("pole")
+    sensors = [sim_sensor("air", "air_temp_c", base=-10.0, amplitude=0.0, interval_s=0.5)]
+    with fast_dir() as tmp:
+        cfg = pole_settings(
+            broker.host, broker.port, tmp / "pole", site=site, device=device, sensors=sensors
+        )
+        with _client(broker, site) as cmd:
+            with running_device(cfg, SystemClock()):
+                pass  # the session exists at the broker, and persists
+            with pytest.raises(CommandTimeout):
+                cmd.call(device, "set_interval", {"sensor": "air", "seconds": 60}, timeout_s=0.3)
+            with running_device(cfg, SystemClock()) as pole:
+                assert pole.publisher is not None
+                assert pole.publisher.session_present  # the same session came back
+                ok = cmd.call(device, "set_interval", {"sensor": "air", "seconds": 2}, timeout_s=5)
+                # The stale request (60 s) never ran: the interval went from 0.5 to 2.
+                assert ok.reply.data["previous"] == 0.5
+                assert pole.stats.commands == 1

@@ -170,6 +170,11 @@ class Publisher:
         """True while the MQTT session is up."""
         return self._client is not None and self._client.is_connected
 
+    @property
+    def session_present(self) -> bool:
+        """True when the broker resumed the pole's stored session on the last connect."""
+        return self._client is not None and self._client.session_present
+
     def connect_now(self) -> bool:
         """Try to connect once, on this thread, before ``start()``; False when the
         broker is not reachable (the thread keeps trying). Raises
