@@ -139,6 +139,10 @@ def test_the_bill_goes_to_the_owner_served_not_to_the_buyer(
     assert sent.body_text is not None
     assert served.name in sent.body_text
     assert "Pat Newcomer" not in sent.body_text
+    assert (
+        "After a sale during the case, the bill goes to the owner who was served the notice:"
+        " confirmed by Village attorney" in " ".join(sent.body_text.split())
+    )
     assert held_words(cases, sent) is None
     [said] = place_owner_changes(cases, profile, [FRONTAGE])
     assert f"goes to {served.name}, who was served the notice on" in said

@@ -125,6 +125,18 @@ def cases_awaiting_notice(cases: records.CaseStore) -> list[records.ViolationRec
     return sorted(out, key=lambda v: (v.detected_at, v.id))
 
 
+# A reading of the text the Village confirmed, as the evidence record states it.
+READING_WORDS: Final = {
+    ("billing.owner_changed_during_case", "owner served"): (
+        "After a sale during the case, the bill goes to the owner who was served the notice"
+    ),
+    ("billing.owner_changed_during_case", "new notice"): (
+        "After a sale during the case, no bill goes to the new owner before a notice is served"
+        " on them"
+    ),
+}
+
+
 @dataclass
 class NoticeIssuer:
     cases: records.CaseStore
@@ -612,8 +624,10 @@ class NoticeIssuer:
         for use in notice.rules:
             done = in_force.get(use.name) if use.unconfirmed else None
             if done is not None and done.value == value_text(use.value, use.unit):
+                said = READING_WORDS.get((use.name, done.value))
+                what = said or f"{words(use.name.rpartition('.')[2]).capitalize()}, {done.value}"
                 confirmed.append(
-                    f"{words(use.name.rpartition('.')[2]).capitalize()}, {done.value}: confirmed "
+                    f"{what}: confirmed "
                     f"by {done.confirmed_by} on "
                     f"{local_day(done.confirmed_at.astimezone(zone).date())}"
                     f" ({done.reference})"
