@@ -425,7 +425,11 @@ class IngestConsumer:
         return msgs, verdicts
 
     def _give_back(self, msgs: list[MqttMessage], verdicts: list[Judged]) -> None:
-        """Messages taken but left for the next batch: first in line, before any carry."""
+        """Messages taken but left for the next batch: first in line, before any carry.
+
+        ``_finished`` counts messages off the arrival lists oldest first, so while
+        some wait here ``oldest_pending_age_s`` may read younger than the oldest
+        of them (by less than the time one batch takes)."""
         self._taken_n -= len(msgs)
         if self._carry is not None:
             msgs, verdicts = msgs + self._carry[0], verdicts + self._carry[1]
