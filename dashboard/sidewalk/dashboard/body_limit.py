@@ -7,6 +7,8 @@ JSON routes a small one, the inspector's photo upload its 20 MB. A declared
 byte; a body with no length (chunked) is counted as it arrives and cut off
 with 413 once it passes the limit. uvicorn stops reading the socket while the
 app has not asked for more, so at most one network buffer is held either way.
+A path and query longer than ``MAX_TARGET`` is answered 414 before any route
+sees it (uvicorn itself reads a 100 kB query string whole).
 """
 
 from __future__ import annotations
@@ -26,6 +28,12 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 # A JSON body of the API: the largest (a print batch of 500 numbers) is a few kB.
 DEFAULT_LIMIT: Final = 64 * 1024
+# The longest address a page asks for (a print batch of 40 notice numbers) is about
+# 1 kB; nginx's own default buffer for the request line is 8 kB (414 past it).
+MAX_TARGET: Final = 8 * 1024
+TOO_LONG_TARGET: Final = (
+    "This address is longer than the dashboard accepts (8 KB); nothing of it was kept."
+)
 
 
 class _TooLarge(Exception):
@@ -70,6 +78,10 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        target = len(scope.get("raw_path") or b"") + len(scope.get("query_string", b""))
+        if target > MAX_TARGET:
+            await _refuse(send, TOO_LONG_TARGET, 414)
+            return
         limit, words = self.limit_for(scope.get("path", ""))
         declared = dict(scope.get("headers", ())).get(b"content-length", b"")
         if declared.isdigit() and int(declared) > limit:
@@ -112,12 +124,12 @@ class BodyLimit:
             await _refuse(send, words)
 
 
-async def _refuse(send: Send, words: str) -> None:
+async def _refuse(send: Send, words: str, status: int = 413) -> None:
     body = json.dumps({"detail": words}).encode()
     await send(
         {
             "type": "http.response.start",
-            "status": 413,
+            "status": status,
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
