@@ -251,6 +251,8 @@ async def photo(
     if not body.startswith(JPEG):
         raise HTTPException(422, "Photo: it must be a JPEG picture from the camera.")
     check_photo_size(body)
+    if not scan_ends(body):
+        raise HTTPException(422, "Photo: only part of it arrived; send it again.")
     taken = _when(at, now, profile)
     sha = evidence.put(body)
     # OpenCV work: off the event loop.
@@ -297,6 +299,27 @@ def check_photo_size(jpeg: bytes) -> None:
             f"(at most {MAX_PHOTO_PIXELS // 1_000_000} megapixels); take it again at the "
             "camera's usual size.",
         )
+
+
+def scan_ends(jpeg: bytes) -> bool:
+    """Whether a JPEG's image data, after its first start-of-scan, reaches an end-of-image
+    marker: a photo cut off on the way has none. Inside the scan every 0xFF byte is
+    followed by 0x00 or a restart marker, so the end marker cannot occur by chance; an
+    EXIF thumbnail's own end comes before the scan and is skipped with its segment."""
+    i = 2
+    while i + 4 <= len(jpeg):
+        if jpeg[i] != 0xFF:
+            return False
+        marker = jpeg[i + 1]
+        if marker == 0xFF:  # fill byte
+            i += 1
+        elif marker == 0x01 or 0xD0 <= marker <= 0xD8:  # no length field
+            i += 2
+        elif marker == 0xDA:  # start of scan
+            return b"\xff\xd9" in jpeg[i + 2 :]
+        else:
+            i += 2 + int.from_bytes(jpeg[i + 2 : i + 4], "big")
+    return False
 
 
 def _when(at: datetime | None, now: datetime, profile: Profile) -> datetime:
