@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from sidewalk.dashboard.auth import COOKIE
-from sidewalk.dashboard.routes.deps import Cases, Live, Reader, SessionManager, iso
+from sidewalk.dashboard.routes.deps import Cases, Live, Reader, RecordId, SessionManager, iso
 from sidewalk.dashboard.routes.views import ClockView, clock_view
+from sidewalk.storage.cases import NotFoundError
 
 router = APIRouter()
 
@@ -44,7 +45,11 @@ def clocks(user: Reader, cases: Cases, active: bool = False) -> list[ClockView]:
 
 
 @router.get("/clocks/{clock_id}/history", tags=["records"], response_model_exclude_unset=True)
-def clock_history(clock_id: int, user: Reader, cases: Cases) -> list[TransitionView]:
+def clock_history(clock_id: RecordId, user: Reader, cases: Cases) -> list[TransitionView]:
+    try:
+        cases.clocks.get(clock_id)
+    except NotFoundError:
+        raise HTTPException(404, "There is no such clock.") from None
     return [
         TransitionView(
             from_=t.from_state, to=t.to_state, at=iso(t.at),

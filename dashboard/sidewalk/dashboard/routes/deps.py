@@ -20,7 +20,7 @@ from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
 
-from fastapi import Depends, HTTPException, Request
+from fastapi import Depends, HTTPException, Path, Request
 from pydantic import BaseModel, ConfigDict
 
 from sidewalk.core.profile import Profile
@@ -116,6 +116,10 @@ GeometryFile = Annotated[dict[str, dict[str, Any]], Depends(geometry_file)]
 SessionManager = Annotated[Sessions, Depends(sessions)]
 Throttle = Annotated[LoginThrottle, Depends(login_throttle)]
 Live = Annotated[LiveFeed, Depends(live_feed)]
+
+# A record's number in a path: a positive 64-bit integer, as both databases store it (a
+# larger one overflowed the driver, a 500); out of range is a 422 naming the field.
+RecordId = Annotated[int, Path(ge=1, le=2**63 - 1, description="the record's number")]
 
 # Who may call a route (each also checks CSRF and origin on state-changing requests).
 Reader = Annotated[User, Depends(require("read"))]

@@ -18,6 +18,7 @@ from sidewalk.dashboard.routes.deps import (
     MayHandleMoney,
     Now,
     Reader,
+    RecordId,
     RequestBody,
     iso,
     money,
@@ -104,7 +105,7 @@ def abatements(user: Reader, cases: Cases) -> list[AbatementView]:
 
 @router.post("/abatements/{abatement_id}/expenses", tags=["money"])
 def add_expense(
-    abatement_id: int, body: ExpenseBody, user: MayHandleMoney, cases: Cases, now: Now
+    abatement_id: RecordId, body: ExpenseBody, user: MayHandleMoney, cases: Cases, now: Now
 ) -> AddedExpense:
     """Add a cost line to a work order's ledger (§ 370-10 G)."""
     amount = money(body.amount)
@@ -122,7 +123,7 @@ def add_expense(
 
 
 @router.post("/abatements/{abatement_id}/bill", tags=["money"], response_model_exclude_unset=True)
-def bill(abatement_id: int, user: MayHandleMoney, cases: Cases) -> BillView:
+def bill(abatement_id: RecordId, user: MayHandleMoney, cases: Cases) -> BillView:
     """Bill a work order's expenses to the frontage's owner."""
     try:
         b = cases.bills.create(f"bill/abatement/{abatement_id}", abatement_id, datetime.now(UTC))
@@ -141,7 +142,7 @@ def bills(user: Reader, cases: Cases) -> list[BillView]:
 
 @router.post("/bills/{bill_id}/payments", tags=["money"])
 def pay(
-    bill_id: int, body: PaymentBody, user: MayHandleMoney, cases: Cases, now: Now
+    bill_id: RecordId, body: PaymentBody, user: MayHandleMoney, cases: Cases, now: Now
 ) -> PaymentResult:
     """Record a payment (once per ``key``, so a double click pays once). The payment in
     full tells the case's clock, as ``sidewalk act payment`` does."""
