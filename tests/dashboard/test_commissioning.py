@@ -24,6 +24,7 @@ from sidewalk.edge.camera.synthetic import PoleCamera, make_scene
 from sidewalk.storage.cases import CaseStore
 from sidewalk.storage.evidence import EvidenceStore
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore
+from sidewalk.storage.timeseries.records import DeadLetter
 from tests.dashboard.conftest import ARTIFACTS, CHROMIUM, PASSWORD, SECRET_KEY, free_port
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed")
@@ -67,6 +68,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     ref = FrameRef(device=POLE, seq=1, ts=int(NOW.timestamp() * 1000) - 60_000, sha256=sha,
                    bytes_len=len(jpeg))  # fmt: skip
     ts.write_batch([ref], sites={POLE: "clyman"})
+    # Another pole already sending, under an id nobody has registered.
+    knock = DeadLetter(
+        int(NOW.timestamp() * 1000) - 120_000, "sidewalk/v1/clyman/pole-oak-07/weather",
+        "pole-oak-07", b"{}", "unknown_device", "no pole pole-oak-07 is registered",
+    )  # fmt: skip
+    ts.write_batch([], dead_letters=[knock, knock])
     app = create_app(
         cases, ts, load_profile(), secret_key=SECRET_KEY, now=lambda: NOW, evidence=evidence
     )
@@ -98,7 +105,7 @@ def _register_and_assign(page: Page) -> None:
     page.get_by_label("Name").fill("Main St at Oak")
     page.get_by_label("Latitude").fill("43.2151")
     page.get_by_label("Longitude").fill("-88.7234")
-    page.get_by_role("button", name="Register pole").click()
+    page.get_by_role("button", name="Register pole", exact=True).click()
     pole = page.locator(f'[data-pole="{POLE}"]')
     expect(pole.get_by_role("heading", name=f"Main St at Oak ({POLE})")).to_be_visible()
     expect(pole.locator("[data-calibration]")).to_have_text("not calibrated")
@@ -120,6 +127,16 @@ def test_an_admin_calibrates_a_pole_by_clicking_the_walks_corners(
         page.get_by_role("button", name="Log in").click()
         page.get_by_role("link", name="Poles").click()
         expect(page.locator("body")).to_have_attribute("data-ready", "poles")
+        # A pole knocking unregistered is shown with Register, which fills in its id.
+        knocking = page.locator("#knocking")
+        expect(knocking).to_contain_text("pole-oak-07 — 2 messages refused")
+        knocking.get_by_role("button", name="Register pole-oak-07").click()
+        pole_id = page.get_by_label("Pole id (as set up on the pole)")
+        expect(pole_id).to_have_value("pole-oak-07")
+        # The id's pattern is a working one: a bad id is flagged before it is sent.
+        pole_id.fill("Pole_7")
+        assert pole_id.evaluate("e => e.validity.patternMismatch") is True
+        pole_id.fill("")
         _register_and_assign(page)
         pole = page.locator(f'[data-pole="{POLE}"]')
         pole.get_by_role("button", name="Calibrate 101 Main St").click()
@@ -224,3 +241,12 @@ def test_the_calibrators_walk_size_goes_to_the_registry_and_devices_say_the_cali
     served.cases.registry.record_reported_calibration(POLE, "0" * 64, NOW)
     [device] = client.get("/api/devices").json()
     assert device["calibration"] == "pole runs a different calibration — send again"
+
+
+def test_frontages_to_assign_are_in_street_then_house_number_order() -> None:
+    from sidewalk.dashboard.routes.registry import address_order
+
+    typed = ["101 Main St", "9 Main St", "10 Church Ave", "9B Main St", "2 Oak Rd", "9 MAIN ST"]
+    assert sorted(typed, key=address_order) == [
+        "10 Church Ave", "9 Main St", "9 MAIN ST", "9B Main St", "101 Main St", "2 Oak Rd",
+    ]  # fmt: skip

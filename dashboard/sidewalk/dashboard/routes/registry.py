@@ -16,9 +16,10 @@ pole's health report then carries the hash of what it runs, which
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Request
@@ -296,11 +297,52 @@ def poles(
     return [_pole_view(cases, d.id, ts, evidence, now) for d in cases.registry.list_devices()]
 
 
+class KnockingPole(BaseModel):
+    """A pole sending to the broker that the registry does not hold."""
+
+    device_id: str = Field(description="the id it sends as (register it under this id)")
+    messages: int = Field(description="its messages refused in the last day")
+    last_at: str = Field(description="when the last one arrived (ISO 8601)")
+
+
+# How far back a refused pole is still shown as knocking.
+KNOCKING_WINDOW = timedelta(days=1)
+
+
+@router.get("/registry/knocking", tags=["registry"])
+def knocking(user: Admin, cases: Cases, ts: TimeSeries, now: Now) -> list[KnockingPole]:
+    """Poles whose messages ingest refused in the last day because none is registered
+    under their id: on the Poles page, each with Register."""
+    if ts is None:
+        return []
+    since = int((now - KNOCKING_WINDOW).timestamp() * 1000)
+    registered = {d.id for d in cases.registry.list_devices()}
+    return [
+        KnockingPole(
+            device_id=device,
+            messages=n,
+            last_at=datetime.fromtimestamp(last / 1000, UTC).isoformat(),
+        )
+        for device, n, last in ts.unknown_senders(since)
+        if device not in registered
+    ]
+
+
+def address_order(address: str) -> tuple[str, int, str]:
+    """Street, then house number as a number: 9 Main St before 10 Main St, and every
+    Main St together, as a person looks one up."""
+    number, _, street = address.partition(" ")
+    digits = "".join(itertools.takewhile(str.isdigit, number))
+    if not digits or not street:
+        return address.casefold(), 0, ""
+    return street.casefold(), int(digits), number[len(digits) :].casefold()
+
+
 @router.get("/registry/frontages", tags=["registry"])
 def frontages(user: Admin, cases: Cases) -> list[FrontageChoice]:
-    """Every frontage in service, by address, with the pole that watches it."""
+    """Every frontage in service, by street and house number, with the pole that watches it."""
     calibrated = {c.frontage_id for c in cases.registry.cameras()}
-    rows = sorted(cases.registry.list_frontages(), key=lambda f: f.street_address)
+    rows = sorted(cases.registry.list_frontages(), key=lambda f: address_order(f.street_address))
     return [_choice(f, f.id in calibrated) for f in rows]
 
 

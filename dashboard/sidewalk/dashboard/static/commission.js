@@ -29,7 +29,8 @@ function stylesheet() {
 export async function polesPage(ctx, arg = "") {
   const { api, h, main, toast } = ctx;
   stylesheet();
-  const [poles, frontages] = await Promise.all([api("/api/registry/poles"), api("/api/registry/frontages")]);
+  const [poles, frontages, knocking] = await Promise.all([
+    api("/api/registry/poles"), api("/api/registry/frontages"), api("/api/registry/knocking")]);
   // The village's clock, as every other page (never the browser's zone).
   const zone = ctx.state.zone || ctx.state.overview?.zone || "America/Chicago";
   const fmt = (iso) => (iso ? new Date(iso).toLocaleString("en-US", { timeZone: zone, month: "short", day: "numeric", hour: "numeric", minute: "2-digit" }) : "never");
@@ -47,14 +48,29 @@ export async function polesPage(ctx, arg = "") {
       await rerender(f.device_id.value.trim());
     } catch (err) { toast(`Not registered: ${err.message}`); }
   } },
-    field(h, "reg-id", "Pole id (as set up on the pole)", { name: "device_id", required: "", pattern: "[a-z0-9][a-z0-9-]{0,62}", placeholder: "pole-main-02" }),
+    // The pattern attribute is compiled with the "v" flag: a bare "-" in a class is a syntax error there.
+    field(h, "reg-id", "Pole id (as set up on the pole)", { name: "device_id", required: "", pattern: "[a-z0-9][a-z0-9\\-]{0,62}",
+      title: "lower-case letters, digits and hyphens, starting with a letter or digit", placeholder: "pole-main-02" }),
     field(h, "reg-label", "Name", { name: "label", required: "", placeholder: "Main St at Oak" }),
     field(h, "reg-lat", "Latitude", { name: "latitude", inputmode: "decimal", placeholder: "43.21" }),
     field(h, "reg-lon", "Longitude", { name: "longitude", inputmode: "decimal", placeholder: "-88.72" }),
     h("button", { type: "submit" }, "Register pole"));
 
+  // A pole sending before anyone registered it: its readings are refused until it is.
+  const knocks = knocking.length ? h("section", { class: "panel", id: "knocking", "aria-labelledby": "knock-h" },
+    h("h2", { id: "knock-h" }, "Poles sending but not registered"),
+    h("p", { class: "muted" }, "Their readings are refused until each is registered under the id it sends as."),
+    h("ul", { class: "knocking" }, ...knocking.map((k) => h("li", {},
+      h("strong", {}, k.device_id), ` — ${k.messages} message${k.messages === 1 ? "" : "s"} refused, the last ${fmt(k.last_at)} `,
+      h("button", { type: "button", class: "secondary", "aria-label": `Register ${k.device_id}`, onclick: () => {
+        register.device_id.value = k.device_id;
+        register.label.focus();
+        toast(`Give pole ${k.device_id} a name, then Register pole`);
+      } }, "Register"))))) : "";
+
   main.replaceChildren(
     h("h1", {}, "Poles"),
+    knocks,
     h("section", { class: "panel", "aria-labelledby": "reg-h" }, h("h2", { id: "reg-h" }, "Register a pole"), register),
     ...(poles.length ? poles.map((p) => poleSection(ctx, p, frontages, fmt, rerender, arg === p.id))
       : [h("p", { class: "muted" }, "No pole is registered yet.")]));

@@ -99,6 +99,19 @@ class _DeadLetters(_Connected):
         return [DeadLetter(r[0], r[1], r[2], bytes(r[3]), r[4], r[5], r[6], r[7]) for r in rows]
 
 
+    def unknown_senders(self, start_ms: int, limit: int = 20) -> list[tuple[str, int, int]]:
+        """Devices whose messages were refused as unknown since ``start_ms``:
+        (device, messages, last received ms), the latest first, at most ``limit``."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT device, COUNT(*), MAX(received_at) FROM dead_letters"
+                " WHERE reason = 'unknown_device' AND received_at >= ? AND device IS NOT NULL"
+                " GROUP BY device ORDER BY MAX(received_at) DESC LIMIT ?",
+                (start_ms, limit),
+            ).fetchall()
+        return [(str(r[0]), int(r[1]), int(r[2])) for r in rows]
+
+
 def _topic(sites: Mapping[str, str], r: AnyReading) -> str:
     """The topic a reading came on, for its dead letter (the store is not told it)."""
     site = sites.get(r.device)
