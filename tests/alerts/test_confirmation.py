@@ -75,7 +75,9 @@ def test_a_notice_relying_on_an_unconfirmed_value_is_held_then_released(
     # Visible in the register, with what it waits for.
     [line] = [r for r in notice_register(fresh, profile) if r.number == billed.notice.number]
     assert line.status == "held"
-    assert "crew_hourly_rate" in line.problem
+    # In words, not the setting's name.
+    assert "crew hourly rate" in line.problem
+    assert "_" not in line.problem
     # Rendering again does not issue it: still waiting.
     assert issuer.render(billed.notice).status == "held"
     *first, last = waiting

@@ -13,6 +13,7 @@ show`` counts the case and tells the clerk of the change of owner in words.
 
 from __future__ import annotations
 
+import csv
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -102,6 +103,11 @@ def held_then_released(street: Street, out: str, number: str) -> None:
     ]  # fmt: skip
     assert item.what.startswith("Bill for work done by the Village held: this bill goes to the"
                                 " owner who was served the notice"), item.what  # fmt: skip
+    # The register says so too, in the same words.
+    register = street.parcels.with_name("register.csv")
+    street.sidewalk("notices", "register", "--csv", str(register))
+    [row] = [r for r in csv.DictReader(register.open(encoding="utf-8")) if r["number"] == number]
+    assert row["problem"].startswith("held: this bill goes to the owner who was served"), row
     out = street.sidewalk("profile", "confirm", "billing.owner_changed_during_case",
                           "--by", "Village attorney", "--reference", "opinion, 2027-01-05")
     assert f"released 1 held notice(s): {number}" in out, out

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
+from sidewalk.alerts.accounts import held_words
 from sidewalk.alerts.letterhead import cited, plain_citation
 from sidewalk.alerts.pdf import table_pdf
 from sidewalk.alerts.wording import usd
@@ -78,9 +79,7 @@ def notice_register(cases: records.CaseStore, profile: Profile) -> list[Register
             ]
             problem = str(failures[-1].detail.get("reason", "")) if failures else "not rendered"
         elif n.status == "held":
-            problem = "held for the Village's confirmation of " + ", ".join(
-                r.name for r in n.rules if r.unconfirmed
-            )
+            problem = "held: " + (held_words(cases, n) or "it waits for the Village's confirmation")
         rows.append(
             RegisterRow(
                 number=n.number,
