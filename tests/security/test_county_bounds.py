@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 import shapefile
 import shapely
+from pyproj import CRS
 from typer.testing import CliRunner
 
 from sidewalk.cli import app
@@ -147,8 +148,9 @@ def bomb(path: Path, size: int, *, declared: int | None = None) -> Path:
             writer.field(name, "C", size=40)
         writer.poly([[(624310, 316443), (624310, 316483), (624327, 316483), (624310, 316443)]])
         writer.record("1", "SCHMIDT JOHN", "PO BOX 12 CLYMAN WI 53016", "101 MAIN ST", "MAIN")
+    (folder / "bomb.prj").write_text(CRS.from_epsg(3071).to_wkt("WKT1_ESRI"))
     stored = {}
-    for suffix in (".shp", ".shx"):
+    for suffix in (".shp", ".shx", ".prj"):
         data = (folder / f"bomb{suffix}").read_bytes()
         stored[f"bomb{suffix}"] = (data, zlib.crc32(data), len(data), 0)
     data, crc = _deflated((folder / "bomb.dbf").read_bytes(), size)

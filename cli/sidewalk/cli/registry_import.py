@@ -72,7 +72,13 @@ def import_command(  # noqa: PLR0917 (Typer maps parameters to options)
     """Import the county's parcel file: parcels, owners of record, frontages."""
     from datetime import UTC, datetime, time
 
-    from sidewalk.registry.apply import ImportRefused, apply, compare, snapshot
+    from sidewalk.registry.apply import (
+        ImportRefused,
+        apply,
+        compare,
+        far_from_registry,
+        snapshot,
+    )
     from sidewalk.registry.county import ParcelFileError, parse_records, read_parcel_file
     from sidewalk.registry.frontages import derive_frontages
 
@@ -95,6 +101,10 @@ def import_command(  # noqa: PLR0917 (Typer maps parameters to options)
             del raw  # the parcels hold what is needed; the raw records are as big again
     except ParcelFileError as exc:
         fail(str(exc))
+    with place.cases() as cases:
+        far = far_from_registry(parsed, cases.registry.list_parcels())
+    if far is not None:
+        fail(far)
     if len(parsed.parcels) > BIG_FILE:
         with out.status(f"finding the frontages of {len(parsed.parcels)} parcels…"):
             derived = derive_frontages(parsed.parcels)

@@ -27,7 +27,7 @@ Importing the same file twice changes nothing.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
@@ -152,6 +152,42 @@ def _same_outline(stored: dict[str, Any] | None, geometry: Any) -> bool:
 
 def _name(text: str) -> str:
     return " ".join(text.upper().split())
+
+
+# A county's file overlaps the Village's registry; a file of which no parcel lies within
+# this many degrees (about 10 km) of the registry's parcels is of another place, or in
+# another coordinate system than it says (the area check of county.py passes a
+# Wisconsin system read as another Wisconsin one).
+NEAR_DEG: Final = 0.1
+
+
+def far_from_registry(parsed: ParcelFile, registry: Iterable[ParcelRecord]) -> str | None:
+    """Why the file's parcels cannot be the Village's, or None: some lie near those the
+    registry holds, or it holds none yet (a first import is checked by its area alone)."""
+    import math
+
+    import numpy as np
+    import shapely
+    from shapely.geometry import box, shape
+
+    held = [shape(p.geometry) for p in registry if p.retired_at is None and p.geometry]
+    if not held or not parsed.parcels:
+        return None
+    west, south, east, north = shapely.total_bounds(np.asarray(held, dtype=object))
+    near = box(west - NEAR_DEG, south - NEAR_DEG, east + NEAR_DEG, north + NEAR_DEG)
+    outlines = np.asarray([p.geometry for p in parsed.parcels], dtype=object)
+    if bool(np.any(shapely.intersects(near, outlines))):
+        return None
+    fw, fs, fe, fn = shapely.total_bounds(outlines)
+    lat = math.radians((south + north) / 2)
+    dx = ((fw + fe) - (west + east)) / 2 * 111.32 * math.cos(lat)
+    dy = ((fs + fn) - (south + north)) / 2 * 110.57
+    return (
+        f"{parsed.source}: none of its {len(parsed.parcels):,} parcels lies within about 10 km"
+        f" of the {len(held):,} the registry holds (they are about {math.hypot(dx, dy):,.0f} km"
+        f" away): a file of another place, or its coordinates are not in {parsed.crs_name};"
+        " give their coordinate system with --crs"
+    )
 
 
 def compare(  # noqa: PLR0912, PLR0915 (each kind of change in turn)
