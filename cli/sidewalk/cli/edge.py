@@ -228,6 +228,7 @@ def _pole_with_camera(
     stamped after the storm's later readings, and ingest would see its clock step
     back.)
     """
+    import signal
     import threading
     import time
 
@@ -262,6 +263,8 @@ def _pole_with_camera(
             yield item
 
     loop = threading.Thread(target=pole.run, name=f"stand-in-{device_id}", daemon=True)
+    # Stopped by a service manager as by Ctrl-C: the pole ends its loop and flushes.
+    signal.signal(signal.SIGTERM, lambda *_: pole.stop())
     try:
         played = SimulatedPole(publisher, script(), speed=speed).run()
         pole.camera_cycle(force_evidence=True)  # a first picture for the Poles page
