@@ -293,9 +293,9 @@ def test_the_import_stops_at_its_memory_limit(tmp_path: Path) -> None:
     )
     assert code != 0
     line = one_line(output)
-    assert line.startswith("p.csv: reading it took "), line
+    assert line.startswith("p.csv: the import holds "), line
     assert line.endswith(
-        " MB of memory by record 1,000, more than the 64 MB the import may use"
+        " MB of memory at record 1,000, more than the 64 MB the import may use"
         " (registry.import_memory_mb)"
     ), line
     assert parcels_written(url) == 0

@@ -304,12 +304,12 @@ MAX_ZIP_MEMBERS: Final = 1000
 # GeoJSON is parsed whole (the json module builds every feature at once, several times
 # the file in memory); a county's is about 150 MB for 100,000 parcels.
 MAX_GEOJSON_BYTES: Final = 256 << 20
-# The import's own peak (resident set) while it reads and checks the records, looked at
-# every MEMORY_EVERY records: a file that would take the server's memory stops here, in
-# one line, instead of in the kernel's OOM killer. The default of the setting
-# registry.import_memory_mb (a server's memory varies): a county of 100,000 parcels
-# peaks near 460 MB by the end of the checks (1.3 GB for the whole dry run), so 500,000
-# stay well under it.
+# The memory the import's process holds (resident set), looked at every MEMORY_EVERY
+# records while it reads and checks them: a file that would take the server's memory
+# stops here, in one line, instead of in the kernel's OOM killer. The default of the
+# setting registry.import_memory_mb (a server's memory varies): a county of 100,000
+# parcels holds about 460 MB by the end of the checks (1.3 GB at the peak of the whole
+# dry run), so 500,000 stay under it.
 MAX_MEMORY_BYTES: Final = 4 << 30
 MEMORY_EVERY: Final = 1000
 
@@ -318,13 +318,19 @@ def _mb(size: int) -> str:
     return f"{size / 2**20:,.0f} MB" if size >= 2**20 else f"{size:,} bytes"
 
 
-def peak_memory() -> int:
-    """This process's peak resident set so far, in bytes (Linux counts it in KiB)."""
+def resident_memory() -> int:
+    """The bytes of memory this process holds now (its resident set); where there is no
+    /proc, its peak so far."""
+    import os
     import resource
     import sys
 
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return int(peak) if sys.platform == "darwin" else int(peak) * 1024
+    try:
+        pages = Path("/proc/self/statm").read_text().split()[1]
+        return int(pages) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, IndexError, ValueError):
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return int(peak) if sys.platform == "darwin" else int(peak) * 1024  # macOS: bytes
 
 
 @dataclass
@@ -348,10 +354,10 @@ class _Bound:
             self.memory(number)
 
     def memory(self, number: int) -> None:
-        used = peak_memory()
+        used = resident_memory()
         if used > self.memory_limit:
             raise ParcelFileError(
-                f"{self.name}: reading it took {_mb(used)} of memory by record {number:,},"
+                f"{self.name}: the import holds {_mb(used)} of memory at record {number:,},"
                 f" more than the {_mb(self.memory_limit)} the import may use"
                 " (registry.import_memory_mb)"
             )
@@ -378,7 +384,7 @@ def read_parcel_file(
     ``crs`` (``EPSG:3071``, a number, or WKT) is the coordinate system when the
     file does not say (CSV, a Shapefile without .prj); given for one that does,
     it wins. CSV and Shapefiles are read record by record; every file is held to
-    the bounds above, ``memory_limit`` (bytes) the process's peak while it reads.
+    the bounds above, ``memory_limit`` (bytes) the memory the process may hold.
     Raises ``ParcelFileError`` with one line to show."""
     if not path.exists():
         raise ParcelFileError(f"{path}: no such file")
