@@ -110,4 +110,8 @@ def configure_logging(
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level)
+    # Alembic 1.16 logs each of its plugins at INFO whenever a service opens the case
+    # database: seven lines in every start's journal that say nothing. Its
+    # migration lines ("Running upgrade …") stay.
+    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
     return handler
