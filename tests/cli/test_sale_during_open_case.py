@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from fastapi import HTTPException
 from typer.testing import CliRunner
 
 from sidewalk.analytics.runner import AnalyticsRunner
@@ -28,6 +29,7 @@ from sidewalk.cli import app
 from sidewalk.core.mqtt import MqttSettings
 from sidewalk.core.profile import load_profile
 from sidewalk.dashboard.auth import User
+from sidewalk.dashboard.routes import money
 from sidewalk.dashboard.routes.property import property_page
 from sidewalk.dashboard.routes.today import build_today
 from sidewalk.scenarios import bundled_parcels, expand, load_scenario, to_readings
@@ -35,6 +37,7 @@ from sidewalk.storage.cases import CaseStore
 from sidewalk.system import build_analytics, commission_scenario, open_cases
 
 OLD_OWNER, NEW_OWNER = "CLARA CHRISTOPH", "NEWCOMER PAT"
+CLERK = User("pat", "clerk", "", "")
 
 
 @dataclass
@@ -83,6 +86,22 @@ def sell_105(street: Street, day: str) -> None:
     street.sidewalk("registry", "import", str(street.parcels), "--effective", day)
 
 
+def before_the_bill(street: Street, order_id: int, at: datetime) -> None:
+    """The demo village confirmed every open value; here the Village had confirmed the
+    other reading, so "owner served" waits for the attorney again. The money page's
+    "Create bill", which sends no notice, is refused, pointing to the command."""
+    cases = street.cases
+    cases.confirmations.confirm(
+        "billing.owner_changed_during_case", "new notice", confirmed_by="Village Board",
+        reference="an earlier reading", confirmed_at=datetime.now(UTC), who="clerk",
+    )  # fmt: skip
+    with pytest.raises(HTTPException) as refused:
+        money.bill(order_id, CLERK, cases, load_profile(), at)
+    assert refused.value.status_code == 409
+    assert f"bill it with `sidewalk notices bill {order_id}`" in str(refused.value.detail)
+    assert cases.bills.list() == []
+
+
 def held_then_released(street: Street, out: str, number: str) -> None:
     """Not sent silently: the bill resting on the unconfirmed reading is held, the clerk is
     told why and what releases it (the command's output, Today); the attorney's
@@ -103,6 +122,10 @@ def held_then_released(street: Street, out: str, number: str) -> None:
     ]  # fmt: skip
     assert item.what.startswith("Bill for work done by the Village held: this bill goes to the"
                                 " owner who was served the notice"), item.what  # fmt: skip
+    # The money page: the bill with why it is held.
+    [work] = [a for a in money.abatements(CLERK, cases) if a.bill is not None]
+    assert work.bill is not None
+    assert (work.bill.held or "").startswith("This bill goes to the owner who was served"), work
     # The register says so too, in the same words.
     register = street.parcels.with_name("register.csv")
     street.sidewalk("notices", "register", "--csv", str(register))
@@ -163,12 +186,7 @@ def test_a_sale_during_an_open_case_bills_the_owner_who_was_served(street: Stree
     street.sidewalk("act", "abatement_done", notice.number, "--who", "Crew Chief",
                     "--at", f"{done}T10:00")  # fmt: skip
     street.runner.tick()
-    # The demo village confirmed every open value; here the Village had confirmed the
-    # other reading, so "owner served" waits for the attorney again.
-    cases.confirmations.confirm(
-        "billing.owner_changed_during_case", "new notice", confirmed_by="Village Board",
-        reference="an earlier reading", confirmed_at=datetime.now(UTC), who="clerk",
-    )  # fmt: skip
+    before_the_bill(street, order.id, datetime.fromisoformat(f"{done}T15:00").replace(tzinfo=UTC))
     out = street.sidewalk("notices", "bill", str(order.id), "--who", "Pat Clerk",
                           "--crew-hours", "1.5", "--at", f"{done}T15:00")  # fmt: skip
     assert out.startswith("bill ")

@@ -386,6 +386,34 @@ def _violation_key(cases: records.CaseStore, bill: records.BillRecord) -> str | 
     return _clocked_violation(cases, cases.bills.get_abatement(bill.abatement_id))
 
 
+def held_bill_words(cases: records.CaseStore, bill: records.BillRecord) -> str | None:
+    """Why ``bill``'s notice is held, not sent (``held_words``); None when it is not."""
+    notice = _bill_notice(cases, bill)
+    return None if notice is None else held_words(cases, notice)
+
+
+def sold_during_case(
+    cases: records.CaseStore, profile: Profile, abatement_id: int, at: datetime
+) -> str | None:
+    """Why a bill made by hand for ``abatement_id`` (the dashboard's, which sends no
+    notice) would go to the wrong person: the parcel changed hands since the case's
+    notice, so the bill is for ``sidewalk notices bill``, which applies the Village's
+    reading of § 370-10 F and G and holds it while unconfirmed; None when it did not."""
+    abatement = cases.bills.get_abatement(abatement_id)
+    try:
+        served = _owner_served(cases, profile, abatement, at)
+    except BillingInputError as exc:
+        return str(exc)
+    if served is None:
+        return None
+    return (
+        f"the owner of record changed while the case was open, and the notice was issued to"
+        f" {served.name}: bill it with `sidewalk notices bill {abatement_id}`, which bills the"
+        " owner who was served under the Village's reading of § 370-10 F and G and holds the"
+        " bill while that reading is not confirmed"
+    )
+
+
 def _bill_notice(cases: records.CaseStore, bill: records.BillRecord) -> records.NoticeRecord | None:
     for notice in cases.notices.list(kind="abatement_bill", frontage_id=bill.frontage_id):
         if notice.detail.get("bill_id") == bill.id:

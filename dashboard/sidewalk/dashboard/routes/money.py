@@ -12,7 +12,8 @@ from datetime import UTC, datetime
 from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
 
-from sidewalk.alerts.accounts import record_payment
+from sidewalk.alerts.accounts import held_bill_words, record_payment, sold_during_case
+from sidewalk.dashboard.auth import User
 from sidewalk.dashboard.routes.deps import (
     Cases,
     MayHandleMoney,
@@ -20,12 +21,19 @@ from sidewalk.dashboard.routes.deps import (
     Reader,
     RecordId,
     RequestBody,
+    VillageProfile,
     iso,
     money,
 )
 from sidewalk.dashboard.routes.views import BillView, bill_view
 from sidewalk.dashboard.words import ABATEMENT_REASONS
-from sidewalk.storage.cases import BillingError, CaseStoreError, NotFoundError
+from sidewalk.storage.cases import (
+    BillingError,
+    BillRecord,
+    CaseStore,
+    CaseStoreError,
+    NotFoundError,
+)
 
 router = APIRouter()
 
@@ -97,7 +105,7 @@ def abatements(user: Reader, cases: Cases) -> list[AbatementView]:
                                 incurred_at=iso(e.incurred_at))
                     for e in cases.bills.list_expenses(a.id)
                 ],
-                bill=bill_view(bill, user) if bill else None,
+                bill=_bill_view(cases, bill, user) if bill else None,
             )
         )  # fmt: skip
     return out
@@ -122,9 +130,28 @@ def add_expense(
     return AddedExpense(id=e.id, amount=str(e.amount))
 
 
+def _bill_view(cases: CaseStore, b: BillRecord, user: User) -> BillView:
+    """The bill, and why its notice is held, if it is (a bill to the owner served before
+    a sale waits for the Village attorney's confirmation of that reading)."""
+    view = bill_view(b, user)
+    held = held_bill_words(cases, b)
+    if held is not None:
+        view.held = held[:1].upper() + held[1:] + "."
+    return view
+
+
 @router.post("/abatements/{abatement_id}/bill", tags=["money"], response_model_exclude_unset=True)
-def bill(abatement_id: RecordId, user: MayHandleMoney, cases: Cases) -> BillView:
-    """Bill a work order's expenses to the frontage's owner."""
+def bill(
+    abatement_id: RecordId, user: MayHandleMoney, cases: Cases, profile: VillageProfile, now: Now
+) -> BillView:
+    """Bill a work order's expenses to the frontage's owner; refused (409) where the parcel
+    changed hands during the case (``sidewalk notices bill`` applies the reading)."""
+    try:
+        sold = sold_during_case(cases, profile, abatement_id, now)
+    except NotFoundError as exc:
+        raise HTTPException(404, str(exc)) from None
+    if sold is not None:
+        raise HTTPException(409, f"Not billed: {sold[:1].upper()}{sold[1:]}.")
     try:
         b = cases.bills.create(f"bill/abatement/{abatement_id}", abatement_id, datetime.now(UTC))
     except NotFoundError as exc:
@@ -137,7 +164,7 @@ def bill(abatement_id: RecordId, user: MayHandleMoney, cases: Cases) -> BillView
 
 @router.get("/bills", tags=["money"], response_model_exclude_unset=True)
 def bills(user: Reader, cases: Cases) -> list[BillView]:
-    return [bill_view(b, user) for b in cases.bills.list()]
+    return [_bill_view(cases, b, user) for b in cases.bills.list()]
 
 
 @router.post("/bills/{bill_id}/payments", tags=["money"])

@@ -89,6 +89,9 @@ class BillView(BaseModel):
     due_date: str | None
     status: str
     owner: OwnerContact | None = Field(default=None, description="clerk and admin only")
+    held: str | None = Field(
+        default=None, description="why the bill's notice is held, not sent, in the clerk's words"
+    )
 
 
 class ClockLike(Protocol):

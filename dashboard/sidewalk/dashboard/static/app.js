@@ -321,6 +321,7 @@ function abatementBlock(a) {
     h("p", {}, `Why: ${a.reason_words}. Ordered ${fmt(a.ordered_at)}.`),
     h("ul", {}, ...a.expenses.map((e) => h("li", {}, `$${e.amount} ${e.description} (${fmt(e.incurred_at)})`))),
     a.bill ? h("p", {}, `Bill: $${a.bill.amount}, paid $${a.bill.paid}, left to pay $${a.bill.balance} (${({ open: "unpaid", paid: "paid", certified: "on the tax roll" })[a.bill.status] || a.bill.status})${a.bill.due_date ? `, due ${a.bill.due_date}` : ""}`) : "",
+    a.bill && a.bill.held ? h("p", { class: "error-text" }, `Held, not sent: ${a.bill.held}`) : "",
     expenseForm, payForm);
 }
 
