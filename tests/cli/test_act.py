@@ -40,8 +40,7 @@ class Storm:
         return clocks[-1].state if clocks else None
 
 
-@pytest.fixture
-def storm(tmp_path: Path) -> Iterator[Storm]:
+def replayed_storm(tmp_path: Path) -> Iterator[Storm]:
     system = seeded(tmp_path)
     runner = system.runner("act-cli-test")
     story = load_scenario("first-storm")
@@ -53,6 +52,19 @@ def storm(tmp_path: Path) -> Iterator[Storm]:
     ]
     yield Storm(system.cases, runner, system.config)
     system.cases.close()
+
+
+@pytest.fixture
+def storm(tmp_path: Path) -> Iterator[Storm]:
+    """A storm of the test's own: it may record actions."""
+    yield from replayed_storm(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def refusing_storm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Storm]:
+    """One storm for the refused commands: each asserts that nothing was recorded, so
+    a refusal that wrote anything fails there (and the rest after it) all the same."""
+    yield from replayed_storm(tmp_path_factory.mktemp("refusing-storm"))
 
 
 def test_a_notice_number_is_resolved_to_its_case_and_the_runner_applies_it(storm: Storm) -> None:
@@ -98,14 +110,14 @@ def test_a_notice_number_is_resolved_to_its_case_and_the_runner_applies_it(storm
     ],
 )
 def test_an_unknown_or_invalid_target_is_one_line_and_exit_2(
-    storm: Storm, args: list[str], said: str
+    refusing_storm: Storm, args: list[str], said: str
 ) -> None:
-    status, out = storm.act(*args, "--who", "Pat Clerk")
+    status, out = refusing_storm.act(*args, "--who", "Pat Clerk")
     assert status == 2, out
     assert said in out
     assert len(out.strip().splitlines()) == 1
     assert "Traceback" not in out
-    assert storm.cases.actions.list() == []
+    assert refusing_storm.cases.actions.list() == []
 
 
 def test_treatment_takes_the_street_address(storm: Storm) -> None:
