@@ -308,7 +308,7 @@ MAX_GEOJSON_BYTES: Final = 256 << 20
 # records while it reads and checks them: a file that would take the server's memory
 # stops here, in one line, instead of in the kernel's OOM killer. The default of the
 # setting registry.import_memory_mb (a server's memory varies): a county of 100,000
-# parcels holds about 460 MB by the end of the checks (1.3 GB at the peak of the whole
+# parcels holds about 460 MB by the end of the checks (1.0 GB at the peak of the whole
 # dry run), so 500,000 stay under it.
 MAX_MEMORY_BYTES: Final = 4 << 30
 MEMORY_EVERY: Final = 1000
