@@ -146,9 +146,36 @@ def test_the_command_confirms_and_lists(tmp_path: Path) -> None:
     refused = runner.invoke(app, ["profile", "confirm", "snow_and_ice.nope", "--by", "B",
                                   "--reference", "r", "--config", str(config)])  # fmt: skip
     assert refused.exit_code == 1
+    # Several at once, from the command line and from a file; a name not awaiting
+    # confirmation among them confirms none.
+    board = ["--by", "Village Board", "--reference", "Board minutes 2027-01-12, item 8",
+             "--config", str(config)]  # fmt: skip
+    typo = runner.invoke(app, ["profile", "confirm", "billing.penalty_per_offense",
+                               "billing.penalty_per_ofense", *board])  # fmt: skip
+    assert typo.exit_code == 1
+    assert "not confirmed, none of them: billing.penalty_per_ofense" in typo.output
+    listed = tmp_path / "board.txt"
+    listed.write_text("# item 8 of the minutes\nsnow_and_ice.width_tolerance  # 2 in\n")
+    done = runner.invoke(app, ["profile", "confirm", "billing.penalty_per_offense",
+                               "abatement_rates.crew_hourly_rate", "--from-file", str(listed),
+                               *board])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    for name in ("billing.penalty_per_offense", "abatement_rates.crew_hourly_rate",
+                 "snow_and_ice.width_tolerance"):  # fmt: skip
+        assert f"confirmed {name} = " in done.output
+    # At 80 columns the names stay whole: they are what the clerk types.
+    from sidewalk.cli.common import console
+
+    console.cache_clear()
+    narrow = runner.invoke(app, ["profile", "unconfirmed", "--config", str(config)],
+                           env={"COLUMNS": "80"})  # fmt: skip
+    console.cache_clear()
+    assert "cold_weather.frozen_subgrade_min_dwell" in narrow.output
     cases = open_cases(f"sqlite:///{db}", load_profile())
     try:
         [row] = cases.audit.list(f"profile:{B2}")
         assert (row.actor, row.detail["confirmed_by"]) == ("clerk-lee", "Village Board")
+        assert cases.audit.list("profile:billing.penalty_per_offense")
+        assert cases.audit.list("profile:snow_and_ice.width_tolerance")
     finally:
         cases.close()

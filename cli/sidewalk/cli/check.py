@@ -320,8 +320,8 @@ def _unconfirmed_problems(unconfirmed: Sequence[tuple[str, str]]) -> list[Proble
     return [
         Problem(
             f"{len(unconfirmed)} profile values await the Village's confirmation, e.g. {eg}{more}",
-            "sidewalk profile unconfirmed lists each with the question it answers; for each"
-            " value the Village confirms: " + confirm.format("NAME"),
+            "sidewalk profile unconfirmed lists each with the question it answers; the"
+            " values the Village confirms, in one go: " + confirm.format("NAME NAME …"),
         )
     ]
 
