@@ -8,7 +8,9 @@ cannot take and why, and the difference with the registry (new parcels, sales,
 changed mailing addresses, splits and merges, parcels gone, and open cases on
 parcels that change); ``--dry-run`` stops there, otherwise the difference is
 applied from ``--effective`` (default today in the Village's zone).
-docs/registry.md says what is derived and how.
+docs/registry.md says what is derived and how, and the bounds on what it reads
+(sizes, a zip's packing ratio, records, memory: each refusal one line, exit 2,
+nothing written).
 
 pyproj and shapely load when the command runs (``common``: a fast --help).
 """
