@@ -154,10 +154,10 @@ def test_the_command_confirms_and_lists(tmp_path: Path) -> None:
                                "billing.penalty_per_ofense", *board])  # fmt: skip
     assert typo.exit_code == 1
     assert "not confirmed, none of them: billing.penalty_per_ofense" in typo.output
-    listed = tmp_path / "board.txt"
-    listed.write_text("# item 8 of the minutes\nsnow_and_ice.width_tolerance  # 2 in\n")
+    board_list = tmp_path / "board.txt"
+    board_list.write_text("# item 8 of the minutes\nsnow_and_ice.width_tolerance  # 2 in\n")
     done = runner.invoke(app, ["profile", "confirm", "billing.penalty_per_offense",
-                               "abatement_rates.crew_hourly_rate", "--from-file", str(listed),
+                               "abatement_rates.crew_hourly_rate", "--from-file", str(board_list),
                                *board])  # fmt: skip
     assert done.exit_code == 0, done.output
     for name in ("billing.penalty_per_offense", "abatement_rates.crew_hourly_rate",

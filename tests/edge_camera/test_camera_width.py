@@ -77,7 +77,8 @@ def test_part_of_the_frontage_out_of_view_is_reported() -> None:
 def test_ends_clicked_past_the_walk_do_not_pinch_a_cleared_walk() -> None:
     # The installer's end clicks 60 mm past each end of a walk shovelled edge to
     # edge: the last columns see what lies beyond (the neighbour's walk, a bank).
-    from sidewalk.edge.camera.synthetic import PoleCamera, project
+    from sidewalk.edge.camera.geometry import project
+    from sidewalk.edge.camera.synthetic import PoleCamera
 
     length, width = 15240.0, 1524.0
     scene = make_scene(401, width + 200.0)

@@ -162,6 +162,7 @@ def test_a_stand_in_for_a_registered_pole_is_stored_by_ingest(  # noqa: PLR0915
         import numpy as np
 
         picture = cv2.imdecode(np.frombuffer(evidence.get(found[0]), np.uint8), cv2.IMREAD_COLOR)
+        assert picture is not None
         assert picture.shape == (1080, 1920, 3)
     finally:
         store.close()
