@@ -285,9 +285,9 @@ def _street_end(tokens: Sequence[str]) -> int:
 # -- bounds on what one import reads -------------------------------------------------
 #
 # A county's file is the largest a village ever imports: Clyman has about 800 parcels,
-# Dodge County about 60,000, Milwaukee County (the state's largest) about 280,000.
-# 500,000 records is any Wisconsin county with room to spare; what one import holds for
-# that many stays under MAX_MEMORY_BYTES, and more is not a parcel file.
+# a county about 100,000. 500,000 records is five counties' worth, room to spare; what
+# one import holds reading and checking that many (about 2.3 GB, from 460 MB for
+# 100,000) stays under MAX_MEMORY_BYTES, and more is not a village's parcel file.
 MAX_RECORDS: Final = 500_000
 # A county's Shapefile takes about 1 KB of attributes and 1 KB of outline per parcel:
 # 500,000 records in about 1 GB. One file of the layer (.dbf, .shp) at most half of it.
@@ -345,7 +345,7 @@ class _Bound:
             said = "says it holds" if declared else "holds"
             raise ParcelFileError(
                 f"{self.name} {said} {records:,} records, more than the {MAX_RECORDS:,} one"
-                " import reads (a Wisconsin county has at most about 300,000 parcels)"
+                " import reads (a county's parcel file holds about 100,000)"
             )
 
     def record(self, number: int) -> None:
