@@ -336,3 +336,10 @@ def test_a_street_by_its_name_several_watches_at_once_and_a_table_for_80_columns
     assert "Jane Doe" in done.output
     assert "mailing" not in done.output
     assert "--json or registry export has them all" in done.output
+
+
+def test_a_pole_may_not_take_a_servers_client_id(registry: Registry) -> None:
+    refused = registry("pole", "add", "sidewalk-ingest", *BY, code=1)
+    assert "may not begin with 'sidewalk-'" in refused
+    assert "take over that server's session" in refused
+    assert registry.cases.registry.list_devices() == []

@@ -46,6 +46,9 @@ from sidewalk.storage.cases.unit_of_work import UnitOfWork, aware, jsonable, now
 
 # The effective time of a frontage registered with no date: before any reading.
 ALWAYS = datetime(1970, 1, 1, tzinfo=UTC)
+# Ingest's and analytics' MQTT client ids ("sidewalk-ingest", "sidewalk-analytics")
+# begin so; a pole's client id is its login on the pole listeners.
+SERVER_CLIENT_PREFIX = "sidewalk-"
 
 
 class RegistryError(CaseStoreError):
@@ -174,6 +177,12 @@ class RegistryRepository:
     ) -> DeviceRecord:
         """Register a pole (idempotent); availability starts ``unknown``. Only a
         registered pole's readings are accepted; ingest drops an unknown pole's."""
+        if device_id.startswith(SERVER_CLIENT_PREFIX):
+            raise RegistryError(
+                f"a pole's id may not begin with {SERVER_CLIENT_PREFIX!r}: the servers' MQTT"
+                " client ids do, and a pole's login is its client id on the broker, so a pole"
+                " under such an id would take over that server's session"
+            )
         if (latitude is None) != (longitude is None):
             raise RegistryError("a pole's location needs both latitude and longitude")
         if latitude is not None and not -90 <= latitude <= 90:
