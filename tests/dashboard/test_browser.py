@@ -24,7 +24,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 if CHROMIUM.exists():
-    from playwright.sync_api import Browser, BrowserContext, Page, expect
+    from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
 
 
 @pytest.fixture(scope="module")
@@ -335,6 +335,40 @@ def inspector_sees_only_the_field_steps(page: Page, dashboard: Dashboard) -> Non
     shot(page, "22-notice-inspector-390")
 
 
+def icy_where_no_clearing_period_is_pending(page: Page, dashboard: Dashboard) -> None:
+    """A notice not yet served: "Icy" is the inspector's finding under § 370-10 A, kept
+    for the clerk."""
+    issued = page.locator('li.stop[data-frontage="main-st-103"]')
+    expect(issued.locator(".why")).to_have_text("Notice issued, not yet served on the owner.")
+    issued.get_by_role("button", name="Icy", exact=True).click()
+    expect(page.locator("#rounds-note")).to_have_text(
+        "Seen icy at 103 Main St (§ 370-10 A): kept for the clerk's review."
+    )
+    seen = dashboard.storm.cases.audit.list(subject="frontage:main-st-103")
+    assert [a.detail["seen"] for a in seen if a.action == "inspection.observed"] == ["icy"]
+
+
+def take_photo_with_the_big_button(page: Page, stop: Locator, tmp_path: Path) -> bytes:
+    """"Take photo" is one big button opening the phone's camera (the native picker
+    hidden); a JPEG chosen through it. Returns the JPEG's bytes."""
+    photo = stop.get_by_label("Take photo")
+    expect(photo).to_have_attribute("capture", "environment")
+    expect(photo).to_have_attribute("accept", "image/*")
+    button = stop.locator("label.photo-button")
+    box = button.bounding_box()
+    assert box is not None
+    assert box["height"] >= 48, box
+    assert box["width"] >= 300, box
+    assert (photo.bounding_box() or {"width": 0})["width"] <= 1
+    ok, jpeg = cv2.imencode(".jpg", np.full((48, 64, 3), 200, np.uint8))
+    assert ok
+    (tmp_path / "walk.jpg").write_bytes(jpeg.tobytes())
+    with page.expect_file_chooser() as chooser:
+        button.click()
+    chooser.value.set_files(str(tmp_path / "walk.jpg"))
+    return bytes(jpeg.tobytes())
+
+
 def test_the_inspector_taps_a_hazard_with_a_photo_and_posts_the_notice_on_a_phone(
     browser_context: BrowserContext, dashboard: Dashboard, tmp_path: Path
 ) -> None:
@@ -350,13 +384,13 @@ def test_the_inspector_taps_a_hazard_with_a_photo_and_posts_the_notice_on_a_phon
     expect(page.locator("body")).to_have_attribute("data-ready", "rounds")
     stop = page.locator('li.stop[data-frontage="main-st-105"]')
     expect(stop).to_contain_text("105 Main St")
-    photo = stop.locator("input[type=file]")
-    expect(photo).to_have_attribute("capture", "environment")
-    expect(photo).to_have_attribute("accept", "image/*")
-    ok, jpeg = cv2.imencode(".jpg", np.full((48, 64, 3), 200, np.uint8))
-    assert ok
-    (tmp_path / "walk.jpg").write_bytes(jpeg.tobytes())
-    photo.set_input_files(str(tmp_path / "walk.jpg"))
+    # Why it is on the round, in words; Icy beside the other findings.
+    expect(stop.locator(".why")).to_have_text(
+        "Possible hazard: no path cleared at all. Decide whether it is an immediate danger."
+    )
+    expect(stop.get_by_role("button", name="Icy", exact=True)).to_be_visible()
+    icy_where_no_clearing_period_is_pending(page, dashboard)
+    jpeg = take_photo_with_the_big_button(page, stop, tmp_path)
     expect(stop.locator(".stop-status")).to_have_text("Photo ready: it goes with your next tap.")
     shot(page, "22-rounds-390")
     assert no_sideways_scroll(page)
@@ -366,7 +400,7 @@ def test_the_inspector_taps_a_hazard_with_a_photo_and_posts_the_notice_on_a_phon
     expect(note).to_contain_text("Hazard confirmed: the 2-hour notice is being prepared at 105")
     expect(note).to_contain_text("The photo is kept with it.")
     kept = dashboard.storm.cases.audit.list(subject="frontage:main-st-105")
-    sha = hashlib.sha256(jpeg.tobytes()).hexdigest()
+    sha = hashlib.sha256(jpeg).hexdigest()
     assert [a.detail["sha256"] for a in kept if a.action == "inspection.photo"] == [sha]
     # The runner issues the 2-hour notice; the inspector posts it and records the time.
     # Wait for the notice in the records, not by reloading the page (each reload costs).
@@ -385,7 +419,7 @@ def test_the_inspector_taps_a_hazard_with_a_photo_and_posts_the_notice_on_a_phon
     expect(note).to_contain_text("the 2 hours run from now")
     # The stop now counts down the owner's 2 hours, from the posting.
     expect(stop.locator(".why")).to_have_text(
-        "Hazard notice served: the owner's time to remove it is running"
+        "Hazard notice posted: the owner must remove the hazard by today 2:00 PM."
     )
     expect(stop.locator(".stop-deadline")).to_contain_text("today 2:00 PM (in 2 h)")
     hazard = dashboard.storm.cases.notices.list(kind="hazard_notice")[-1]
@@ -395,5 +429,8 @@ def test_the_inspector_taps_a_hazard_with_a_photo_and_posts_the_notice_on_a_phon
     plain_words(page)
     assert no_sideways_scroll(page)
     shot(page, "22-rounds-posted-390")
+    page.set_viewport_size({"width": 1366, "height": 900})
+    expect(stop.locator("label.photo-button")).to_be_visible()
+    shot(page, "22-rounds-posted-1366")
     assert errors == []
     page.close()

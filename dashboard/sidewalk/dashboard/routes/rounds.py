@@ -7,7 +7,10 @@ checks as ``sidewalk act``, so the analytics runner applies it like any other.
 "Cleared" or "not cleared" at a deadline waiting in review decides it
 (``decide_review``); elsewhere the engine has no step for them (the camera decides a
 running deadline), so they are kept as the inspector's audited observation, with
-the photo, for the clerk.
+the photo, for the clerk. "Icy" (§ 370-10 A: ice is to be removed, or kept sprinkled
+with sand and/or salt) is the engine's ``record_ice`` while a clearing period is
+pending, and otherwise such an observation too. Each stop says why it is on the
+round (``stop_reason``), from the records: never a state's name.
 A photo is stored in the evidence store (ingest's, by sha256) and linked to the
 tap by an audit row; a photo holding the survey marker is measured too
 (``survey_photos``: the defect measurement, shown on the property page).
@@ -27,6 +30,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 from typing import Annotated, Final, Literal
+from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
@@ -35,7 +39,7 @@ from pydantic import BaseModel, Field
 from sidewalk.analytics.clocks.actions import ACTION_TYPES, parse_action
 from sidewalk.analytics.clocks.enforcement import OPEN_STATES
 from sidewalk.analytics.clocks.engine import PENDING
-from sidewalk.analytics.clocks.states import ClearingState
+from sidewalk.analytics.clocks.states import CaseState, ClearingState
 from sidewalk.core.profile import Profile
 from sidewalk.dashboard.auth import User
 from sidewalk.dashboard.casework import CaseNow
@@ -57,6 +61,7 @@ from sidewalk.dashboard.routes.notices import (
 )
 from sidewalk.dashboard.states import CASE, label
 from sidewalk.dashboard.survey_photos import PhoneCamera, survey_photo
+from sidewalk.dashboard.time_words import clock_words, village_time
 from sidewalk.storage.cases import (
     CaseStore,
     ClockRecord,
@@ -148,32 +153,93 @@ def _house(address: str) -> tuple[str, int, str]:
     return (street, int(number), address) if number.isdigit() else (address, 0, address)
 
 
+def stop_reason(  # noqa: PLR0911 (one sentence per reason a stop can have)
+    *,
+    case: CaseNow | None,
+    clock: ClockRecord | None,
+    hazard_reasons: tuple[str, ...] = (),
+    now: datetime,
+    zone: ZoneInfo,
+) -> str:
+    """Why the stop is on the round, in the inspector's words, from what its records hold:
+    the possible hazard and what was found, the notice's or the snowfall's deadline."""
+
+    def at(t: datetime) -> str:
+        return village_time(t, now, zone)
+
+    if case is not None and case.state in OPEN_STATES:
+        deadline, state = case.owner_deadline, case.state
+        if hazard_reasons and "confirm_hazard" in case.steps:
+            found = "; ".join(hazard_reasons)
+            return f"Possible hazard: {found}. Decide whether it is an immediate danger."
+        if state == CaseState.NOTICE_ISSUED:
+            return "Notice issued, not yet served on the owner."
+        if state == CaseState.HAZARD_NOTICE_ISSUED:
+            return "Hazard confirmed: the 2-hour notice is to be posted on the door."
+        if state in (CaseState.NOTICE_PERIOD, CaseState.HAZARD_PERIOD) and deadline:
+            hazard = state == CaseState.HAZARD_PERIOD
+            if deadline <= now:
+                what = "the hazard was removed" if hazard else "the sidewalk was cleared"
+                period = "hazard notice's 2 hours" if hazard else "notice period"
+                return f"The {period} ended {at(deadline)}: check whether {what}."
+            todo = "remove the hazard" if hazard else "clear the sidewalk"
+            notice = "Hazard notice posted" if hazard else "Notice served"
+            return f"{notice}: the owner must {todo} by {at(deadline)}."
+        if state == CaseState.ABATEMENT_ORDERED:
+            return "Village removal ordered: the crew clears the sidewalk."
+        return CASE[state].label
+    if clock is None:
+        return "Hazard notice to post on the door."
+    seen, deadline = ClearingState(clock.state), clock.deadline
+    if deadline is None:
+        return label(clock.state, clock.kind)
+    if seen == ClearingState.CLEARING_PERIOD and deadline > now:
+        return f"Snow stopped: the owner must clear the sidewalk by {at(deadline)}."
+    if seen == ClearingState.NEEDS_REVIEW:
+        return (
+            f"The owner's deadline passed {at(deadline)} and the camera's pictures did not"
+            " come in: look whether the sidewalk is cleared."
+        )
+    if seen == ClearingState.UNVERIFIED:
+        return (
+            f"The owner's deadline passed {at(deadline)} and the camera could not measure"
+            " the sidewalk: look whether it is cleared."
+        )
+    return (
+        f"The owner's deadline passed {at(deadline)}; the camera has not decided yet:"
+        " look whether the sidewalk is cleared."
+    )
+
+
 def _stop(
     f: FrontageRecord,
     clock: ClockRecord | None,
     case: CaseNow | None,
     hazard_notice: NoticeRecord | None,
     user: User,
+    *,
+    hazard_reasons: tuple[str, ...],
+    now: datetime,
+    zone: ZoneInfo,
 ) -> Stop | None:
     """The frontage as a stop, or None when nothing there needs a look."""
     open_case = case is not None and case.state in OPEN_STATES
     looking = clock is not None and ClearingState(clock.state) in LOOK_AT
     if not open_case and not looking and hazard_notice is None:
         return None
-    taps: list[Tap] = ["cleared", "not_cleared"]
+    # Icy at every stop: the engine's record while a clearing period is pending, else
+    # the inspector's observation for the clerk (``_record``).
+    taps: list[Tap] = ["cleared", "not_cleared", "ice"]
     if case is not None and "confirm_hazard" in case.steps:
         taps.append("hazard")
-    if clock is not None and ClearingState(clock.state) in PENDING:
-        taps.append("ice")
     if hazard_notice is not None:
         taps.insert(0, "posted")
     if not user.may("field_action"):
         taps = []
+    why = stop_reason(case=case, clock=clock, hazard_reasons=hazard_reasons, now=now, zone=zone)
     if open_case and case is not None:
-        why, deadline = CASE[case.state].label, case.owner_deadline
+        deadline = case.owner_deadline
     else:
-        assert clock is not None or hazard_notice is not None
-        why = label(clock.state, clock.kind) if clock is not None else "Hazard notice to post"
         deadline = clock.deadline if clock is not None else None
     return Stop(
         frontage=f.id, address=f.street_address, why=why, deadline=iso(deadline),
@@ -199,10 +265,23 @@ def _stops(cases: CaseStore, profile: Profile, user: User, now: datetime) -> lis
             to_post[n.frontage_id] = n
     stops = []
     for f in cases.registry.list_frontages():
-        stop = _stop(f, clearing.get(f.id), cases_by_frontage.get(f.id), to_post.get(f.id), user)
+        case = cases_by_frontage.get(f.id)
+        stop = _stop(
+            f, clearing.get(f.id), case, to_post.get(f.id), user,
+            hazard_reasons=_hazard_reasons(cases, case), now=now, zone=profile.zone,
+        )  # fmt: skip
         if stop is not None:
             stops.append(stop)
     return sorted(stops, key=lambda s: _house(s.address))
+
+
+def _hazard_reasons(cases: CaseStore, case: CaseNow | None) -> tuple[str, ...]:
+    """What the newest possible-hazard finding on the case found (none: not a candidate)."""
+    if case is None or "confirm_hazard" not in case.steps:
+        return ()
+    rows = cases.audit.list(subject=f"violation:{case.violation_key}")
+    found = [r for r in rows if r.action == "hazard.candidate"]
+    return tuple(str(r) for r in found[-1].detail.get("reasons", ())) if found else ()
 
 
 @router.get("/rounds", tags=["rounds"])
@@ -390,7 +469,7 @@ def _kept(cases: CaseStore, frontage: str, key: str) -> str | None:
 
 def _clock(at: datetime, profile: Profile) -> str:
     """A time of day on the village's clock, as the inspector reads it (2:05 PM)."""
-    return at.astimezone(profile.zone).strftime("%I:%M %p").lstrip("0")
+    return clock_words(at, profile.zone)
 
 
 def _record(
@@ -414,9 +493,17 @@ def _record(
                      user=user)  # fmt: skip
         since = "now" if abs(at - now) < timedelta(minutes=1) else _clock(at, profile)
         return f"Hazard notice {n.number} posted at {where}: the 2 hours run from {since}.", None
-    if tap == "ice":
+    clock = next(iter(cases.clocks.list(active_only=True, frontage_id=f.id, kind="clearing")), None)
+    if tap == "ice" and clock is not None and ClearingState(clock.state) in PENDING:
         action = cases.actions.record("record_ice", f.id, at, user.username, {"note": "round"})
         return f"Untreated ice recorded at {where}.", action.id
+    if tap == "ice":
+        # No clearing period to count it against: the clerk reads it with the case.
+        cases.audit.append(
+            user.username, "inspection.observed", f"frontage:{f.id}",
+            {"seen": "icy", "rule": "§ 370-10 A", "at": at.isoformat()},
+        )  # fmt: skip
+        return f"Seen icy at {where} (§ 370-10 A): kept for the clerk's review.", None
     if tap == "hazard" or (tap == "cleared" and open_cases):
         kind = "confirm_hazard" if tap == "hazard" else "inspected_clear"
         n, case = open_cases[-1]
@@ -429,7 +516,6 @@ def _record(
         )  # fmt: skip
         return f"{said} at {where}.", action.id
     seen = "cleared" if tap == "cleared" else "not cleared"
-    clock = next(iter(cases.clocks.list(active_only=True, frontage_id=f.id, kind="clearing")), None)
     if clock is not None and clock.state == ClearingState.NEEDS_REVIEW and REVIEW in ACTION_TYPES:
         # A deadline waiting in review: the inspector's finding decides it (the engine's step).
         detail = {"decision": tap, "reason": f"{user.username} saw it {seen} on the round",

@@ -280,10 +280,13 @@ export async function roundsPage(ctx) {
     const card = h("li", { class: "stop", "data-frontage": s.frontage });
     const status = h("p", { class: "stop-status", role: "status" });
     const photoId = `photo-${s.frontage}`;
+    // The phone's camera (capture), behind one big button: the native picker stays hidden
+    // (still focusable, its label is the button) and a photo is optional.
     const photo = s.taps.length ? h("div", { class: "photo" },
-      h("label", { for: photoId, class: "photo-label" }, "Add a photo (optional)"),
       h("input", { id: photoId, type: "file", accept: "image/*", capture: "environment", class: "photo-input",
-        onchange: (e) => takePhoto(ctx, s, e.target, card, status) })) : "";
+        onchange: (e) => takePhoto(ctx, s, e.target, card, status) }),
+      h("label", { for: photoId, class: "photo-button" }, "Take photo"),
+      h("span", { class: "photo-hint" }, "optional; it goes with your next tap")) : "";
     const taps = s.taps.length
       ? h("div", { class: "taps" }, ...s.taps.map((t) => h("button", {
           type: "button", class: `tap tap-${t.tap}`, "data-tap": t.tap,
