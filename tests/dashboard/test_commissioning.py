@@ -114,6 +114,30 @@ def _register_and_assign(page: Page) -> None:
     expect(pole.get_by_text("not calibrated", exact=True)).to_have_count(2)
 
 
+def _four_corners_on_a_phone(page: Page, served: Served) -> None:
+    """At 390 px the whole picture fits the screen: each corner is clicked where it is on
+    screen, and lands on its image pixel (a screen pixel is ~2.7 of the picture's here)."""
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    page.get_by_role("button", name="Start over").click()
+    board = page.locator(".calib-board")
+    expect(board).to_have_attribute("data-clicks", "0")
+    box = board.bounding_box()
+    assert box is not None
+    assert box["x"] >= 0
+    assert box["x"] + box["width"] <= 390, box
+    scale = box["width"] / 960
+    for n, (u, v) in enumerate(served.corners, start=1):
+        assert box["x"] + u * scale <= 390  # on screen, no sideways scroll needed
+        page.mouse.click(box["x"] + u * scale, box["y"] + v * scale)
+        expect(board).to_have_attribute("data-clicks", str(n))
+    expect(board.locator("polyline")).to_have_count(3 + 11)
+    marked = board.locator("circle.corner").evaluate_all(
+        "cs => cs.map(c => [Number(c.getAttribute('cx')), Number(c.getAttribute('cy'))])"
+    )
+    assert np.asarray(marked) == pytest.approx(served.corners, abs=1.5 / scale)
+    _shot(page, "22-commission-corners-390")
+
+
 def test_an_admin_calibrates_a_pole_by_clicking_the_walks_corners(
     served: Served, chromium_browser: Browser
 ) -> None:
@@ -168,6 +192,7 @@ def test_an_admin_calibrates_a_pole_by_clicking_the_walks_corners(
         pole.get_by_role("button", name="Calibrate 101 Main St").click()
         expect(board).to_have_attribute("data-clicks", "4")
         _shot(page, "22-commission-390")
+        _four_corners_on_a_phone(page, served)
         assert not errors, errors
 
     cameras = served.cases.registry.cameras(device_id=POLE)
