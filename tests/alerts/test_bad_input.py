@@ -26,7 +26,7 @@ def test_missing_owner_address_keeps_the_notice_pending_until_it_is_fixed(
     assert notice.status == "pending"
     assert notice.body_text is None
     [row] = notice_register(cases, issuer.profile)
-    assert row.status == "pending"
+    assert row.status == "Being prepared"
     assert "no name or last-known mailing address" in row.problem
     assert "no name or last-known mailing address" in register_csv([row])
     assert notice.number in flat(pdf_text(register_pdf([row], issuer.profile, T0)))

@@ -74,7 +74,8 @@ def test_a_notice_relying_on_an_unconfirmed_value_is_held_then_released(
     assert not report[RATES[0]].confirmed
     # Visible in the register, with what it waits for.
     [line] = [r for r in notice_register(fresh, profile) if r.number == billed.notice.number]
-    assert line.status == "held"
+    assert line.status.startswith("Held until the Village confirms")
+    assert line.kind == "Bill for work done by the Village"  # the clerk's words, not keys
     # In words, not the setting's name.
     assert "crew hourly rate" in line.problem
     assert "_" not in line.problem

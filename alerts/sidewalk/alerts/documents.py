@@ -16,7 +16,7 @@ from decimal import Decimal
 from sidewalk.alerts.accounts import held_words
 from sidewalk.alerts.letterhead import cited, plain_citation
 from sidewalk.alerts.pdf import table_pdf
-from sidewalk.alerts.wording import usd
+from sidewalk.alerts.wording import delivery_words, notice_kind, notice_status, usd
 from sidewalk.core.clock import format_local
 from sidewalk.core.profile import Profile
 from sidewalk.storage import cases as records
@@ -62,12 +62,13 @@ REGISTER_HEADER = (
 
 
 def notice_register(cases: records.CaseStore, profile: Profile) -> list[RegisterRow]:
-    """Every notice in issue order, with its deliveries and why it is stuck, if it is."""
+    """Every notice in issue order, with its deliveries and why it is stuck, if it is:
+    in the clerk's words (its kind, state and deliveries), never their keys."""
     zone = profile.zone
     parcels = {f.id: f.parcel_number for f in cases.registry.list_frontages()}
     jobs: dict[int, list[str]] = {}
     for job in cases.notices.list_delivery_jobs():
-        jobs.setdefault(job.notice_id, []).append(f"{job.channel}:{job.status}")
+        jobs.setdefault(job.notice_id, []).append(delivery_words(job.channel, job.status))
     rows = []
     for n in cases.notices.list():
         problem = ""
@@ -83,16 +84,16 @@ def notice_register(cases: records.CaseStore, profile: Profile) -> list[Register
         rows.append(
             RegisterRow(
                 number=n.number,
-                kind=n.kind,
+                kind=notice_kind(n.kind),
                 frontage=n.frontage_id,
                 parcel=parcels.get(n.frontage_id, ""),
                 owner=n.owner_name,
                 issued=format_local(n.issued_at, zone),
                 deadline=format_local(n.deadline, zone) if n.deadline else "",
-                status=n.status,
+                status=notice_status(n.status),
                 delivered=format_local(n.delivered_at, zone) if n.delivered_at else "",
                 received=format_local(n.received_at, zone) if n.received_at else "",
-                deliveries=" ".join(jobs.get(n.id, [])),
+                deliveries="; ".join(jobs.get(n.id, [])),
                 problem=problem,
             )
         )

@@ -215,3 +215,49 @@ def how_cessation_was_found(basis: str | None, earliest_local: str | None) -> st
         "camera": "when the Village's camera last saw fresh snow on the sidewalk",
         "last_signal": "the last reading of the Village's sensors that showed snow falling",
     }.get(basis or "")
+
+
+# What each kind of notice is called on screen and paper (never its key).
+NOTICE_KINDS: Final = {
+    "clearing_violation": "Notice to clear snow and ice",
+    "hazard_notice": "Hazard notice: remove snow and ice within 2 hours",
+    "hazard_abatement_notice": "Notice that the Village removed a hazard",
+    "abatement_bill": "Bill for work done by the Village",
+    "obstruction_notice": "Notice to remove an obstruction",
+    "inspection_notice": "Notice of an inspector's finding",
+    "repair_notice": "Notice to repair the sidewalk",
+    "replacement_notice": "Notice to replace the sidewalk",
+    "frozen_ground_advisory": "Frozen-ground advisory",
+    "permit_advisory": "Permit advisory",
+}
+
+# A notice's state, as the clerk reads it.
+NOTICE_STATUS: Final = {
+    "pending": "Being prepared",
+    "held": "Held until the Village confirms a value it relies on",
+    "rendered": "Ready to serve: not yet served",
+    "delivered": "Served",
+}
+
+# A delivery job: how it goes, and where it stands.
+DELIVERY_CHANNELS: Final = {"print": "printed letter", "email": "e-mail", "webhook": "webhook"}
+DELIVERY_STATUS: Final = {
+    "queued": "waiting to go",
+    "sent": "sent",
+    "failed": "failed",
+    "uncertain": "may have gone: check",
+}
+
+
+def notice_kind(kind: str) -> str:
+    return NOTICE_KINDS.get(kind, kind.replace("_", " ").capitalize())
+
+
+def notice_status(status: str) -> str:
+    return NOTICE_STATUS.get(status, status.replace("_", " ").capitalize())
+
+
+def delivery_words(channel: str, status: str) -> str:
+    """One delivery job in words: "printed letter: waiting to go"."""
+    how = DELIVERY_CHANNELS.get(channel, channel.replace("_", " "))
+    return f"{how}: {DELIVERY_STATUS.get(status, status.replace('_', ' '))}"

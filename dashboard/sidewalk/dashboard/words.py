@@ -10,18 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-NOTICE_KINDS: Final = {
-    "clearing_violation": "Notice to clear snow and ice",
-    "hazard_notice": "Hazard notice: remove snow and ice within 2 hours",
-    "hazard_abatement_notice": "Notice that the Village removed a hazard",
-    "abatement_bill": "Bill for work done by the Village",
-    "obstruction_notice": "Notice to remove an obstruction",
-    "inspection_notice": "Notice of an inspector's finding",
-    "repair_notice": "Notice to repair the sidewalk",
-    "replacement_notice": "Notice to replace the sidewalk",
-    "frozen_ground_advisory": "Frozen-ground advisory",
-    "permit_advisory": "Permit advisory",
-}
+# The notice words are the documents' too (the register, its CSV and PDF).
+from sidewalk.alerts.wording import NOTICE_KINDS, NOTICE_STATUS, notice_kind
 
 # A step as a button says it (what the person did or found).
 STEP_LABELS: Final = {
@@ -97,16 +87,6 @@ ALERTS: Final = {
     "tax_roll.late": "Entered on the tax roll after day 60: the bill was still payable then",
 }
 
-NOTICE_STATUS: Final = {
-    "pending": "Being prepared",
-    "held": "Held until the Village confirms a value it relies on",
-    "rendered": "Ready to serve: not yet served",
-    "delivered": "Served",
-}
-
-
-def notice_kind(kind: str) -> str:
-    return NOTICE_KINDS.get(kind, kind.replace("_", " ").capitalize())
 
 
 def step_label(kind: str) -> str:
@@ -141,3 +121,21 @@ def alert_about(subject: str, detail: Mapping[str, Any], addresses: Mapping[str,
         return addresses.get(frontage, frontage)
     parcel = detail.get("parcel")
     return f"Parcel {parcel}" if parcel else ""
+
+__all__ = [
+    "ABATEMENT_REASONS",
+    "ALERTS",
+    "CLOCK_KINDS",
+    "NOTICE_KINDS",
+    "NOTICE_STATUS",
+    "SERVED_BY",
+    "SERVICE_METHODS",
+    "STEP_DONE",
+    "STEP_LABELS",
+    "alert_about",
+    "alert_words",
+    "clock_kind",
+    "notice_kind",
+    "setting_words",
+    "step_label",
+]
