@@ -131,3 +131,22 @@ def test_help_loads_no_geometry_library() -> None:
     heavy = ("pyproj", "shapely", "shapefile", "sidewalk.registry")
     assert [m for m in loaded if m.split(".")[0] in heavy or m.startswith(heavy[-1])] == []
     assert "sidewalk.cli.registry_import" in loaded
+
+
+def test_records_refused_alike_are_one_line_with_a_count(
+    config: Path, tiny: County, tmp_path: Path
+) -> None:
+    import copy
+
+    county = copy.deepcopy(tiny)
+    for record in county.records:
+        record.attributes["SITEADRESS"] = ""
+    path = write_geojson(county, tmp_path / "no-addresses.geojson")
+    code, out, err = _run(str(path), "--dry-run", "--config", str(config))
+    assert code == 0, err
+    listed = [line for line in out.splitlines() if "no site address" in line]
+    assert len(listed) == 1, out + err
+    count, _, said = listed[0].strip().partition(" records: ")
+    assert int(count) >= len(county.records) - 6  # the six bad records fail otherwise first
+    assert said.startswith("no site address")
+    assert "(e.g. record 1" in said

@@ -25,11 +25,14 @@ import typer
 from sidewalk.cli.common import ConfigOption, console, day, fail, refusals, village
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from sidewalk.registry.apply import Applied, Difference, Snapshot
-    from sidewalk.registry.county import ParcelFile
+    from sidewalk.registry.county import ParcelFile, Reject
     from sidewalk.registry.frontages import Derived
 
 SHOWN = 25  # lines of one kind before "… and N more"
+GROUP_FROM = 3  # records refused for one reason from which they are one line
 BIG_FILE = 2000  # parcels: above this, say what it is doing while it works
 
 
@@ -141,6 +144,22 @@ def _listed(title: str, lines: list[str]) -> None:
         out.print(f"  … and {len(lines) - SHOWN} more")
 
 
+def _grouped_rejects(rejects: Sequence[Reject]) -> list[str]:
+    """Records refused for the same reason: one line with a count and examples, the
+    commonest first (a file whose every record fails alike said it 76 times)."""
+    by_reason: dict[str, list[Reject]] = {}
+    for r in rejects:
+        by_reason.setdefault(r.reason, []).append(r)
+    lines = []
+    for reason, same in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
+        if len(same) < GROUP_FROM:
+            lines += [r.describe() for r in same]
+            continue
+        eg = ", ".join(r.describe().split(": ", 1)[0] for r in same[:3])
+        lines.append(f"{len(same)} records: {reason} (e.g. {eg}{' …' if len(same) > 3 else ''})")
+    return lines
+
+
 def _print_read(parsed: ParcelFile, derived: Derived) -> None:
     out = console()
     frontages = derived.all()
@@ -158,7 +177,7 @@ def _print_read(parsed: ParcelFile, derived: Derived) -> None:
         f"frontages: {len(frontages)} on {len(streets)} streets ({corners} corner lots with two)",
         highlight=False,
     )
-    _listed("not imported", [r.describe() for r in parsed.rejects])
+    _listed("not imported", _grouped_rejects(parsed.rejects))
     _listed(
         "to check",
         [f"parcel {pid}: {note}" for pid, note in sorted(derived.notes.items())],
