@@ -170,7 +170,7 @@ def commission_scenario(
     head = scenario.scenario
     say = echo or (lambda _line: None)
     parsed = parse_records(read_parcel_file(parcels))
-    derived = derive_frontages(parsed.parcels)
+    derived = derive_frontages(parsed.parcels, refused_ground=parsed.refused_ground)
     snap = snapshot(cases)
     effective = head.start - timedelta(days=365)  # owners of record long before the storm
     diff = compare(parsed, snap, effective)

@@ -130,3 +130,22 @@ def test_a_street_at_an_angle() -> None:
     a, b = to_local.transform(first.x, first.y), to_local.transform(across.x, across.y)
     gap = abs((b[0] - a[0]) * -0.5736 + (b[1] - a[1]) * 0.8192)  # along the turned normal
     assert gap / FT == pytest.approx(66.0, abs=0.5)
+
+
+def test_a_lot_beside_vacant_land_is_not_a_corner_to_check() -> None:
+    # One row of five lots on MAIN ST; the middle one is vacant (no site address),
+    # so it is not imported. Its neighbours' sides against it are not open to a
+    # street: neither is a corner lot to check (only the row's two ends are).
+    from pyproj import CRS
+
+    x, y, w, d = *ORIGIN, 60 * FT, 120 * FT
+    records = [_parcel(i + 1, (x + i * w, y), w, d, "MAIN ST") for i in range(5)]
+    records += [_parcel(i + 6, (x + i * w, y + d + 66 * FT), w, d, "MAIN ST") for i in range(5)]
+    records[2].attributes["SITEADRESS"] = ""
+    parsed = parse_records(RawFile(records, CRS.from_epsg(3071), "t"))
+    assert [r.parcel_id for r in parsed.rejects] == ["P3"]
+    derived = derive_frontages(parsed.parcels, refused_ground=parsed.refused_ground)
+    assert set(derived.notes) == {"P1", "P5", "P6", "P10"}
+    # Without the vacant lot's outline, its neighbours read as corners to check.
+    blind = derive_frontages(parsed.parcels)
+    assert {"P2", "P4"} <= set(blind.notes)

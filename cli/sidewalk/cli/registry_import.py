@@ -112,9 +112,9 @@ def import_command(  # noqa: PLR0917 (Typer maps parameters to options)
         fail(far)
     if len(parsed.parcels) > BIG_FILE:
         with out.status(f"finding the frontages of {len(parsed.parcels)} parcels…"):
-            derived = derive_frontages(parsed.parcels)
+            derived = derive_frontages(parsed.parcels, refused_ground=parsed.refused_ground)
     else:
-        derived = derive_frontages(parsed.parcels)
+        derived = derive_frontages(parsed.parcels, refused_ground=parsed.refused_ground)
     _print_read(parsed, derived)
     with place.cases() as cases:
         snap = snapshot(cases)

@@ -209,6 +209,10 @@ class ParcelFile:
     rejects: list[Reject] = field(default_factory=list)
     crs_name: str = WGS84
     source: str = ""
+    # Outlines of records refused for their text (vacant land with no address, an
+    # owner missing): still ground no walk runs across, so a neighbour's side
+    # against them is not open to a street.
+    refused_ground: list[Any] = field(default_factory=list)
 
 
 def owner_id(name: str, address_lines: Sequence[str]) -> str:
@@ -896,6 +900,8 @@ def parse_records(
         result = _parse_one(record, geom, counts, commercial)
         if isinstance(result, Reject):
             out.rejects.append(result)
+            if geom is not None:
+                out.refused_ground.append(geom)
         else:
             out.parcels.append(result)
     return out

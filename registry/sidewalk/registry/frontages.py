@@ -125,8 +125,13 @@ def footprint_key(geom: BaseGeometry) -> str:
     )
 
 
-def derive_frontages(parcels: Sequence[Parcel]) -> Derived:  # noqa: PLR0912, PLR0915 (the method's five steps, in order)
-    """Every parcel's frontage(s), by the method in the module's docstring."""
+def derive_frontages(  # noqa: PLR0912, PLR0915 (the method's five steps, in order)
+    parcels: Sequence[Parcel], *, refused_ground: Sequence[Any] = ()
+) -> Derived:
+    """Every parcel's frontage(s), by the method in the module's docstring.
+
+    ``refused_ground``: outlines (WGS 84) of the file's records that were not
+    imported; no street runs there, so a side against one is not open."""
     import numpy as np
     import shapely
     from pyproj import Transformer
@@ -174,7 +179,12 @@ def derive_frontages(parcels: Sequence[Parcel]) -> Derived:  # noqa: PLR0912, PL
     outlines = list(
         shapely.transform(np.asarray([p.geometry for p in holders], dtype=object), local)
     )
-    edges = _all_edges(outlines)
+    ground = (
+        list(shapely.transform(np.asarray(list(refused_ground), dtype=object), local))
+        if refused_ground
+        else []
+    )
+    edges = _all_edges(outlines, ground)
     by_street: dict[str, list[int]] = defaultdict(list)
     for i, parcel in enumerate(holders):
         by_street[parcel.street].append(i)
@@ -263,9 +273,10 @@ def _dot(a: tuple[float, float], b: tuple[float, float]) -> float:
     return a[0] * b[0] + a[1] * b[1]
 
 
-def _all_edges(outlines: Sequence[Any]) -> list[list[_Edge]]:
+def _all_edges(outlines: Sequence[Any], ground: Sequence[Any] = ()) -> list[list[_Edge]]:
     """Each outline's edges (collinear runs merged), each with its outward normal and
-    whether the ground outside it is open (in no other parcel): one bulk query."""
+    whether the ground outside it is open (in no other parcel, nor in ``ground``):
+    one bulk query."""
     import numpy as np
     import shapely
     from shapely.geometry import Polygon
@@ -289,7 +300,7 @@ def _all_edges(outlines: Sequence[Any]) -> list[list[_Edge]]:
                      a[1] + dy * length * t + normal[1] * PROBE_M)
                     for t in (0.25, 0.5, 0.75)
                 )  # fmt: skip
-    tree = shapely.STRtree(np.asarray(outlines, dtype=object))
+    tree = shapely.STRtree(np.asarray([*outlines, *ground], dtype=object))
     probe_points = shapely.points(np.asarray(probes, dtype=float).reshape(-1, 2))
     hit_probe, hit_outline = tree.query(probe_points, predicate="intersects")
     owner = np.repeat([r[0] for r in rough], 3)
