@@ -126,15 +126,23 @@ class SidewalkScene:
         return max(abs(self.fault_at(joint, float(v))) for v in ys)
 
     def surface(self, x: F64, y: F64) -> tuple[F64, NDArray[np.int32]]:
-        """Height (mm) and label (block index, GAP or TURF) at each (x, y)."""
+        """Height (mm) and label (block index, GAP or TURF) at each (x, y).
+
+        ``x`` and ``y`` may be any shapes that broadcast (a grid's row of x and
+        column of y): what depends on y alone is then computed once per row,
+        with the same values as on the full grid.
+        """
         w = self.walk_width_mm
-        label = np.zeros(x.shape, np.int32)
+        shape = np.broadcast_shapes(x.shape, y.shape)
+        label = np.zeros(shape, np.int32)
         dxs = []
         for j in self.joints:
             dx = x - self.joint_center_x(j, y)
             dxs.append(dx)
             label += (dx > 0).astype(np.int32)
-        h = np.zeros(x.shape, np.float64)
+        gx, gy = x, y  # as given: the spalls' and the turf's arithmetic broadcasts
+        x, y = np.broadcast_to(x, shape), np.broadcast_to(y, shape)
+        h = np.zeros(shape, np.float64)
         for b in self.blocks:
             sel = label == b.index
             h[sel] = self.block_height(b.index, x[sel], y[sel])
@@ -157,12 +165,12 @@ class SidewalkScene:
                 label[gap] = GAP
         for s in self.spalls:
             ca, sa = math.cos(s.angle_rad), math.sin(s.angle_rad)
-            u = ((x - s.center_x_mm) * ca + (y - s.center_y_mm) * sa) / s.semi_a_mm
-            v = (-(x - s.center_x_mm) * sa + (y - s.center_y_mm) * ca) / s.semi_b_mm
+            u = ((gx - s.center_x_mm) * ca + (gy - s.center_y_mm) * sa) / s.semi_a_mm
+            v = (-(gx - s.center_x_mm) * sa + (gy - s.center_y_mm) * ca) / s.semi_b_mm
             r2 = u * u + v * v
             inside = (r2 < 1) & (label == s.block)
             h[inside] -= s.depth_mm * (1 - r2[inside]) ** s.exponent
-        turf = (y < 0) | (y > w)
+        turf = np.broadcast_to((gy < 0) | (gy > w), shape)
         if turf.any():
             yy = np.clip(y[turf], 0, w)
             base = self.cross_slope * (yy - w / 2) + float(np.mean([b.z0_mm for b in self.blocks]))
@@ -375,13 +383,18 @@ def render_depth(
     xs = np.arange(x0, x1, step)
     ys = np.arange(y0, y1, step)
     depth = np.full(camera.height * camera.width, np.inf)
-    # Rows in chunks keep memory bounded on big footprints.
+    # Rows in chunks keep memory bounded on big footprints. The grid's x is one
+    # row and its y one column: the arithmetic on either alone is done once
+    # (the same values, element by element, as world_to_camera on the full grid).
+    gx, d0 = xs[None, :], xs[None, :] - camera.center_mm[0]
+    r = camera.rotation
     for r0 in range(0, len(ys), 256):
-        mx, my = np.meshgrid(xs, ys[r0 : r0 + 256])
-        gx = mx.ravel()
-        gy = my.ravel()
+        gy = ys[r0 : r0 + 256, None]
         h, _ = scene.surface(gx, gy)
-        pc = camera.world_to_camera(np.stack([gx, gy, h], -1))
+        d1, d2 = gy - camera.center_mm[1], h - camera.center_mm[2]
+        pc = np.stack(
+            [(r[k, 0] * d0 + r[k, 1] * d1 + r[k, 2] * d2).ravel() for k in range(3)], 1
+        )
         z = pc[:, 2]
         ok = z > 1
         uv = _project(camera, pc[ok])
