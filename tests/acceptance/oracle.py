@@ -51,6 +51,7 @@ class Expected:
     snow_ceased: datetime
     owner: str  # the owner of record when the notice is due
     mailing: tuple[str, ...]
+    frontage: str = ""  # the walk's record (an address may front two streets)
 
     def due(self, rule: ClearingRule) -> datetime:
         return self.snow_ceased + timedelta(hours=rule.hours_to_clear)
