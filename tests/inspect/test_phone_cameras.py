@@ -90,6 +90,8 @@ def test_the_photo_names_its_phone_lens_size_and_orientation() -> None:
     # No EXIF, or not a JPEG at all: nothing named, never an error.
     assert read_photo_camera(with_exif(np.zeros((8, 8), np.uint8))).named == ""
     assert read_photo_camera(b"not a photo").width is None
+    # A damaged header (cut inside its EXIF) says nothing, and never raises.
+    assert read_photo_camera(jpeg[:40]) == read_photo_camera(b"\xff\xd8")
 
 
 @pytest.mark.parametrize("orientation", [3, 6, 8])

@@ -12,7 +12,8 @@ marker's corners, no lens model, which is exact at the marker and off by the len
 uncorrected distortion elsewhere. Such a measurement says so in its record, and a photo
 whose field of view lets that distortion exceed 1/16 in at the gap limit is not measured.
 
-Light to import (no OpenCV): the dashboard reads EXIF and chooses here on every photo.
+Light to import (no OpenCV; Pillow only when a photo is read): the dashboard reads EXIF and
+chooses here on every photo.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,84 +70,58 @@ def model_key(make: str, model: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", named.lower()).strip("-")
 
 
-# -- EXIF, read from the JPEG's bytes (no imaging library) ---------------------------------
+# -- EXIF, read with Pillow (the header only: nothing is decoded) ---------------------------
 
 _MAKE, _MODEL, _ORIENTATION, _EXIF_IFD = 0x010F, 0x0110, 0x0112, 0x8769
 _FOCAL, _FOCAL_35 = 0x920A, 0xA405
-_TYPE_SIZE = {1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 7: 1, 9: 4, 10: 8, 11: 4, 12: 8}
 
 
-def _ifd(tiff: bytes, at: int, order: str) -> dict[int, Any]:
-    """One IFD's tags we use: ASCII, SHORT, LONG and RATIONAL values."""
-    (count,) = struct.unpack_from(order + "H", tiff, at)
-    tags: dict[int, Any] = {}
-    for n in range(count):
-        tag, kind, num = struct.unpack_from(order + "HHI", tiff, at + 2 + 12 * n)
-        size = _TYPE_SIZE.get(kind, 1) * num
-        where = at + 2 + 12 * n + 8
-        if size > 4:
-            (where,) = struct.unpack_from(order + "I", tiff, where)
-        raw = tiff[where : where + size]
-        if len(raw) < size:
-            continue
-        if kind == 2:
-            tags[tag] = raw.split(b"\0", 1)[0].decode("ascii", "replace").strip()
-        elif kind == 3:
-            tags[tag] = struct.unpack_from(order + "H", raw)[0]
-        elif kind in (4, 9):
-            tags[tag] = struct.unpack_from(order + ("I" if kind == 4 else "i"), raw)[0]
-        elif kind in (5, 10):
-            a, b = struct.unpack_from(order + ("II" if kind == 5 else "ii"), raw)
-            tags[tag] = a / b if b else None
-        elif kind in (11, 12):  # FLOAT, DOUBLE (some writers' focal length)
-            tags[tag] = struct.unpack_from(order + ("f" if kind == 11 else "d"), raw)[0]
-    return tags
-
-
-def _tiff_tags(tiff: bytes) -> dict[int, Any]:
-    order = {b"II": "<", b"MM": ">"}.get(tiff[:2])
-    if order is None:
-        return {}
-    (first,) = struct.unpack_from(order + "I", tiff, 4)
-    tags = _ifd(tiff, first, order)
-    if isinstance(tags.get(_EXIF_IFD), int):
-        tags.update(_ifd(tiff, tags[_EXIF_IFD], order))
-    return tags
+def _number(value: Any) -> float | None:
+    """A positive EXIF number (Pillow gives rationals as ``IFDRational``), else None."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError, ZeroDivisionError):
+        return None
+    return number if math.isfinite(number) and number > 0 else None
 
 
 def read_photo_camera(jpeg: bytes) -> PhotoCamera:
     """Make, model, focal lengths, stored size and orientation from a JPEG's EXIF and
     frame header; empty fields where the photo does not say (never raises)."""
-    tags: dict[int, Any] = {}
-    size: tuple[int, int] | None = None
-    at = 2
+    import io
+    import warnings
+
+    from PIL import Image
+
     if jpeg[:2] != b"\xff\xd8":
         return PhotoCamera()
     try:
-        while at + 4 <= len(jpeg) and jpeg[at] == 0xFF:
-            marker = jpeg[at + 1]
-            (length,) = struct.unpack_from(">H", jpeg, at + 2)
-            body = jpeg[at + 4 : at + 2 + length]
-            if marker == 0xE1 and body[:6] == b"Exif\0\0" and not tags:
-                tags = _tiff_tags(body[6:])
-            elif 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-                h, w = struct.unpack_from(">HH", body, 1)
-                size = (w, h)
-                break
-            elif marker == 0xDA:
-                break
-            at += 2 + length
-    except (struct.error, IndexError, ZeroDivisionError):
-        pass  # a damaged header: what was read so far
-    focal, f35 = tags.get(_FOCAL), tags.get(_FOCAL_35)
+        with warnings.catch_warnings():
+            # Only the header is read; the decoder's size guard belongs to the upload.
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(jpeg), formats=["JPEG"]) as image:
+                width, height = image.size
+                exif = image.getexif()
+                tags: dict[int, Any] = dict(exif)
+                tags.update(exif.get_ifd(_EXIF_IFD))
+    except Exception:  # a damaged or hostile header is a photo that says nothing
+        return PhotoCamera()
+    focal, f35 = _number(tags.get(_FOCAL)), _number(tags.get(_FOCAL_35))
     orient = tags.get(_ORIENTATION)
+
+    def text(tag: int) -> str:
+        value = tags.get(tag)
+        if isinstance(value, bytes):
+            value = value.decode("ascii", "replace")
+        return str(value or "").split("\0", 1)[0].strip()
+
     return PhotoCamera(
-        make=str(tags.get(_MAKE) or ""),
-        model=str(tags.get(_MODEL) or ""),
-        focal_mm=float(focal) if isinstance(focal, float) and focal > 0 else None,
-        focal_35mm=float(f35) if isinstance(f35, int | float) and f35 > 0 else None,
-        width=size[0] if size else None,
-        height=size[1] if size else None,
+        make=text(_MAKE),
+        model=text(_MODEL),
+        focal_mm=focal,
+        focal_35mm=f35,
+        width=width,
+        height=height,
         orientation=orient if orient in (1, 3, 6, 8) else 1,
     )
 
