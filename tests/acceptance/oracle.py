@@ -279,5 +279,7 @@ NOT_CITATIONS = (r"\(inferred\)", r"unconfirmed", r"missing from the code text",
 def citation_problems(text: str, must_cite: tuple[str, ...]) -> list[str]:
     flat = re.sub(r"\s+", " ", text)
     wrong = [f"does not cite {c}" for c in must_cite if c not in flat]
-    wrong += [f"carries {p!r}" for p in NOT_CITATIONS if re.search(p, flat, re.IGNORECASE)]
+    for pattern in NOT_CITATIONS:
+        if found := re.search(pattern, flat, re.IGNORECASE):
+            wrong.append(f"carries {found.group(0)!r}")
     return wrong
