@@ -793,6 +793,15 @@ def check_bills(
         TALLY["bill: the account of expenses kept, incurred when the crew finished"] += 1
         flat = pdf_text(client, b["notice"])
         assert_letterhead(flat, b["notice"], owner, view["amount"])
+        # The account as the owner reads it: every line, each rate times its hours.
+        for e in expenses:
+            assert f"${Decimal(e['amount']):,.2f}" in flat, (e, flat[:2000])
+        priced = re.findall(r"([\d.]+) hours? at \$([\d.,]+) an hour = \$([\d.,]+)", flat)
+        assert priced, flat[:2000]
+        for hours, rate, amount in priced:
+            assert Decimal(hours) * Decimal(rate.replace(",", "")) == Decimal(
+                amount.replace(",", "")
+            ), (hours, rate, amount)
         if owner.upper() != of_record[number].upper():
             assert of_record[number].upper() not in flat.upper()[:600], flat[:600]
         TALLY["bill PDF: letterhead, signature, addressed to the owner billed"] += 1
