@@ -143,6 +143,12 @@ def test_admin_and_exports_pages_at_390_and_1366_px(admin_page: Page, dashboard:
         visit(page, dashboard, "admin", "admin")
         expect(page.get_by_role("heading", name="Accounts")).to_be_visible()
         expect(page.get_by_role("heading", name="Letterhead and issuing officer")).to_be_visible()
+        # A profile value's unit as people write it (the profile's text says "degC").
+        subgrade = page.get_by_role("row").filter(
+            has=page.get_by_role("rowheader", name=re.compile("frozen subgrade", re.IGNORECASE))
+        )
+        expect(subgrade.first.locator('td[data-label="As set"]')).to_have_text(re.compile("°C$"))
+        expect(page.locator("main")).not_to_contain_text("degC")
         # The page itself never scrolls sideways; a wide table scrolls in its panel.
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
         page.screenshot(path=str(ARTIFACTS / f"admin-{width}.png"), full_page=True)

@@ -3,6 +3,7 @@ four corners on its newest picture, save, and ask to send (screenshots at 1366 a
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -117,6 +118,7 @@ def _register_and_assign(page: Page) -> None:
 def _four_corners_on_a_phone(page: Page, served: Served) -> None:
     """At 390 px the whole picture fits the screen: each corner is clicked where it is on
     screen, and lands on its image pixel (a screen pixel is ~2.7 of the picture's here)."""
+    _shot(page, "22-commission-390")
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     page.get_by_role("button", name="Start over").click()
     board = page.locator(".calib-board")
@@ -136,6 +138,32 @@ def _four_corners_on_a_phone(page: Page, served: Served) -> None:
     )
     assert np.asarray(marked) == pytest.approx(served.corners, abs=1.5 / scale)
     _shot(page, "22-commission-corners-390")
+
+
+def _devices_in_words(page: Page, served: Served) -> None:
+    """Devices: the pole by name, what is known of its availability, refused messages with
+    the village's time and the reason in words (no code, epoch time, UTC or topic)."""
+    for width in (390, 1366):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"{served.url}/#devices")
+        expect(page.locator("body")).to_have_attribute("data-ready", "devices")
+        row = page.get_by_role("row").filter(has_text="Main St at Oak (pole-main-02)")
+        expect(row.locator("td.heard")).to_have_text(
+            # It sent a picture, never a status: what is known is when it was heard.
+            re.compile(r"^Reporting: last heard \S.* \d{1,2}:\d\d [AP]M$")
+        )
+        letters = page.locator("#dead-letters tbody tr")
+        expect(letters).to_have_count(2)
+        expect(letters.first).to_contain_text(
+            "today 8:58 AMpole-oak-07 (not registered)from a pole not registered under that id"
+        )
+        text = page.locator("main").inner_text()
+        for internal in ("unknown_device", "sidewalk/v1", "Unknown", "Z\t", "T14:58"):
+            assert internal not in text, internal
+        assert not re.search(r"\b\d{13}\b|Availability: unknown|\bunknown\b", text), text
+        # The page never scrolls sideways; a wide table scrolls in its panel.
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        _shot(page, f"23-devices-{width}")
 
 
 def test_an_admin_calibrates_a_pole_by_clicking_the_walks_corners(
@@ -191,8 +219,8 @@ def test_an_admin_calibrates_a_pole_by_clicking_the_walks_corners(
         page.set_viewport_size({"width": 390, "height": 844})
         pole.get_by_role("button", name="Calibrate 101 Main St").click()
         expect(board).to_have_attribute("data-clicks", "4")
-        _shot(page, "22-commission-390")
         _four_corners_on_a_phone(page, served)
+        _devices_in_words(page, served)
         assert not errors, errors
 
     cameras = served.cases.registry.cameras(device_id=POLE)

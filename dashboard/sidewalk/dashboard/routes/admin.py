@@ -15,6 +15,7 @@ confirmation is audited and the notices held for it go out.
 from __future__ import annotations
 
 from datetime import date, datetime, time
+from typing import Final
 
 from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, Field
@@ -62,10 +63,30 @@ class LetterheadView(BaseModel):
     problems: list[str] = Field(description="what `sidewalk check` says about these settings")
 
 
+# A unit as the confirmable text writes it (``0 degC``), as a person reads it (``0 °C``).
+UNIT_SHOWN: Final[dict[str, str]] = {
+    "degC": "°C",
+    "degF": "°F",
+    "in per ft": "inch per foot",
+    "percent": "%",
+}
+
+
+def value_words(value: str) -> str:
+    """A profile value's text with its unit as written for people: ``0 degC`` → ``0 °C``
+    (the text itself stays what a confirmation records)."""
+    number, sep, unit = value.partition(" ")
+    shown = UNIT_SHOWN.get(unit)
+    if not sep or shown is None or not number.replace(".", "", 1).lstrip("-").isdigit():
+        return value
+    return f"{number}%" if shown == "%" else f"{number} {shown}"
+
+
 class ConfirmationView(BaseModel):
     name: str = Field(description="the profile value's name (sent back to confirm it)")
     label: str
-    value: str
+    value: str = Field(description="as a confirmation records it")
+    shown: str = Field(description="the value as the page writes it (0 °C)")
     note: str
     confirmed_by: str | None
     reference: str | None
@@ -122,6 +143,7 @@ def _view(cases: Cases, profile: VillageProfile, name: str) -> ConfirmationView:
             done = item.confirmation
             return ConfirmationView(
                 name=item.name, label=setting_words(item.name).capitalize(), value=item.value,
+                shown=value_words(item.value),
                 note=item.note, confirmed_by=done.confirmed_by if done else None,
                 reference=done.reference if done else None,
                 confirmed_at=iso(done.confirmed_at) if done else None,

@@ -156,7 +156,7 @@ function confirmationsSection(ctx, values) {
   const ordered = [...values.filter((v) => !v.confirmed_by), ...values.filter((v) => v.confirmed_by)];
   const rows = ordered.map((v) => h("tr", {},
     h("th", { scope: "row" }, v.label),
-    h("td", { "data-label": "As set" }, v.value),
+    h("td", { "data-label": "As set" }, v.shown ?? v.value),
     h("td", { "data-label": "Why it is open" }, v.note || "–"),
     h("td", { "data-label": "Confirmed" }, v.confirmed_by ? `${v.confirmed_by}, ${when(v.confirmed_at, false)} (${v.reference})` : h("span", { class: "unconfirmed" }, "Not confirmed")),
     h("td", { "data-label": "Notices held" }, String(v.held_notices)),
@@ -180,13 +180,13 @@ function confirmForm(ctx, work, v) {
     if (body.confirmed_by.length < 2) { toast("Confirmed by: name the person or board"); f.by.focus(); return; }
     if (!body.confirmed_on) { toast("Confirmed on: give the date"); f.on.focus(); return; }
     if (body.reference.length < 3) { toast("Board action or ordinance: give the reference"); f.reference.focus(); return; }
-    askFirst(ctx, work, `Record that ${body.confirmed_by} confirmed ${v.label.toLowerCase()} = ${v.value} on ${body.confirmed_on} (${body.reference})? Notices held for it go out.`, "Record confirmation", async () => {
+    askFirst(ctx, work, `Record that ${body.confirmed_by} confirmed ${v.label.toLowerCase()} = ${v.shown ?? v.value} on ${body.confirmed_on} (${body.reference})? Notices held for it go out.`, "Record confirmation", async () => {
       const r = await api("/api/admin/confirmations", { method: "POST", body });
       toast(r.released.length ? `Confirmed; ${r.released.length} held notice(s) released` : "Confirmed");
       await adminPage(ctx);
     });
   } },
-    h("h3", {}, `Confirm ${v.label.toLowerCase()} (${v.value})`),
+    h("h3", {}, `Confirm ${v.label.toLowerCase()} (${v.shown ?? v.value})`),
     field(h, "confirm-by", "Confirmed by", h("input", { id: "confirm-by", name: "by", required: "", maxlength: "120", placeholder: "Village Board" })),
     field(h, "confirm-on", "Confirmed on", h("input", { id: "confirm-on", name: "on", type: "date", required: "", max: today })),
     field(h, "confirm-ref", "Board action or ordinance", h("input", { id: "confirm-ref", name: "reference", required: "", maxlength: "200", placeholder: "Board motion 2026-14, Nov 10 2026" })),

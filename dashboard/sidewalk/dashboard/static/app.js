@@ -459,14 +459,17 @@ async function devicesPage() {
     d.calibration, d.calibrated_at ? h("span", { class: "cal-when" }, ` · calibrated ${fmt(d.calibrated_at)}${d.calibrated_by ? ` by ${d.calibrated_by}` : ""}`) : "",
     d.calibration_reported_at ? h("span", { class: "cal-when" }, ` · pole last reported ${fmt(d.calibration_reported_at)}`) : "");
   main.replaceChildren(h("h1", {}, "Devices"),
-    h("section", { class: "panel" }, h("table", {},
-      h("thead", {}, h("tr", {}, ...["Device", "Availability", "Last seen", "Camera calibration", "Readings", "Complete up to reading no.", "Backlog", "Data gaps", "Dead letters"].map((t) => h("th", { scope: "col" }, t)))),
-      h("tbody", {}, ...devices.map((d) => h("tr", {}, h("td", {}, d.id), h("td", {}, d.availability), h("td", {}, fmt(d.last_seen)), calibration(d),
+    h("section", { class: "panel" }, h("div", { class: "scroll", tabindex: "0", "aria-label": "Poles" }, h("table", {},
+      h("thead", {}, h("tr", {}, ...["Device", "Availability", "Camera calibration", "Readings", "Complete up to reading no.", "Backlog", "Data gaps", "Dead letters"].map((t) => h("th", { scope: "col" }, t)))),
+      h("tbody", {}, ...devices.map((d) => h("tr", {}, h("td", {}, d.name, d.name !== d.id ? h("span", { class: "muted" }, ` (${d.id})`) : ""), h("td", { class: "heard" }, d.heard), calibration(d),
         h("td", {}, String(d.readings ?? "–")), h("td", {}, String(d.stored_up_to ?? "–")), h("td", {}, String(d.backlog ?? "–")),
         h("td", {}, d.gaps ? (d.gaps.length ? d.gaps.map((g) => `${g.from}–${g.to}${g.lost ? " lost" : ""}`).join(", ") : "none") : "–"),
-        h("td", {}, String(d.dead_letters ?? "–"))))))),
-    h("section", { class: "panel" }, h("h2", {}, "Dead letters (newest first)"),
-      letters.length ? h("table", {}, h("tbody", {}, ...letters.map((l) => h("tr", {}, h("td", {}, new Date(l.received_at_ms).toISOString()), h("td", {}, l.topic), h("td", {}, l.reason), h("td", {}, l.detail)))))
+        h("td", {}, String(d.dead_letters ?? "–")))))))),
+    // Refused messages in words: when on the village's clock, the pole by name, what was wrong.
+    h("section", { class: "panel" }, h("h2", {}, "Messages refused (newest first)"),
+      letters.length ? h("div", { class: "scroll", tabindex: "0", "aria-label": "Messages refused" }, h("table", { id: "dead-letters" },
+        h("thead", {}, h("tr", {}, ...["When", "Pole", "What was wrong", "Details"].map((t) => h("th", { scope: "col" }, t)))),
+        h("tbody", {}, ...letters.map((l) => h("tr", {}, h("td", {}, l.received), h("td", {}, l.pole), h("td", {}, l.why), h("td", { class: "muted" }, l.detail))))))
         : h("p", { class: "muted" }, "None.")));
 }
 
