@@ -34,7 +34,7 @@ def test_register_queue_print_and_verify(
     result = runner.invoke(notices_app, ["register", "--csv", str(out), *c])
     assert result.exit_code == 0, result.output
     [row] = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
-    assert (row["number"], row["deliveries"]) == (notice.number, "print:sent")
+    assert (row["number"], row["deliveries"]) == (notice.number, "printed letter: sent")
     result = runner.invoke(notices_app, ["verify", *c])
     assert result.exit_code == 0
     assert "audit chain: ok" in result.output

@@ -595,3 +595,18 @@ def test_notice_counts_match_the_notices_and_the_database_answers_a_ping(
     assert case_store.notices.counts() == dict(expected)
     assert case_store.notices.counts()[("hazard", "pending")] == 1
     case_store.ping()
+
+
+def test_every_work_order_reason_is_a_short_key_with_words_and_fits_on_postgresql(
+    case_store: CaseStore,
+) -> None:
+    # Two clocks wrote 44- and 55-character sentences into a 40-character column:
+    # on PostgreSQL the insert failed and analytics retried that batch for ever.
+    from sidewalk.alerts.wording import ABATEMENT_REASONS, abatement_reason
+
+    for n, key in enumerate(ABATEMENT_REASONS):
+        assert key.isidentifier(), key
+        order = case_store.bills.order_abatement(f"reason-{n}", "main-101", key, T0)
+        assert abatement_reason(order.reason) == ABATEMENT_REASONS[key]
+    long_one = case_store.bills.order_abatement("long", "main-101", "x" * 120, T0)
+    assert long_one.reason == "x" * 120

@@ -39,7 +39,7 @@ from sidewalk.alerts.billing import (
 )
 from sidewalk.alerts.confirm import waiting_for
 from sidewalk.alerts.issue import NoticeIssuer
-from sidewalk.alerts.wording import local_day, words
+from sidewalk.alerts.wording import abatement_reason, local_day, words
 from sidewalk.analytics.casework import OwnerChange, case_notice, open_cases, owner_changes
 from sidewalk.analytics.clocks.bill_terms import TAX_ROLLED, BillTerms, bill_terms, kind_of
 from sidewalk.core.calendar import local_date
@@ -151,7 +151,7 @@ def bill_abatement(
     _tell_the_clock(cases, abatement, incurred, who)
     citation = str(abatement.detail.get("citation") or terms.citation)
     notice = issuer.abatement_bill(
-        bill, lines, at, work=abatement.reason.replace("_", " "), abatement_citation=citation,
+        bill, lines, at, work=abatement_reason(abatement.reason), abatement_citation=citation,
         terms=terms, billed_to=addressee, rests_on=reading,
     )  # fmt: skip
     return BilledAbatement(expenses, bill, notice)

@@ -261,3 +261,17 @@ def delivery_words(channel: str, status: str) -> str:
     """One delivery job in words: "printed letter: waiting to go"."""
     how = DELIVERY_CHANNELS.get(channel, channel.replace("_", " "))
     return f"{how}: {DELIVERY_STATUS.get(status, status.replace('_', ' '))}"
+
+
+# Why the Village does the work itself: a work order's reason (its key) in words.
+ABATEMENT_REASONS: Final = {
+    "notice_expired": "the owner did not clear it by the deadline in the notice",
+    "owner_unavailable": "a hazard, and the owner could not be reached",
+    "obstruction_not_removed": "the obstruction was not removed in the time the notice gave",
+    "street_not_swept": "the street was not swept in time",
+    "finding_not_corrected": "the finding was not corrected in the time the notice gave",
+}
+
+
+def abatement_reason(key: str) -> str:
+    return ABATEMENT_REASONS.get(key, key.replace("_", " "))

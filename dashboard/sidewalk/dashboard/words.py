@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 # The notice words are the documents' too (the register, its CSV and PDF).
-from sidewalk.alerts.wording import NOTICE_KINDS, NOTICE_STATUS, notice_kind
+from sidewalk.alerts.wording import ABATEMENT_REASONS, NOTICE_KINDS, NOTICE_STATUS, notice_kind
 
 # A step as a button says it (what the person did or found).
 STEP_LABELS: Final = {
@@ -54,11 +54,6 @@ SERVED_BY: Final = {
     "email": "by e-mail",
 }
 
-# Why the Village does the work itself (a work order's reason).
-ABATEMENT_REASONS: Final = {
-    "notice_expired": "the owner did not clear it by the deadline in the notice",
-    "owner_unavailable": "a hazard, and the owner could not be reached",
-}
 
 # What each kind of clock is called (the clock's own state words are in ``states``).
 CLOCK_KINDS: Final = {

@@ -297,7 +297,7 @@ class Abatement(Base):
     frontage_id: Mapped[str] = mapped_column(ForeignKey("frontages.id"), index=True)
     violation_id: Mapped[int | None] = mapped_column(ForeignKey("violations.id"))
     notice_id: Mapped[int | None] = mapped_column(ForeignKey("notices.id"))
-    reason: Mapped[str] = mapped_column(String(40))
+    reason: Mapped[str] = mapped_column(String(200))  # a key: alerts.wording.ABATEMENT_REASONS
     ordered_at: Mapped[datetime]
     completed_at: Mapped[datetime | None]
     status: Mapped[str] = mapped_column(String(16))

@@ -294,7 +294,7 @@ class InspectionClocks:
                 out.append(
                     AbatementOrdered(
                         f"{key}/abatement", key, clock.frontage, due,
-                        "not corrected within the period after notice",
+                        "finding_not_corrected",
                         clock.deadline.citation or "",
                     )
                 )  # fmt: skip

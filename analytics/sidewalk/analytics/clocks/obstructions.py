@@ -915,7 +915,7 @@ class StreetClocks:
         key = f"{OBSTRUCTION}:{clock.obstruction.id}"
         move = self._move(clock, ObstructionState.OVERDUE, due, Cause(kind="deadline", at=due), {})
         # § 370-8 F: the village removes it and bills on § 370-10 G's terms.
-        reason = "obstruction not removed within the period after notice"
+        reason = "obstruction_not_removed"  # a key (alerts.wording.ABATEMENT_REASONS)
         citation = clock.deadline.citation or ""
         return [
             move,
@@ -942,7 +942,7 @@ class StreetClocks:
             _rule_finding(key, finding),
             StreetCase(key, clock.frontage, finding.rule, finding.citation, due, evidence),
             AbatementOrdered(
-                f"{key}/abatement", key, clock.frontage, due, "street not swept in time", citation
+                f"{key}/abatement", key, clock.frontage, due, "street_not_swept", citation
             ),
         ]
 
