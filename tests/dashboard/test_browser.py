@@ -336,10 +336,14 @@ def inspector_sees_only_the_field_steps(page: Page, dashboard: Dashboard) -> Non
 
 
 def icy_where_no_clearing_period_is_pending(page: Page, dashboard: Dashboard) -> None:
-    """A notice not yet served: "Icy" is the inspector's finding under § 370-10 A, kept
-    for the clerk."""
+    """103's notice (served by the first test, unless it ran alone): its clearing period
+    is decided, so "Icy" is the inspector's finding under § 370-10 A, kept for the clerk."""
     issued = page.locator('li.stop[data-frontage="main-st-103"]')
-    expect(issued.locator(".why")).to_have_text("Notice issued, not yet served on the owner.")
+    served = dashboard.storm.cases.notices.get_by_number("CLY-2026-000001").delivered_at
+    expect(issued.locator(".why")).to_have_text(
+        "Notice served: the owner must clear the sidewalk by tomorrow 12:00 PM."
+        if served else "Notice issued, not yet served on the owner."
+    )  # fmt: skip
     issued.get_by_role("button", name="Icy", exact=True).click()
     expect(page.locator("#rounds-note")).to_have_text(
         "Seen icy at 103 Main St (§ 370-10 A): kept for the clerk's review."
