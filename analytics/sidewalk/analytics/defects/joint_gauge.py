@@ -9,11 +9,13 @@ stains and pores do not line up, shadows wider than a joint are removed
 with the background). Its two edges are then found on profiles taken across
 it in the photo itself, each edge a line fitted to the half-way crossings of
 many profiles on linear intensity, and the gap is the distance between the
-two lines in ground millimetres. The width's uncertainty joins the lines'
-scatter, the marker's corner noise carried through the frame to the joint
-(a small marker's frame tilts, and a joint far from it sees that), and the
-ground sample at the joint; a width whose 2 sigma exceeds the tolerance is
-refused with the reason in words, never stated.
+two lines in ground millimetres, less the outward shift a shaded, rounded
+arris gives each half-way crossing (a bias, not scatter). The width's
+uncertainty joins the lines' scatter, the marker's corner noise carried
+through the frame to the joint (a small marker's frame tilts, and a joint
+far from it sees that), and the ground sample at the joint; a width whose
+2 sigma exceeds the tolerance is refused with the reason in words, never
+stated.
 """
 
 from __future__ import annotations
