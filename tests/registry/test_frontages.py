@@ -141,7 +141,7 @@ def test_a_lot_beside_vacant_land_is_not_a_corner_to_check() -> None:
     x, y, w, d = *ORIGIN, 60 * FT, 120 * FT
     records = [_parcel(i + 1, (x + i * w, y), w, d, "MAIN ST") for i in range(5)]
     records += [_parcel(i + 6, (x + i * w, y + d + 66 * FT), w, d, "MAIN ST") for i in range(5)]
-    records[2].attributes["SITEADRESS"] = ""
+    records[2] = RawRecord(3, {**records[2].attributes, "SITEADRESS": ""}, records[2].geometry)
     parsed = parse_records(RawFile(records, CRS.from_epsg(3071), "t"))
     assert [r.parcel_id for r in parsed.rejects] == ["P3"]
     derived = derive_frontages(parsed.parcels, refused_ground=parsed.refused_ground)
