@@ -83,7 +83,6 @@ ALERTS: Final = {
 }
 
 
-
 def step_label(kind: str) -> str:
     return STEP_LABELS.get(kind, kind.replace("_", " ").capitalize())
 
