@@ -88,8 +88,9 @@ def test_every_notice_issuable_an_obstruction_notice_issued_served_and_its_clock
     register = tmp_path / "register.csv"
     _ok(notices_app, ["register", "--csv", str(register), *config])
     [row] = [r for r in csv.DictReader(register.open(encoding="utf-8")) if r["number"] == number]
+    # The register the clerk opens is in her words, not the stored state names.
     assert (row["kind"], row["owner"], row["status"]) == (
-        "obstruction_notice", "Clara Christoph", "rendered",
+        "Notice to remove an obstruction", "Clara Christoph", "Ready to serve: not yet served",
     )  # fmt: skip
     # The letterhead and the officer in the PDF the clerk prints.
     text = "\n".join(page.extract_text() for page in PdfReader(letter).pages)

@@ -14,6 +14,7 @@ migrations, the dialect, the APScheduler job store and the ping live here too.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -32,6 +33,18 @@ from sidewalk.storage import models as m
 from sidewalk.storage.cases.errors import CaseStoreError, NotFoundError
 
 MIGRATIONS_DIR: Final = Path(__file__).parent.parent / "migrations"
+
+
+def _not_alembic_preamble(record: logging.LogRecord) -> bool:
+    # Alembic says "Context impl SQLiteImpl." and "Will assume non-transactional
+    # DDL." every time any command opens the case database, even with nothing to
+    # migrate: two lines before every answer a clerk asks for. "Running upgrade"
+    # lines, which say something, pass.
+    message = str(record.msg)
+    return not message.startswith(("Context impl", "Will assume"))
+
+
+logging.getLogger("alembic.runtime.migration").addFilter(_not_alembic_preamble)
 
 T = TypeVar("T")
 
