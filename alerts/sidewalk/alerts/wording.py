@@ -63,8 +63,13 @@ def quantity_words(name: str) -> str:
     return QUANTITY_WORDS.get(name, name.replace("_", " "))
 
 
+# The profile's temperature units, as a letter writes them.
+DEGREES: Final = {"degC": "°C", "degF": "°F"}
+
+
 def amount(rule: Rule) -> str:
-    """``24 hours``, ``10 calendar days``, ``3/4 inch``: a rule's value without marks."""
+    """``24 hours``, ``10 calendar days``, ``3/4 inch``, ``0 °C``: a rule's value without
+    marks."""
     if rule.unit == "fraction":
         return str(Fraction(rule.value).limit_denominator(100))
     if rule.unit == "percent":
@@ -74,6 +79,8 @@ def amount(rule: Rule) -> str:
         number = " ".join(x for x in (str(whole) if whole else "", str(part) if part else "") if x)
         return f"{number or '0'} {'inch' if rule.value <= 1 else 'inches'}"
     number = f"{rule.value.normalize():f}"
+    if rule.unit in DEGREES:  # a temperature as paper writes it: 0 °C, 35 °F (never degC)
+        return f"{number} {DEGREES[rule.unit]}"
     unit = {"in_per_ft": "inch per foot", "usd": "dollars"}.get(rule.unit)
     if unit is None:
         unit = rule.unit.replace("_", " ")
