@@ -833,24 +833,30 @@ def occupant_add(  # noqa: PLR0917 (Typer maps parameters to options)
     role: Annotated[str, typer.Option(help='occupant | "person in charge"')] = "occupant",
     phone: Annotated[str | None, typer.Option(help="a number the Village can call")] = None,
     email: Annotated[str | None, typer.Option()] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(help="YYYY-MM-DD: there since this date (default: from now)"),
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Record the occupant or person in charge of a place (§ 370-10 B(1))."""
     import re
 
-    no_nul(target=target, name=name, by=by, phone=phone, email=email)
+    no_nul(target=target, name=name, by=by, phone=phone, email=email, since=since)
     by, name = _text("--by", by, 80), _text("NAME", name, 120)
     role = _choice("--role", role, ROLES)
     if phone is not None and not 7 <= len(re.sub(r"\D", "", phone)) <= 15:
         fail(f"--phone {phone!r}: write a number with its area code, e.g. (920) 555-0142")
     mail = _email("--email", email)
     place = village(config)
+    start = None if since is None else _start_of("--since", since, place.profile.zone)
     with place.cases() as cases, refusals():
         found = resolve(cases, target)
         parcel_id = _parcel_of(cases, found, by)
         person = cases.registry.add_occupant(
             # Ignored: ``role`` is a str checked against ROLES; the store takes ``OccupantRole``.
             parcel_id, name, role=role, phone=phone, email=mail, who=by,  # type: ignore[arg-type]
+            effective_from=start,
         )  # fmt: skip
     console().print(
         f"{found.address}: {role} {person.name} recorded (no. {person.id}; by {by})", markup=False
