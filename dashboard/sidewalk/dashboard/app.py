@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Final
 
@@ -22,6 +22,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from sidewalk.alerts.pdf import batch_pdf as print_letters
 from sidewalk.core import heap
+from sidewalk.core.clock import SystemClock
 from sidewalk.core.profile import Profile
 from sidewalk.dashboard.auth import COOKIE, LoginThrottle, Sessions, User, require
 from sidewalk.dashboard.body_limit import BodyLimit, HostCheck
@@ -70,7 +71,8 @@ def create_app(
     the environment). ``geojson_path``: a FeatureCollection of frontage
     geometries (``properties.frontage``); frontages without one are drawn on
     a generated street plan. ``now`` is the dashboard's clock for countdowns
-    (default: wall time; the demo passes the replay's event time).
+    (default: the system clock, ``core.clock.SystemClock``; the demo passes the
+    replay's event time).
     ``secure_cookies`` marks the cookie HTTPS-only (set it behind TLS).
     ``poll_s`` is how often the live feed looks for new clock events.
     ``evidence`` is ingest's image store: the Site page shows the latest frame.
@@ -82,7 +84,9 @@ def create_app(
     is none of them, nor an IP address or ``localhost``, is refused (DNS rebinding).
     ``None``: no check (an app built for a test client's made-up host).
     """
-    clock = now or (lambda: datetime.now(UTC))
+    # Live, the system clock every live service reads (the analytics runner's too): a
+    # notice issued here is dated when the person issued it.
+    clock = now or SystemClock().now
     geometry_file = load_geojson(geojson_path) if geojson_path else {}
     live = LiveFeed(cases, poll_s=poll_s)
 
