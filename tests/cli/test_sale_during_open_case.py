@@ -19,9 +19,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import cast
 
 import pytest
-from fastapi import HTTPException
+from fastapi import HTTPException, Request
 from typer.testing import CliRunner
 
 from sidewalk.analytics.runner import AnalyticsRunner
@@ -96,7 +97,10 @@ def before_the_bill(street: Street, order_id: int, at: datetime) -> None:
         reference="an earlier reading", confirmed_at=datetime.now(UTC), who="clerk",
     )  # fmt: skip
     with pytest.raises(HTTPException) as refused:
-        money.bill(order_id, CLERK, cases, load_profile(), at)
+        money.bill(
+            cast("Request", None), order_id, money.BillBody(), user=CLERK, cases=cases,
+            profile=load_profile(), now=at,
+        )  # fmt: skip
     assert refused.value.status_code == 409
     assert f"bill it with `sidewalk notices bill {order_id}`" in str(refused.value.detail)
     assert cases.bills.list() == []
@@ -123,7 +127,7 @@ def held_then_released(street: Street, out: str, number: str) -> None:
     assert item.what.startswith("Bill for work done by the Village held: this bill goes to the"
                                 " owner who was served the notice"), item.what  # fmt: skip
     # The money page: the bill with why it is held.
-    [work] = [a for a in money.abatements(CLERK, cases) if a.bill is not None]
+    [work] = [a for a in money.abatements(CLERK, cases, load_profile()) if a.bill is not None]
     assert work.bill is not None
     assert (work.bill.held or "").startswith("This bill goes to the owner who was served"), work
     # The register says so too, in the same words.

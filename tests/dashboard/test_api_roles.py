@@ -175,32 +175,35 @@ def test_money_is_for_the_clerk(dashboard: Dashboard) -> None:
         f"test/{uuid.uuid4()}", frontage, "notice_period_over", dashboard.storm.end,
         violation_id=violation.id,
     )  # fmt: skip
+    cases.bills.complete_abatement(abatement.id, dashboard.storm.end)
     inspector = dashboard.login("inspector")
     refused = inspector.post(
         f"/api/abatements/{abatement.id}/expenses",
         json={"amount": "85.00", "description": "crew, 1 h"},
     )
     assert refused.status_code == 403
+    # The crew (an inspector's account) records its hours; pricing and billing are the clerk's.
+    crew = {"workers": [{"name": "Pat", "hours": "1"}], "equipment": []}
+    hours = inspector.post(f"/api/abatements/{abatement.id}/crew-work", json=crew)
+    assert hours.status_code == 200, hours.text
+    for path in ("bill/preview", "bill"):
+        denied = inspector.post(f"/api/abatements/{abatement.id}/{path}", json={"total": "45.00"})
+        assert denied.status_code == 403, path
     clerk = dashboard.login("clerk")
-    added = clerk.post(
+    sub_cent = clerk.post(
         f"/api/abatements/{abatement.id}/expenses",
-        json={"amount": "85.00", "description": "crew, 1 h"},
+        json={"amount": "0.001", "description": "sub-cent"},
     )
-    assert added.status_code == 200, added.text
-    assert (
-        clerk.post(
-            f"/api/abatements/{abatement.id}/expenses",
-            json={"amount": "0.001", "description": "sub-cent"},
-        ).status_code
-        == 409
-    )
-    bill = clerk.post(f"/api/abatements/{abatement.id}/bill", json={}).json()
-    assert bill["amount"] == "85.00"
+    assert sub_cent.status_code == 409
+    seen = clerk.post(f"/api/abatements/{abatement.id}/bill/preview", json={}).json()
+    assert seen["total"] == "45.00"  # 1 h at the demo village's confirmed $45.00
+    bill = clerk.post(f"/api/abatements/{abatement.id}/bill", json={"total": "45.00"}).json()
+    assert bill["amount"] == "45.00"
     key = str(uuid.uuid4())
     for _ in range(2):  # a double click pays once
         paid = clerk.post(
             f"/api/bills/{bill['id']}/payments",
-            json={"key": key, "amount": "85.00", "method": "check"},
+            json={"key": key, "amount": "45.00", "method": "check"},
         )
         assert paid.status_code == 200, paid.text
     assert cases.bills.balance(bill["id"]) == Decimal("0.00")

@@ -37,8 +37,10 @@ from sidewalk.alerts.billing import (
     rates_of,
     total,
 )
-from sidewalk.alerts.confirm import waiting_for
+from sidewalk.alerts.confirm import still_waiting, waiting_for
+from sidewalk.alerts.crew import CrewWork, rates_in_force
 from sidewalk.alerts.issue import NoticeIssuer
+from sidewalk.alerts.notices import LedgerLine
 from sidewalk.alerts.wording import abatement_reason, local_day, words
 from sidewalk.analytics.casework import OwnerChange, case_notice, open_cases, owner_changes
 from sidewalk.analytics.clocks.bill_terms import TAX_ROLLED, BillTerms, bill_terms, kind_of
@@ -111,8 +113,7 @@ def bill_abatement(
     abatement = cases.bills.get_abatement(abatement_id)
     incurred = _costs_incurred_at(cases, abatement, completed_at, who)
     terms = abatement_terms(cases, profile, abatement)
-    share = terms.administration[1] if terms.administration else None
-    lines = ledger(work, rates_of(profile), administration=share)
+    lines = _priced(cases, profile, terms, work)
     existing = cases.bills.list_expenses(abatement_id)
     if existing:
         if [(e.description, e.amount) for e in existing] != [
@@ -155,6 +156,83 @@ def bill_abatement(
         terms=terms, billed_to=addressee, rests_on=reading,
     )  # fmt: skip
     return BilledAbatement(expenses, bill, notice)
+
+
+def _priced(
+    cases: records.CaseStore, profile: Profile, terms: BillTerms, work: AbatementWork
+) -> list[LedgerLine]:
+    """The work priced at the profile's rates, each line marked unconfirmed only while
+    the Village has not confirmed the rate it used (``crew.rates_in_force``)."""
+    share = terms.administration[1] if terms.administration else None
+    rates = rates_in_force(rates_of(profile), cases.confirmations.in_force())
+    return ledger(work, rates, administration=share)
+
+
+def crew_work_of(abatement: records.AbatementRecord) -> CrewWork | None:
+    """The crew's hours recorded with the work order (``record_crew_work``), if any."""
+    data = abatement.detail.get("crew_work")
+    return CrewWork.from_json(data) if isinstance(data, Mapping) else None
+
+
+def record_crew_work(
+    cases: records.CaseStore, abatement_id: int, work: CrewWork, at: datetime, who: str
+) -> records.AbatementRecord:
+    """Keep the crew's hours with the work order, for its bill (refused once billed)."""
+    return cases.bills.record_crew_work(abatement_id, work.to_json(), at, who)
+
+
+@dataclass(frozen=True)
+class BillPreview:
+    """The bill as the owner will read it, before anything is stored."""
+
+    lines: list[LedgerLine]
+    total: Decimal
+    text: str
+    addressee: tuple[str, tuple[str, ...]]
+    waits_for: list[str]  # the profile values the bill waits for (it is held until then)
+
+
+def preview_bill(
+    issuer: NoticeIssuer, abatement_id: int, work: AbatementWork, at: datetime
+) -> BillPreview:
+    """What ``bill_abatement`` would issue now for ``work``, rendered by the same letter,
+    stored nowhere. ``BillingInputError`` (in the clerk's words) where it could not be
+    billed: the crew's completion not recorded, no rates, the parcel sold in the case
+    under the "new notice" reading, no contractor for a § 144-17 bill."""
+    cases, profile = issuer.cases, issuer.profile
+    abatement = cases.bills.get_abatement(abatement_id)
+    if abatement.completed_at is None:
+        raise BillingInputError(
+            "The crew's completion is not recorded yet: the costs are incurred when the work"
+            " was done, so the bill waits for it."
+        )
+    if cases.bills.for_abatement(abatement_id) is not None:
+        raise BillingInputError("This work order is billed already.")
+    terms = abatement_terms(cases, profile, abatement)
+    lines = _priced(cases, profile, terms, work)
+    addressee = _addressee(cases, abatement, terms, None)
+    served = None if addressee is not None else _owner_served(cases, profile, abatement, at)
+    reading: list[records.RuleUse] = []
+    if served is not None:
+        addressee = (served.name, tuple(served.address_lines))
+        rule = profile.billing.owner_changed_during_case
+        reading.append(
+            records.RuleUse(
+                OWNER_CHANGE, rule.value, records.TEXT_UNIT, rule.citation, rule.unconfirmed,
+                rule.note,
+            )
+        )
+    if addressee is None:
+        owner = cases.registry.owner_of_record(abatement.frontage_id, at)
+        addressee = (owner.name, tuple(owner.address_lines))
+    notice, rendered = issuer.abatement_bill_preview(
+        abatement, lines, at, costs_incurred_at=abatement.completed_at, addressee=addressee,
+        work=abatement_reason(abatement.reason),
+        abatement_citation=str(abatement.detail.get("citation") or terms.citation),
+        terms=terms, rests_on=reading,
+    )  # fmt: skip
+    waiting = still_waiting(notice.rules, cases.confirmations.in_force())
+    return BillPreview(lines, total(lines), rendered.text, addressee, waiting)
 
 
 def _tell_the_clock(

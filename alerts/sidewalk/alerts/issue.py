@@ -60,6 +60,8 @@ from sidewalk.storage import cases as records
 log = logging.getLogger(__name__)
 
 CLEARING_VIOLATION = "clearing_violation"
+# A bill's preview is not numbered yet: the register numbers it when it is issued.
+PREVIEW_NUMBER: Final = "[number given when issued]"
 # The notice a person's case calls for, by the case's kind (its violation key's prefix).
 CASE_NOTICE: Final = {"obstruction": "obstruction_notice", "inspection": "inspection_notice"}
 CASE_WORDS: Final = {"obstruction": "obstruction", "inspection": "inspector's finding"}
@@ -282,11 +284,14 @@ class NoticeIssuer:
         ``billed_to`` addresses it to someone other than the frontage's owner
         (§ 144-17: the primary contractor, or the owner served before a sale);
         ``rests_on``: the profile's other settings the bill relies on (held while one
-        is unconfirmed)."""
+        is unconfirmed). Numbered in the notice register: its number is the bill's."""
         abatement = self.cases.bills.get_abatement(bill.abatement_id)
         terms = terms or bill_terms(self.profile, "snow_and_ice")
-        # The administration share is a rate only where the bill's lines carry one.
-        priced = ["crew_hourly_rate", "equipment_hourly_rate"]
+        rules, detail = self._bill_fields(
+            bill.id, bill.amount, bill.costs_incurred_at, lines, work=work,
+            abatement_citation=abatement_citation, terms=terms, billed_to=billed_to,
+            rests_on=rests_on,
+        )  # fmt: skip
         notice = self.cases.notices.create(
             f"notice/bill/{bill.key}",
             "abatement_bill",
@@ -294,47 +299,100 @@ class NoticeIssuer:
             at,
             violation_id=abatement.violation_id,
             citation=terms.citation or None,
-            rules=[
-                *(records.RuleUse.from_rule(name, rule) for name, rule in terms.rules),
-                # The rates priced the lines: a bill waits for the Village's fee schedule.
-                *(
-                    records.RuleUse.from_rule(
-                        f"abatement_rates.{n}", getattr(self.profile.abatement_rates, n)
-                    )
-                    for n in priced
-                    if self.profile.abatement_rates is not None
-                ),
-                *rests_on,
-            ],
+            rules=rules,
             addressee=None if billed_to is None else (billed_to[0], tuple(billed_to[1])),
-            detail=self._detail(
-                {
-                    "terms": terms.kind,
-                    **(
-                        {}
-                        if billed_to is None
-                        else {"billed_to": {"name": billed_to[0], "address": list(billed_to[1])}}
-                    ),
-                    "bill_id": bill.id,
-                    "total": str(bill.amount),
-                    "costs_incurred_at": bill.costs_incurred_at.isoformat(),
-                    "work": work,
-                    "abatement_citation": abatement_citation,
-                    "lines": [
-                        {
-                            "description": x.description,
-                            "quantity": str(x.quantity),
-                            "unit": x.unit,
-                            "rate": str(x.rate),
-                            "amount": str(x.amount),
-                            "unconfirmed": x.unconfirmed,
-                        }
-                        for x in lines
-                    ],
-                }
-            ),
+            detail=detail,
         )
         return self.render(notice)
+
+    def abatement_bill_preview(
+        self,
+        abatement: records.AbatementRecord,
+        lines: Sequence[LedgerLine],
+        at: datetime,
+        *,
+        costs_incurred_at: datetime,
+        addressee: tuple[str, Sequence[str]],
+        work: str,
+        abatement_citation: str,
+        terms: BillTerms,
+        rests_on: Sequence[records.RuleUse] = (),
+        number: str = PREVIEW_NUMBER,
+    ) -> tuple[records.NoticeRecord, RenderedNotice]:
+        """The bill's notice as ``abatement_bill`` would write it, nothing stored: the
+        same record (unnumbered) and the same renderer, so the clerk reads what the owner
+        will. Raises ``NoticeError`` where the letter could not be written."""
+        amount = sum((x.amount for x in lines), Decimal("0.00"))
+        rules, detail = self._bill_fields(
+            0, amount, costs_incurred_at, lines, work=work,
+            abatement_citation=abatement_citation, terms=terms, billed_to=None,
+            rests_on=rests_on,
+        )  # fmt: skip
+        notice = records.NoticeRecord(
+            id=0, number=number, key="preview", kind="abatement_bill",
+            violation_id=abatement.violation_id, frontage_id=abatement.frontage_id,
+            owner_id="", owner_name=addressee[0], owner_address_lines=tuple(addressee[1]),
+            issued_at=at, deadline=None, citation=terms.citation or None, rules=tuple(rules),
+            detail=detail, body_text=None, body_html=None, status="pending",
+            rendered_at=None, delivered_at=None, received_at=None,
+        )  # fmt: skip
+        return notice, self.rendered(notice)
+
+    def _bill_fields(
+        self,
+        bill_id: int,
+        amount: Decimal,
+        costs_incurred_at: datetime,
+        lines: Sequence[LedgerLine],
+        *,
+        work: str,
+        abatement_citation: str,
+        terms: BillTerms,
+        billed_to: tuple[str, Sequence[str]] | None,
+        rests_on: Sequence[records.RuleUse],
+    ) -> tuple[list[records.RuleUse], dict[str, Any]]:
+        """A bill notice's rules and detail (``abatement_bill`` and its preview)."""
+        # The administration share is a rate only where the bill's lines carry one.
+        priced = ["crew_hourly_rate", "equipment_hourly_rate"]
+        rules = [
+            *(records.RuleUse.from_rule(name, rule) for name, rule in terms.rules),
+            # The rates priced the lines: a bill waits for the Village's fee schedule.
+            *(
+                records.RuleUse.from_rule(
+                    f"abatement_rates.{n}", getattr(self.profile.abatement_rates, n)
+                )
+                for n in priced
+                if self.profile.abatement_rates is not None
+            ),
+            *rests_on,
+        ]
+        detail = self._detail(
+            {
+                "terms": terms.kind,
+                **(
+                    {}
+                    if billed_to is None
+                    else {"billed_to": {"name": billed_to[0], "address": list(billed_to[1])}}
+                ),
+                "bill_id": bill_id,
+                "total": str(amount),
+                "costs_incurred_at": costs_incurred_at.isoformat(),
+                "work": work,
+                "abatement_citation": abatement_citation,
+                "lines": [
+                    {
+                        "description": x.description,
+                        "quantity": str(x.quantity),
+                        "unit": x.unit,
+                        "rate": str(x.rate),
+                        "amount": str(x.amount),
+                        "unconfirmed": x.unconfirmed,
+                    }
+                    for x in lines
+                ],
+            }
+        )
+        return rules, detail
 
     def repair_notice(
         self,

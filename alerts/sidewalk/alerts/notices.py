@@ -759,6 +759,11 @@ def render_abatement_bill(
     return render_kind("abatement_bill", context, number=number, template_dir=template_dir)
 
 
+def ledger_text(line: LedgerLine, lines: Sequence[LedgerLine]) -> str:
+    """One bill line as the bill's letter says it (the dashboard's preview shows the same)."""
+    return _ledger_text(line, lines)
+
+
 def _ledger_text(line: LedgerLine, lines: Sequence[LedgerLine]) -> str:
     """``Crew labor: 2.5 hours at $45.00 an hour = $112.50``: one bill line in words."""
     if line.unit == "%":

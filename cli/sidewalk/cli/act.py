@@ -38,6 +38,7 @@ from sidewalk.cli.common import (
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from sidewalk.alerts.crew import CrewWork
     from sidewalk.analytics.clocks.enforcement import Enforcement
     from sidewalk.cli.common import Village
     from sidewalk.core.profile import Profile
@@ -110,6 +111,17 @@ def act(  # noqa: PLR0917 (Typer maps parameters to options)
         int | None,
         typer.Option(help="payment --correct/--undo: which payment (default: the latest)"),
     ] = None,
+    worker: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="abatement_done: who worked how many hours, 'Pat Olson=2.5' (repeat it for"
+            " each worker); the bill prices them at the profile's crew rate"
+        ),
+    ] = None,
+    equipment: Annotated[
+        list[str] | None,
+        typer.Option(help="abatement_done: equipment and its hours, 'plow truck=1' (repeatable)"),
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Record what a person did (hazard confirmed, notice delivered, …) for the clocks, or
@@ -141,6 +153,7 @@ def act(  # noqa: PLR0917 (Typer maps parameters to options)
         return
     if reason is not None:
         fail("--reason goes with --correct or --undo")
+    crew = _crew(kind, worker or [], equipment or [])
     when = place.instant("--at", at)
     with place.cases() as cases, refusals(ValueError, NotReadyError):
         if kind in ("record_treated", "record_ice"):
@@ -156,11 +169,43 @@ def act(  # noqa: PLR0917 (Typer maps parameters to options)
             _record(cases, notice, kind, when, who, method=method or "hand", profile=place.profile)
             address = cases.registry.get_frontage(notice.frontage_id).street_address
             what = f"notice {notice.number}, {address}"
+            if crew is not None:
+                what += f"; the crew's hours: {_crew_hours(cases, notice, crew, when, who)}"
     console().print(
         f"recorded: {STEPS[kind]} — {what}, {format_local(when, place.profile.zone)}, by {who};"
         " the analytics runner applies it",
         soft_wrap=True,
     )
+
+
+def _crew(kind: str, workers: list[str], equipment: list[str]) -> CrewWork | None:
+    """The crew's hours given with ``abatement_done`` (None: none given)."""
+    from sidewalk.alerts.crew import CrewInputError, crew_work, parse_pairs
+
+    if not workers and not equipment:
+        return None
+    if kind != "abatement_done":
+        fail("--worker and --equipment go with abatement_done (the crew's hours for the bill)")
+    try:
+        return crew_work(parse_pairs(workers, "--worker"), parse_pairs(equipment, "--equipment"))
+    except CrewInputError as exc:
+        fail(f"refused: {exc}")
+
+
+def _crew_hours(
+    cases: CaseStore, notice: NoticeRecord, crew: CrewWork, when: datetime, who: str
+) -> str:
+    """Keep the crew's hours with the case's work order, for its bill; what was kept."""
+    from sidewalk.alerts.accounts import record_crew_work
+
+    if notice.violation_id is None:
+        fail(f"refused: notice {notice.number} has no case with a Village work order")
+    key = cases.clocks.get_violation(notice.violation_id).key
+    order = cases.bills.abatement_by_key(f"{key}/abatement")
+    if order is None:
+        fail(f"refused: notice {notice.number}: no Village work order to keep the hours with")
+    record_crew_work(cases, order.id, crew, when, who)
+    return crew.words()
 
 
 def _correct(

@@ -347,7 +347,12 @@ def _materials(items: list[str]) -> tuple[Material, ...]:
 def bill(  # noqa: PLR0917 (Typer maps parameters to options)
     abatement_id: int,
     who: WhoOption,
-    crew_hours: Annotated[str, typer.Option(help="person-hours, e.g. 2.5")] = "0",
+    crew_hours: Annotated[
+        str,
+        typer.Option(
+            help="person-hours, e.g. 2.5 (default: the crew's hours recorded when it finished)"
+        ),
+    ] = "0",
     equipment_hours: Annotated[str, typer.Option()] = "0",
     material: Annotated[list[str] | None, typer.Option(help="'salt=21.90' (repeatable)")] = None,
     at: AtOption = None,
@@ -368,6 +373,11 @@ def bill(  # noqa: PLR0917 (Typer maps parameters to options)
 
     work = AbatementWork(Decimal(crew_hours), Decimal(equipment_hours), _materials(material or []))
     with _issuer(config) as issuer:
+        if work.crew_hours == 0 and work.equipment_hours == 0:
+            # The crew's hours recorded when it finished (sidewalk act abatement_done --worker).
+            recorded = accounts.crew_work_of(issuer.cases.bills.get_abatement(abatement_id))
+            if recorded is not None:
+                work = recorded.work(work.materials)
         done = (
             None
             if completed_at is None

@@ -26,6 +26,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
+from sidewalk.alerts.accounts import record_bill_receipt, record_crew_work
 from sidewalk.alerts.confirm import still_waiting
 from sidewalk.alerts.corrections import (
     CaseRecords,
@@ -52,6 +53,7 @@ from sidewalk.alerts.issue import (
 from sidewalk.alerts.letterhead import Letterhead, cited
 from sidewalk.alerts.notices import CLOCK_FROM_DELIVERY
 from sidewalk.alerts.pdf import notice_pdf
+from sidewalk.alerts.wording import local_day
 from sidewalk.analytics.clocks.actions import ActionError, parse_action
 from sidewalk.analytics.clocks.states import CaseState
 from sidewalk.core.clock import format_local
@@ -81,6 +83,7 @@ from sidewalk.dashboard.routes.deps import (
     iso,
     money,
 )
+from sidewalk.dashboard.routes.money import HoursBody, parse_crew
 from sidewalk.dashboard.routes.views import OwnerContact, RuleView, rule_view
 from sidewalk.dashboard.states import CASE
 from sidewalk.dashboard.words import (
@@ -94,6 +97,7 @@ from sidewalk.dashboard.words import (
 )
 from sidewalk.storage.cases import (
     ActionRecord,
+    BillRecord,
     CaseStore,
     ClockRecord,
     ConfirmationRecord,
@@ -117,6 +121,8 @@ ACTION_PERMISSION: dict[str, Literal["field_action", "notice_action", "money"]] 
     "paid_in_full": "money",
 }
 NOT_YET_SERVED: Final = "The owner's deadline starts when the notice is served."
+# The steps that are about a bill: offered only once the case's bill exists.
+BILL_STEPS: Final = frozenset({"bill_received", "paid_in_full"})
 # The clock states of an obstruction's or a finding's period after its notice was served.
 CASE_PERIOD: Final = frozenset({"removal_period", "notice_period"})
 
@@ -126,6 +132,13 @@ class ActionBody(RequestBody):
     at: datetime | None = Field(default=None, description="when it happened; default now")
     channel: str | None = Field(default=None, description="record_delivery: hand, mail, posted")
     note: str | None = Field(default=None, max_length=500)
+    workers: list[HoursBody] | None = Field(
+        default=None, max_length=50,
+        description="abatement_done: who worked how many hours (priced on the bill)",
+    )  # fmt: skip
+    equipment: list[HoursBody] | None = Field(
+        default=None, max_length=50, description="abatement_done: which equipment ran how long"
+    )
 
 
 class ServiceBody(RequestBody):
@@ -305,6 +318,8 @@ class NoticeRecords:
     # The Village's confirmations in force: a notice is marked "value not confirmed"
     # only while a value it used still waits for one (not for ever after).
     in_force: dict[str, ConfirmationRecord] = field(default_factory=dict)
+    # Each case's bill, by its violation's id (a case whose work is not billed has none).
+    bills: dict[int, BillRecord] = field(default_factory=dict)
 
     @classmethod
     def read(cls, cases: CaseStore) -> NoticeRecords:
@@ -325,7 +340,38 @@ class NoticeRecords:
             deliveries=deliveries,
             street_clocks={c.key: c for kind in CASE_NOTICE for c in cases.clocks.list(kind=kind)},
             in_force=cases.confirmations.in_force(),
+            bills=case_bills(cases),
         )
+
+
+def case_bills(cases: CaseStore) -> dict[int, BillRecord]:
+    """Each billed case's bill, by its violation's id (two reads for the village)."""
+    of = {a.id: a.violation_id for a in cases.bills.list_abatements()}
+    return {
+        violation: b
+        for b in cases.bills.list()
+        if (violation := of.get(b.abatement_id)) is not None
+    }
+
+
+def bill_step_refusal(kind: str, bill: BillRecord | None) -> str | None:
+    """Why a bill's step cannot be recorded on this case now (None: it can), in words."""
+    if kind not in BILL_STEPS:
+        return None
+    step = STEP_LABELS[kind]
+    if bill is None:
+        return (
+            f"“{step}” cannot be recorded now: no bill has been issued for this case yet."
+            " Bill the Village's work first (Notices: Village work, costs and payments)."
+        )
+    if kind == "bill_received" and bill.received_at is not None:
+        return f"“{step}” is recorded already: the owner's receipt of this bill is on record."
+    if kind == "paid_in_full" and bill.balance > 0:
+        return (
+            f"“{step}” cannot be recorded now: the bill has ${bill.balance:,.2f} left to pay."
+            " Record the payment on the bill (Record payment); the payment in full closes it."
+        )
+    return None
 
 
 def notice_record(cases: Cases, number: str) -> NoticeRecord:
@@ -359,11 +405,16 @@ def can_serve(n: NoticeRecord, case: CaseNow | None) -> bool:
     return True
 
 
-def valid_steps(n: NoticeRecord, case: CaseNow | None, user: User) -> list[str]:
-    """The steps valid on the notice now that ``user`` may record."""
+def valid_steps(
+    n: NoticeRecord, case: CaseNow | None, user: User, bill: BillRecord | None = None
+) -> list[str]:
+    """The steps valid on the notice now that ``user`` may record; a bill's steps only
+    once the case's ``bill`` exists (and its receipt is not yet on record, or it is paid)."""
     steps = ["record_delivery"] if can_serve(n, case) else []
     if case is not None:
-        steps += [s for s in case.steps if s != "record_delivery"]
+        steps += [
+            s for s in case.steps if s != "record_delivery" and bill_step_refusal(s, bill) is None
+        ]
     return [s for s in steps if user.may(ACTION_PERMISSION[s])]
 
 
@@ -483,7 +534,7 @@ def notice_view(
         owner_deadline, note = case_deadline(records, n, violation)
     deliveries = records.deliveries.get(n.id, [])
     actions = records.actions.get(violation.key, []) if violation else []
-    steps = valid_steps(n, case, user)
+    steps = valid_steps(n, case, user, records.bills.get(n.violation_id or 0))
     status_words = NOTICE_STATUS.get(n.status, "")
     if n.status == "delivered":
         status_words = served_words(n, deliveries, actions)
@@ -793,8 +844,40 @@ def serve_notice(
         )  # fmt: skip
 
 
+def _check_step(number: str, kind: str, case: CaseNow | None, bill: BillRecord | None) -> None:
+    """A step the case cannot take now is refused (409), with why in the clerk's words."""
+    if case is None:
+        raise HTTPException(409, f"Notice {number} is not about a snow-and-ice case.")
+    refused = bill_step_refusal(kind, bill)
+    if refused is not None:
+        raise HTTPException(409, refused)
+    if kind not in case.steps:
+        raise HTTPException(409, refusal(kind, case.state, STEP_LABELS))
+
+
+def _bill_received(
+    request: Request, cases: CaseStore, profile: Profile, n: NoticeRecord, bill: BillRecord,
+    *, at: datetime, user: User, target: str,
+) -> RecordedAction:  # fmt: skip
+    """The owner received the bill (§ 370-10 G): the receipt and the last day to pay (receipt
+    + the bill's period to pay) recorded on the bill, and the case's clock told, as
+    ``sidewalk notices bill-received`` does."""
+    village = village_settings(request)
+    letterhead = None if village is None else Letterhead.from_settings(village, profile)
+    done = record_bill_receipt(
+        NoticeIssuer(cases, profile, letterhead=letterhead), bill.id, at, user.username
+    )
+    told = [a for a in cases.actions.list(target) if a.kind == "bill_received"]
+    due = f" It is payable by {local_day(done.due_date)}." if done.due_date else ""
+    return RecordedAction(
+        action_id=told[-1].id if told else 0, kind="bill_received", target=target, at=iso(at),
+        message=f"Recorded “{STEP_DONE['bill_received']}” for notice {n.number}.{due}",
+    )  # fmt: skip
+
+
 @router.post("/notices/{number}/actions", tags=["notices"])
 def act(
+    request: Request,
     number: str,
     body: ActionBody,
     *,
@@ -830,15 +913,23 @@ def act(
         detail["note"] = body.note
     target = n.frontage_id if body.kind == "record_treated" else violation.key
     case = snow_case(records, profile, n, at)
+    bill = records.bills.get(violation.id)
     if body.kind != "record_treated":
-        if case is None:
-            raise HTTPException(409, f"Notice {number} is not about a snow-and-ice case.")
-        if body.kind not in case.steps:
-            raise HTTPException(409, refusal(body.kind, case.state, STEP_LABELS))
+        _check_step(number, body.kind, case, bill)
+    crew = None
+    if body.kind == "abatement_done" and (body.workers or body.equipment):
+        crew = parse_crew(body.workers or [], body.equipment)
     try:
         parse_action(body.kind, target, detail, at=at, who=user.username)
     except ActionError as exc:
         raise HTTPException(422, f"Not recorded: {', '.join(exc.fields) or exc}") from None
+    if body.kind == "bill_received" and bill is not None:
+        return _bill_received(request, cases, profile, n, bill, at=at, user=user, target=target)
+    if crew is not None:
+        order = cases.bills.abatement_by_key(f"{violation.key}/abatement")
+        if order is None:
+            raise HTTPException(409, f"Notice {number}: no Village work order to record hours on.")
+        record_crew_work(cases, order.id, crew, at, user.username)
     action = cases.actions.record(body.kind, target, at, user.username, detail)
     return RecordedAction(
         action_id=action.id, kind=action.kind, target=target, at=iso(at),

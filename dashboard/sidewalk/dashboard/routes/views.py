@@ -78,6 +78,9 @@ class BillView(BaseModel):
     """A bill for a work order, with what is paid and what is left."""
 
     id: int
+    number: str | None = Field(
+        default=None, description="the bill's number: its notice's, in the notice register"
+    )
     abatement: int
     frontage: str
     amount: str

@@ -3,6 +3,7 @@
 import { adminPage } from "./admin.js";
 import { polesPage } from "./commission.js";
 import { feetInches, h, inchFraction, lineChart, mapSvg, measure } from "./draw.js";
+import { billPanel, crewFields, readCrew } from "./crew.js";
 import { exportsPage } from "./exports.js";
 import { jsonApi } from "./http.js";
 import { forgetRounds, roundsPage, startOutbox } from "./inspector.js";
@@ -292,18 +293,33 @@ function connectLive() {
 
 function abatementBlock(a) {
   const money = may("money");
-  const expenseForm = money && !a.bill ? h("form", { class: "entry inline", onsubmit: async (e) => {
-    e.preventDefault();
-    const f = e.target;
-    try {
-      await api(`/api/abatements/${a.id}/expenses`, { method: "POST", body: { amount: f.amount.value, description: f.description.value } });
-      toast("Cost entered"); await route();
-    } catch (err) { toast(`Refused: ${err.message}`); }
-  } },
-    h("label", { for: `amt-${a.id}` }, "Cost $"), h("input", { id: `amt-${a.id}`, name: "amount", inputmode: "decimal", required: "", size: "8" }),
-    h("label", { for: `desc-${a.id}` }, "for"), h("input", { id: `desc-${a.id}`, name: "description", required: "" }),
-    h("button", { type: "submit" }, "Add cost"),
-    a.expenses.length ? h("button", { type: "button", class: "secondary", onclick: async () => { await api(`/api/abatements/${a.id}/bill`, { method: "POST", body: {} }); toast("Bill created"); await route(); } }, "Create bill") : "") : "";
+  // The crew's hours: entered where the crew records that it finished (the notice's page),
+  // or here; changed here until the bill is issued.
+  const crewForm = () => {
+    const problem = h("div", { class: "problem", role: "alert" });
+    const form = h("form", { class: "crew-form", novalidate: "", onsubmit: async (e) => {
+      e.preventDefault();
+      const crew = readCrew(form);
+      if (crew.problem) { problem.textContent = crew.problem; problem.classList.add("show"); return; }
+      try {
+        await api(`/api/abatements/${a.id}/crew-work`, { method: "POST", body: crew });
+        toast("The crew's hours are recorded"); await route();
+      } catch (err) { problem.textContent = err.message; problem.classList.add("show"); }
+    } }, crewFields(h, `crew-${a.id}`, a.rates, a.crew_work),
+      h("div", { class: "actions" }, h("button", { type: "submit" }, "Record the crew's hours")), problem);
+    return form;
+  };
+  const mayCrew = !a.bill && a.status !== "withdrawn" && (money || may("notice_action"));
+  const crewBox = h("div", { class: "crew-box" });
+  if (a.crew_work) {
+    crewBox.append(h("p", {}, h("strong", {}, "Crew's hours: "), a.crew_work.words));
+    if (mayCrew) crewBox.append(h("button", { type: "button", class: "secondary", onclick: () => crewBox.replaceChildren(crewForm()) }, "Change the crew's hours"));
+  } else if (mayCrew) {
+    crewBox.append(h("p", { class: "muted" }, "The crew's hours are not entered yet."), crewForm());
+  }
+  const billing = money && !a.bill && a.status === "completed"
+    ? (a.crew_work ? billPanel(ctx, a, () => route()) : h("p", { class: "muted" }, "Enter the crew's hours to bill this work."))
+    : "";
   const payForm = money && a.bill && a.bill.status === "open" ? h("form", { class: "entry inline", onsubmit: async (e) => {
     e.preventDefault();
     const f = e.target;
@@ -320,9 +336,9 @@ function abatementBlock(a) {
     h("h2", {}, `Village work at ${a.address}: ${({ ordered: "crew to send", completed: "work done", withdrawn: "order withdrawn (the service it rested on was corrected)" })[a.status] || a.status}`),
     h("p", {}, `Why: ${a.reason_words}. Ordered ${fmt(a.ordered_at)}.`),
     h("ul", {}, ...a.expenses.map((e) => h("li", {}, `$${e.amount} ${e.description} (${fmt(e.incurred_at)})`))),
-    a.bill ? h("p", {}, `Bill: $${a.bill.amount}, paid $${a.bill.paid}, left to pay $${a.bill.balance} (${({ open: "unpaid", paid: "paid", certified: "on the tax roll" })[a.bill.status] || a.bill.status})${a.bill.due_date ? `, due ${a.bill.due_date}` : ""}`) : "",
+    a.bill ? h("p", {}, `Bill${a.bill.number ? ` ${a.bill.number}` : ""}: $${a.bill.amount}, paid $${a.bill.paid}, left to pay $${a.bill.balance} (${({ open: "unpaid", paid: "paid", certified: "on the tax roll" })[a.bill.status] || a.bill.status})${a.bill.due_date ? `, due ${a.bill.due_date}` : ""}`) : "",
     a.bill && a.bill.held ? h("p", { class: "error-text" }, `Held, not sent: ${a.bill.held}`) : "",
-    expenseForm, payForm);
+    crewBox, billing, payForm);
 }
 
 // ---------------------------------------------------------------- site

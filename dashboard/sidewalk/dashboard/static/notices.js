@@ -1,5 +1,6 @@
 // Notices: the list (deadline that matters, status in the clerk's words, print batches) and
 // one notice's page (its letter, only the steps valid now, service with a confirmation).
+import { crewFields, crewWords, readCrew } from "./crew.js";
 import { left, when } from "./when.js";
 
 async function clock(api, state) {
@@ -105,7 +106,8 @@ export async function noticePage(ctx, number) {
   const steps = n.steps.length
     ? h("div", { class: "actions steps" }, ...n.steps.map((s) => h("button", {
         type: "button", class: s.kind === "record_delivery" ? "" : "secondary", "data-step": s.kind,
-        onclick: () => (s.kind === "record_delivery" ? serviceForm(ctx, n, c, work, problem) : confirmStep(ctx, n, s, work, problem)),
+        onclick: () => (s.kind === "record_delivery" ? serviceForm(ctx, n, c, work, problem)
+          : s.kind === "abatement_done" ? crewDoneForm(ctx, n, s, work, problem) : confirmStep(ctx, n, s, work, problem)),
       }, s.label)))
     : h("p", { class: "muted", id: "no-steps" }, "Nothing can be recorded on this notice now.");
   // The letter is the command line's PDF; it is drawn here only when asked for (it takes a moment).
@@ -306,6 +308,51 @@ function confirmStep(ctx, n, step, work, problem) {
   work.replaceChildren(h("div", { class: "confirm", role: "group", "aria-label": "Confirm" },
     h("p", {}, `Record “${step.label}” for notice ${n.number} at ${n.address}, as of now?`),
     h("div", { class: "actions" }, yes, h("button", { type: "button", class: "secondary", onclick: () => work.replaceChildren() }, "Cancel"))));
+  yes.focus();
+}
+
+// "Village crew finished the work": who worked how many hours and which equipment ran how
+// long (the bill prices them at the profile's rates), and when, then a confirmation.
+async function crewDoneForm(ctx, n, step, work, problem) {
+  const { api, h } = ctx;
+  problem.classList.remove("show");
+  let order;
+  try { order = (await api("/api/abatements")).find((a) => a.frontage === n.frontage && a.status === "ordered"); } catch { order = undefined; }
+  const form = h("form", { class: "service crew-form", id: "crew-form", novalidate: "", onsubmit: (e) => {
+    e.preventDefault();
+    const crew = readCrew(form);
+    if (crew.problem) { showProblem(problem, crew.problem); return; }
+    problem.classList.remove("show");
+    confirmCrewDone(ctx, n, step, work, problem, { ...crew, at: form.elements.at.value }, () => work.replaceChildren(form));
+  } },
+    h("p", {}, `${n.address}: ${order ? order.reason_words : "the Village's work"}.`),
+    crewFields(h, "done", order?.rates || [], null),
+    h("label", { for: "done-at" }, "When the crew finished"),
+    h("input", { id: "done-at", name: "at", type: "datetime-local", "aria-describedby": "done-at-help" }),
+    h("div", { id: "done-at-help", class: "muted" }, "Leave empty for now."),
+    h("div", { class: "actions" }, h("button", { type: "submit" }, "Continue"),
+      h("button", { type: "button", class: "secondary", onclick: () => work.replaceChildren() }, "Cancel")));
+  work.replaceChildren(form);
+  form.querySelector("input")?.focus();
+}
+
+function confirmCrewDone(ctx, n, step, work, problem, crew, back) {
+  const { api, h, toast, route } = ctx;
+  const yes = h("button", { type: "button", id: "confirm-yes", onclick: async () => {
+    yes.disabled = true;
+    try {
+      const body = { kind: step.kind, workers: crew.workers, equipment: crew.equipment };
+      if (crew.at) body.at = crew.at; // the village's local time
+      const result = await api(`/api/notices/${encodeURIComponent(n.number)}/actions`, { method: "POST", body });
+      toast(result.message);
+      await route();
+    } catch (err) { showProblem(problem, err.message); yes.disabled = false; }
+  } }, "Yes, record it");
+  work.replaceChildren(h("div", { class: "confirm", role: "group", "aria-label": "Confirm the crew's work" },
+    h("p", {}, h("strong", {}, `${step.label}: ${n.address}`), `, ${crew.at ? localWords(crew.at) : "now"}.`),
+    h("p", { id: "crew-confirm-text" }, `Crew's hours: ${crewWords(crew)}.`),
+    h("p", { class: "muted" }, "The costs are incurred when the work was done; the clerk bills these hours at the Village's rates."),
+    h("div", { class: "actions" }, yes, h("button", { type: "button", class: "secondary", onclick: back }, "Go back"))));
   yes.focus();
 }
 

@@ -165,6 +165,27 @@ class BillRepository:
             session.flush()
             return from_row(AbatementRecord, row)
 
+    def record_crew_work(
+        self, abatement_id: int, work: Mapping[str, Any], at: datetime, who: str
+    ) -> AbatementRecord:
+        """Keep the crew's hours (who worked how long, which equipment ran how long) with
+        the work order, for its bill; entered again, the later entry stands (audited).
+        Refused once the work order is billed: the bill priced the hours it had."""
+        at = aware("at", at)
+        with self._uow.write() as session:
+            row = self._uow.get(session, m.Abatement, abatement_id)
+            if session.scalar(select(m.Bill.id).where(m.Bill.abatement_id == row.id)) is not None:
+                raise BillingError("This work order is billed already: its hours are final.")
+            entered = jsonable(work)
+            if (row.detail or {}).get("crew_work") != entered:
+                row.detail = {**(row.detail or {}), "crew_work": entered}
+                self._audit.chain(
+                    session, who, "abatement.crew_work", f"abatement:{row.id}",
+                    {"crew_work": entered, "at": at},
+                )  # fmt: skip
+            session.flush()
+            return from_row(AbatementRecord, row)
+
     def get_abatement(self, abatement_id: int) -> AbatementRecord:
         with self._uow.read() as session:
             return from_row(AbatementRecord, self._uow.get(session, m.Abatement, abatement_id))
