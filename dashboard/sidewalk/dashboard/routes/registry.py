@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Literal
@@ -149,6 +150,11 @@ class CommandView(BaseModel):
     outcome: Literal["ok", "error", "no_answer", "not_connected"]
     transaction: str | None
     message: str
+    # The pole's calibration as it stands after the answer (the page's tag shows it
+    # without a reload): what a reply says the pole runs is recorded as its report.
+    calibration: CalibrationState | None = None
+    calibration_words: str | None = None
+    calibration_reported_at: str | None = None
 
 
 # -- the pure parts --------------------------------------------------------------
@@ -445,9 +451,11 @@ def _record_size(cases: CaseStore, body: CornersIn, who: str) -> None:
 
 @router.post("/registry/poles/{device}/commands", tags=["registry"])
 def send_command(
-    *, device: str, body: CommandIn, user: Admin, cases: Cases, link: Link
+    *, device: str, body: CommandIn, user: Admin, cases: Cases, link: Link, now: Now
 ) -> CommandView:
-    """Send the registry's calibration (or a request for a fresh picture) and wait for the reply."""
+    """Send the registry's calibration (or a request for a fresh picture) and wait for the
+    reply. The calibration a reply says the pole runs is recorded as the pole's report (as
+    its next health report would), and the answer carries the pole's calibration state."""
     _known_pole(cases, device)
     if link is None:
         return CommandView(
@@ -467,8 +475,10 @@ def send_command(
         expected = cases.registry.expected_calibration(device)
         sent = link.send(device, CALIBRATION_COMMAND, {"cameras": calibration_command(cameras)})
         message = sent.message
+        runs = sent.data.get("calibration")
+        if isinstance(runs, str) and re.fullmatch(r"[0-9a-f]{64}", runs):
+            cases.registry.record_reported_calibration(device, runs, now)
         if sent.outcome == "ok":
-            runs = sent.data.get("calibration")
             message = (
                 "The pole took the calibration and runs it now."
                 if runs == expected
@@ -478,4 +488,10 @@ def send_command(
         user.username, f"pole.{body.command}", f"registry:pole:{device}",
         {"transaction": sent.transaction, "outcome": sent.outcome},
     )  # fmt: skip
-    return CommandView(outcome=sent.outcome, transaction=sent.transaction, message=message)
+    d = cases.registry.get_device(device)
+    state = calibration_state(cases.registry.expected_calibration(device), d.reported_calibration)
+    return CommandView(
+        outcome=sent.outcome, transaction=sent.transaction, message=message,
+        calibration=state, calibration_words=CALIBRATION_WORDS[state],
+        calibration_reported_at=iso(d.reported_calibration_at),
+    )  # fmt: skip

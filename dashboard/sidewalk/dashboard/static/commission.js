@@ -95,11 +95,24 @@ function poleSection(ctx, p, frontages, fmt, rerender, open) {
       r.transaction ? h("span", { class: "muted" }, ` (reference ${r.transaction.slice(0, 8)})`) : "");
     result.className = `send-result ${r.outcome === "ok" ? "cal-ok" : "cal-bad"}`;
   };
+  // The pole's calibration tag, refreshed in place from a command's answer (no reload).
+  const tag = h("span", { class: `tag ${WORD_CLASS[p.calibration]}`, "data-calibration": p.calibration }, p.calibration_words);
+  const told = h("span", { class: "muted cal-told" }, p.calibration_reported_at ? ` (the pole said so ${fmt(p.calibration_reported_at)})` : "");
+  const showCalibration = (r) => {
+    if (!r.calibration) return;
+    tag.className = `tag ${WORD_CLASS[r.calibration]}`;
+    tag.dataset.calibration = r.calibration;
+    tag.textContent = r.calibration_words;
+    told.textContent = r.calibration_reported_at ? ` (the pole said so ${fmt(r.calibration_reported_at)})` : "";
+  };
   const command = async (name, button) => {
     button.disabled = true;
     result.textContent = "Waiting for the pole's answer…";
-    try { say(await api(`/api/registry/poles/${encodeURIComponent(id)}/commands`, { method: "POST", body: { command: name } })); }
-    catch (err) { say({ outcome: "error", message: err.message }); }
+    try {
+      const r = await api(`/api/registry/poles/${encodeURIComponent(id)}/commands`, { method: "POST", body: { command: name } });
+      say(r);
+      showCalibration(r);
+    } catch (err) { say({ outcome: "error", message: err.message }); }
     button.disabled = false;
   };
   const watched = new Set(p.frontages.map((f) => f.id));
@@ -133,8 +146,7 @@ function poleSection(ctx, p, frontages, fmt, rerender, open) {
     h("h2", { id: `pole-h-${id}` }, p.label ? `${p.label} (${id})` : id),
     h("p", { class: "pole-status" },
       h("span", {}, `Last heard: ${fmt(p.last_heard)}`), " · ",
-      h("span", { class: `tag ${WORD_CLASS[p.calibration]}`, "data-calibration": p.calibration }, p.calibration_words),
-      p.calibration_reported_at ? h("span", { class: "muted" }, ` (the pole said so ${fmt(p.calibration_reported_at)})`) : ""),
+      tag, told),
     h("h3", {}, "Frontages it watches"),
     p.frontages.length ? list : h("p", { class: "muted" }, "None yet: assign the frontages this pole's camera sees."),
     others.length ? assign : h("p", { class: "muted" }, "Every frontage in the registry is assigned to this pole."),
