@@ -83,12 +83,16 @@ function badge(category, text) {
 const CLOCK_STEP = 50;
 const FRONTAGE_STEP = 100;
 let overviewTables = null;
+let overviewMap = null;
 
 const counted = new Intl.NumberFormat("en-US");
 const thousands = (x) => counted.format(x);
 
-function pagedTable({ id, tbody, rows, draw, text, step, find, what, empty, colspan }) {
+// Rows are drawn once and kept by ``key``: a render draws only the rows it lacks (or that
+// ``changed`` marked) and moves the rest into place, so a live event costs its own row.
+function pagedTable({ id, tbody, rows, draw, text, step, find, what, empty, colspan, key }) {
   let shown = step;
+  let drawn = new Map();
   const filter = h("input", { id: `${id}-filter`, type: "search", autocomplete: "off", "aria-controls": id });
   const tools = h("div", { class: "table-find" }, h("label", { for: `${id}-filter` }, find), filter);
   const status = h("span", { role: "status" });
@@ -100,7 +104,16 @@ function pagedTable({ id, tbody, rows, draw, text, step, find, what, empty, cols
     const matched = q ? all.filter((r) => text(r).toLowerCase().includes(q)) : all;
     const page = matched.slice(0, shown);
     const none = q ? "Nothing here matches what you typed." : empty;
-    tbody.replaceChildren(...(page.length ? page.map(draw) : none ? [h("tr", {}, h("td", { colspan, class: "muted" }, none))] : []));
+    const kept = new Map();
+    const want = page.map((r) => {
+      const row = drawn.get(key(r)) || draw(r);
+      kept.set(key(r), row);
+      return row;
+    });
+    drawn = kept;
+    if (!want.length && none) want.push(h("tr", {}, h("td", { colspan, class: "muted" }, none)));
+    want.forEach((row, i) => { if (tbody.children[i] !== row) tbody.insertBefore(row, tbody.children[i] || null); });
+    while (tbody.children.length > want.length) tbody.lastElementChild.remove();
     tools.hidden = foot.hidden = all.length <= step;
     status.textContent = q ? `Showing ${thousands(page.length)} of the ${thousands(matched.length)} ${what} that match (${thousands(all.length)} in all).`
       : `Showing ${thousands(page.length)} of ${thousands(all.length)} ${what}.`;
@@ -109,7 +122,9 @@ function pagedTable({ id, tbody, rows, draw, text, step, find, what, empty, cols
   }
   filter.addEventListener("input", () => { shown = step; render(); });
   more.addEventListener("click", () => { shown += step; render(); });
-  return { tools, foot, render };
+  // A row's record changed: drawn afresh by the next render, or ``row`` is its new drawing.
+  const changed = (k, row) => (row ? drawn.set(k, row) : drawn.delete(k));
+  return { tools, foot, render, changed };
 }
 
 async function overviewPage() {
@@ -129,7 +144,7 @@ async function overviewPage() {
   const clocks = pagedTable({
     id: "clock-rows", tbody: clockBody, rows: () => state.overview.clocks, draw: clockRow, step: CLOCK_STEP,
     text: (c) => `${c.address || c.frontage} ${kindWords(c.kind)} ${stateWords(c.kind, c.state)}`, find: "Find a frontage or state",
-    what: "running clocks, soonest deadline first", empty: "No clock is running.", colspan: "4",
+    what: "running clocks, soonest deadline first", empty: "No clock is running.", colspan: "4", key: (c) => c.id,
   });
   const owners = may("owner_details");
   const frontageBody = h("tbody", { id: "frontage-rows" });
@@ -137,7 +152,7 @@ async function overviewPage() {
     id: "frontage-rows", tbody: frontageBody, rows: () => state.overview.frontages, draw: frontageRow, step: FRONTAGE_STEP,
     text: (f) => `${f.address} ${f.id} ${stateWords(f.kind, f.state)} ${f.owner || ""}`,
     find: owners ? "Find an address, frontage, state or owner" : "Find an address, frontage or state",
-    what: "frontages", empty: "", colspan: owners ? "5" : "4",
+    what: "frontages", empty: "", colspan: owners ? "5" : "4", key: (f) => f.id,
   });
   overviewTables = { clocks, frontages, dirty: false };
   const live = h("ul", { class: "events", id: "live-events", "aria-live": "polite" },
@@ -147,7 +162,7 @@ async function overviewPage() {
     h("div", { class: "grid" },
       h("section", { class: "panel map", "aria-labelledby": "map-h" },
         h("h2", { id: "map-h" }, `Frontages (${overview.frontages.length})`),
-        mapSvg(map, overview.categories, (id) => frontageLabel(id)),
+        overviewMap = mapSvg(map, overview.categories, (id) => frontageLabel(id)),
         legend),
       h("div", {},
         h("section", { class: "panel", "aria-labelledby": "clocks-h" },
@@ -238,10 +253,15 @@ function applyTransition(e) {
   const f = frontageIndex().get(e.frontage);
   if (f && (e.active || e.clock_kind === "clearing")) {
     Object.assign(f, { kind: e.clock_kind, state: e.to, category: e.category, deadline: e.active ? e.deadline : null });
+    // Its row, where it is drawn, redrawn in place (the table's order does not change).
     const row = document.querySelector(`#frontage-rows tr[data-frontage="${CSS.escape(e.frontage)}"]`);
-    if (row) row.replaceWith(frontageRow(f));
+    const fresh = row ? frontageRow(f) : undefined;
+    if (row) row.replaceWith(fresh);
+    overviewTables?.frontages.changed(f.id, fresh);
   }
-  // A storm moves many clocks at once: one sort and one redraw per frame, not per event.
+  overviewTables?.clocks.changed(e.clock_id);
+  // A storm moves many clocks at once: one sort and one render per frame, not per event; the
+  // render draws the changed clocks' rows only.
   if (overviewTables && !overviewTables.dirty) {
     overviewTables.dirty = true;
     requestAnimationFrame(() => {
@@ -255,15 +275,9 @@ function applyTransition(e) {
 function onTransition(e) {
   e.received_ms = Date.now();
   state.live.push(e);
-  const shape = document.querySelector(`[data-frontage-shape="${CSS.escape(e.frontage)}"]`);
   const color = state.overview?.categories?.[e.category]?.color;
-  if (shape && color && (e.active || e.clock_kind === "clearing")) {
-    shape.setAttribute("fill", color);
-    shape.setAttribute("stroke", color);
-    shape.setAttribute("data-category", e.category);
-    shape.classList.remove("flash");
-    void shape.getBBox?.();
-    shape.classList.add("flash");
+  if (overviewMap?.isConnected && overviewMap.recolor && color && (e.active || e.clock_kind === "clearing")) {
+    overviewMap.recolor(e.frontage, e.category, color);
   }
   const list = document.getElementById("live-events");
   if (list) list.prepend(liveItem(e));

@@ -32,15 +32,14 @@ function rings(geometry) {
   return [];
 }
 
-// Fit every frontage into an SVG; lon/lat get an equirectangular projection with
-// the x scale shrunk by cos(latitude), which is exact enough for one village.
-export function mapSvg(collection, categories, label) {
-  const streets = collection.streets || [];
-  const all = collection.features.concat(streets).flatMap((f) => rings(f.geometry).flat());
-  if (!all.length) return h("p", { class: "muted" }, "No frontages to draw.");
-  const xs = all.map((p) => p[0]);
-  const ys = all.map((p) => p[1]);
-  const [minX, maxX, minY, maxY] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
+// Lon/lat to the map's 1000-wide drawing: an equirectangular projection with the x scale
+// shrunk by cos(latitude), which is exact enough for one village.
+function fitted(all) {
+  let [minX, maxX, minY, maxY] = [Infinity, -Infinity, Infinity, -Infinity];
+  for (const [x, y] of all) {
+    if (x < minX) minX = x; if (x > maxX) maxX = x;
+    if (y < minY) minY = y; if (y > maxY) maxY = y;
+  }
   const k = Math.cos(((minY + maxY) / 2) * Math.PI / 180);
   const width = 1000;
   const spanX = Math.max((maxX - minX) * k, 1e-9);
@@ -48,6 +47,21 @@ export function mapSvg(collection, categories, label) {
   const scale = (width - 40) / Math.max(spanX, spanY * 1.6);
   const height = Math.max(spanY * scale + 40, 160);
   const px = (p) => [20 + (p[0] - minX) * k * scale, height - 20 - (p[1] - minY) * scale];
+  return { px, width, height };
+}
+
+// Above this many frontages the map is one canvas (MAP_CANVAS_FROM): 2,000 SVG shapes, each
+// a tab stop with its own name, cost Chromium most of a second to build, style and paint.
+export const MAP_CANVAS_FROM = 100;
+
+// Fit every frontage into an SVG (a small village: each shape named and reached by Tab) or,
+// past MAP_CANVAS_FROM frontages, one canvas (mapCanvas).
+export function mapSvg(collection, categories, label) {
+  const streets = collection.streets || [];
+  const all = collection.features.concat(streets).flatMap((f) => rings(f.geometry).flat());
+  if (!all.length) return h("p", { class: "muted" }, "No frontages to draw.");
+  if (collection.features.length > MAP_CANVAS_FROM) return mapCanvas(collection, categories, label, fitted(all));
+  const { px, width, height } = fitted(all);
   const svg = s("svg", { viewBox: `0 0 ${width} ${height.toFixed(0)}`, role: "group", "aria-label": "Map of frontages colored by state" });
   for (const street of streets) {
     for (const ring of rings(street.geometry)) {
@@ -86,7 +100,148 @@ export function mapSvg(collection, categories, label) {
       }
     }
   }
+  svg.setAttribute("data-shapes-drawn", String(collection.features.length));
+  svg.recolor = (frontage, category, color) => {
+    const shape = svg.querySelector(`[data-frontage-shape="${CSS.escape(frontage)}"]`);
+    if (!shape) return;
+    shape.setAttribute("fill", color);
+    shape.setAttribute("stroke", color);
+    shape.setAttribute("data-category", category);
+    shape.classList.remove("flash");
+    void shape.getBBox?.();
+    shape.classList.add("flash");
+  };
   return svg;
+}
+
+// A big village's map: every frontage painted on one canvas, repainted at most once per
+// animation frame (a live event recolours its shape). The pointer names the frontage under it
+// (the canvas's title) and a click opens its property page; the keyboard's way to each property
+// is the frontage table's address links, whose filter finds any frontage. ``canvas.shapes``:
+// each frontage's id, category and box in the drawing's units (for the tests).
+function mapCanvas(collection, categories, label, { px, width, height }) {
+  const canvas = h("canvas", {
+    class: "geo-canvas", role: "img", width: String(width), height: String(Math.round(height)),
+    "aria-label": `Map of ${collection.features.length} frontages coloured by state; the table of frontages below lists each with its state`,
+  });
+  const streets = [];
+  for (const street of collection.streets || []) {
+    for (const ring of rings(street.geometry)) {
+      const pts = ring.map(px);
+      const path = new Path2D();
+      pts.forEach(([x, y], i) => (i ? path.lineTo(x, y) : path.moveTo(x, y)));
+      path.closePath();
+      const ys = pts.map((p) => p[1]);
+      streets.push({ path, name: street.properties.street, x: Math.min(...pts.map((p) => p[0])) + 6, y: (Math.min(...ys) + Math.max(...ys)) / 2 + 5 });
+    }
+  }
+  const shapes = [];
+  const byId = new Map();
+  for (const feature of collection.features) {
+    const props = feature.properties;
+    const closed = feature.geometry.type.endsWith("Polygon");
+    for (const ring of rings(feature.geometry)) {
+      const path = new Path2D();
+      let [x0, y0, x1, y1] = [Infinity, Infinity, -Infinity, -Infinity];
+      ring.forEach((p, i) => {
+        const [x, y] = px(p);
+        if (i) path.lineTo(x, y); else path.moveTo(x, y);
+        if (x < x0) x0 = x; if (x > x1) x1 = x;
+        if (y < y0) y0 = y; if (y > y1) y1 = y;
+      });
+      if (closed) path.closePath();
+      const shape = { id: props.frontage, category: props.category, closed, path, box: [x0, y0, x1 - x0, y1 - y0], flash: 0 };
+      shapes.push(shape);
+      if (!byId.has(shape.id)) byId.set(shape.id, []);
+      byId.get(shape.id).push(shape);
+    }
+  }
+  const colour = (category) => (categories[category] || categories.none).color;
+  let cssWidth = 0;
+  let pending = false;
+  let over = null;
+  function paint() {
+    pending = false;
+    cssWidth = canvas.clientWidth || width;
+    const ratio = window.devicePixelRatio || 1;
+    const pixels = Math.max(1, Math.round(cssWidth * ratio));
+    if (canvas.width !== pixels) {
+      canvas.width = pixels;
+      canvas.height = Math.max(1, Math.round((pixels * height) / width));
+    }
+    const g = canvas.getContext("2d");
+    const k = canvas.width / width;
+    const onScreen = width / cssWidth; // drawing units per CSS pixel: strokes keep their screen width
+    g.setTransform(1, 0, 0, 1, 0, 0);
+    g.fillStyle = "#e9edf1";
+    g.fillRect(0, 0, canvas.width, canvas.height);
+    g.setTransform(k, 0, 0, k, 0, 0);
+    g.lineJoin = "round";
+    for (const st of streets) {
+      g.fillStyle = "#c3cad2"; g.fill(st.path);
+      g.strokeStyle = "#fff"; g.lineWidth = onScreen; g.stroke(st.path);
+    }
+    g.fillStyle = "#4b5560";
+    g.font = "600 14px system-ui, sans-serif";
+    for (const st of streets) g.fillText(st.name, st.x, st.y);
+    const now = performance.now();
+    for (const shape of shapes) {
+      const c = colour(shape.category);
+      const lit = shape === over || shape.flash > now;
+      g.strokeStyle = lit ? "#ffbf47" : c;
+      g.lineWidth = (lit ? 6 : 4) * onScreen;
+      if (shape.closed) { g.fillStyle = c; g.fill(shape.path); }
+      g.stroke(shape.path);
+    }
+    canvas.setAttribute("data-shapes-drawn", String(collection.features.length));
+  }
+  const repaint = () => {
+    if (!pending) { pending = true; requestAnimationFrame(paint); }
+  };
+  // The frontage under a pointer event: its box first, then the shape itself.
+  function shapeAt(e) {
+    const rect = canvas.getBoundingClientRect();
+    if (!rect.width) return null;
+    const x = ((e.clientX - rect.left) * width) / rect.width;
+    const y = ((e.clientY - rect.top) * width) / rect.width;
+    const g = canvas.getContext("2d");
+    const k = canvas.width / width;
+    const slack = (6 * width) / rect.width;
+    g.setTransform(k, 0, 0, k, 0, 0);
+    g.lineWidth = slack;
+    for (let i = shapes.length - 1; i >= 0; i--) {
+      const { box, path, closed } = shapes[i];
+      if (x < box[0] - slack || x > box[0] + box[2] + slack || y < box[1] - slack || y > box[1] + box[3] + slack) continue;
+      if ((closed && g.isPointInPath(path, x * k, y * k)) || g.isPointInStroke(path, x * k, y * k)) return shapes[i];
+    }
+    return null;
+  }
+  canvas.addEventListener("pointermove", (e) => {
+    const shape = shapeAt(e);
+    if (shape === over) return;
+    over = shape;
+    if (shape) canvas.setAttribute("title", label(shape.id)); else canvas.removeAttribute("title");
+    canvas.classList.toggle("over", !!shape);
+    repaint();
+  });
+  canvas.addEventListener("pointerleave", () => {
+    if (!over) return;
+    over = null; canvas.removeAttribute("title"); canvas.classList.remove("over"); repaint();
+  });
+  canvas.addEventListener("click", (e) => {
+    const shape = shapeAt(e);
+    if (shape) location.hash = `#property/${encodeURIComponent(shape.id)}`;
+  });
+  canvas.shapes = shapes;
+  canvas.recolor = (frontage, category) => {
+    const until = performance.now() + 1200;
+    for (const shape of byId.get(frontage) || []) { shape.category = category; shape.flash = until; }
+    repaint();
+    setTimeout(repaint, 1250);
+  };
+  // Drawn once it is in the page (its width known), again when that width changes.
+  new ResizeObserver(() => { if (canvas.clientWidth && canvas.clientWidth !== cssWidth) paint(); }).observe(canvas);
+  return canvas;
 }
 
 // Units as the ordinance writes them (feet and inches, °F), with the SI value for the hover
