@@ -11,7 +11,11 @@ charge is entered (``sidewalk notices tax-roll``) and the clerk is told why late
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from decimal import Decimal
 
+from typer.testing import CliRunner
+
+from sidewalk.cli import app
 from sidewalk.storage.cases import CaseStore
 from tests.cli.test_sale_during_open_case import Street, street
 
@@ -29,13 +33,25 @@ def test_a_bill_received_on_day_55_is_entered_when_its_ten_days_end(street: Stre
     street.runner.tick()
     street.runner.advance(datetime(2026, 12, 13, 16, 0, tzinfo=UTC))  # the 24 hours ran out
     [order] = cases.bills.list_abatements()
-    street.sidewalk(
-        "act", "abatement_done", notice.number, "--who", "Crew Chief", "--at", "2026-12-14T10:00"
+    out = street.sidewalk(
+        "act", "abatement_done", notice.number, "--who", "Crew Chief", "--at", "2026-12-14T10:00",
+        "--worker", "Crew Chief=1", "--worker", "Lee Kruger=0.5",
     )  # day 0; day 60 is February 12, 2027
+    assert "the crew's hours: Crew Chief 1 h, Lee Kruger 0.5 h" in " ".join(out.split())
     street.runner.tick()
+    # The bill's receipt before any bill: refused in words, nothing recorded.
+    early = CliRunner().invoke(
+        app, ["act", "bill_received", notice.number, "--who", "Pat Clerk",
+              "--config", str(street.config)], env={"COLUMNS": "200"},
+    )  # fmt: skip
+    assert early.exit_code != 0, early.output
+    assert "no bill has been issued for this case yet" in " ".join(early.output.split())
+    assert not [a for a in cases.actions.list() if a.kind == "bill_received"]
+    # The bill prices the hours the crew recorded (1.5 person-hours at $45.00).
     street.sidewalk("notices", "bill", str(order.id), "--who", "Pat Clerk",
-                    "--crew-hours", "1.5", "--at", "2027-02-07T09:00")  # fmt: skip
+                    "--at", "2027-02-07T09:00")  # fmt: skip
     [bill] = cases.bills.list()
+    assert bill.amount == Decimal("67.50")
     out = street.sidewalk(
         "notices", "bill-received", str(bill.id), "--who", "Pat Clerk", "--at", "2027-02-07T15:00"
     )  # day 55: payable through Feb 17

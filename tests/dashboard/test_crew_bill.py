@@ -152,6 +152,13 @@ def test_the_crew_enters_its_hours_on_a_phone_and_the_clerk_previews_the_bill(
     desk.set_viewport_size({"width": 390, "height": 844})
     assert no_sideways_scroll(desk)
     shot(desk, "41-bill-preview-390")
+    # At the desk the hours may still be changed before the bill: the form comes filled in.
+    desk.set_viewport_size({"width": 1366, "height": 900})
+    block.get_by_role("button", name="Change the crew's hours").click()
+    expect(block.get_by_label("Worker 2")).to_have_value("Lee Kruger")
+    expect(block.locator(f"#crew-{order.id}-equipment-1-hours")).to_have_value("1")
+    assert no_sideways_scroll(desk)
+    shot(desk, "42-crew-hours-change-1366")
     # Nothing is billed until the clerk confirms.
     assert cases.bills.list() == []
     assert errors == []

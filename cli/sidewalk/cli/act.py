@@ -166,6 +166,8 @@ def act(  # noqa: PLR0917 (Typer maps parameters to options)
             detail = {"method": method or "hand"} if kind == "record_delivery" else {}
             case = _case(cases, place.profile, notice)
             _try(kind, notice.number, when, who, case=case, detail=detail)
+            if kind in ("bill_received", "paid_in_full"):
+                _bill_first(cases, notice, kind)
             _record(cases, notice, kind, when, who, method=method or "hand", profile=place.profile)
             address = cases.registry.get_frontage(notice.frontage_id).street_address
             what = f"notice {notice.number}, {address}"
@@ -176,6 +178,19 @@ def act(  # noqa: PLR0917 (Typer maps parameters to options)
         " the analytics runner applies it",
         soft_wrap=True,
     )
+
+
+def _bill_first(cases: CaseStore, notice: NoticeRecord, kind: str) -> None:
+    """A bill's step only once the case's bill exists (the dashboard refuses it too)."""
+    order = None
+    if notice.violation_id is not None:
+        key = cases.clocks.get_violation(notice.violation_id).key
+        order = cases.bills.abatement_by_key(f"{key}/abatement")
+    if order is None or cases.bills.for_abatement(order.id) is None:
+        fail(
+            f"refused: {notice.number}: {STEPS[kind]} cannot be recorded: no bill has been"
+            " issued for this case yet (bill it first: sidewalk notices bill)"
+        )
 
 
 def _crew(kind: str, workers: list[str], equipment: list[str]) -> CrewWork | None:

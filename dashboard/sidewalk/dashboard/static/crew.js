@@ -100,7 +100,7 @@ export function billPanel(ctx, a, done) {
       h("p", {}, h("strong", {}, "To: "), seen.to),
       seen.crew ? h("p", {}, h("strong", {}, "Crew's hours: "), seen.crew) : "",
       h("table", { class: "ledger" }, h("tbody", {},
-        ...seen.lines.map((x) => h("tr", {}, h("td", {}, x.text, x.unconfirmed ? h("span", { class: "unconfirmed" }, "rate not confirmed") : ""), h("td", { class: "num" }, x.amount))),
+        ...seen.lines.map((x) => h("tr", {}, h("td", {}, x.text.replace(/ = \$[\d,.]+$/, ""), x.unconfirmed ? h("span", { class: "unconfirmed" }, "rate not confirmed") : ""), h("td", { class: "num" }, x.amount))),
         h("tr", { class: "total" }, h("th", { scope: "row" }, "Total"), h("td", { class: "num" }, `$${seen.total}`)))),
       seen.held ? h("p", { class: "error-text" }, seen.held) : "",
       h("details", { class: "letter-words", open: "" }, h("summary", {}, "The letter's words (as printed)"), h("pre", { class: "letter-text" }, seen.text)),
