@@ -236,21 +236,20 @@ def issued(clerk: httpx.Client, cases: CaseStore, order: int, preview: str) -> d
     return bill
 
 
-def received(clerk: httpx.Client, cases: CaseStore, bill: dict[str, Any]) -> None:
-    """The receipt is offered once the bill exists, and sets its received and due dates;
-    the payment in full is refused while money is owed."""
+def receipt_offered(clerk: httpx.Client) -> None:
+    """The receipt is offered once the bill exists; the payment in full is refused while
+    money is owed."""
     steps = [s["kind"] for s in clerk.get(f"/api/notices/{NUMBER}").json()["steps"]]
     assert "bill_received" in steps, steps
     assert "paid_in_full" not in steps, steps
     unpaid = clerk.post(f"/api/notices/{NUMBER}/actions", json={"kind": "paid_in_full"})
     assert unpaid.status_code == 409, unpaid.text
     assert f"the bill has ${TOTAL} left to pay" in unpaid.json()["detail"]
-    done = clerk.post(
-        f"/api/notices/{NUMBER}/actions", json={"kind": "bill_received", "at": "2026-12-14T10:00"}
-    )
-    assert done.status_code == 200, done.text
-    # G: payable within 10 calendar days from receipt: Dec 14 + 10 = Dec 24.
-    assert "payable by Thursday, December 24, 2026" in done.json()["message"]
+
+
+def received(clerk: httpx.Client, cases: CaseStore, bill: dict[str, Any]) -> None:
+    """The receipt recorded (Dec 14, 10 AM) set the bill's received and due dates, the
+    clock was told once, and a second receipt is refused in words."""
     on_record = cases.bills.get(bill["id"])
     assert on_record.received_at is not None
     assert on_record.received_at.date() == date(2026, 12, 14)
@@ -290,4 +289,33 @@ def test_preview_confirm_numbered_bill_and_the_bill_steps_only_once_it_exists(
     assert again["held"] is None
     assert PREVIEW_NUMBER in again["text"]
     assert f"Total due: ${TOTAL}" in again["text"]
-    received(clerk, cases, issued(clerk, cases, order.id, again["text"]))
+    issued(clerk, cases, order.id, again["text"])
+    receipt_offered(clerk)
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed")
+def test_the_clerk_records_the_bills_receipt_on_its_page_and_the_due_date_follows(
+    browser_context: BrowserContext, ordered: Dashboard
+) -> None:
+    """After the bill (the test above): on the bill's own page, on a phone, "Owner received
+    the bill" asks when; G's 10 calendar days run from that receipt."""
+    dashboard = ordered
+    cases = dashboard.storm.cases
+    [bill] = cases.bills.list()
+    [letter] = cases.notices.list(kind="abatement_bill")
+    page, errors = fresh_page(browser_context, dashboard, "clerk", 390, 844)
+    page.goto(f"{dashboard.url}/#notice/{letter.number}")
+    expect(page.locator("body")).to_have_attribute("data-ready", "notice")
+    expect(page.locator("[data-step]").filter(has_text="Paid in full")).to_have_count(0)
+    page.get_by_role("button", name="Owner received the bill").click()
+    page.get_by_label("When the owner received it").fill("2026-12-14T10:00")
+    assert no_sideways_scroll(page)
+    shot(page, "43-bill-received-390")
+    page.get_by_role("button", name="Yes, record it").click()
+    # G: payable within 10 calendar days from receipt: Dec 14 + 10 = Dec 24.
+    expect(page.locator("#toast")).to_contain_text("payable by Thursday, December 24, 2026")
+    expect(page.locator("[data-step]").filter(has_text="Owner received the bill")).to_have_count(0)
+    plain_words(page)
+    assert errors == []
+    clerk = dashboard.login("clerk")
+    received(clerk, cases, {"id": bill.id, "number": letter.number})

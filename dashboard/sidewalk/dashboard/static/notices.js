@@ -297,16 +297,23 @@ function showProblem(problem, message) {
 function confirmStep(ctx, n, step, work, problem) {
   const { api, h, toast, route } = ctx;
   problem.classList.remove("show");
+  // The bill's receipt is often recorded after the day (a mailed bill): when it was received.
+  const when = step.kind === "bill_received"
+    ? h("input", { id: "step-at", name: "at", type: "datetime-local", "aria-describedby": "step-at-help" }) : null;
   const yes = h("button", { type: "button", id: "confirm-yes", onclick: async () => {
     yes.disabled = true;
     try {
-      const result = await api(`/api/notices/${encodeURIComponent(n.number)}/actions`, { method: "POST", body: { kind: step.kind } });
+      const body = { kind: step.kind };
+      if (when && when.value) body.at = when.value; // the village's local time
+      const result = await api(`/api/notices/${encodeURIComponent(n.number)}/actions`, { method: "POST", body });
       toast(result.message);
       await route();
     } catch (err) { showProblem(problem, err.message); yes.disabled = false; }
   } }, "Yes, record it");
   work.replaceChildren(h("div", { class: "confirm", role: "group", "aria-label": "Confirm" },
-    h("p", {}, `Record “${step.label}” for notice ${n.number} at ${n.address}, as of now?`),
+    h("p", {}, `Record “${step.label}” for notice ${n.number} at ${n.address}${when ? "?" : ", as of now?"}`),
+    when ? h("label", { for: "step-at" }, "When the owner received it") : "", when || "",
+    when ? h("div", { id: "step-at-help", class: "muted" }, "Leave empty for now. The days to pay run from this receipt.") : "",
     h("div", { class: "actions" }, yes, h("button", { type: "button", class: "secondary", onclick: () => work.replaceChildren() }, "Cancel"))));
   yes.focus();
 }
