@@ -484,13 +484,17 @@ class CameraLoop:
         import numpy as np
 
         from sidewalk.edge.camera.evidence import EvidenceSelector
-        from sidewalk.edge.camera.geometry import FrontageGeometry
+        from sidewalk.edge.camera.geometry import FrontageGeometry, edge_error_mm
         from sidewalk.edge.camera.installed import pole_hash
 
-        self.geometry = {
-            fid: FrontageGeometry(np.array(v.homography, np.float64), v.length_mm, v.walk_width_mm)
-            for fid, v in views.items()
-        }
+        def geometry(v: FrontageViewT) -> FrontageGeometry:
+            # The walk's corners were clicked: the calibration's own error goes into
+            # every width's stated uncertainty.
+            h = np.array(v.homography, np.float64)
+            error = edge_error_mm(h, v.length_mm, v.walk_width_mm)
+            return FrontageGeometry(h, v.length_mm, v.walk_width_mm, calibration_error_mm=error)
+
+        self.geometry = {fid: geometry(v) for fid, v in views.items()}
         self.selectors = {
             fid: self.selectors.get(fid) or EvidenceSelector(self._policy) for fid in views
         }

@@ -41,6 +41,46 @@ def project(h: FloatArray, points: FloatArray) -> FloatArray:
     return np.asarray(cv2.perspectiveTransform(pts, h), dtype=np.float64).reshape(-1, 2)
 
 
+# An installer clicks each of the walk's four corners in the pole's picture to within
+# about this many pixels (one sigma per coordinate; the clicked-calibration tests
+# allow 1.5 px either way).
+CLICK_SIGMA_PX = 1.0
+
+
+def edge_error_mm(
+    image_to_ground: FloatArray,
+    length_mm: float,
+    walk_width_mm: float,
+    *,
+    sigma_px: float = CLICK_SIGMA_PX,
+    samples: int = 32,
+) -> float:
+    """One sigma, in mm across the walk, of where a calibration from the walk's four
+    clicked corners puts the walk's two long edges, for clicks ``sigma_px`` off.
+
+    The calibration's own error, read from the calibration itself: its corners are
+    moved by the click error (a fixed seed: the same calibration always gives the same
+    figure), the homography refitted, and the true edges' across-walk position read
+    through each refit, at nine points along each edge. Far from the pole a pixel spans
+    more ground, so a far walk's edges are less certain."""
+    h = np.asarray(image_to_ground, np.float64)
+    length, width = float(length_mm), float(walk_width_mm)
+    ground = np.array([[0.0, 0.0], [length, 0.0], [length, width], [0.0, width]])
+    back = np.asarray(np.linalg.inv(h), np.float64)
+    corners_px = project(back, ground)
+    xs = np.linspace(0.0, length, 9)
+    edges = np.concatenate(
+        [np.column_stack([xs, np.zeros(9)]), np.column_stack([xs, np.full(9, width)])]
+    )
+    edges_px = project(back, edges)
+    rng = np.random.default_rng(0)
+    moved = []
+    for _ in range(samples):
+        refit = homography_from_points(corners_px + rng.normal(0.0, sigma_px, (4, 2)), ground)
+        moved.append(project(refit, edges_px)[:, 1] - edges[:, 1])
+    return float(np.sqrt(np.mean(np.square(moved))))
+
+
 @dataclass(frozen=True, slots=True)
 class MarkerPlacement:
     """Where the centre of one printed ArUco sheet was taped, in the frontage frame.
@@ -112,6 +152,11 @@ class FrontageGeometry:
     walk_width_mm: float
     mm_per_px: float = 10.0
     margin_mm: float = 500.0
+    # The calibration's own error: one sigma, in mm across the walk, of where it puts
+    # each of the walk's long edges (``edge_error_mm`` for clicked corners; a fit's
+    # residual at its reference points for a taped calibration). A walk edge off by
+    # this much puts a sliver of the bank inside the walk, or of the walk outside it.
+    calibration_error_mm: float = 0.0
 
     @property
     def grid_shape(self) -> tuple[int, int]:
@@ -128,6 +173,15 @@ class FrontageGeometry:
         s = 1.0 / self.mm_per_px
         to_grid = np.array([[s, 0.0, 0.0], [0.0, s, self.margin_mm * s], [0.0, 0.0, 1.0]])
         return to_grid @ self.image_to_ground
+
+    def pixel_across_mm(self, x_mm: float) -> float:
+        """Ground millimetres across the walk that one image pixel spans at ``x_mm`` along
+        it, mid-walk (the image's own resolution there)."""
+        back = np.asarray(np.linalg.inv(self.image_to_ground), np.float64)
+        mid = np.array([[x_mm, self.walk_width_mm / 2]])
+        u, v = project(back, mid)[0]
+        step = project(self.image_to_ground, np.array([[u + 1, v], [u, v + 1], [u, v]]))
+        return float(max(abs(step[0, 1] - step[2, 1]), abs(step[1, 1] - step[2, 1])))
 
     def rectify(self, frame: Image) -> tuple[Image, BoolMask]:
         """Top-down view of the strip and the mask of grid cells the camera actually sees."""

@@ -10,6 +10,7 @@ salt-crusted crumb is not an obstruction and one bad column is not a pinch.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import cv2
@@ -60,6 +61,27 @@ class FrontageMeasurement:
     visible_fraction: float  # share of the walk the camera sees (occlusion, framing)
     two_class: bool  # False: one-class scene decided by the fixed threshold (weaker evidence)
     width_profile_mm: FloatArray  # clear width of every column, for evidence
+    # One sigma of ``cleared_width_mm`` (``width_uncertainty``): the grid's and the
+    # picture's resolution at the narrowest point and the calibration's own error.
+    width_uncertainty_mm: float = math.nan
+
+
+def width_uncertainty(geometry: FrontageGeometry, at_mm: float) -> float:
+    """One sigma, in mm, of a cleared width measured at ``at_mm`` along the frontage.
+
+    Root-sum-square of independent terms, for each of the path's two edges: where in
+    its grid cell the edge lies (uniform over ``mm_per_px``), where in its image pixel
+    (uniform over the ground a pixel spans across the walk there), and where the
+    calibration puts the walk's edge (``calibration_error_mm``; a path cleared to the
+    walk's edge is bounded by it). Taken for both edges, though a narrow path may touch
+    neither: the stated figure is never smaller than the error it can hide, so a
+    shortfall within twice it is not held against the owner."""
+    per_edge = (
+        geometry.mm_per_px**2 / 12
+        + geometry.pixel_across_mm(at_mm) ** 2 / 12
+        + geometry.calibration_error_mm**2
+    )
+    return math.sqrt(2 * per_edge)
 
 
 def measure_frontage(
@@ -103,4 +125,5 @@ def measure_frontage(
         visible_fraction=float(visible_cols.mean()),
         two_class=threshold.two_class,
         width_profile_mm=profile,
+        width_uncertainty_mm=width_uncertainty(geometry, (narrowest + 0.5) * geometry.mm_per_px),
     )
