@@ -114,4 +114,6 @@ def configure_logging(
     # database: seven lines in every start's journal that say nothing. Its
     # migration lines ("Running upgrade …") stay.
     logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
+    # fontTools logs each table it prunes while fpdf2 subsets a letter's font.
+    logging.getLogger("fontTools").setLevel(logging.WARNING)
     return handler
