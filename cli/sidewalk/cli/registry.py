@@ -30,6 +30,7 @@ from sidewalk.cli.common import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from datetime import datetime
     from zoneinfo import ZoneInfo
 
@@ -654,6 +655,7 @@ def _parcel_of(cases: CaseStore, place: Place, by: str) -> str:
     registry = cases.registry
     parcel = registry.upsert_parcel(
         f.parcel_number, tax_parcel_id=f.parcel_number, site_address=f.street_address,
+        zip_code=_zip_at(registry.get_owner(f.owner_id).address_lines, f.street_address),
         source="entered by hand", who=by,
     )  # fmt: skip
     registry.set_owner_of_record(
@@ -663,6 +665,19 @@ def _parcel_of(cases: CaseStore, place: Place, by: str) -> str:
     for other in place.frontages:
         _save_frontage(cases, other, {"parcel_id": parcel.id}, by)
     return parcel.id
+
+
+def _zip_at(mailing: Sequence[str], site_address: str) -> str | None:
+    """The property's ZIP code from an owner's mailing address at the property itself
+    (a notice handed over or posted there is addressed with it); else unknown."""
+    import re
+
+    if len(mailing) < 2 or " ".join(mailing[0].split()).casefold() != (
+        " ".join(site_address.split()).casefold()
+    ):
+        return None
+    found = re.search(r"\b(\d{5}(?:-\d{4})?)\s*$", mailing[-1])
+    return found.group(1) if found else None
 
 
 def _current_owner(cases: CaseStore, parcel_id: str) -> OwnerRecord | None:
