@@ -142,7 +142,7 @@ def test_unpaid_costs_reach_the_tax_roll_certification(
         ("026-0815-0103", Decimal("100.00"), Decimal("20.00"), Decimal("80.00"))
     ]
     rows = list(csv.reader(io.StringIO(tax_roll_csv(lines))))
-    assert rows[0][:3] == ["parcel", "property_address", "owner"]
+    assert rows[0][:3] == ["Parcel number", "Property address", "Owner of record"]
     assert rows[1][0] == "026-0815-0103"
     assert rows[1][7] == "80.00"
     assert rows[-1][0] == "TOTAL"

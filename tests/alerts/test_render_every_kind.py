@@ -27,7 +27,7 @@ def test_clearing_violation_pdf_carries_evidence_deadlines_and_marks(
     text = flat(pdf_text(notice_pdf(notice, profile)))
     assert notice.number in text
     assert "026-0815-0103" in text
-    assert "main-st-103" in text
+    assert "main-st-103" not in text  # the property by its address and parcel, not our id
     assert "Bert Brandt" in text
     assert "PO Box 12" in text
     assert "Juneau, WI 53039" in text
@@ -39,7 +39,10 @@ def test_clearing_violation_pdf_carries_evidence_deadlines_and_marks(
     assert "4 ft 0 in (1219.2 mm)" in text
     assert "pole-main-01, reading no. 891" in text
     assert "had to be cleared by Friday, December 11, 2026 at 5:00 PM CST" in text
-    assert "clearing period running, then not cleared by the deadline (the deadline passed)" in text
+    assert (
+        "the owner's time to clear running, then not cleared by the deadline (the deadline"
+        " passed)" in text
+    )
     # B(2) is missing from the code: the notice relies on the Village's confirmation of it,
     # recorded in the evidence record (tests/alerts/test_confirmation.py holds it until then).
     assert "within 24 hours after this notice is delivered to you" in text

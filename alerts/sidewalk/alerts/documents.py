@@ -143,9 +143,11 @@ class TaxRollLine:
     citation: str
 
 
+# The columns in the Clerk-Treasurer's words (as the dashboard's tax-roll export heads them).
 TAX_ROLL_HEADER = (
-    "parcel", "property_address", "owner", "owner_address", "bill_id", "billed", "paid",
-    "special_tax", "costs_incurred", "certified", "citation",
+    "Parcel number", "Property address", "Owner of record", "Owner's mailing address",
+    "Bill number", "Billed ($)", "Paid before certifying ($)", "Special tax ($)", "Work done",
+    "Certified", "Ordinance section",
 )  # fmt: skip
 
 

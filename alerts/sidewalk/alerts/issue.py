@@ -698,7 +698,11 @@ class NoticeIssuer:
             penalty = f"{usd(rule.value)} for each offense ({done.reference})"
         elif not rule.unconfirmed and rule.value > 0:
             penalty = f"{usd(rule.value)} for each offense ({plain_citation(rule.citation)})"
-        return LetterContext(letterhead_of(notice.detail, self.profile), penalty, tuple(confirmed))
+        # Readings are cited by the pole's name, as the Village registered it.
+        poles = tuple((d.id, d.label) for d in self.cases.registry.list_devices() if d.label)
+        return LetterContext(
+            letterhead_of(notice.detail, self.profile), penalty, tuple(confirmed), poles
+        )
 
     def render_pending(self) -> list[records.NoticeRecord]:
         """Try every pending notice again (after an address or a template was fixed)."""

@@ -35,6 +35,12 @@ def cited(citation: str | None) -> str | None:
     return "; ".join(dict.fromkeys(p for p in parts if p.startswith("§"))) or None
 
 
+def cited_in(text: str) -> str:
+    """A stored sentence (an inspector's finding, a decision's reason) with every
+    citation in it as ``cited`` writes one: the profile's "(inferred)" marks left out."""
+    return _INFERRED.sub("", text)
+
+
 def plain_citation(citation: str | None) -> str:
     """``Village Code § 370-10 A``: a profile citation as a letter cites it (``cited``),
     the Code's sections named as the Village Code's; a statute keeps its own name."""

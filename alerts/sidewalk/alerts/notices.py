@@ -24,13 +24,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
+from html import escape as html_escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from zoneinfo import ZoneInfo
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateError, select_autoescape
 
-from sidewalk.alerts.letterhead import Letterhead, plain_citation
+from sidewalk.alerts.letterhead import Letterhead, cited_in, plain_citation
 from sidewalk.alerts.wording import (
     CAUSE_WORDS,
     amount,
@@ -200,6 +201,8 @@ class LetterContext:
     letterhead: Letterhead | None = None
     penalty: str | None = None
     confirmed: tuple[str, ...] = ()
+    # What the Village calls each pole (device id, name): readings are cited by it.
+    poles: tuple[tuple[str, str], ...] = ()
 
 
 NO_LETTER: Final = LetterContext()
@@ -344,7 +347,9 @@ def _base(
         "page_break": "\f",
         "letterhead": letterhead,
         "penalty": letter.penalty,
-        "confirmed": list(letter.confirmed),
+        # Each value once: a notice's period and its finding may be one value.
+        "confirmed": list(dict.fromkeys(letter.confirmed)),
+        "pole_names": dict(letter.poles),
         "offense_rule": _cited("snow_and_ice.offense_period", profile.snow_and_ice.offense_period),
         "expense": _cited("billing.bill_payable", profile.billing.bill_payable),
         "tax_roll": _cited("billing.tax_roll_after", profile.billing.tax_roll_after),
@@ -369,7 +374,22 @@ def render_kind(
         html = env.get_template(f"{kind}.html.j2").render(context)
     except TemplateError as exc:
         raise NoticeError(f"notice {number}: template error in {kind}: {exc}") from None
+    for device, name in (context.get("pole_names") or {}).items():
+        text = _pole_named(text, device, name, escape=False)
+        html = _pole_named(html, device, name, escape=True)
     return RenderedNotice(number=number, kind=kind, text=text, html=html)
+
+
+def pole_words(label: str) -> str:
+    """``the Main St east pole``: a pole as the Village names it (its registry label)."""
+    return label if "pole" in label.casefold() else f"the {label} pole"
+
+
+def _pole_named(text: str, device: str, name: str, *, escape: bool) -> str:
+    """Each mention of the pole's device id (a reading's source, a photograph's camera)
+    by the Village's name for the pole; the evidence package keeps the id."""
+    words = html_escape(pole_words(name)) if escape else pole_words(name)
+    return re.sub(rf"(?<![\w-]){re.escape(device)}(?![\w-])", lambda _: words, text)
 
 
 def history_rows(transitions: Iterable[Any], profile: Profile) -> list[dict[str, str]]:
@@ -1001,7 +1021,7 @@ def render_inspection_notice(
             "rule": rule,
             "what": WORDS[rule],
             "todo": INSPECTION_TODO[rule],
-            "finding": finding,
+            "finding": cited_in(finding),
             "observed_local": format_local(observed_at, profile.zone),
             "description": description,
             "period": _cited(period_name, rules_used[period_name]),

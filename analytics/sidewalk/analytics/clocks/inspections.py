@@ -139,8 +139,10 @@ def inspection_finding(inspection: Inspection, profile: Profile) -> Finding | No
         why = (
             f"snow or ice deposited onto the {inspection.onto.replace('_', ' ')}"
             if inspection.may_deposit
-            else "snow or ice deposited onto a public way from a parcel the exception "
-            f"(buildings within {setback.describe()}) is not recorded for"
+            # In words: the letter cites C itself (a profile mark is no citation).
+            else "snow or ice deposited onto a public way from a parcel not recorded as one"
+            f" whose building stands within {setback.value.normalize():f} {setback.unit} of"
+            " the street right-of-way (the exception)"
         )
         return Finding.of(FINDING_RULE[rule], "violation", why, at, setback, period)
     if rule == "excavation_fence":

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
+from sidewalk.alerts.letterhead import cited
 from sidewalk.analytics.clocks.cold_weather import subgrade_frozen, sump_discharge_window
 from sidewalk.analytics.clocks.permits import in_frozen_ground_window
 from sidewalk.core.contract import WeatherReading
@@ -97,17 +98,17 @@ def cold_weather(
         frozen_ground_window=FrozenGroundWindow(
             active=in_frozen_ground_window(today, profile),
             start=frozen_rule.start, end=frozen_rule.end,
-            citation=frozen_rule.citation, unconfirmed=frozen_rule.unconfirmed,
+            citation=cited(frozen_rule.citation), unconfirmed=frozen_rule.unconfirmed,
         ),
         sump_discharge_window=SumpDischargeWindow(
-            active=sump.active, citation=sump.citation, unconfirmed=sump.unconfirmed,
+            active=sump.active, citation=cited(sump.citation), unconfirmed=sump.unconfirmed,
         ),
         pour_rules=PourRules(
             min_temp_f=str(cw.pour_min_temp.value),
             window=str(cw.pour_forecast_window.value),
             frozen_subgrade_at_or_below=str(cw.frozen_subgrade_at_or_below.value),
             frozen_subgrade_unconfirmed=cw.frozen_subgrade_at_or_below.unconfirmed,
-            citation=cw.pour_min_temp.citation,
+            citation=cited(cw.pour_min_temp.citation),
         ),
         subgrade=subgrade,
         clocks=[clock_view(c, addresses) for c in clocks],

@@ -8,6 +8,7 @@ from pathlib import PurePath
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
+from sidewalk.alerts.letterhead import cited, cited_in
 from sidewalk.analytics.inspect import defect_limits, owner_survey
 from sidewalk.dashboard.routes.deps import Cases, Evidence, Reader, VillageProfile, iso
 from sidewalk.dashboard.routes.views import owners_for
@@ -154,7 +155,7 @@ def defects(user: Reader, cases: Cases, profile: VillageProfile, evidence: Evide
             else round(status.defective_fraction, 4),
             survey_complete=survey.survey_complete,
             replace_entire_sidewalk=survey.replace_entire_sidewalk,
-            status=survey.describe(),
+            status=cited_in(survey.describe()),
             counts=[FrontageBlockCount(frontage=c.frontage, blocks=c.blocks, basis=c.basis,
                                        spacing_ft=c.spacing_ft) for c in survey.frontages],
             defective=[DefectiveBlock(frontage=b.frontage_id, block=b.block)
@@ -165,11 +166,11 @@ def defects(user: Reader, cases: Cases, profile: VillageProfile, evidence: Evide
         owner_rows.append(row)
     return Defects(
         replacement_share=ReplacementShare(
-            value=str(share.value), unit=share.unit, citation=share.citation
+            value=str(share.value), unit=share.unit, citation=cited(share.citation)
         ),
         limits=[
             DefectLimit(rule=n, limit_mm=round(getattr(cond, n).length_mm, 2),
-                        citation=getattr(cond, n).citation)
+                        citation=cited(getattr(cond, n).citation))
             for n in ("vertical_differential", "horizontal_gap", "surface_deterioration")
         ],
         inspections=inspections,
