@@ -283,3 +283,46 @@ def citation_problems(text: str, must_cite: tuple[str, ...]) -> list[str]:
         if found := re.search(pattern, flat, re.IGNORECASE):
             wrong.append(f"carries {found.group(0)!r}")
     return wrong
+
+
+@dataclass(frozen=True)
+class DepositRule:
+    """§ 370-10 C as the Code states it: no person deposits snow or ice onto a public
+    street, alley, sidewalk or public land, except snow from the walk of a parcel whose
+    building stands within so many feet of the right-of-way, and then only onto the
+    street. The Code sets no period to remove it after a notice: that is the Village's
+    (``removal_hours`` is None, and a letter must not give the Code as its source)."""
+
+    setback_ft: int  # "within five feet of the street right-of-way"
+    section: str = "§ 370-10 C"
+    removal_hours: int | None = None
+
+
+def deposit_rule(seeds: Path) -> DepositRule:
+    body = _section(_seed_text(seeds), "§ 370-10 Snow and ice removal.")
+    body = body[: body.index("§ 370-11 Terrace areas.")]
+    c = _lettered(body, SNOW_SUBSECTIONS)["C"]
+    if "No person shall push, shove or in any way deposit any snow or ice" not in c:
+        raise ValueError("§ 370-10 C no longer forbids depositing snow")
+    setback = re.search(r"within (\w+) feet of the street right-of-way", c)
+    if setback is None or "onto the public streets" not in c:
+        raise ValueError("§ 370-10 C's exception is not in the seed text")
+    hours = re.search(r"within (\d+) hours", c)
+    return DepositRule(
+        WORDS[setback.group(1)], removal_hours=int(hours.group(1)) if hours else None
+    )
+
+
+def deposit_violates(
+    rule: DepositRule, onto: str, *, from_own_walk: bool, building_within_ft: float | None
+) -> bool:
+    """Whether a deposit is one C forbids: anything onto an alley, sidewalk or public land;
+    onto the street unless it is the parcel's own walk's snow and its building stands
+    within the setback (None: the registry does not say it does)."""
+    excepted = (
+        onto == "street"
+        and from_own_walk
+        and building_within_ft is not None
+        and building_within_ft <= rule.setback_ft
+    )
+    return not excepted

@@ -62,6 +62,8 @@ from tests.acceptance.oracle import (
     citation_problems,
     cleared_at,
     clearing_rule,
+    deposit_rule,
+    deposit_violates,
     obstruction_rule,
     tax_roll_window,
     violates,
@@ -92,8 +94,16 @@ PROFILE_FILE = ROOT / "core" / "sidewalk" / "core" / "profiles" / "clyman.toml"
 # Each oracle check and how many documents (notices, letters, bills, lines) it compared.
 TALLY: Counter[str] = Counter()
 LETTERS = ROOT / "test-artifacts" / "acceptance" / "letters"
-# The tax-roll lines' citations, for the check that fails today (below the winter).
+# The citations of the tax-roll documents the clerk receives (the export, the
+# certification's CSV and PDF), for the check below the winter.
 CITED: list[tuple[str, str]] = []
+# Every page and document of the winter as its reader gets it (the letters, bills,
+# certification, the dashboard's pages, the commands' output), for the word test; and
+# the registry's record ids and the pole's, which none of them may show.
+DOCS: dict[str, str] = {}
+IDS: set[str] = set()
+# What a command was given (its ids may be echoed: they are the words its user typed).
+GIVEN: dict[str, set[str]] = {}
 STARTED = [time.monotonic()]
 
 
@@ -126,7 +136,19 @@ def sidewalk(config: Path, *args: str, stdin: str | None = None) -> str:
         input=stdin, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, f"sidewalk {' '.join(args)}: {done.stdout}{done.stderr}"
+    keep_output(args, done.stdout)
     return done.stdout
+
+
+def keep_output(args: Any, out: str) -> None:
+    """A command's output, for the word test (``sidewalk notices bill`` #2 …)."""
+    words = [str(a) for a in args]
+    if words and words[0].endswith("/sidewalk"):
+        words = words[1:]
+    name = f"output of sidewalk {' '.join(words[:2])}"
+    n = sum(1 for k in DOCS if k.startswith(name))
+    DOCS[f"{name} #{n + 1}"] = out
+    GIVEN[f"{name} #{n + 1}"] = set(words)
 
 
 def wait_http(url: str, timeout_s: float = 60.0) -> None:
@@ -288,6 +310,8 @@ def test_a_winter_of_notices_as_the_code_reads(services: dict[str, object], tmp_
             key=lambda f: f.street_address,
         )
         assert len(lots) >= 150, "several hundred parcels' frontages"
+        IDS.update(f.id for f in cases.registry.list_frontages())
+        IDS.add(DEVICE)
         # One walk per parcel (a corner lot's two frontages share its address and owner).
         one_each = {f.parcel_id: f for f in reversed(lots)}
         watched = sorted(one_each.values(), key=lambda f: f.street_address)[: len(CLEARING)]
@@ -514,6 +538,13 @@ def test_a_winter_of_notices_as_the_code_reads(services: dict[str, object], tmp_
         "--at", seen.isoformat(), "--who", "Officer Lee", "--kind", "other",
         "--width-mm", "600", "--description", "a trailer parked across the walk",
     ))  # fmt: skip
+    # And an inspector finds a driveway's snow plowed into the street (§ 370-10 C: a
+    # finding no sensor sees; its notice is issued and served by people, below).
+    receiving.append(background(
+        config, "street", "finding", "--id", "F-1", "--frontage", watched[3].id,
+        "--rule", "snow_on_street", "--onto", "street", "--at", seen.isoformat(),
+        "--who", "Officer Lee", "--description", "snow from the driveway plowed into the street",
+    ))  # fmt: skip
     for proc in receiving:
         finished(proc)
     for number, at in receipt.items():
@@ -534,21 +565,35 @@ def test_a_winter_of_notices_as_the_code_reads(services: dict[str, object], tmp_
     assert windows[b_notice.number] == (late, late), "the day-55 receipt is a late bill"
     play(tail(storm_readings, play.last, late - timedelta(hours=1), 360))
     play(tail(storm_readings, play.last, late + timedelta(hours=2), 15))
-    check_tax_roll(services, client, profile, bills, windows, law=law,
-                   owners={a_notice.number: a_notice.owner_name,
-                           b_notice.number: b_notice.owner_name},
-                   parcels={a_notice.number: parcels[bought.id],
-                            b_notice.number: parcels[sold.id]})  # fmt: skip
+    years = check_tax_roll(services, client, profile, bills, windows, law=law,
+                           owners={a_notice.number: a_notice.owner_name,
+                                   b_notice.number: b_notice.owner_name},
+                           parcels={a_notice.number: parcels[bought.id],
+                                    b_notice.number: parcels[sold.id]})  # fmt: skip
+    # The Clerk-Treasurer's certification (sidewalk notices tax-roll), made meanwhile.
+    certified = tmp_path / "tax-roll"
+    certifying = [background(config, "notices", "tax-roll", str(year), "--csv",
+                             f"{certified}-{year}.csv", "--pdf", f"{certified}-{year}.pdf")
+                  for year in years]  # fmt: skip
     mark("tax roll")
 
-    # The obstruction's notice, issued and served by people; its 24 hours end after the
-    # pole's last reading, so nothing else happens to it here.
-    obstruction = issue_obstruction(config, client, watched[0], seen, tmp_path)
-    check_obstruction(services, profile, obstruction)
-    mark("obstruction")
+    # The obstruction's and the finding's notices, issued and served by people; their
+    # periods end after the pole's last reading, so nothing else happens to them here.
+    street_cases = issue_street_cases(config, client, {
+        "obstruction": ("OB-1", watched[0]), "inspection": ("F-1", watched[3]),
+    }, seen, tmp_path)  # fmt: skip
+    check_obstruction(services, profile, street_cases["obstruction"])
+    check_finding(services, profile, street_cases["inspection"], village_says)
+    for year, proc in zip(years, certifying, strict=True):
+        finished(proc)
+        check_certification(certified, year, bills, law)
+    mark("obstruction, finding, certification")
 
-    # The clerk's pages in Chromium, at a phone's and a desk's width: words, not ids.
-    screens(services, web, a_notice.number, bought.id)
+    # The clerk's pages in Chromium, at a phone's and a desk's width (their words are
+    # the word test's, below the winter).
+    every_notice = [n["number"] for n in client.get("/api/notices").json()]
+    screens(services, web, a_notice.number, bought.id, notices=every_notice,
+            properties=[f.id for f in watched])  # fmt: skip
     mark("screens")
 
 
@@ -561,6 +606,7 @@ def pdf_text(client: httpx.Client, number: str) -> str:
     reader = PdfReader(io.BytesIO(pdf.content))
     assert any(page.images for page in reader.pages), f"{number}: a letter without the signature"
     text = " ".join((p.extract_text() or "") for p in reader.pages)
+    DOCS[f"letter {number}"] = text
     # Kept for the run's record: each document as its recipient reads it.
     LETTERS.mkdir(parents=True, exist_ok=True)
     (LETTERS / f"{number}.txt").write_text(text, encoding="utf-8")
@@ -611,6 +657,7 @@ def finished(proc: subprocess.Popen[str]) -> str:
     """A ``background`` command's output, once it exits successfully."""
     out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 0, f"{proc.args!r}: {out}"
+    keep_output(proc.args, out)
     return out
 
 
@@ -698,35 +745,66 @@ def bill_of(client: httpx.Client, bill_id: int) -> dict[str, Any]:
     return next(b for b in client.get("/api/bills").json() if b["id"] == bill_id)
 
 
-def issue_obstruction(
-    config: Path, client: httpx.Client, frontage: Any, seen: datetime, tmp: Path
-) -> dict[str, Any]:
-    """Once the runner holds the obstruction recorded at ``seen``, the clerk issues its
-    notice and the officer hands it over."""
+def issue_street_cases(
+    config: Path,
+    client: httpx.Client,
+    wanted: dict[str, tuple[str, Any]],
+    seen: datetime,
+    tmp: Path,
+) -> dict[str, dict[str, Any]]:
+    """Once the runner holds each case recorded at ``seen`` (``{"obstruction": (id,
+    frontage), "inspection": …}``), the clerk issues its notice and the officer hands it
+    over (each kind's commands side by side)."""
+    keys = {f"{kind}:{case_id}" for kind, (case_id, _) in wanted.items()}
     wait_for(
-        lambda: any(
-            c["case"] == "obstruction:OB-1" for c in client.get("/api/notices-to-issue").json()
-        ),
-        "the obstruction case", {"logs": tmp / "logs"},
+        lambda: keys <= {c["case"] for c in client.get("/api/notices-to-issue").json()},
+        f"the cases {sorted(keys)}", {"logs": tmp / "logs"},
     )  # fmt: skip
-    letter = tmp / "obstruction.pdf"
-    out = sidewalk(config, "notices", "issue", "obstruction", "--id", "OB-1",
-                   "--who", "Dana Kruger", "--at", (seen + timedelta(hours=1)).isoformat(),
-                   "--pdf", str(letter))  # fmt: skip
-    number = re.search(r"\b[A-Z]{2,5}-\d{4}-\d{6}\b", out)
-    assert number, out
+    issue = {"obstruction": "obstruction", "inspection": "finding"}
+    serve = {"obstruction": "delivered", "inspection": "noticed"}
+    letters = {kind: tmp / f"{kind}.pdf" for kind in wanted}
+    issuing = {
+        kind: background(config, "notices", "issue", issue[kind], "--id", case_id,
+                         "--who", "Dana Kruger", "--at", (seen + timedelta(hours=1)).isoformat(),
+                         "--pdf", str(letters[kind]))
+        for kind, (case_id, _) in wanted.items()
+    }  # fmt: skip
+    numbers = {}
+    for kind, proc in issuing.items():
+        number = re.search(r"\b[A-Z]{2,5}-\d{4}-\d{6}\b", out := finished(proc))
+        assert number, out
+        numbers[kind] = number.group(0)
     delivered = seen + timedelta(hours=3)
-    sidewalk(config, "street", "delivered", "--id", "OB-1", "--at", delivered.isoformat(),
-             "--who", "Officer Lee", "--method", "hand")  # fmt: skip
-    return {"number": number.group(0), "letter": letter, "frontage": frontage,
-            "served": delivered}  # fmt: skip
+    serving = [
+        background(config, "street", serve[kind], "--id", case_id, "--at", delivered.isoformat(),
+                   "--who", "Officer Lee", "--method", "hand")
+        for kind, (case_id, _) in wanted.items()
+    ]  # fmt: skip
+    for proc in serving:
+        finished(proc)
+    return {
+        kind: {"number": numbers[kind], "letter": letters[kind], "frontage": frontage,
+               "served": delivered, "id": case_id}
+        for kind, (case_id, frontage) in wanted.items()
+    }  # fmt: skip
+
+
+def letter_text(path: Path, name: str) -> str:
+    """A letter the CLI wrote (``--pdf``), its text on one line, kept for the word test."""
+    from pypdf import PdfReader
+
+    reader = PdfReader(str(path))
+    assert any(page.images for page in reader.pages), f"{name}: a letter without the signature"
+    text = " ".join((p.extract_text() or "") for p in reader.pages)
+    DOCS[name] = text
+    LETTERS.mkdir(parents=True, exist_ok=True)
+    (LETTERS / f"{path.stem}.txt").write_text(text, encoding="utf-8")
+    return re.sub(r"\s+", " ", text)
 
 
 def check_obstruction(services: dict[str, object], profile: Any, ob: dict[str, Any]) -> None:
     """§ 370-8 D: a written notice to the owner or occupant, in the register under its
     number, under the letterhead, the 24 hours to remove running from its service."""
-    from pypdf import PdfReader
-
     from sidewalk.storage.connect import open_cases
 
     law = obstruction_rule(SEEDS)
@@ -748,9 +826,7 @@ def check_obstruction(services: dict[str, object], profile: Any, ob: dict[str, A
     clock, notice, register, owner = wait_for(served_clock, "the obstruction's clock", services)
     assert register.count(ob["number"]) == 1
     assert notice.owner_name.upper() == owner.name.upper(), (notice.owner_name, owner.name)
-    reader = PdfReader(str(ob["letter"]))
-    flat = re.sub(r"\s+", " ", " ".join((p.extract_text() or "") for p in reader.pages))
-    assert any(page.images for page in reader.pages), "an obstruction letter without signature"
+    flat = letter_text(ob["letter"], f"obstruction letter {ob['number']}")
     assert_letterhead(flat, ob["number"], law.section, f"{law.hours_to_remove} hours",
                       ob["frontage"].street_address)  # fmt: skip
     assert not citation_problems(flat, (law.section,)), citation_problems(flat, (law.section,))
@@ -758,6 +834,57 @@ def check_obstruction(services: dict[str, object], profile: Any, ob: dict[str, A
     deadline = ob["served"] + timedelta(hours=law.hours_to_remove)
     assert abs(clock.deadline - deadline) <= timedelta(minutes=1), (clock, deadline)
     TALLY["obstruction notice: its 24 hours run from the recorded service"] += 1
+
+
+def check_finding(
+    services: dict[str, object], profile: Any, fi: dict[str, Any], village_says: dict[str, Any]
+) -> None:
+    """§ 370-10 C from an inspector's finding: a driveway's snow plowed into the street is
+    a deposit C forbids (not the walk's own snow beside a building on the right-of-way);
+    the written notice goes to the owner of record that day, under the letterhead, in the
+    register, cites C, and gives the period to remove it as the Village's (the Code sets
+    none), running from its recorded service."""
+    from sidewalk.storage.connect import open_cases
+
+    law = deposit_rule(SEEDS)
+    assert deposit_violates(law, "street", from_own_walk=False, building_within_ft=None)
+    assert law.removal_hours is None, "the Code now sets C's period: read it from the Code"
+    setting = village_says["snow_and_ice"]["deposit_removal_after_notice"]
+    assert setting["unit"] == "hours", setting
+    hours = int(setting["value"])
+
+    def served_clock() -> tuple[Any, ...]:
+        cases = open_cases(str(services["db"]), profile)
+        try:
+            clocks = [c for c in cases.clocks.list(kind="inspection")
+                      if fi["id"] in c.key and c.deadline is not None]  # fmt: skip
+            if not clocks:
+                return ()
+            notice = cases.notices.get_by_number(fi["number"])
+            register = [n.number for n in cases.notices.list()]
+            owner = cases.registry.owner_of_record(fi["frontage"].id, notice.issued_at)
+        finally:
+            cases.close()
+        return clocks[-1], notice, register, owner
+
+    clock, notice, register, owner = wait_for(served_clock, "the finding's clock", services)
+    assert register.count(fi["number"]) == 1
+    assert notice.owner_name.upper() == owner.name.upper(), (notice.owner_name, owner.name)
+    assert tuple(notice.owner_address_lines) == tuple(owner.address_lines), (notice, owner)
+    TALLY["finding notice (§ 370-10 C): in the register, to the owner of record that day"] += 1
+    flat = letter_text(fi["letter"], f"finding letter {fi['number']}")
+    assert_letterhead(flat, fi["number"], law.section, fi["frontage"].street_address,
+                      owner.address_lines[0])  # fmt: skip
+    assert not citation_problems(flat, (law.section,)), citation_problems(flat, (law.section,))
+    TALLY["finding notice PDF: letterhead, signature, cites § 370-10 C, never (inferred)"] += 1
+    period = re.search(rf"within {hours} hours after this notice is delivered to you \(([^)]*)\)",
+                       flat)  # fmt: skip
+    assert period, flat[:3000]
+    assert "Village" in period.group(1), period.group(0)
+    assert "does not state" in period.group(1), period.group(0)
+    deadline = fi["served"] + timedelta(hours=hours)
+    assert abs(clock.deadline - deadline) <= timedelta(minutes=1), (clock, deadline)
+    TALLY["finding notice: the Village's period (the Code sets none) from the service"] += 1
 
 
 def check_bills(
@@ -820,7 +947,7 @@ def check_tax_roll(
     law: BillRule,
     owners: dict[str, str],
     parcels: dict[str, Any],
-) -> None:
+) -> list[int]:
     """G: each unpaid bill's charge on the tax roll, entered no earlier than the owner's
     days to pay allow and within 60 days of the costs (a late bill: at the first lawful
     moment), for the unpaid amount, against the parcel, citing G and the statute."""
@@ -829,6 +956,7 @@ def check_tax_roll(
     from sidewalk.storage.connect import open_cases
 
     ids = {b["id"]: number for number, b in bills.items()}
+    years: set[int] = set()
 
     def entries() -> list[Any]:
         cases = open_cases(str(services["db"]), profile)
@@ -849,16 +977,41 @@ def check_tax_roll(
         assert entry.amount == Decimal(view["amount"]) - Decimal(view["paid"]), (entry, view)
         parcel = parcels[number]
         assert entry.parcel_number in {parcel.id, parcel.tax_parcel_id}, (entry, parcel)
+        # The record keeps the profile's citation, its marks included (the evidence); the
+        # documents made from it cite the Code (below, and the test after the winter).
         assert law.expense in (entry.citation or ""), entry.citation
         TALLY["tax roll: the unpaid amount, against the parcel"] += 1
-        CITED.append((f"tax-roll entry for bill {entry.bill_id}", entry.citation or ""))
+        years.add(entry.tax_year)
     csv = client.get("/api/exports/tax-roll.csv")
     assert csv.status_code == 200, csv.text
+    DOCS["the dashboard's tax-roll export (CSV)"] = csv.text
     for number, b in bills.items():
         line = next(x for x in csv.text.splitlines() if f",{b['id']}," in x)
         assert owners[number].upper() in line.upper(), line
         TALLY["tax-roll export line: the owner billed"] += 1
         CITED.append((f"tax-roll export line for bill {b['id']}", line))
+    return sorted(years)
+
+
+def check_certification(
+    stem: Path, year: int, bills: dict[str, dict[str, Any]], law: BillRule
+) -> None:
+    """The certification ``sidewalk notices tax-roll`` writes for the Clerk-Treasurer: a
+    CSV line for each unpaid bill, and the PDF to sign quoting G, each citing the Code."""
+    from pypdf import PdfReader
+
+    csv = Path(f"{stem}-{year}.csv").read_text(encoding="utf-8")
+    DOCS[f"tax-roll certification {year} (CSV)"] = csv
+    for b in bills.values():
+        line = next(x for x in csv.splitlines() if f",{b['id']}," in x)
+        CITED.append((f"certification line for bill {b['id']}", line))
+    reader = PdfReader(f"{stem}-{year}.pdf")
+    text = " ".join((p.extract_text() or "") for p in reader.pages)
+    DOCS[f"tax-roll certification {year} (PDF)"] = text
+    for b in bills.values():
+        assert re.search(rf"\b{b['id']}\b", text), (b, text[:2000])
+    CITED.append((f"certification {year} (PDF)", text))
+    TALLY["tax-roll certification (CSV and PDF): every unpaid bill"] += 1
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -877,28 +1030,31 @@ def oracle_summary() -> Iterator[None]:
     print("\n" + "\n".join(table), file=sys.stderr)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the tax-roll entry and its export cite '§ 370-10 G (inferred)': the profile's"
-    " mark on its own label, where the Clerk-Treasurer's certification should cite the Code",
-)
 def test_the_tax_roll_cites_the_code_not_the_profile() -> None:
-    """The winter's tax-roll lines (above) cite § 370-10 G and the statute, as the Code
-    does, never the profile's "(inferred)" or a note."""
+    """The winter's tax-roll documents (above: the dashboard's export, the certification's
+    CSV and PDF) cite § 370-10 G and the statute, as the Code does, never the profile's
+    "(inferred)" or a note."""
     if not CITED:
         pytest.skip("the winter above did not reach the tax roll")
     law = bill_rule(SEEDS)
-    TALLY["(fails today) tax roll: cites § 370-10 G and the statute, never (inferred)"] += len(
-        CITED
-    )
+    TALLY["tax-roll documents: cite § 370-10 G and the statute, never (inferred)"] += len(CITED)
     for where, text in CITED:
         wrong = citation_problems(text, (law.expense, law.statute))
         assert not wrong, (where, text, wrong)
 
 
-def screens(services: dict[str, object], web: str, number: str, frontage: str) -> None:
+def screens(
+    services: dict[str, object],
+    web: str,
+    number: str,
+    frontage: str,
+    *,
+    notices: list[str],
+    properties: list[str],
+) -> None:
     """The Notices list and the served notice's page at 390 and 1366 px, screenshotted
-    into test-artifacts/acceptance/, and the words on them a clerk's, never ours."""
+    into test-artifacts/acceptance/; at 1366 px every other page of the dashboard too,
+    each notice's and each watched property's: their words kept for the word test."""
     from playwright.sync_api import sync_playwright
 
     from tests.dashboard.conftest import CHROMIUM, CHROMIUM_ARGS
@@ -907,6 +1063,15 @@ def screens(services: dict[str, object], web: str, number: str, frontage: str) -
         pytest.skip("Debian chromium is not installed (apt-get install chromium)")
     out = Path(__file__).resolve().parents[2] / "test-artifacts" / "acceptance"
     out.mkdir(parents=True, exist_ok=True)
+    shot = (("today", "#today"), ("notices", "#notices"), ("notice", f"#notice/{number}"),
+            ("property", f"#property/{frontage}"))  # fmt: skip
+    rest = (
+        *((p, f"#{p}") for p in ("overview", "map", "site", "rounds", "defects", "cold",
+                                  "devices", "poles", "exports", "admin")),
+        ("search", "#search/MAIN"),
+        *(("notice", f"#notice/{n}") for n in notices if n != number),
+        *(("property", f"#property/{f}") for f in properties if f != frontage),
+    )  # fmt: skip
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
@@ -919,45 +1084,103 @@ def screens(services: dict[str, object], web: str, number: str, frontage: str) -
                 page.get_by_label("Password").fill("a long enough password")
                 page.get_by_role("button", name="Log in").click()
                 page.wait_for_selector("body[data-ready='today']", timeout=30_000)
-                pages = (
-                    ("today", "#today"), ("notices", "#notices"),
-                    ("notice", f"#notice/{number}"), ("property", f"#property/{frontage}"),
-                )  # fmt: skip
-                for name, hash_ in pages:
+                for i, (name, hash_) in enumerate((*shot, *(rest if width == 1366 else ()))):
                     page.goto(f"{web}/{hash_}")
                     page.wait_for_selector(f"body[data-ready='{name}']", timeout=30_000)
-                    page.screenshot(path=str(out / f"{name}-{width}.png"), full_page=True)
+                    if i < len(shot):
+                        page.screenshot(path=str(out / f"{name}-{width}.png"), full_page=True)
                     text = page.inner_text("main")
-                    if name != "today":
-                        assert number in text, (name, text[:2000])
-                    for ours in STATE_WORDS:
-                        found = re.search(ours, text)
-                        assert not found, (
-                            name,
-                            width,
-                            ours,
-                            text[max(0, found.start() - 300) : found.end() + 100],
-                        )
+                    if name in ("notices", "notice"):
+                        assert number in text or name == "notice", (name, text[:2000])
+                    failed = page.locator("main p.error")
+                    if failed.count():
+                        text += "\nTHE PAGE FAILED: " + failed.first.inner_text()
+                    DOCS[f"dashboard page {hash_} at {width} px"] = text
                 page.context.close()
         finally:
             browser.close()
 
 
-# Words of ours that must never reach the clerk's screen: Python's None, the engine's
-# snake_case states and kinds, "(inferred)" from the decision's citation.
+# Words of ours that must never reach a clerk's, inspector's or owner's page or paper:
+# Python's None, the engine's snake_case states and keys, the profile's "(inferred)",
+# epoch times, a page that failed; the registry's and the pole's ids are checked too.
 STATE_WORDS = (
     r"\bNone\b(?! recorded)",  # Python's None; "None recorded." is the clerk's English
-    r"\bclearing_violation\b",
-    r"\bhazard_notice\b",
-    r"\b[a-z]+_period\b",
-    r"\brecord_delivery\b",
+    r"\b[a-z]+(?:_[a-z0-9]+)+\b",  # clearing_violation, record_delivery, snow_on_street
     r"\bundefined\b",
     r"\bnull\b",
+    r"\bNaN\b",
+    r"\[object Object\]",
     # Every value was confirmed by the Board in the autumn, before any notice.
-    r"value not confirmed",
+    r"(?i)\bnot confirmed\b|\bunconfirmed\b",
     r"\(inferred\)",
-    r"\b[a-z]+-[a-z]+-\d+\b",  # a frontage id such as main-st-105
+    r"\b[a-z]+-[a-z]+-\d+\b",  # a frontage or pole id such as main-st-105, pole-main-01
+    r"(?<![\d.,$])\b1[5-9]\d{8}(?:\d{3})?\b(?![.,]\d)",  # epoch seconds or milliseconds
+    r"THE PAGE FAILED",
 )
+
+
+# Not ours, though they look it: a file's path the reader asked for, a setting's name on
+# the Admin page as the IT person writes it in sidewalk.toml, "None." as a sentence.
+THEIRS = (
+    r"(?<![\w.])/[\w.+-]+(?:/[\w.+-]+)+",
+    r"\(setting \[[a-z_]+\] [a-z_]+\)",
+    r"(?m)^None\.$",
+)
+# The pages where a pole's id is the IT person's word: beside its name, as set up on it.
+POLE_ID_PAGES = ("dashboard page #devices ", "dashboard page #poles ")
+# Found by this test and left to the helpers who own those pages (issue 27), each
+# asserted still there so that its fix removes it from here: (document, words found).
+KNOWN = (
+    # The Overview's table has a column of record ids (Overview performance work).
+    ("dashboard page #overview ", r"^'206-1015-"),
+    # The Overview's clock of the § 370-10 C finding carries "unconfirmed" after the Board
+    # confirmed its period (the clock's flag is the profile's, not the confirmation's).
+    ("dashboard page #overview ", r"^'unconfirmed'"),
+    # The Site page's pole chooser shows the pole's id, not its name.
+    ("dashboard page #site ", r"^'pole-acceptance-01'"),
+)
+
+
+def ours_in(text: str, name: str = "") -> list[str]:
+    """Each word of ours in ``text`` (the document ``name``), with what surrounds it."""
+    for theirs in THEIRS:
+        text = re.sub(theirs, " ", text)
+    allowed = GIVEN.get(name, set())
+    if name.startswith(POLE_ID_PAGES):
+        allowed = allowed | {DEVICE}
+    found = []
+    for pattern in STATE_WORDS:
+        for m in re.finditer(pattern, text):
+            if m.group(0) not in allowed:
+                found.append(f"{m.group(0)!r} in …{text[max(0, m.start() - 80) : m.end() + 40]}…")
+    for record_id in IDS - allowed:
+        if (at := text.find(record_id)) >= 0:
+            found.append(f"{record_id!r} in …{text[max(0, at - 80) : at + len(record_id) + 40]}…")
+    return found
+
+
+def test_every_page_and_document_in_the_clerks_words() -> None:
+    """Every page, letter, bill, certification and command output of the winter above in
+    the words of the people who read it: never None, (inferred), a state's or field's
+    name, a record's or pole's id, an epoch time, nor "not confirmed" for values the
+    Board confirmed before the first storm."""
+    if not DOCS:
+        pytest.skip("the winter above did not run")
+    wrong: dict[str, list[str]] = {}
+    still = set()
+    for name, text in DOCS.items():
+        for said in ours_in(text, name):
+            known = [k for k in KNOWN if name.startswith(k[0]) and re.search(k[1], said)]
+            still.update(known)
+            if not known:
+                wrong.setdefault(name, []).append(said)
+    fixed = [k for k in KNOWN if k not in still]
+    assert not fixed, f"fixed, drop from KNOWN: {fixed}"
+    kinds = Counter(name.split(" #")[0].split(" CLY-")[0].split(" at ")[0] for name in DOCS)
+    TALLY["word test: pages, letters, bills, certification, command output"] += len(DOCS)
+    report = [f"{name}:\n  " + "\n  ".join(found[:5]) for name, found in sorted(wrong.items())]
+    assert not wrong, "\n".join(report) + f"\n({len(wrong)} of {len(DOCS)}; {dict(kinds)})"
 
 
 def _broker_port(config: Path) -> int:
