@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,20 @@ from sidewalk.ingest.consumer import IngestConsumer
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore
 
 T0 = 1_764_460_800_000  # 2025-11-30T00:00:00Z
+DAY_MS = 86_400_000
+
+
+def scenario_clock(at_ms: int = T0 + DAY_MS) -> Callable[[], int]:
+    """Ingest's receipt clock for readings dated by a scenario (``now_ms=``): it reads
+    ``at_ms`` now and runs on with the real time.
+
+    A reading stamped from ``T0`` is judged against this, not the machine's date: the
+    "too old" rule (older than a pole's buffer holds, 731 days) would otherwise refuse
+    every reading of these tests from 2027-12-01 on. A day after ``T0`` by default, so
+    readings of the scenario's first day are behind their receipt, never ahead of it.
+    """
+    start = time.monotonic_ns()
+    return lambda: at_ms + (time.monotonic_ns() - start) // 1_000_000
 
 
 def slug(prefix: str) -> str:

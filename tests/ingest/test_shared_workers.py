@@ -30,7 +30,7 @@ from sidewalk.core.mqtt import MqttClient
 from sidewalk.ingest.consumer import IngestConsumer
 from sidewalk.storage.timeseries import BatchResult, SqliteTimeSeriesStore
 from tests.harness.mosquitto import MosquittoServer
-from tests.ingest.pipeline import T0, running_ingest, settings, slug
+from tests.ingest.pipeline import T0, running_ingest, scenario_clock, settings, slug
 
 DEVICES = 4
 PER_DEVICE = 600
@@ -41,8 +41,9 @@ def _worker_main(argv: list[str]) -> None:
     host, port, db, site, group, client_id = argv
     store = SqliteTimeSeriesStore(db)
     consumer = IngestConsumer(
-        store, settings(host, int(port), client_id), site=site, shared_group=group, batch_size=50
-    )
+        store, settings(host, int(port), client_id), site=site, shared_group=group, batch_size=50,
+        now_ms=scenario_clock(),
+    )  # fmt: skip
     consumer.start()
     print("ready", flush=True)
     sys.stdin.read()
@@ -147,8 +148,9 @@ def test_pending_counts_what_is_received_and_not_yet_committed(
     site = slug("lag")
     store = _GatedStore(tmp_path / "ts.db")
     consumer = IngestConsumer(
-        store, settings(broker.host, broker.port, f"{site}-ingest"), site=site, batch_size=100
-    )
+        store, settings(broker.host, broker.port, f"{site}-ingest"), site=site, batch_size=100,
+        now_ms=scenario_clock(),
+    )  # fmt: skip
     consumer.start()
     pub = MqttClient(settings(broker.host, broker.port, f"{site}-pub", clean_start=True))
     pub.connect()

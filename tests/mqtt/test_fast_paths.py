@@ -43,7 +43,7 @@ from sidewalk.storage.timeseries import (
     StatusUpdate,
 )
 from tests.fuzz.payloads import DEVICE, SITE, T0, broken_payloads, valid_readings
-from tests.ingest.pipeline import slug
+from tests.ingest.pipeline import scenario_clock, slug
 
 # --- the receive fast lane ------------------------------------------------------
 
@@ -450,7 +450,7 @@ def test_oldest_pending_age(broker: Any, tmp_path: Path) -> None:
     site = slug("s")
     store = _GatedStore(tmp_path / "ts.db")
     mqtt = MqttSettings(host=broker.host, port=broker.port, client_id=slug("ingest"))
-    consumer = IngestConsumer(store, mqtt, site=site, batch_wait_s=0.01)
+    consumer = IngestConsumer(store, mqtt, site=site, batch_wait_s=0.01, now_ms=scenario_clock())
     pub = MqttClient(MqttSettings(host=broker.host, port=broker.port, client_id=slug("pub")))
     consumer.start()
     pub.connect()

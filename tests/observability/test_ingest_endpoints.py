@@ -22,7 +22,7 @@ from sidewalk.storage.timeseries import (
     StatusUpdate,
 )
 from tests.harness.mosquitto import MosquittoServer
-from tests.ingest.pipeline import T0, settings, slug
+from tests.ingest.pipeline import T0, scenario_clock, settings, slug
 from tests.observability.scrape import eventually, get, probe, scrape, value
 
 pytestmark = pytest.mark.services
@@ -73,6 +73,7 @@ def observed_ingest(
         settings(broker.host, broker.port, slug("ingest"), connect_timeout_s=3, takeover_hold_s=2),
         site=site,
         batch_wait_s=0.01,
+        now_ms=scenario_clock(),
     )
     consumer.start()
     server = ingest_observability(consumer, store.path, registry).serve(port=0)

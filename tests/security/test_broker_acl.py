@@ -49,7 +49,7 @@ from sidewalk.storage.timeseries import SqliteTimeSeriesStore
 from sidewalk.system import build_analytics, open_cases
 from tests.edge_device.poles import START, Recorder, fast_dir, pole_settings
 from tests.harness.mosquitto import MosquittoServer, free_port
-from tests.ingest.pipeline import slug
+from tests.ingest.pipeline import scenario_clock, slug
 from tests.security.certs import Issued, TestCA
 
 pytestmark = pytest.mark.services
@@ -254,7 +254,9 @@ def _run_pole_through_ingest(
     analytics, with its own login, receives the same readings."""
     with fast_dir() as tmp:
         store = SqliteTimeSeriesStore(tmp / "ts.db")
-        ingest = IngestConsumer(store, secured.login("ingest", clean_start=True), site=SITE)
+        ingest = IngestConsumer(
+            store, secured.login("ingest", clean_start=True), site=SITE, now_ms=scenario_clock()
+        )
         ingest.start()
         profile = load_profile()
         cases = open_cases(f"sqlite:///{tmp / 'cases.db'}", profile)
