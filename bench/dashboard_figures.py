@@ -40,6 +40,7 @@ reuses it (``today`` needs a store of its own kind: ``bench/dashboard_today.py``
 ``--store`` is one).
 
     .venv/bin/python bench/dashboard_figures.py overview [--frontages 2000] [--runs 7]
+    .venv/bin/python bench/dashboard_figures.py map [--frontages 2000] [--runs 7]
     .venv/bin/python bench/dashboard_figures.py today [--frontages 2000] [--runs 7] [--store PATH]
     .venv/bin/python bench/dashboard_figures.py latency [--frontages 2000] [--events 40]
         [--poll-ms 200 50] [--burst 1000] [--store PATH]
@@ -325,6 +326,18 @@ def overview(args: argparse.Namespace) -> None:
     print(f"load average at end: {load()}")
 
 
+def map_page(args: argparse.Namespace) -> None:
+    """Time to a usable Map page (every frontage and parcel drawn), as ``overview``."""
+    print(f"load average at start: {load()}")
+    with store(args) as path, running_dashboard(path) as (url, pid), chromium() as context:
+        log_in(context, url)
+        print(f"{args.frontages} frontages")
+        drawn = (f'[data-shapes-drawn="{args.frontages}"]', 1)
+        page_figures(context, url, pid, "map", apis=["/api/map", "/api/parcels"], drawn=drawn,
+                     runs=args.runs)  # fmt: skip
+    print(f"load average at end: {load()}")
+
+
 def today(args: argparse.Namespace) -> None:
     """Time to a usable Today (see the module docstring)."""
     from tests.dashboard.test_today import NOW, add_block
@@ -469,7 +482,7 @@ def burst(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("figure", choices=["overview", "today", "latency"])
+    parser.add_argument("figure", choices=["overview", "map", "today", "latency"])
     parser.add_argument("--frontages", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=7, help="overview: page loads measured")
     parser.add_argument("--events", type=int, default=40, help="latency: transitions per row")
@@ -477,7 +490,8 @@ def main() -> None:
     parser.add_argument("--burst", type=int, default=1000, help="latency: transitions at once")
     parser.add_argument("--store", type=Path, help="keep the seeded village here; reuse it")
     args = parser.parse_args()
-    {"overview": overview, "today": today, "latency": latency}[args.figure](args)
+    figures = {"overview": overview, "map": map_page, "today": today, "latency": latency}
+    figures[args.figure](args)
 
 
 if __name__ == "__main__":

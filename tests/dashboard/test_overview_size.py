@@ -81,6 +81,19 @@ def big_village(page: dict[str, Any]) -> dict[str, Any]:
     return big
 
 
+def big_map(big: dict[str, Any]) -> dict[str, Any]:
+    """``/api/map`` for the widened village (``big_village``'s frontages and walks)."""
+    where = {f["id"]: f for f in big["frontages"]}
+    features = [
+        {"type": "Feature", "id": s["id"], "geometry": s["geometry"],
+         "properties": {"frontage": s["id"], "address": where[s["id"]]["address"],
+                        "geometry_source": "records", "state": where[s["id"]]["state"],
+                        "category": s["category"]}}
+        for s in big["shapes"]
+    ]  # fmt: skip
+    return {"type": "FeatureCollection", "features": features, "streets": []}
+
+
 def transition(clock: int, frontage: str, to: str, category: str, active: bool) -> str:
     event = {"type": "transition", "id": clock, "clock_id": clock, "clock_kind": "clearing",
              "frontage": frontage, "from": "clearing_period", "to": to, "category": category,
@@ -119,7 +132,8 @@ def big_page(chromium_browser: Browser, dashboard: Dashboard) -> Iterator[BigPag
     """The Overview over the widened village, logged in as the clerk. The event stream
     sends what the test puts in ``events``, on its next connection."""
     real = dashboard.login("clerk").get("/api/overview/page").json()
-    body = json.dumps(big_village(real))
+    village = big_village(real)
+    body, map_body = json.dumps(village), json.dumps(big_map(village))
     context = chromium_browser.new_context(
         viewport={"width": 1366, "height": 900}, service_workers="block"
     )
@@ -128,6 +142,9 @@ def big_page(chromium_browser: Browser, dashboard: Dashboard) -> Iterator[BigPag
     def overview(route: Route) -> None:
         big.reads.append(route.request.url)
         route.fulfill(status=200, content_type="application/json", body=body)
+
+    def map_read(route: Route) -> None:
+        route.fulfill(status=200, content_type="application/json", body=map_body)
 
     def stream(route: Route) -> None:
         # Each connection gets what is waiting, then ends; the page reconnects in 100 ms.
@@ -139,6 +156,7 @@ def big_page(chromium_browser: Browser, dashboard: Dashboard) -> Iterator[BigPag
     page = big.page
     page.route("**/api/overview/page", overview)
     page.route("**/api/events", stream)
+    page.route("**/api/map", map_read)
     page.goto(f"{dashboard.url}/login")
     page.get_by_label("User name").fill("clerk")
     page.get_by_label("Password").fill(PASSWORD)
@@ -229,5 +247,35 @@ def test_a_clock_event_changes_its_row_without_reading_the_village_again(
     at = painted(page, "big-000", big_page.categories["snowing"]["color"])
     assert len(reads) == read_before  # no re-read of the whole village
     # A click on a frontage on the map opens its property page.
+    page.mouse.click(at["x"], at["y"])
+    expect(page).to_have_url(re.compile(r"/#property/big-000$"))
+
+
+def test_a_big_village_map_page_is_one_canvas_and_a_narrowed_one_has_its_shapes(
+    big_page: BigPage,
+) -> None:
+    page = big_page.page
+    page.evaluate("location.hash = '#map'")
+    expect(page.locator("body")).to_have_attribute("data-ready", "map")
+    expect(page.locator(f'canvas[data-shapes-drawn="{FRONTAGES}"]')).to_have_count(1)
+    expect(page.locator("[data-frontage-shape]")).to_have_count(0)
+    at = painted(page, "big-129", big_page.categories["clear"]["color"])
+    page.mouse.move(at["x"], at["y"])
+    expect(page.locator("canvas.geo-canvas")).to_have_attribute(
+        "title", "359 Elm St: Clear / complied"
+    )
+    page.mouse.move(0, 0)  # off the map: the shape under the pointer is outlined
+    for width in (1366, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        painted(page, "big-129", big_page.categories["clear"]["color"])  # drawn at that width
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        page.screenshot(path=str(ARTIFACTS / f"map-big-{width}.png"))
+    page.set_viewport_size({"width": 1366, "height": 900})
+    # Narrowed to a state: few enough for a shape of their own each, reached by Tab.
+    page.locator("#map-state").select_option(label="Clear / complied")
+    expect(page.locator("#map-count")).to_have_text("70 of 130 frontages shown.")
+    expect(page.locator("[data-frontage-shape]")).to_have_count(70)
+    page.locator("#map-state").select_option(label="Every state")
+    at = painted(page, "big-000", big_page.categories["clearing"]["color"])
     page.mouse.click(at["x"], at["y"])
     expect(page).to_have_url(re.compile(r"/#property/big-000$"))

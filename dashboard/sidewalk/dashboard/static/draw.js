@@ -118,12 +118,20 @@ export function mapSvg(collection, categories, label) {
 // animation frame (a live event recolours its shape). The pointer names the frontage under it
 // (the canvas's title) and a click opens its property page; the keyboard's way to each property
 // is the frontage table's address links, whose filter finds any frontage. ``canvas.shapes``:
-// each frontage's id, category and box in the drawing's units (for the tests).
-function mapCanvas(collection, categories, label, { px, width, height }) {
+// each frontage's id, category and box in the drawing's units (for the tests). The Map page
+// draws its big village with it too, the parcels (``collection.parcels``) beneath.
+export function mapCanvas(collection, categories, label, { px, width, height }) {
   const canvas = h("canvas", {
     class: "geo-canvas", role: "img", width: String(width), height: String(Math.round(height)),
-    "aria-label": `Map of ${collection.features.length} frontages coloured by state; the table of frontages below lists each with its state`,
+    "aria-label": `Map of ${collection.features.length} frontages coloured by state; each is listed below with its state`,
   });
+  const ringPath = (ring) => {
+    const path = new Path2D();
+    ring.forEach((p, i) => { const [x, y] = px(p); if (i) path.lineTo(x, y); else path.moveTo(x, y); });
+    path.closePath();
+    return path;
+  };
+  const parcels = (collection.parcels || []).flatMap((f) => rings(f.geometry).map(ringPath));
   const streets = [];
   for (const street of collection.streets || []) {
     for (const ring of rings(street.geometry)) {
@@ -177,6 +185,8 @@ function mapCanvas(collection, categories, label, { px, width, height }) {
     g.fillRect(0, 0, canvas.width, canvas.height);
     g.setTransform(k, 0, 0, k, 0, 0);
     g.lineJoin = "round";
+    g.fillStyle = "#f7f4ea"; g.strokeStyle = "#8a7f62"; g.lineWidth = onScreen;
+    for (const parcel of parcels) { g.fill(parcel); g.stroke(parcel); }
     for (const st of streets) {
       g.fillStyle = "#c3cad2"; g.fill(st.path);
       g.strokeStyle = "#fff"; g.lineWidth = onScreen; g.stroke(st.path);

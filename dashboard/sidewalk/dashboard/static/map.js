@@ -1,7 +1,7 @@
 // The map: the registry's parcels and the frontages (GeoJSON, WGS 84) drawn as SVG, offline
 // (no tile server). Frontages are coloured by state with the state written in the legend,
 // the filter and each shape's name; a click or Enter on a frontage opens its property page.
-import { h } from "./draw.js";
+import { MAP_CANVAS_FROM, h, mapCanvas } from "./draw.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -53,6 +53,12 @@ export function drawMap(layers, categories, { label, width = 1000, minHeight = 1
     .flatMap((f) => rings(f.geometry).flat());
   if (!all.length) return h("p", { class: "muted" }, "No map geometry is recorded for these frontages yet.");
   const { px, height } = projection(all, width, minHeight);
+  // A big village on one canvas (draw.js): thousands of SVG shapes cost Chromium seconds.
+  if (frontages.length > MAP_CANVAS_FROM) {
+    const byId = new Map(frontages.map((f) => [f.properties.frontage, f.properties]));
+    return mapCanvas({ features: frontages, streets: layers.streets, parcels: layers.parcels }, categories,
+      (id) => label(byId.get(id)), { px, width, height });
+  }
   const svg = s("svg", { viewBox: `0 0 ${width} ${height.toFixed(0)}`, class: "geo", role: "group", "aria-label": "Map of parcels and frontages, coloured by state" });
   for (const parcel of layers.parcels || []) {
     for (const ring of rings(parcel.geometry)) svg.append(s("path", { d: pathOf(ring, px, true), class: "parcel", "aria-hidden": "true" }));
@@ -87,6 +93,7 @@ export function drawMap(layers, categories, { label, width = 1000, minHeight = 1
       }
     }
   }
+  svg.setAttribute("data-shapes-drawn", String(frontages.length));
   return svg;
 }
 
@@ -144,7 +151,9 @@ export async function mapPage(ctx) {
       h("label", { for: "map-street" }, "Street"), streetSel),
     h("section", { class: "panel", "aria-labelledby": "map-h" },
       h("h2", { id: "map-h" }, "Parcels and frontages"),
-      h("p", { class: "muted" }, "Select a frontage (click, or Tab and Enter) to open its property page."),
+      h("p", { class: "muted" }, map.features.length > MAP_CANVAS_FROM
+        ? "Select a frontage (click) to open its property page; the list below links to each (narrow it by state or street)."
+        : "Select a frontage (click, or Tab and Enter) to open its property page."),
       holder, keyHolder, count),
     h("section", { class: "panel", "aria-labelledby": "map-list-h" },
       h("h2", { id: "map-list-h" }, "The same frontages as a list"), list));
