@@ -1,8 +1,10 @@
 """The broker session can never be connected and deaf while readiness says "ok".
 
 On a real Mosquitto, for ingest and for analytics:
-- a message handler that raises is caught, logged with the topic and counted
-  (``…_mqtt_handler_errors_total``), and the consumer goes on receiving;
+- a message handler that raises is caught, logged with the topic (once a
+  minute when it fails on every message) and counted
+  (``…_mqtt_handler_errors_total``), and the consumer goes on receiving; in
+  ingest the message is kept as an ``internal_error`` dead letter;
 - a network thread that ends anyway (a fault in the receive path) turns
   ``/readyz`` red;
 - another client connecting with the consumer's client id and a clean session
@@ -157,7 +159,7 @@ def test_both_paths_receive_ack_and_survive_a_raising_handler(
 # --- ingest --------------------------------------------------------------------
 
 
-def test_ingest_handler_exception_is_counted_and_ingest_keeps_receiving(
+def test_ingest_handler_exception_is_a_dead_letter_and_ingest_keeps_receiving(
     ingest: tuple[IngestConsumer, str],
     sender: MqttClient,
     monkeypatch: pytest.MonkeyPatch,
@@ -174,14 +176,66 @@ def test_ingest_handler_exception_is_counted_and_ingest_keeps_receiving(
     monkeypatch.setattr(ingest_module, "judge_many", judge_many)
     consumer.start()
     site = _site(consumer)
+    poison = f"sidewalk/v1/{site}/poison/weather"
     with caplog.at_level(logging.ERROR, logger="sidewalk.core.mqtt"):
         send(sender, site, "poison", range(1, 2))
         assert eventually(lambda: consumer.mqtt.handler_errors == 1, 10)
-    assert any(f"sidewalk/v1/{site}/poison/weather" in r.getMessage() for r in caplog.records)
+    assert any(poison in r.getMessage() for r in caplog.records)
+    # Kept with its reason, as any message ingest cannot take, and acknowledged
+    # (not sent again and again by the broker).
+    assert consumer.wait_for(lambda: consumer.stats.dead_letters == 1, 10)
+    store = consumer.store
+    assert isinstance(store, SqliteTimeSeriesStore)
+    [letter] = store.dead_letters()
+    assert (letter.topic, letter.reason) == (poison, "internal_error")
+    assert "ValueError: validator bug" in letter.detail
     send(sender, site, "pole-ok", range(1, 6))
     assert consumer.wait_for(lambda: consumer.store.stored_up_to("pole-ok") == 5, 10)
     assert value(scrape(url), "sidewalk_ingest_mqtt_handler_errors_total") == 1
     assert probe(url, "/readyz")[0] == 200
+    # A reconnect brings nothing back: the poison message was acknowledged (a
+    # SUBACK queued after the PUBACKs says the broker has taken them).
+    consumer.mqtt.subscribe(f"{poison}/after-the-acks")
+    assert consumer.mqtt._client is not None
+    consumer.mqtt._client.reconnect()
+    send(sender, site, "pole-ok", range(6, 7))
+    assert consumer.wait_for(lambda: consumer.store.stored_up_to("pole-ok") == 6, 10)
+    assert consumer.mqtt.handler_errors == 1
+    assert len(store.dead_letters()) == 1
+
+
+def test_a_handler_failing_on_every_message_is_logged_once_a_minute_and_counted_each_time(
+    broker: MosquittoServer, sender: MqttClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    topic = f"t/{slug('every')}"
+
+    def on_message(msg: MqttMessage) -> None:
+        raise RuntimeError("handler bug")
+
+    client = MqttClient(settings(broker.host, broker.port, slug("sub")), on_message=on_message)
+    client.connect()
+    try:
+        client.subscribe(topic)
+        with caplog.at_level(logging.ERROR, logger="sidewalk.core.mqtt"):
+            for i in range(10):
+                assert sender.publish_and_wait(topic, str(i).encode())
+            assert eventually(lambda: client.handler_errors == 10, 10)
+            lines = [r for r in caplog.records if "handler failed" in r.getMessage()]
+            assert len(lines) == 1
+            assert topic in lines[0].getMessage()
+            assert lines[0].exc_info is not None
+            # A minute on, the next failure is logged with how many were not.
+            assert client._handler_logged_at is not None
+            client._handler_logged_at -= adapter.HANDLER_LOG_EVERY_S
+            assert sender.publish_and_wait(topic, b"10")
+            assert eventually(lambda: client.handler_errors == 11, 10)
+        lines = [r for r in caplog.records if "handler failed" in r.getMessage()]
+        assert len(lines) == 2
+        assert "9 more handler failures since the last report" in lines[1].getMessage()
+        assert client.is_connected
+        assert client.problem is None
+    finally:
+        client.disconnect()
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")

@@ -12,16 +12,16 @@ or says the version is unsupported. A refused connection raises; the client
 never reports itself connected without a CONNACK that says so.
 
 No handler can silence it: an exception raised by a callback is caught, logged
-with the topic and counted (``handler_errors``), and the network thread goes
-on receiving; a network thread that ends anyway (a fault in the receive path
-itself) makes ``is_connected`` false and ``problem`` say so. A broker that
-hands our session to another client with the same client id (MQTT 5 DISCONNECT
-0x8E "Session taken over"), or whose persistent session is gone when we
-reconnect (what a takeover with a clean session leaves: Mosquitto 2.0 closes
-the old connection before that DISCONNECT reaches it), is counted
-(``session_takeovers``) and ``problem`` reports it for
-``MqttSettings.takeover_hold_s``; paho reconnects by itself and the
-subscriptions are restored.
+with the topic (at most once a minute, with a count of the rest) and counted
+(``handler_errors``), and the network thread goes on receiving; a network
+thread that ends anyway (a fault in the receive path itself) makes
+``is_connected`` false and ``problem`` say so. A broker that hands our session
+to another client with the same client id (MQTT 5 DISCONNECT 0x8E "Session
+taken over"), or whose persistent session is gone when we reconnect (what a
+takeover with a clean session leaves: Mosquitto 2.0 closes the old connection
+before that DISCONNECT reaches it), is counted (``session_takeovers``) and
+``problem`` reports it for ``MqttSettings.takeover_hold_s``; paho reconnects by
+itself and the subscriptions are restored.
 
 The receive fast path and the batched acknowledgements use paho's private
 attributes; they are on only for the paho minor version they were written and
@@ -96,6 +96,10 @@ def fast_paths_supported(version: str | None = None) -> bool:
 
 
 FAST_PATHS = fast_paths_supported()
+
+# A handler failing on every message is logged at most once per this many
+# seconds (``MqttClient.handler_failed``); every failure is still counted.
+HANDLER_LOG_EVERY_S = 60.0
 
 
 # One recv() per this many bytes instead of paho's three recv()s per packet.
@@ -477,6 +481,10 @@ class MqttClient:
         # and sessions taken over by another client with our id.
         self.handler_errors = 0
         self.session_takeovers = 0
+        # The rate limit of the handler-failure log: when one was last logged
+        # (monotonic) and how many failed since without a line.
+        self._handler_logged_at: float | None = None
+        self._handler_unlogged = 0
         self._taken_over_at: float | None = None
 
     @property
@@ -530,15 +538,38 @@ class MqttClient:
         never left to end the thread (which would leave us connected and deaf)."""
         try:
             call()
-        except Exception:
-            self.handler_errors += 1
-            log.exception(
-                "MQTT %s handler failed on %s (the message is not acknowledged; the "
-                "broker sends it again after a reconnect)",
+        except Exception as exc:
+            self.handler_failed(
                 what,
                 topic,
-                extra={"topic": topic},
+                exc,
+                "the message is not acknowledged; the broker sends it again after a reconnect",
             )
+
+    def handler_failed(self, what: str, topic: str, exc: BaseException, outcome: str) -> None:
+        """Count a handler's failure on ``topic`` and log it, saying ``outcome`` (what became
+        of the message). A handler failing on every message is logged once per
+        ``HANDLER_LOG_EVERY_S`` (with its traceback), with how many failures went unlogged
+        in between; ``handler_errors`` counts every one. Callers that catch a handler's
+        exception themselves (ingest keeps the message as a dead letter) report it here."""
+        self.handler_errors += 1
+        now = time.monotonic()
+        last = self._handler_logged_at
+        if last is not None and now - last < HANDLER_LOG_EVERY_S:
+            self._handler_unlogged += 1
+            return
+        unlogged, self._handler_unlogged, self._handler_logged_at = self._handler_unlogged, 0, now
+        log.error(
+            "MQTT %s handler failed on %s: %s: %s (%s)%s",
+            what,
+            topic,
+            type(exc).__name__,
+            exc,
+            outcome,
+            f"; {unlogged} more handler failures since the last report" if unlogged else "",
+            exc_info=exc,
+            extra={"topic": topic},
+        )
 
     def connect(self) -> None:
         """Connect, negotiating v5 then 3.1.1, and start the network thread.

@@ -327,7 +327,10 @@ class IngestConsumer:
         # paho's thread. A dead letter's received_at is set at commit, as before.
         if not msgs:
             return
-        verdicts = judge_many(msgs, self._limits)
+        try:
+            verdicts = judge_many(msgs, self._limits)
+        except Exception:
+            verdicts = self._judge_alone(msgs)
         shed_bodies(msgs, verdicts, self._limits)
         # Counted before the writer can take them.
         self._arrivals.append(_Arrival(time.monotonic(), len(msgs)))
@@ -336,6 +339,26 @@ class IngestConsumer:
         self._put_n += len(msgs)
         if self._put_n >= self._full_at:
             self._filled.set()
+
+    def _judge_alone(self, msgs: list[MqttMessage]) -> list[Judged]:
+        """``judge_many`` of each message on its own, after it raised on the list: a
+        message it still raises on is an ``internal_error`` dead letter (stored and
+        acknowledged, as a bad message is, not sent again and again by the broker),
+        logged with its topic and counted in the broker session's ``handler_errors``."""
+        out: list[Judged] = []
+        for msg in msgs:
+            try:
+                out.extend(judge_many([msg], self._limits))
+            except Exception as exc:
+                self._client.handler_failed(
+                    "message", msg.topic, exc, "the message is kept as a dead letter"
+                )
+                detail = f"ingest failed while checking it: {type(exc).__name__}: {exc}"
+                letter = DeadLetter(
+                    0, msg.topic, None, msg.payload, "internal_error", detail[:MAX_DETAIL_CHARS]
+                )
+                out.append(Rejected(letter))
+        return out
 
     def start(self) -> None:
         """Connect (raising if the broker refuses), subscribe and start writing."""
