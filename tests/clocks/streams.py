@@ -37,6 +37,7 @@ class Pole:
         ice: bool = False,
         surface: str | None = None,
         surface_temp_c: float | None = None,
+        width_uncertainty_mm: float | None = None,
     ) -> SnowMeasurement:
         self.seq += 1
         return SnowMeasurement(
@@ -50,6 +51,7 @@ class Pole:
             # Ignored: the stream builder takes the surface state as a plain str.
             surface_state=surface,  # type: ignore[arg-type]
             surface_temp_c=surface_temp_c,
+            width_uncertainty_mm=width_uncertainty_mm,
         )
 
     def pavement(self, at: datetime, surface_temp_c: float) -> WeatherReading:

@@ -10,6 +10,7 @@ from sidewalk.core.contract import (
     ContractError,
     SnowMeasurement,
     WeatherReading,
+    fast_reading_validator,
     parse_payload,
     parse_topic,
     topic_for,
@@ -48,6 +49,31 @@ def test_a_snow_measurement_names_its_frontage() -> None:
     msg = parse_payload("sidewalk/v1/clyman/pole-1/snow", json.dumps(payload).encode())
     assert isinstance(msg, SnowMeasurement)
     assert msg.cleared_width_mm == 1300.0
+    # A pole that states no uncertainty (every pole before it could): none stated.
+    assert msg.width_uncertainty_mm is None
+    assert "width_uncertainty_mm" not in json.loads(msg.to_json())
+
+
+SNOW = {
+    "schema": 1, "device": "pole-1", "seq": 1, "ts": 1_765_000_000_000,
+    "frontage": "main-st-101", "snow_cover_fraction": 0.25, "cleared_width_mm": 1300,
+}  # fmt: skip
+
+
+def test_a_snow_measurement_may_state_its_one_sigma_uncertainty() -> None:
+    topic = "sidewalk/v1/clyman/pole-1/snow"
+    msg = parse_payload(topic, json.dumps({**SNOW, "width_uncertainty_mm": 21.4}).encode())
+    assert isinstance(msg, SnowMeasurement)
+    assert msg.width_uncertainty_mm == 21.4
+    assert parse_payload(topic, msg.to_json()) == msg
+    # The receive loop's fast path reads it the same way.
+    stated = json.dumps({**SNOW, "width_uncertainty_mm": 21.4}).encode()
+    fast = fast_reading_validator("snow")(stated)
+    assert isinstance(fast, SnowMeasurement)
+    assert fast.width_uncertainty_mm == 21.4
+    for bad, reason in ((-1.0, "out_of_range"), (5001.0, "out_of_range"), ("x", "invalid_value")):
+        payload = json.dumps({**SNOW, "width_uncertainty_mm": bad}).encode()
+        assert reason_of(topic, payload) == reason
 
 
 @pytest.mark.parametrize(

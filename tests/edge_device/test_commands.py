@@ -23,6 +23,7 @@ from sidewalk.core.contract import (
     parse_json_model,
 )
 from sidewalk.edge.camera.synthetic import make_scene
+from sidewalk.edge.camera.width import measure_frontage
 from sidewalk.edge.cli import edge_app
 from sidewalk.edge.commands import CommandClient, CommandTimeout
 from sidewalk.edge.device import SystemClock
@@ -209,6 +210,10 @@ def test_capture_now_measures_frontages_and_sends_evidence(broker: MosquittoServ
                 assert {hashlib.sha256(m.payload).hexdigest() for m in jpegs.messages} >= {sha}
                 assert pole.publisher is not None
                 assert pole.publisher.wait_stored(timeout_s=10)
+                assert pole.camera is not None
+                geometry = pole.camera.geometry["main-st-101"]
+            assert geometry.calibration_error_mm > 0  # from its clicked corners
+            sigma = measure_frontage(scene.frame, geometry).width_uncertainty_mm
             snow = [r for r in store.readings(device=device) if isinstance(r, SnowMeasurement)]
             frames = [r for r in store.readings(device=device) if isinstance(r, FrameRef)]
             assert {r.frontage for r in snow} == {"main-st-101"}
@@ -217,6 +222,8 @@ def test_capture_now_measures_frontages_and_sends_evidence(broker: MosquittoServ
             forced = [r for r in snow if r.frame_sha256 == sha]
             assert len(forced) == len(snow) == 2
             assert forced[-1].cleared_width_mm == pytest.approx(1200.0, abs=100)
+            # Each width states its one sigma, the clicked calibration's error in it.
+            assert {r.width_uncertainty_mm for r in snow} == {round(sigma, 1)}
             assert sha in {f.sha256 for f in frames}
         finally:
             jpegs.close()

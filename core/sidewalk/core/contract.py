@@ -198,6 +198,11 @@ class SnowMeasurement(Reading):
     sensor aimed at it). Both optional within schema 1: absent, not measured (a
     weather reading's ``surface_temp_c`` from the same pole stands in for the
     temperature). A wet or icy surface at or below 0 °C is untreated ice.
+
+    ``width_uncertainty_mm`` is the camera's stated one-sigma uncertainty of
+    ``cleared_width_mm`` (grid, pixel and calibration error, ``width_uncertainty``
+    on the pole). Optional within schema 1: absent, the pole stated none, and the
+    server judges the width by the profile's tolerance alone.
     """
 
     stream: Literal["snow"] = "snow"
@@ -208,6 +213,7 @@ class SnowMeasurement(Reading):
     surface_state: SurfaceState | None = None
     surface_temp_c: Annotated[float, Field(ge=-60, le=80)] | None = None
     frame_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
+    width_uncertainty_mm: Annotated[float, Field(ge=0, le=5000)] | None = None
 
 
 class FrameRef(Reading):

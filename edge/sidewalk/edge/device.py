@@ -760,7 +760,7 @@ class Device:
             raise CommandFailed("camera: no frame (source down, reconnecting)")
         now = self.clock.now()
         ts_ms = to_ms(now)
-        results: dict[str, tuple[float, float, bool]] = {}
+        results: dict[str, tuple[float, float, bool, float]] = {}
         skipped: list[str] = []
         evidence = force_evidence
         for fid, geometry in cam.geometry.items():
@@ -771,25 +771,30 @@ class Device:
             cover, width = m.snow_cover_fraction, m.cleared_width_mm
             chosen = cam.selectors[fid].consider(frame, cover, width, now.timestamp())
             evidence = evidence or chosen
-            results[fid] = (cover, width, chosen)
+            results[fid] = (cover, width, chosen, m.width_uncertainty_mm)
         sha: str | None = None
         # Forced (capture_now): the frame goes even with nothing measured in it, so a
         # pole not yet commissioned shows the dashboard what it sees.
         if (evidence and results) or force_evidence:
             sha = self._send_frame(encode_jpeg(frame, cam.jpeg_quality), ts_ms)
-        for fid, (cover, width, _) in results.items():
+        for fid, (cover, width, _, sigma) in results.items():
             values: dict[str, Any] = {
                 "frontage": fid,
                 "snow_cover_fraction": round(min(max(cover, 0.0), 1.0), 4),
                 "cleared_width_mm": round(min(width, 20_000.0), 1),
             }
+            if math.isfinite(sigma):
+                # The width's stated one sigma (calibration error in it): the server
+                # judges a shortfall against it, in the owner's favour.
+                values["width_uncertainty_mm"] = round(min(max(sigma, 0.0), 5000.0), 1)
             if sha is not None:
                 values["frame_sha256"] = sha
             reading = publisher.record("snow", ts_ms, values)
             self.offset.recorded(reading.seq, ts_ms)
             self.stats.snow += 1
         measured = {
-            f: {"snow_cover_fraction": c, "cleared_width_mm": w} for f, (c, w, _) in results.items()
+            f: {"snow_cover_fraction": c, "cleared_width_mm": w}
+            for f, (c, w, _, _) in results.items()
         }
         return CameraCycle(measured, sha, skipped)
 

@@ -53,6 +53,7 @@ a billing case opens ``abated`` for it (``open_billing``) and runs
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -100,6 +101,17 @@ BILLING_STATES = frozenset({CaseState.ABATED, CaseState.BILLED})
 # Widths come from float arithmetic (6 ft = 1828.8000000000002 mm): a walk
 # measured at exactly the rule must comply.
 WIDTH_TOLERANCE_MM = 1e-6
+
+
+def stated_uncertainty(tolerance_mm: float, sigma_mm: float | None) -> float:
+    """A measured width's stated uncertainty (mm): the profile's tolerance
+    (``snow_and_ice.width_tolerance``) and twice the camera's one sigma of that
+    measurement (``SnowMeasurement.width_uncertainty_mm``), root-sum-square. A
+    measurement stating no sigma: the tolerance alone, exactly as before. A walk is
+    short only by more than it (the owner's favour), when deciding and when curing."""
+    if sigma_mm is None:
+        return tolerance_mm
+    return math.hypot(tolerance_mm, 2.0 * sigma_mm)
 
 
 def _tax_roll_citation(terms: BillTerms) -> str:
@@ -335,10 +347,12 @@ class Enforcement:
         *,
         icy: bool = False,
         ice_free: bool = False,
+        sigma_mm: float | None = None,
     ) -> list[Event]:
         """A camera measurement: a walk cleared to the width, with no ice seen on it,
         cures every open case; an ice case (A) only when the surface is seen free of
-        untreated ice (``ice_free``: dry, wet above freezing, or sanded/salted)."""
+        untreated ice (``ice_free``: dry, wet above freezing, or sanded/salted).
+        ``sigma_mm``: the measurement's stated one sigma (``stated_uncertainty``)."""
         keys = self._live.get(frontage)
         if icy or not keys:
             return []
@@ -346,7 +360,8 @@ class Enforcement:
         # The camera's stated uncertainty cures as it decides: a walk no more than the
         # tolerance short of the width would not have been a violation, so it is not
         # one any longer (the owner's favour, the same test both ways).
-        slack = self.profile.snow_and_ice.width_tolerance.length_mm + WIDTH_TOLERANCE_MM
+        tolerance = self.profile.snow_and_ice.width_tolerance.length_mm
+        slack = stated_uncertainty(tolerance, sigma_mm) + WIDTH_TOLERANCE_MM
         floor = self._cure_floor.get(frontage)
         if floor is None:
             floor = self._cure_floor[frontage] = min(cases[k].required_width_mm for k in keys)

@@ -38,9 +38,9 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cache
 from itertools import repeat
-from typing import Any, cast
+from typing import Annotated, Any, cast
 
-from pydantic import TypeAdapter
+from pydantic import Field, TypeAdapter
 
 from sidewalk.analytics.clocks.actions import (
     Action,
@@ -79,6 +79,7 @@ from sidewalk.analytics.clocks.enforcement import (
     Enforcement,
     EnforcementCase,
     ordered_abatement,
+    stated_uncertainty,
 )
 from sidewalk.analytics.clocks.events import (
     Cause,
@@ -195,6 +196,10 @@ class FrontageSpec:
         return self.site or self.weather_device
 
 
+def _is_none(value: object) -> bool:
+    return value is None
+
+
 @dataclass(slots=True)
 class _Measurement:
     at: datetime
@@ -206,6 +211,10 @@ class _Measurement:
     # § 370-10 A's ice (``SnowMeasurement``): absent in snapshots of older engines.
     surface_state: str | None = None
     surface_temp_c: float | None = None
+    # The camera's stated one sigma of the width (``SnowMeasurement``); None: none
+    # stated (older poles, older snapshots). Left out of a snapshot when None, so a
+    # replay without it snapshots byte for byte as before.
+    width_uncertainty_mm: Annotated[float | None, Field(exclude_if=_is_none)] = None
 
 
 @dataclass(slots=True)
@@ -454,7 +463,7 @@ class ClockEngine:
                             _Measurement(
                                 at, device, fields["seq"], fields["cleared_width_mm"], cover,
                                 fields.get("ice_suspected", False), fields.get("surface_state"),
-                                fields.get("surface_temp_c"),
+                                fields.get("surface_temp_c"), fields.get("width_uncertainty_mm"),
                             )
                         )  # fmt: skip
                         if len(measurements) > 8 and clock.state not in PENDING:
@@ -566,6 +575,7 @@ class ClockEngine:
         m = _Measurement(
             at, device, seq, fields["cleared_width_mm"], fields["snow_cover_fraction"],
             get("ice_suspected", False), get("surface_state"), get("surface_temp_c"),
+            get("width_uncertainty_mm"),
         )  # fmt: skip
         measurements = clock.measurements
         if not measurements or measurements[-1].at <= at:
@@ -583,6 +593,7 @@ class ClockEngine:
                 frontage, at, m.cleared_width_mm, cause,
                 icy=seen is not None and seen.seen in ("untreated", "ice", "suspected"),
                 ice_free=seen is not None and seen.seen in ("clear", "treated"),
+                sigma_mm=m.width_uncertainty_mm,
             )  # fmt: skip
         pole = self._weather_device[frontage]
         changes = self.detectors[pole].observe_cover(
@@ -1194,8 +1205,6 @@ class ClockEngine:
         assert clock.cessation_at is not None
         width_rule = self.profile.snow_and_ice.clearing_min_width
         required = width_rule.length_mm
-        # The camera's stated uncertainty: short only by more than it (A's four feet).
-        tolerance = self.profile.snow_and_ice.width_tolerance.length_mm
         deadline = clock.deadline
         cause = Cause(kind="deadline", at=deadline)
         key = f"{clock.frontage}:{CLEARING}:{clock.cessation_at.isoformat()}"
@@ -1207,6 +1216,12 @@ class ClockEngine:
             )
             self._forget_until(clock, deadline)
             return [move, ClearingUnverified(key, clock.frontage, deadline, last)]
+        # The measurement's stated uncertainty: the profile's tolerance with twice the
+        # camera's sigma for it (when the pole stated one); short only by more than it
+        # (A's four feet), and the letter states it.
+        tolerance = stated_uncertainty(
+            self.profile.snow_and_ice.width_tolerance.length_mm, evidence.width_uncertainty_mm
+        )
         # A: "kept clear of snow and ice … four feet in width"; ice that cannot be
         # removed kept "sprinkled with sand and/or salt". Width alone never decides.
         ice, ice_seen = ice_at(self._surface_seen(clock, clock.cessation_at, deadline))
