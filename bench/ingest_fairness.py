@@ -46,6 +46,7 @@ T0 = 1_764_460_800_000
 
 
 def _settings(server: MosquittoServer, client_id: str, **kw: object) -> MqttSettings:
+    # Ignored: ``kw`` holds MqttSettings fields of their own types; typed as object to pass any.
     return MqttSettings(host=server.host, port=server.port, client_id=client_id, **kw)  # type: ignore[arg-type]
 
 

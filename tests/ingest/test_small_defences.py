@@ -217,6 +217,7 @@ def test_fair_share_keeps_arrival_order_and_a_lone_pole_whole() -> None:
     batch, batch_v, rest, _ = fair
     assert [m.mid for m in batch] == [1, 2, 101, 102]
     assert [m.mid for m in rest] == [3, 4, 5, 6, 7]
+    # Ignored: a Judged may be a verdict object; every one here is a (site, device, reading) tuple.
     assert [v[1] for v in batch_v] == ["pole-a", "pole-a", "pole-b", "pole-b"]  # type: ignore[index]
     assert fair_share(a, judge_many(a), 2) is None  # one pole: its backlog goes at full speed
     assert fair_share(mixed, verdicts, 7) is None  # nobody over its share
