@@ -374,20 +374,56 @@ class Settings(FileThenEnvSettings):
     site: Annotated[str, Field(pattern=SLUG, description="the village's id in topics")] = "clyman"
     data_dir: Path = Field(default=Path("var"), description="where evidence and files are kept")
     profile: Path | None = Field(default=None, description="ordinance profile TOML; unset = Clyman")
-    mqtt: MqttConfig = MqttConfig()
-    timeseries: TimeSeriesConfig = TimeSeriesConfig()
-    cases: CasesConfig = CasesConfig()
-    analytics: AnalyticsConfig = AnalyticsConfig()
-    time: TimeConfig = TimeConfig()
-    observability: ObservabilityConfig = ObservabilityConfig()
-    ingest: IngestConfig = IngestConfig()
-    retention: RetentionConfig = RetentionConfig()
-    dashboard: DashboardConfig = DashboardConfig()
-    check: CheckConfig = CheckConfig()
-    delivery: DeliveryConfig = DeliveryConfig()
-    registry: RegistryConfig = RegistryConfig()
+    mqtt: MqttConfig = Field(
+        default=MqttConfig(), description="the message broker the poles publish to ([mqtt])"
+    )
+    timeseries: TimeSeriesConfig = Field(
+        default=TimeSeriesConfig(),
+        description="where the poles' readings are stored, and the optional InfluxDB copy",
+    )
+    cases: CasesConfig = Field(
+        default=CasesConfig(),
+        description="the case database: properties, owners, notices, bills (SQLite or PostgreSQL)",
+    )
+    analytics: AnalyticsConfig = Field(
+        default=AnalyticsConfig(),
+        description="the service that runs the ordinance's deadlines from the readings",
+    )
+    time: TimeConfig = Field(
+        default=TimeConfig(),
+        description="how far a pole's clock may be off before its readings are held back",
+    )
+    observability: ObservabilityConfig = Field(
+        default=ObservabilityConfig(),
+        description="health and metrics endpoints for monitoring, and the log's format and level",
+    )
+    ingest: IngestConfig = Field(
+        default=IngestConfig(),
+        description="size limits, disk-space floor and which poles the receiving service accepts",
+    )
+    retention: RetentionConfig = Field(
+        default=RetentionConfig(),
+        description="how long readings, refused messages and camera pictures are kept",
+    )
+    dashboard: DashboardConfig = Field(
+        default=DashboardConfig(),
+        description="the staff web pages: HTTPS, reverse proxy and the names they answer to",
+    )
+    check: CheckConfig = Field(
+        default=CheckConfig(), description="what 'sidewalk check' requires before going live"
+    )
+    delivery: DeliveryConfig = Field(
+        default=DeliveryConfig(),
+        description="how letters to owners go out: printed for mailing, e-mailed, or both",
+    )
+    registry: RegistryConfig = Field(
+        default=RegistryConfig(), description="limits on importing the county's parcel file"
+    )
     # Unset: letters are signed by the office the code names, with no telephone (see check).
-    village: VillageConfig | None = None
+    village: VillageConfig | None = Field(
+        default=None,
+        description="the letterhead and signing officer on every letter; required before mailing",
+    )
 
 
 class Secrets(BaseModel):
@@ -395,11 +431,20 @@ class Secrets(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    mqtt_password: SecretStr | None = None
-    influx_token: SecretStr | None = None
-    db_password: SecretStr | None = None
-    # Bearer token for the dashboard's /metrics from off the machine.
-    metrics_token: SecretStr | None = None
+    mqtt_password: SecretStr | None = Field(
+        default=None, description="the broker login's password (SIDEWALK_MQTT_PASSWORD)"
+    )
+    influx_token: SecretStr | None = Field(
+        default=None, description="the InfluxDB API token (SIDEWALK_INFLUX_TOKEN)"
+    )
+    db_password: SecretStr | None = Field(
+        default=None, description="the case database's password (SIDEWALK_DB_PASSWORD)"
+    )
+    metrics_token: SecretStr | None = Field(
+        default=None,
+        description="the token a monitoring server sends to read the dashboard's /metrics from"
+        " another machine (SIDEWALK_METRICS_TOKEN)",
+    )
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Secrets:
