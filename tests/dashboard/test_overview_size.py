@@ -249,6 +249,8 @@ def test_a_clock_event_changes_its_row_without_reading_the_village_again(
     # A click on a frontage on the map opens its property page.
     page.mouse.click(at["x"], at["y"])
     expect(page).to_have_url(re.compile(r"/#property/big-000$"))
+    # Its page drawn before the next test moves on (a route still reading would draw over it).
+    expect(page.locator("body")).to_have_attribute("data-ready", "property")
 
 
 def test_a_big_village_map_page_is_one_canvas_and_a_narrowed_one_has_its_shapes(
@@ -279,3 +281,5 @@ def test_a_big_village_map_page_is_one_canvas_and_a_narrowed_one_has_its_shapes(
     at = painted(page, "big-000", big_page.categories["clearing"]["color"])
     page.mouse.click(at["x"], at["y"])
     expect(page).to_have_url(re.compile(r"/#property/big-000$"))
+    # Its page drawn before the next test moves on (a route still reading would draw over it).
+    expect(page.locator("body")).to_have_attribute("data-ready", "property")
