@@ -28,11 +28,12 @@ import pytest
 from sidewalk.analytics.metrics import analytics_observability
 from sidewalk.analytics.runner import AnalyticsRunner
 from sidewalk.core import mqtt as adapter
-from sidewalk.core.contract import TimePolicy, WeatherReading, topic_for
+from sidewalk.core.contract import TimePolicy, WeatherReading, health_topic, topic_for
 from sidewalk.core.mqtt import MqttClient, MqttMessage, fast_paths_supported
 from sidewalk.core.profile import load_profile
 from sidewalk.ingest import consumer as ingest_module
 from sidewalk.ingest.consumer import IngestConsumer
+from sidewalk.ingest.health import HealthListener
 from sidewalk.ingest.metrics import ingest_observability
 from sidewalk.scenarios import expand, load_scenario, to_readings
 from sidewalk.storage.cases import CaseStore
@@ -255,6 +256,45 @@ def test_ingest_readyz_turns_red_when_the_network_thread_dies(
     assert eventually(lambda: probe(url, "/readyz")[0] == 503, 10)
     _, body = probe(url, "/readyz")
     assert "network thread stopped" in body["checks"]["broker"]
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_ingest_readyz_turns_red_when_the_health_listeners_network_thread_dies(
+    broker: MosquittoServer, sender: MqttClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The poles' health reports come on a session of their own: deaf, every pole
+    # would look silent on the dashboard while ingest stored their readings.
+    cases: CaseStore = open_cases(f"sqlite:///{tmp_path / 'cases.db'}", load_profile())
+    store = SqliteTimeSeriesStore(tmp_path / "ts.db")
+    site = slug("site")
+    listener = HealthListener(
+        settings(broker.host, broker.port, slug("health"), clean_start=True), site, cases.registry
+    )
+    consumer = IngestConsumer(store, settings(broker.host, broker.port, slug("ingest")), site=site)
+    server = ingest_observability(consumer, store.path, health=listener, cases=cases).serve(port=0)
+    try:
+        listener.connect()
+        consumer.start()
+        assert probe(server.url, "/readyz")[0] == 200
+        assert probe(server.url, "/readyz")[1]["checks"]["health_reports"] == "ok"
+
+        def broken(self: adapter._BufferedClient) -> object:
+            raise MemoryError("receive path fault")
+
+        # Only the listener subscribes to …/status/health (ingest's readings are one level up).
+        monkeypatch.setattr(adapter._BufferedClient, "_handle_publish", broken)
+        assert sender.publish_and_wait(health_topic(site, "pole-h"), b"{}")
+        assert eventually(lambda: probe(server.url, "/readyz")[0] == 503, 10)
+        checks = probe(server.url, "/readyz")[1]["checks"]
+        assert "pole health reports not received" in checks["health_reports"]
+        assert "network thread stopped" in checks["health_reports"]
+        assert checks["broker"] == "ok"
+    finally:
+        server.stop()
+        consumer.stop()
+        listener.close()
+        store.close()
+        cases.close()
 
 
 def test_ingest_notices_a_takeover_and_gets_its_session_back(

@@ -82,6 +82,12 @@ class HealthListener:
         )
 
     @property
+    def listen_problem(self) -> str | None:
+        """Why the poles' reports are not being received (None: its broker session is well)."""
+        problem = self._client.problem
+        return None if problem is None else f"pole health reports not received: {problem}"
+
+    @property
     def mqtt(self) -> MqttClient:
         """The listener's broker session."""
         return self._client

@@ -368,10 +368,14 @@ class ViewWriter(Protocol):
 
 
 class HealthRecorder(Protocol):
-    """The poles' health listener (``HealthListener``): why it is not recording."""
+    """The poles' health listener (``HealthListener``): why it is not recording, or
+    not receiving."""
 
     @property
     def record_problem(self) -> str | None: ...
+
+    @property
+    def listen_problem(self) -> str | None: ...
 
 
 def _writer_ready(consumer: IngestConsumer) -> Check:
@@ -421,7 +425,8 @@ def ingest_observability(
     """Ingest: counters, lag, dead letters, gaps and devices; writer alive. Ready while
     its session is its own, its writer runs, and each store it writes takes writes:
     the readings store, the time-series view (``view``, when configured) and the case
-    database (``health`` with ``cases``, when it records the poles' health); and the disk."""
+    database (``health`` with ``cases``, when it records the poles' health), the health
+    listener's broker session (``health``); and the disk."""
     registry = registry or CollectorRegistry()
     registry.register(IngestCollector(consumer))
     registry.register(StoreCollector(store_path))
@@ -432,6 +437,9 @@ def ingest_observability(
     }
     if view is not None:
         ready["view"] = lambda: view.problem
+    if health is not None:
+        # Its own broker session: a dead one would leave every pole looking silent.
+        ready["health_reports"] = lambda: health.listen_problem
     if health is not None and cases is not None:
         ready["database"] = _case_database_ready(health, cases)
     if space is not None:
