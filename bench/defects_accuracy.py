@@ -7,6 +7,7 @@ real CrackForest masks.
         [--marker-sweep 5] [--tune 40] [--cache DIR]
         [--tune-several 16] [--several-markers 10 --several-seed 510000]
         [--joint-photos 40 --joint-seed 100 [--joint-tune]]
+        [--depth-scenes 40 --depth-scene-seed 1000 [--depth-scene-tune]]
 
 A count of 0 skips that part (``--scenes 0 --photos 0 --widths 0
 --no-crackforest`` for laser only).
@@ -33,6 +34,14 @@ prints what the several-marker constants were chosen from (seeds
 ``--joint-tune`` prints them too): photos measured, p95 |error|, 2 sigma
 coverage and confident wrong verdicts against the 1 1/4 in limit. The depth
 maps' line gives the gap's 2 sigma coverage.
+
+``--depth-scenes N`` scores N depth maps of one joint from the independent
+ray caster ``bench/depth_scenes.py`` (a pixel returns the nearest of its
+4 x 4 rays; walls and floor exact; seeds from ``--depth-scene-seed``; 0-59
+are the training seeds the gap constants were set on, refused as held-out,
+and ``--depth-scene-tune`` prints them too): gap p50/p95, mean error, 2 sigma
+coverage, how many joints seen at 1.5 mm a pixel or finer have a 2 sigma
+within 1/16 in, and verdicts against the 1 1/4 in limit.
 
 Depth maps, laser-line images (the two-stripe survey rig, and with
 --single-stripe the one-stripe rig) and survey photos are rendered from random
@@ -913,6 +922,93 @@ def joint_photo_bench(seeds: range, cache: Path | None, label: str) -> list[str]
     return out
 
 
+DEPTH_SCENES_TUNE = range(0, 60)  # bench/depth_scenes.py seeds the gap constants were set on
+PX_TIGHT = 1.5  # mm a pixel: joints seen this finely must be decidable to 1/16 in
+
+
+def _depth_scene(seed: int, cache: Path | None) -> Any:
+    """One depth map of the independent ray caster (cached: a few seconds each)."""
+    from bench.depth_scenes import render
+
+    f = None if cache is None else cache / f"depth_scene_{seed}.pkl"
+    if f is not None and f.exists():
+        return pickle.loads(f.read_bytes())
+    sc = render(seed)
+    if f is not None:
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_bytes(pickle.dumps(sc))
+    return sc
+
+
+def depth_scene_bench(seeds: range, cache: Path | None, label: str) -> list[str]:
+    """Depth maps of one joint from the independent ray caster
+    (``bench/depth_scenes.py``), measured with the default ``SurfaceParams``:
+    the joint's gap against its exact width (hidden gaps, upper bounds, not
+    scored), its 2 sigma coverage, the stated 2 sigma of joints seen at
+    PX_TIGHT mm a pixel or finer, the step and the verdicts against the
+    1 1/4 in limit."""
+    g_err: list[float] = []
+    g_sig: list[float] = []
+    tight_2s: list[float] = []
+    d_err: list[float] = []
+    missed = refused = hidden = wrong = judged = 0
+    for seed in seeds:
+        sc = _depth_scene(seed, cache)
+        try:
+            insp = measure_depth_map(sc.depth, DepthIntrinsics(sc.fx, sc.fy, sc.cx, sc.cy))
+        except MeasurementError:
+            refused += 1
+            continue
+        best = None
+        for j in insp.joints:
+            w = sc.camera_center + sc.rotation.T @ np.asarray(j.center_mm)
+            dist = abs(float(w[:2] @ sc.joint_normal[:2]))
+            if dist < 60 and (best is None or dist < best[0]):
+                best = (dist, j)
+        if best is None:
+            missed += 1
+            continue
+        m = best[1]
+        # The step at the joint's measured middle (the slabs slope apart); the
+        # gauge's sign follows the walk, the scene's is B minus A.
+        w = sc.camera_center + sc.rotation.T @ np.asarray(m.center_mm)
+        d_err.append(abs(m.vertical_differential_mm) - abs(sc.step_at(w)))
+        judged += 1
+        if m.gap_occluded:
+            hidden += 1
+            wrong += sc.gap_mm >= GAP + TARGET and m.gap_width_mm < GAP
+            continue
+        wrong += misclassified(sc.gap_mm, m.gap_width_mm, GAP)
+        g_err.append(m.gap_width_mm - sc.gap_mm)
+        g_sig.append(m.gap_width_uncertainty_mm)
+        if m.gap_footprint_mm <= PX_TIGHT:
+            tight_2s.append(2 * m.gap_width_uncertainty_mm)
+    n = len(seeds)
+    e = np.array(g_err)
+    sg = np.array(g_sig)
+    cover = f"{100 * float(np.mean(np.abs(e) <= 2 * sg)):.0f} %" if len(e) else "-"
+    tight = (
+        f"{sum(t <= TARGET for t in tight_2s)}/{len(tight_2s)} (median"
+        f" {np.median(tight_2s):.2f} mm)"
+        if tight_2s
+        else "-"
+    )
+    return [
+        f"Depth maps, independent ray caster, {label} (bench/depth_scenes.py seeds"
+        f" {seeds.start}-{seeds.stop - 1}): {n} frames, {refused} not measured, joint missed"
+        f" {missed}, {hidden} gaps hidden (upper bounds); gap mean error "
+        + (f"{e.mean():+.2f} mm" if len(e) else "-")
+        + f", within 2 sigma {cover}, median sigma "
+        + (f"{np.median(sg):.2f} mm" if len(sg) else "-")
+        + f"; 2 sigma <= 1/16 in at <= {PX_TIGHT} mm/px: {tight}; misclassified"
+        f" {wrong}/{judged}",
+        *HEADER,
+        row("gap width (mm)", g_err),
+        row("step (mm)", d_err),
+        "",
+    ]
+
+
 def _issue16(args: argparse.Namespace) -> None:
     """The parts beyond the documented geometry (tuning, scoring, small markers)."""
     if args.tune:
@@ -985,6 +1081,16 @@ def main() -> None:  # noqa: PLR0912, PLR0915 - the options, in order
     )
     ap.add_argument("--joint-seed", type=int, default=20)
     ap.add_argument("--joint-tune", action="store_true", help="also score the tuning seeds 0-19")
+    ap.add_argument(
+        "--depth-scenes",
+        type=int,
+        default=0,
+        help="held-out depth maps of the independent ray caster (seeds 1000-)",
+    )
+    ap.add_argument("--depth-scene-seed", type=int, default=1000)
+    ap.add_argument(
+        "--depth-scene-tune", action="store_true", help="also score its training seeds 0-59"
+    )
     args = ap.parse_args()
     if args.beyond_seed <= TUNE_SEEDS + 999 and args.beyond_seed + args.beyond > TUNE_SEEDS:
         ap.error("the scored seeds overlap the tuning seeds 1000-1999")
@@ -1000,6 +1106,14 @@ def main() -> None:  # noqa: PLR0912, PLR0915 - the options, in order
         if args.joint_tune:
             print("\n".join(joint_photo_bench(JOINT_TUNE, args.cache, "tuning")), flush=True)
         print("\n".join(joint_photo_bench(held, args.cache, "held out")), flush=True)
+    if args.depth_scenes or args.depth_scene_tune:
+        held = range(args.depth_scene_seed, args.depth_scene_seed + args.depth_scenes)
+        if held.start < DEPTH_SCENES_TUNE.stop and DEPTH_SCENES_TUNE.start < held.stop:
+            ap.error("the held-out depth scenes overlap the training seeds 0-59")
+        if args.depth_scene_tune:
+            print("\n".join(depth_scene_bench(DEPTH_SCENES_TUNE, args.cache, "training")))
+        if args.depth_scenes:
+            print("\n".join(depth_scene_bench(held, args.cache, "held out")), flush=True)
     header = ["| measure | n | p50 | p95 | max | target p95 |", "|---|---|---|---|---|---|"]
     runs: list[tuple[Callable[..., list[str]], tuple[int, ...], bool]] = []
     if args.scenes:

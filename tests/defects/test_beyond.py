@@ -21,6 +21,7 @@ from sidewalk.analytics.defects import (
     measure_photo,
 )
 from sidewalk.analytics.defects.synthetic import (
+    RENDER_DEPTH_PARAMS,
     Camera,
     SidewalkScene,
     look_down_camera,
@@ -73,7 +74,7 @@ def _camera(scene: SidewalkScene, *, yaw: float, pitch: float, height: float = 1
 # Ignored: the return type is left to inference.
 def _measured(scene: SidewalkScene, cam: Camera, seed: int = 5):  # type: ignore[no-untyped-def]
     depth = render_depth(scene, cam, np.random.default_rng(seed), noise_mm=0.5)
-    insp = measure_depth_map(depth, _intrinsics(cam))
+    insp = measure_depth_map(depth, _intrinsics(cam), params=RENDER_DEPTH_PARAMS)
     pairs = [p for p in pair_joints(scene, cam, insp.joints) if p.truth.index == 0]
     assert pairs, f"joint not found; joints: {insp.joints}"
     return pairs[0]
