@@ -89,6 +89,7 @@ from sidewalk.analytics.defects.fiducial import FiducialLimits, find_ground_fram
 from sidewalk.analytics.defects.io import read_crackforest_mask, read_image
 from sidewalk.analytics.defects.results import EdgeType
 from sidewalk.analytics.defects.synthetic import (
+    RENDER_DEPTH_PARAMS,
     MarkerPlacement,
     _project,
     depth_camera_beyond,
@@ -161,6 +162,7 @@ def depth_bench(n_scenes: int) -> list[str]:
                     depth,
                     DepthIntrinsics(k[0, 0], k[1, 1], k[0, 2], k[1, 2]),
                     level=LevelReference((g[0], g[1], g[2]), (curb[0], curb[1], curb[2])),
+                    params=RENDER_DEPTH_PARAMS,
                 )
             except MeasurementError:
                 continue
@@ -424,7 +426,7 @@ def beyond_records(seeds: range, params: SurfaceParams, cache: Path | None) -> l
 
 def tune_depth(n: int, cache: Path | None) -> list[str]:
     """Choose the gap constants on the tuning seeds (never scored)."""
-    base = replace(SurfaceParams(), gap_fattening_px=0.0, gap_sigma_px=0.0)
+    base = replace(RENDER_DEPTH_PARAMS, gap_fattening_px=0.0, gap_sigma_px=0.0)
     recs = [
         r
         for r in beyond_records(range(TUNE_SEEDS, TUNE_SEEDS + n), base, cache)
@@ -459,7 +461,7 @@ def tune_depth(n: int, cache: Path | None) -> list[str]:
 
 
 def beyond_bench(n: int, base: int, cache: Path | None) -> list[str]:
-    recs = beyond_records(range(base, base + n), SurfaceParams(), cache)
+    recs = beyond_records(range(base, base + n), RENDER_DEPTH_PARAMS, cache)
     meas = [r for r in recs if r["outcome"] == "measured"]
     open_ = [r for r in meas if not r["occluded"]]
     g_err = [r["gap_meas"] - r["gap"] for r in open_]
