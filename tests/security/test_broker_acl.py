@@ -347,7 +347,11 @@ class Peer:
         self.user = user
         self.messages: list[tuple[str, bytes]] = []
         self._cond = threading.Condition()
-        self.client = MqttClient(secured.login(user, clean_start=True), on_message=self._got)
+        # Its own client id: a pole listener names a client by its username, and
+        # a second "pole-a" session would take this one over (and it back again).
+        settings = secured.login(user, clean_start=True)
+        settings = replace(settings, client_id=f"peer-{settings.client_id}")
+        self.client = MqttClient(settings, on_message=self._got)
         self.client.connect()
 
     def _got(self, msg: MqttMessage) -> None:
