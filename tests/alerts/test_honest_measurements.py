@@ -219,3 +219,28 @@ def test_the_printed_letter_from_the_command_line_states_the_uncertainty(
     assert said is not None, text
     assert (said["width"], said["plus"], said["required"]) == ("3 ft 7 1/4 in", "2", "4")
     assert "3 ft 7 1/4 in ± 2 in (1100.0 mm ± 50.8 mm)" in text
+
+
+@pytest.mark.parametrize(
+    ("width_mm", "uncertainty_mm", "exceeded", "within"),
+    [
+        # 73.8 mm is 2.91 in: "more than 3 in" would be false for a walk 74-76 mm short.
+        (FOUR_FEET_MM - 75.0, 73.8, "2 3/4 in", "3 in"),
+        (FOUR_FEET_MM - 60.0, 50.8, "2 in", "2 in"),  # exactly 2 in: one figure
+    ],
+)
+def test_a_letter_says_short_by_more_than_only_a_figure_the_shortfall_exceeds(
+    width_mm: float, uncertainty_mm: float, exceeded: str, within: str, profile: Profile
+) -> None:
+    rendered = render_clearing_violation(
+        violation_record(width_mm, uncertainty_mm), number="CLY-2026-000001", issued_at=T0,
+        owner=Addressee("Jane Smith", ("101 Main St", "Clyman, WI 53016")),
+        frontage=FrontageInfo("main-101", "101 Main St", "026-0915-0001"), profile=profile,
+    )  # fmt: skip
+    letter, record = (flat(p) for p in rendered.text.split("\f"))
+    assert f"by more than the camera's measuring uncertainty of {exceeded}" in letter
+    shortfall_in = (FOUR_FEET_MM - width_mm) / 25.4
+    assert shortfall_in > inches_of(exceeded.removesuffix(" in"))
+    # Where it says the camera measures to within a figure, the figure is not less.
+    assert f"narrowest cleared path to within {within}" in record
+    assert inches_of(within.removesuffix(" in")) * 25.4 >= uncertainty_mm

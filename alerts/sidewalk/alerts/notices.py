@@ -36,6 +36,7 @@ from sidewalk.alerts.wording import (
     CAUSE_WORDS,
     amount,
     feet_and_inches,
+    feet_bound,
     feet_rule,
     feet_short,
     how_cessation_was_found,
@@ -486,7 +487,10 @@ def render_clearing_violation(
                 "width_short": feet_short(width, uncertainty, short_of_mm=required),
                 # Short by more than the measurement's uncertainty: what the decision found.
                 "beyond_uncertainty": required - width > uncertainty,
-                "uncertainty": feet_short(uncertainty),
+                # Rounded up where the letter says the camera measures to within
+                # it, down where it says the path was short by more than it.
+                "uncertainty": feet_bound(uncertainty, up=True),
+                "uncertainty_exceeded": feet_bound(uncertainty, up=False),
                 "at_local": format_local(measured_at, zone),
                 "required": feet_and_inches(required),
                 "required_short": feet_rule(required),

@@ -164,6 +164,16 @@ def feet_short(
     return f"{shown} (± {_fraction_text(_up_to_step(uncertainty_mm, QUARTER_INCH))} in)"
 
 
+def feet_bound(mm: float, *, up: bool) -> str:
+    """An uncertainty as a bound a sentence relies on, to the quarter inch: rounded up
+    where the letter says a figure lies within it, down where it says a shortfall
+    exceeds it, so the sentence holds whatever the exact figure (``2 3/4 in``)."""
+    step = QUARTER_INCH
+    if up:
+        return f"{_fraction_text(_up_to_step(mm, step))} in"
+    return f"{_fraction_text(Fraction(int(_inches_of(mm) // step)) * step)} in"
+
+
 def feet_rule(mm: float) -> str:
     """``4 feet``, ``3 feet 6 inches``: a length the Code sets (not a measurement)."""
     total_in = round(_inches_of(mm))
