@@ -19,6 +19,8 @@ from tests.acceptance.oracle import (
     bill_rule,
     billed_owner,
     citation_problems,
+    deposit_rule,
+    deposit_violates,
     obstruction_rule,
     tax_roll_window,
     width_contradictions,
@@ -89,3 +91,32 @@ def test_the_bill_after_a_sale_and_its_citations() -> None:
     assert citation_problems("(§ 370-10 F) … (§ 370-10 G)", ("§ 370-10 F", "§ 370-10 G")) == []
     assert citation_problems("§ 370-10 G (inferred)", ("§ 370-10 G",)) == ["carries '(inferred)'"]
     assert citation_problems("§ 370-10 G", ("§ 370-10 F",)) == ["does not cite § 370-10 F"]
+
+
+def test_the_code_text_gives_c_and_no_period_to_remove_a_deposit(seeds: Path) -> None:
+    law = deposit_rule(seeds)
+    assert (law.section, law.setback_ft, law.removal_hours) == ("§ 370-10 C", 5, None)
+    # The exception: the walk's own snow, onto the street, beside a building within 5 ft.
+    assert not deposit_violates(law, "street", from_own_walk=True, building_within_ft=4)
+    assert deposit_violates(law, "street", from_own_walk=True, building_within_ft=6)
+    assert deposit_violates(law, "street", from_own_walk=False, building_within_ft=4)
+    assert deposit_violates(law, "sidewalk", from_own_walk=True, building_within_ft=4)
+    assert deposit_violates(law, "street", from_own_walk=True, building_within_ft=None)
+
+
+def test_the_word_test_refuses_our_words_and_keeps_theirs() -> None:
+    from tests.acceptance.test_production_winter import ours_in
+
+    ids = {"206-1015-0050-000-elm-ave", "pole-acceptance-01"}
+    for ours in ("Deadline: None", "clearing_period", "§ 370-10 A (inferred)",
+                 "at 1765432100000", "value not confirmed", "record 206-1015-0050-000-elm-ave",
+                 "pole-main-01, reading no. 53", "undefined"):  # fmt: skip
+        assert ours_in(ours, ids=ids), ours
+    for theirs in ("None recorded.", "Messages refused\nNone.\n", "$1,765.00",
+                   "letter: /tmp/x_y/obstruction.pdf", "(setting [village] officer_name)",
+                   "101 ELM AVE, parcel 20610150050000", "CLY-2026-000001"):  # fmt: skip
+        assert not ours_in(theirs, ids=ids), theirs
+    # A command may echo the ids it was given; the Poles page names a pole by its id too.
+    assert ours_in("pole pole-acceptance-01 watches 101 ELM AVE", ids=ids)
+    assert not ours_in("Main St east (pole-acceptance-01)", "dashboard page #poles at 1366 px",
+                       ids=ids)  # fmt: skip

@@ -104,6 +104,7 @@ DOCS: dict[str, str] = {}
 IDS: set[str] = set()
 # What a command was given (its ids may be echoed: they are the words its user typed).
 GIVEN: dict[str, set[str]] = {}
+WINTER_DONE: list[bool] = []  # the winter ran to its end (its documents are all here)
 STARTED = [time.monotonic()]
 
 
@@ -570,11 +571,6 @@ def test_a_winter_of_notices_as_the_code_reads(services: dict[str, object], tmp_
                                    b_notice.number: b_notice.owner_name},
                            parcels={a_notice.number: parcels[bought.id],
                                     b_notice.number: parcels[sold.id]})  # fmt: skip
-    # The Clerk-Treasurer's certification (sidewalk notices tax-roll), made meanwhile.
-    certified = tmp_path / "tax-roll"
-    certifying = [background(config, "notices", "tax-roll", str(year), "--csv",
-                             f"{certified}-{year}.csv", "--pdf", f"{certified}-{year}.pdf")
-                  for year in years]  # fmt: skip
     mark("tax roll")
 
     # The obstruction's and the finding's notices, issued and served by people; their
@@ -582,19 +578,30 @@ def test_a_winter_of_notices_as_the_code_reads(services: dict[str, object], tmp_
     street_cases = issue_street_cases(config, client, {
         "obstruction": ("OB-1", watched[0]), "inspection": ("F-1", watched[3]),
     }, seen, tmp_path)  # fmt: skip
+    mark("street cases served")
     check_obstruction(services, profile, street_cases["obstruction"])
     check_finding(services, profile, street_cases["inspection"], village_says)
-    for year, proc in zip(years, certifying, strict=True):
-        finished(proc)
-        check_certification(certified, year, bills, law)
-    mark("obstruction, finding, certification")
+    mark("obstruction, finding")
+    # The Clerk-Treasurer's certification (sidewalk notices tax-roll), made while the
+    # pages are looked at.
+    certified = tmp_path / "tax-roll"
+    certifying = [background(config, "notices", "tax-roll", str(year), "--csv",
+                             f"{certified}-{year}.csv", "--pdf", f"{certified}-{year}.pdf")
+                  for year in years]  # fmt: skip
 
     # The clerk's pages in Chromium, at a phone's and a desk's width (their words are
     # the word test's, below the winter).
-    every_notice = [n["number"] for n in client.get("/api/notices").json()]
-    screens(services, web, a_notice.number, bought.id, notices=every_notice,
-            properties=[f.id for f in watched])  # fmt: skip
+    # Every page once, and one notice's page of each kind (a clearing notice never served,
+    # a bill, the obstruction's, the finding's) and their properties.
+    one_each = {n["kind"]: n["number"] for n in reversed(client.get("/api/notices").json())}
+    screens(services, web, a_notice.number, bought.id, notices=list(one_each.values()),
+            properties=[watched[0].id, watched[3].id])  # fmt: skip
     mark("screens")
+    for year, proc in zip(years, certifying, strict=True):
+        finished(proc)
+        check_certification(certified, year, bills, law)
+    WINTER_DONE.append(True)
+    mark("certification")
 
 
 def pdf_text(client: httpx.Client, number: str) -> str:
@@ -760,8 +767,8 @@ def issue_street_cases(
         lambda: keys <= {c["case"] for c in client.get("/api/notices-to-issue").json()},
         f"the cases {sorted(keys)}", {"logs": tmp / "logs"},
     )  # fmt: skip
+    mark("street cases await their notices")
     issue = {"obstruction": "obstruction", "inspection": "finding"}
-    serve = {"obstruction": "delivered", "inspection": "noticed"}
     letters = {kind: tmp / f"{kind}.pdf" for kind in wanted}
     issuing = {
         kind: background(config, "notices", "issue", issue[kind], "--id", case_id,
@@ -774,14 +781,17 @@ def issue_street_cases(
         number = re.search(r"\b[A-Z]{2,5}-\d{4}-\d{6}\b", out := finished(proc))
         assert number, out
         numbers[kind] = number.group(0)
+    mark("street notices issued")
+    # The officer records the obstruction's service at the command line, the clerk the
+    # finding's on its notice's page.
     delivered = seen + timedelta(hours=3)
-    serving = [
-        background(config, "street", serve[kind], "--id", case_id, "--at", delivered.isoformat(),
-                   "--who", "Officer Lee", "--method", "hand")
-        for kind, (case_id, _) in wanted.items()
-    ]  # fmt: skip
-    for proc in serving:
-        finished(proc)
+    serving = background(config, "street", "delivered", "--id", wanted["obstruction"][0],
+                         "--at", delivered.isoformat(), "--who", "Officer Lee", "--method", "hand")
+    made = client.post(f"/api/notices/{numbers['inspection']}/service", json={
+        "method": "hand", "served_by": "Officer Lee", "at": delivered.isoformat(),
+    })  # fmt: skip
+    assert made.status_code == 200, made.text
+    finished(serving)
     return {
         kind: {"number": numbers[kind], "letter": letters[kind], "frontage": frontage,
                "served": delivered, "id": case_id}
@@ -1085,7 +1095,10 @@ def screens(
                 page.get_by_role("button", name="Log in").click()
                 page.wait_for_selector("body[data-ready='today']", timeout=30_000)
                 for i, (name, hash_) in enumerate((*shot, *(rest if width == 1366 else ()))):
-                    page.goto(f"{web}/{hash_}")
+                    if not page.url.endswith(hash_):
+                        # Two pages of a kind in a row: the second's words, not the first's.
+                        page.evaluate("document.body.dataset.ready = ''")
+                        page.goto(f"{web}/{hash_}")
                     page.wait_for_selector(f"body[data-ready='{name}']", timeout=30_000)
                     if i < len(shot):
                         page.screenshot(path=str(out / f"{name}-{width}.png"), full_page=True)
@@ -1097,6 +1110,7 @@ def screens(
                         text += "\nTHE PAGE FAILED: " + failed.first.inner_text()
                     DOCS[f"dashboard page {hash_} at {width} px"] = text
                 page.context.close()
+                mark(f"pages at {width} px")
         finally:
             browser.close()
 
@@ -1142,8 +1156,9 @@ KNOWN = (
 )
 
 
-def ours_in(text: str, name: str = "") -> list[str]:
-    """Each word of ours in ``text`` (the document ``name``), with what surrounds it."""
+def ours_in(text: str, name: str = "", ids: set[str] | None = None) -> list[str]:
+    """Each word of ours in ``text`` (the document ``name``), with what surrounds it;
+    ``ids``: the records' ids none may show (the winter's registry and pole)."""
     for theirs in THEIRS:
         text = re.sub(theirs, " ", text)
     allowed = GIVEN.get(name, set())
@@ -1154,7 +1169,7 @@ def ours_in(text: str, name: str = "") -> list[str]:
         for m in re.finditer(pattern, text):
             if m.group(0) not in allowed:
                 found.append(f"{m.group(0)!r} in …{text[max(0, m.start() - 80) : m.end() + 40]}…")
-    for record_id in IDS - allowed:
+    for record_id in (IDS if ids is None else ids) - allowed:
         if (at := text.find(record_id)) >= 0:
             found.append(f"{record_id!r} in …{text[max(0, at - 80) : at + len(record_id) + 40]}…")
     return found
@@ -1165,8 +1180,8 @@ def test_every_page_and_document_in_the_clerks_words() -> None:
     the words of the people who read it: never None, (inferred), a state's or field's
     name, a record's or pole's id, an epoch time, nor "not confirmed" for values the
     Board confirmed before the first storm."""
-    if not DOCS:
-        pytest.skip("the winter above did not run")
+    if not WINTER_DONE:
+        pytest.skip("the winter above did not run to its end")
     wrong: dict[str, list[str]] = {}
     still = set()
     for name, text in DOCS.items():
