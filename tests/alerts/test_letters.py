@@ -220,7 +220,8 @@ def test_the_letter_says_what_was_found_what_to_do_by_when_and_what_happens(
     assert "4 ft 0 in (1219.2 mm)" in record
     assert "reading no. 891" in record
     assert (
-        "the owner's time to clear running, then not cleared by the deadline (the deadline passed)" in record
+        "the owner's time to clear running, then not cleared by the deadline"
+        " (the deadline passed)" in record
     )
     assert "confirmed by Sidewalk Watch demo setup" in record
     assert (
