@@ -593,8 +593,8 @@ def test_a_winter_of_notices_as_the_code_reads(services: dict[str, object], tmp_
     # the word test's, below the winter).
     # Every page once, and one notice's page of each kind (a clearing notice never served,
     # a bill, the obstruction's, the finding's) and their properties.
-    one_each = {n["kind"]: n["number"] for n in reversed(client.get("/api/notices").json())}
-    screens(services, web, a_notice.number, bought.id, notices=list(one_each.values()),
+    of_kind = {n["kind"]: n["number"] for n in reversed(client.get("/api/notices").json())}
+    screens(services, web, a_notice.number, bought.id, notices=list(of_kind.values()),
             properties=[watched[0].id, watched[3].id])  # fmt: skip
     mark("screens")
     for year, proc in zip(years, certifying, strict=True):
