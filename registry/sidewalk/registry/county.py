@@ -22,7 +22,6 @@ import csv
 import functools
 import hashlib
 import io
-import json
 import re
 import zipfile
 from collections import Counter
@@ -305,9 +304,10 @@ RATIO_FROM_BYTES: Final = 1 << 20
 # The zip's directory is read whole before anything in it: a county zip holds a few
 # layers of 4 to 8 files each.
 MAX_ZIP_MEMBERS: Final = 1000
-# GeoJSON is parsed whole (the json module builds every feature at once, several times
-# the file in memory); a county's is about 150 MB for 100,000 parcels.
-MAX_GEOJSON_BYTES: Final = 256 << 20
+# GeoJSON is streamed feature by feature (ijson), so its bound is a parcel file's
+# (MAX_TOTAL_BYTES); a county's is about 150 MB for 100,000 parcels. Parsed whole, the
+# json module built every feature at once, several times the file in memory.
+MAX_GEOJSON_BYTES: Final = MAX_TOTAL_BYTES
 # The memory the import's process holds (resident set), looked at every MEMORY_EVERY
 # records while it reads and checks them: a file that would take the server's memory
 # stops here, in one line, instead of in the kernel's OOM killer. The default of the
@@ -458,37 +458,65 @@ def _upper_keys(attributes: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _read_geojson(path: Path, bound: _Bound) -> tuple[list[RawRecord], str | None]:
+    """Feature by feature (ijson): what the import holds is its records, never the
+    file's text or its whole tree of objects."""
+    import ijson
+
+    bound.size("the file", path.stat().st_size, MAX_GEOJSON_BYTES, "a parcel file may be")
+    try:
+        crs_name = _geojson_crs(path)
+        records = _geojson_records(path, bound)
+        if not records and not isinstance(_geojson_member(path, "features"), list):
+            raise ParcelFileError(f"{path.name} is not a GeoJSON FeatureCollection (no features)")
+    except ijson.JSONError as exc:
+        raise ParcelFileError(f"{path.name} is not GeoJSON: {_first_line(exc)}") from exc
+    return records, crs_name
+
+
+def _geojson_stream(path: Path) -> Any:
+    """The file's bytes from past a UTF-8 byte order mark (as ``utf-8-sig`` read it)."""
+    handle = path.open("rb")
+    if handle.read(3) != b"\xef\xbb\xbf":
+        handle.seek(0)
+    return handle
+
+
+def _geojson_member(path: Path, name: str) -> object:
+    """The top-level member ``name`` (None: there is none), the file read up to it."""
+    import ijson
+
+    with _geojson_stream(path) as handle:
+        return next(iter(ijson.items(handle, name, use_float=True)), None)
+
+
+def _geojson_crs(path: Path) -> str | None:
+    """The name of the file's ``crs`` member (GeoJSON 2008, as ArcGIS exports it)."""
+    member = _geojson_member(path, "crs")
+    if not isinstance(member, dict):
+        return None
+    return str((member.get("properties") or {}).get("name") or "") or None
+
+
+def _geojson_records(path: Path, bound: _Bound) -> list[RawRecord]:
+    import ijson
     from shapely.geometry import shape
 
-    bound.size(
-        "the file", path.stat().st_size, MAX_GEOJSON_BYTES,
-        "a GeoJSON file may be (it is read whole; a Shapefile or CSV is read record by record)",
-    )  # fmt: skip
-    try:
-        data = json.loads(path.read_text("utf-8-sig"))
-    except json.JSONDecodeError as exc:
-        raise ParcelFileError(f"{path.name} is not GeoJSON: {exc}") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("features"), list):
-        raise ParcelFileError(f"{path.name} is not a GeoJSON FeatureCollection (no features)")
-    bound.count(len(data["features"]))
-    crs_name = None
-    crs_member = data.get("crs")
-    if isinstance(crs_member, dict):
-        crs_name = str((crs_member.get("properties") or {}).get("name") or "") or None
     records = []
-    for number, feature in enumerate(data["features"], start=1):
-        geometry = feature.get("geometry") if isinstance(feature, dict) else None
-        properties = feature.get("properties") if isinstance(feature, dict) else None
-        geom = None
-        if geometry:
-            try:
-                geom = shape(geometry)
-            except (ValueError, TypeError, AttributeError, KeyError):
-                geom = None
-        records.append(RawRecord(number, _upper_keys(properties or {}), geom))
-        if number % MEMORY_EVERY == 0:
-            bound.memory(number)
-    return records, crs_name
+    with _geojson_stream(path) as handle:
+        features = ijson.items(handle, "features.item", use_float=True)
+        for number, feature in enumerate(features, start=1):
+            bound.record(number)
+            geometry = feature.get("geometry") if isinstance(feature, dict) else None
+            properties = feature.get("properties") if isinstance(feature, dict) else None
+            geom = None
+            if geometry:
+                try:
+                    geom = shape(geometry)
+                except (ValueError, TypeError, AttributeError, KeyError):
+                    geom = None
+            attributes = properties if isinstance(properties, dict) else {}
+            records.append(RawRecord(number, _upper_keys(attributes), geom))
+    return records
 
 
 def _read_shapefile_at(path: Path, bound: _Bound) -> tuple[list[RawRecord], str | None]:
