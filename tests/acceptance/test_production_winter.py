@@ -548,6 +548,10 @@ def test_a_winter_of_notices_as_the_code_reads(services: dict[str, object], tmp_
     ))  # fmt: skip
     for proc in receiving:
         finished(proc)
+    # The winter is played in minutes: the receipts must reach the clocks before the
+    # readings overtake them, as days of real time would see to (the page's "(being
+    # applied)" gone), or the late bill's one lawful instant can pass unseen.
+    receipts_applied(services, profile)
     for number, at in receipt.items():
         due = bill_of(client, bills[number]["id"])["due_date"]
         assert due == bill_due_date(law, at, ZONE).isoformat(), (number, due, at)
@@ -635,6 +639,20 @@ def record_service(client: httpx.Client, number: str, received: datetime) -> Non
         "method": "mail", "served_by": "Dana Kruger", "at": received.isoformat(),
     })  # fmt: skip
     assert made.status_code == 200, made.text
+
+
+def receipts_applied(services: dict[str, object], profile: Any) -> None:
+    """Wait until the analytics service has applied every bill receipt people recorded."""
+    from sidewalk.storage.connect import open_cases
+
+    def none_pending() -> bool:
+        cases = open_cases(str(services["db"]), profile)
+        try:
+            return not [a for a in cases.actions.pending() if a.kind == "bill_received"]
+        finally:
+            cases.close()
+
+    wait_for(none_pending, "the bill receipts applied", services)
 
 
 def service_applied(
