@@ -133,19 +133,9 @@ def bill_abatement(
              "equipment_hours": work.equipment_hours},
             at=at,
         )  # fmt: skip
-    addressee = _addressee(cases, abatement, terms, billed_to)
-    served = None if addressee is not None else _owner_served(cases, profile, abatement, at)
-    reading: list[records.RuleUse] = []
-    if served is not None:  # the parcel changed hands since the case's notice
-        addressee = (served.name, tuple(served.address_lines))
-        # The bill rests on the profile's reading of F and G: held until it is confirmed.
-        rule = profile.billing.owner_changed_during_case
-        reading.append(
-            records.RuleUse(
-                OWNER_CHANGE, rule.value, records.TEXT_UNIT, rule.citation, rule.unconfirmed,
-                rule.note,
-            )
-        )
+    addressee, served, reading = _billed_to(
+        cases, profile, abatement, terms, billed_to=billed_to, at=at
+    )
     bill = cases.bills.create(
         f"bill/{abatement.key}", abatement_id, at, owner_id=None if served is None else served.id
     )
@@ -210,18 +200,7 @@ def preview_bill(
         raise BillingInputError("This work order is billed already.")
     terms = abatement_terms(cases, profile, abatement)
     lines = _priced(cases, profile, terms, work)
-    addressee = _addressee(cases, abatement, terms, None)
-    served = None if addressee is not None else _owner_served(cases, profile, abatement, at)
-    reading: list[records.RuleUse] = []
-    if served is not None:
-        addressee = (served.name, tuple(served.address_lines))
-        rule = profile.billing.owner_changed_during_case
-        reading.append(
-            records.RuleUse(
-                OWNER_CHANGE, rule.value, records.TEXT_UNIT, rule.citation, rule.unconfirmed,
-                rule.note,
-            )
-        )
+    addressee, _, reading = _billed_to(cases, profile, abatement, terms, billed_to=None, at=at)
     if addressee is None:
         owner = cases.registry.owner_of_record(abatement.frontage_id, at)
         addressee = (owner.name, tuple(owner.address_lines))
@@ -269,6 +248,30 @@ def abatement_terms(
     if abatement.violation_id is not None:
         rule = cases.clocks.get_violation(abatement.violation_id).rule
     return bill_terms(profile, kind_of(abatement.key, rule))
+
+
+def _billed_to(
+    cases: records.CaseStore,
+    profile: Profile,
+    abatement: records.AbatementRecord,
+    terms: BillTerms,
+    *,
+    billed_to: tuple[str, Sequence[str]] | None,
+    at: datetime,
+) -> tuple[tuple[str, tuple[str, ...]] | None, records.OwnerRecord | None, list[records.RuleUse]]:
+    """Whom the bill goes to (None: the owner of record at ``at``), the owner served
+    when the parcel changed hands since the case's notice, and the profile readings
+    the bill then rests on: one answer for the bill and its preview."""
+    addressee = _addressee(cases, abatement, terms, billed_to)
+    served = None if addressee is not None else _owner_served(cases, profile, abatement, at)
+    if served is None:
+        return addressee, None, []
+    # The bill rests on the profile's reading of F and G: held until it is confirmed.
+    rule = profile.billing.owner_changed_during_case
+    reading = records.RuleUse(
+        OWNER_CHANGE, rule.value, records.TEXT_UNIT, rule.citation, rule.unconfirmed, rule.note
+    )
+    return (served.name, tuple(served.address_lines)), served, [reading]
 
 
 def _addressee(
