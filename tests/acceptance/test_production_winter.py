@@ -220,10 +220,25 @@ def winter(frontages: list[tuple[str, str]], start: datetime) -> tuple[Scenario,
 
 
 @pytest.fixture
+def own_broker(tmp_path: Path) -> Iterator[MosquittoServer]:
+    """A broker of the winter's own: the session's keeps what earlier tests retained
+    (a ``clyman/pole-main-01/status``, say), which would reach these services."""
+    (tmp_path / "broker").mkdir()
+    server = MosquittoServer(tmp_path / "broker")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
 def services(
-    tmp_path: Path, mosquitto: MosquittoServer, postgres_server: PostgresServer
+    tmp_path: Path, own_broker: MosquittoServer, postgres_server: PostgresServer
 ) -> Iterator[dict[str, object]]:
     from PIL import Image, ImageDraw
+
+    mosquitto = own_broker
 
     signature = tmp_path / "signature.png"
     image = Image.new("RGB", (400, 100), "white")
