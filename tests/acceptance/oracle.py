@@ -326,3 +326,175 @@ def deposit_violates(
         and building_within_ft <= rule.setback_ft
     )
     return not excepted
+
+
+# § 370-7's paragraphs in the seed's order, lettered A–I. The seed strips the letters;
+# the Code's own cross-references fix G and H ("except as provided for under § 370-7G for
+# pavement replacement", "an emergency excavation as defined in § 370-7H"), and the rest
+# follow in order. Each heading starts its own line ("Excavation." also ends words
+# elsewhere).
+OPENING_SUBSECTIONS = (
+    ("A", "\nFrozen ground."),
+    ("B", "\nProtection of public."),
+    ("C", "\nPavement removal."),
+    ("D", "\nExcavation.\n"),
+    ("E", "\nBackfilling."),
+    ("F", "\nNotice."),
+    ("G", "\nPavement replacement."),
+    ("H", "\nEmergency excavation."),
+    ("I", "\nExcavation in new streets limited."),
+)
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+          "September", "October", "November", "December")  # fmt: skip
+
+
+def _month_day(words: str) -> tuple[int, int]:
+    month, day = words.split()
+    return MONTHS.index(month) + 1, int(day)
+
+
+@dataclass(frozen=True)
+class OpeningRule:
+    """§ 370-7 A, G, H and I as the Code states them (days and dates)."""
+
+    frozen_from: tuple[int, int]  # A: "between November 15 and April 1"
+    frozen_until: tuple[int, int]
+    cold_mix_by: tuple[int, int]  # G: "by not later than the following June 1"
+    permanent_days: int  # G: "within 60 days of the date of the permit"
+    apply_business_days: int  # H: "not later than the next business day"
+    completion_days: int  # I: "must be completed within 30 days"
+    moratorium_years: int  # I: "for a period of five years after the date of … repaving"
+
+    @staticmethod
+    def section(letter: str) -> str:
+        return f"§ 370-7 {letter}"
+
+
+def opening_rule(seeds: Path) -> OpeningRule:
+    text = _seed_text(seeds)
+    if "§ 370-7G for pavement replacement" not in text or "defined in § 370-7H" not in text:
+        raise ValueError("the Code no longer names § 370-7 G and H where the oracle reads them")
+    body = _section(text, "§ 370-7 Regulations governing excavations and openings.", 20000)
+    body = body[: body.index("§ 370-8 Obstructions and encroachments.")]
+    parts = _lettered(body, OPENING_SUBSECTIONS)
+    month_day = r"((?:" + "|".join(MONTHS) + r") \d+)"
+    frozen = re.search(rf"permitted between {month_day} and {month_day} except", parts["A"])
+    cold = re.search(rf"by not later than the following {month_day}", parts["G"])
+    permanent = re.search(r"Permanent pavements shall be replaced within (\d+) days of the "
+                          r"date of the permit", parts["G"])  # fmt: skip
+    apply = re.search(r"apply for an excavation permit not later than the next business day",
+                      parts["H"])  # fmt: skip
+    complete = re.search(r"excavation work in such street must be completed within (\d+) days",
+                         parts["I"])  # fmt: skip
+    years = re.search(r"for a period of (\w+) years after the date of improvement or repaving",
+                      parts["I"])  # fmt: skip
+    if not (frozen and cold and permanent and apply and complete and years):
+        raise ValueError("§ 370-7 A, G, H or I's days are not in the seed text")
+    return OpeningRule(
+        _month_day(frozen.group(1)), _month_day(frozen.group(2)), _month_day(cold.group(1)),
+        int(permanent.group(1)), 1, int(complete.group(1)), WORDS[years.group(1)],
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Opening:
+    """A street-opening permit and its work, as the clerk enters them (dates local, times
+    aware in the village's zone; None: not on record)."""
+
+    permit: str
+    street: str
+    opened: datetime
+    approved: date
+    emergency: bool = False
+    applied: datetime | None = None
+    pavement: bool = True  # the opening took up pavement (G's replacement applies)
+    cold_mix_on: date | None = None
+    permanent_on: date | None = None
+    repaving_notice_on: date | None = None
+    completed_on: date | None = None
+    street_repaved_on: date | None = None
+
+
+def next_business_day(day: date, holidays: frozenset[date], n: int = 1) -> date:
+    """The Code does not define a business day; Monday to Friday less the Village's
+    stated holidays (its setting, passed in)."""
+    while n:
+        day += timedelta(days=1)
+        if day.weekday() < 5 and day not in holidays:
+            n -= 1
+    return day
+
+
+def following(month_day: tuple[int, int], after: date) -> date:
+    """"the following June 1": the first such date after ``after``."""
+    this = date(after.year, *month_day)
+    return this if this > after else date(after.year + 1, *month_day)
+
+
+def years_after(day: date, years: int) -> date:
+    try:
+        return day.replace(year=day.year + years)
+    except ValueError:  # February 29
+        return day.replace(year=day.year + years, day=28)
+
+
+@dataclass(frozen=True)
+class OpeningFinding:
+    """A § 370-7 violation the Code calls for: which permit, which subsection, and the
+    last day the Code allowed (None where it sets none: an opening barred outright)."""
+
+    permit: str
+    letter: str
+    last_day: date | None
+
+
+def opening_violations(
+    rule: OpeningRule, o: Opening, today: date, holidays: frozenset[date] = frozenset()
+) -> list[OpeningFinding]:
+    """What § 370-7 A, G, H and I say is wrong with one opening, as known on ``today``
+    (a deadline not yet passed with nothing done is no violation yet). A day counts
+    whole: work on the last day is in time.
+
+    G's reading (the Code's "except as provided above"): a winter emergency's cold mix
+    runs to the following June 1; the 60 days from the permit's date govern an opening
+    whose pavement was replaced without it."""
+    out: list[OpeningFinding] = []
+
+    def late(last: date, done: date | None) -> bool:
+        return (done is None and today > last) or (done is not None and done > last)
+
+    opened = o.opened.date()
+    start, until = date(opened.year, *rule.frozen_from), date(opened.year, *rule.frozen_until)
+    if (opened >= start or opened <= until) and not o.emergency:
+        out.append(OpeningFinding(o.permit, "A", None))
+    if o.emergency:
+        last = next_business_day(opened, holidays, rule.apply_business_days)
+        if late(last, None if o.applied is None else o.applied.date()):
+            out.append(OpeningFinding(o.permit, "H", last))
+    if o.cold_mix_on is not None:
+        last = following(rule.cold_mix_by, o.cold_mix_on)
+        if late(last, o.permanent_on):
+            out.append(OpeningFinding(o.permit, "G", last))
+    elif o.pavement:
+        last = o.approved + timedelta(days=rule.permanent_days)
+        if late(last, o.permanent_on):
+            out.append(OpeningFinding(o.permit, "G", last))
+    if o.repaving_notice_on is not None:
+        last = o.repaving_notice_on + timedelta(days=rule.completion_days)
+        if late(last, o.completed_on):
+            out.append(OpeningFinding(o.permit, "I", last))
+    repaved = o.street_repaved_on
+    if repaved is not None and repaved < opened <= years_after(repaved, rule.moratorium_years):
+        out.append(OpeningFinding(o.permit, "I", years_after(repaved, rule.moratorium_years)))
+    return out
+
+
+def cites_subsection(text: str, letter: str) -> bool:
+    """Whether ``text`` cites § 370-7 ``letter`` (the Code writes both "§ 370-7G" and
+    "§ 370-7 G")."""
+    return re.search(rf"§\s*370-7\s?{letter}\b", text) is not None
+
+
+def day_in_words(day: date) -> str:
+    """"Monday, June 1, 2026": a day as a letter or a page names it."""
+    return f"{day:%A, %B} {day.day}, {day.year}"

@@ -15,13 +15,17 @@ import pytest
 
 from tests.acceptance.oracle import (
     ClearingRule,
+    Opening,
     bill_due_date,
     bill_rule,
     billed_owner,
     citation_problems,
+    cites_subsection,
     deposit_rule,
     deposit_violates,
     obstruction_rule,
+    opening_rule,
+    opening_violations,
     tax_roll_window,
     width_contradictions,
 )
@@ -120,3 +124,62 @@ def test_the_word_test_refuses_our_words_and_keeps_theirs() -> None:
     assert ours_in("pole pole-acceptance-01 watches 101 ELM AVE", ids=ids)
     assert not ours_in("Main St east (pole-acceptance-01)", "dashboard page #poles at 1366 px",
                        ids=ids)  # fmt: skip
+
+
+def _opening(**given: object) -> Opening:
+    base: dict[str, object] = {
+        "permit": "SO-1", "street": "Main St", "opened": datetime(2026, 5, 11, 8, tzinfo=ZONE),
+        "approved": date(2026, 5, 4),
+    }  # fmt: skip
+    return Opening(**{**base, **given})  # type: ignore[arg-type]
+
+
+def test_370_7_days_and_dates_from_the_code() -> None:
+    if not SEEDS.exists():
+        pytest.skip("the ordinance text is not beside the clone")
+    rule = opening_rule(SEEDS)
+    assert (rule.frozen_from, rule.frozen_until, rule.cold_mix_by) == ((11, 15), (4, 1), (6, 1))
+    assert (rule.permanent_days, rule.completion_days, rule.moratorium_years) == (60, 30, 5)
+    # G: 60 days from the permit's date of May 4 is July 3; the 3rd is in time, the 4th late.
+    assert opening_violations(rule, _opening(permanent_on=date(2026, 7, 3)), date(2026, 8, 1)) == []
+    [late] = opening_violations(rule, _opening(permanent_on=date(2026, 7, 4)), date(2026, 8, 1))
+    assert (late.letter, late.last_day) == ("G", date(2026, 7, 3))
+    assert opening_violations(rule, _opening(), date(2026, 7, 3)) == []  # not yet due
+    # A Friday-night emergency: applied on Monday is in time, on Tuesday late (H).
+    friday = {"opened": datetime(2025, 12, 5, 22, tzinfo=ZONE), "approved": date(2025, 12, 9),
+              "emergency": True, "cold_mix_on": date(2025, 12, 6),
+              "permanent_on": date(2026, 6, 1)}  # fmt: skip
+    ok = _opening(**friday, applied=datetime(2025, 12, 8, 16, tzinfo=ZONE))
+    assert opening_violations(rule, ok, date(2026, 8, 1)) == []
+    tuesday = datetime(2025, 12, 9, 9, tzinfo=ZONE)
+    [h] = opening_violations(rule, _opening(**friday, applied=tuesday), date(2026, 8, 1))
+    assert (h.letter, h.last_day) == ("H", date(2025, 12, 8))
+    holiday = frozenset({date(2025, 12, 8)})
+    assert opening_violations(rule, _opening(**friday, applied=tuesday), date(2026, 8, 1),
+                              holiday) == []  # fmt: skip
+    # G: cold mix replaced by the following June 1, not the 60 days.
+    monday = datetime(2025, 12, 8, 9, tzinfo=ZONE)
+    [g] = opening_violations(rule, _opening(**{**friday, "permanent_on": date(2026, 6, 2)},
+                                            applied=monday), date(2026, 8, 1))  # fmt: skip
+    assert (g.letter, g.last_day) == ("G", date(2026, 6, 1))
+    # A: not an emergency, opened in the frozen-ground period.
+    [a] = opening_violations(rule, _opening(opened=datetime(2026, 3, 2, 8, tzinfo=ZONE),
+                                            approved=date(2026, 3, 1), pavement=False),
+                             date(2026, 3, 3))  # fmt: skip
+    assert a.letter == "A"
+    # I: the work done 31 days after the repaving notice; an opening within five years.
+    [i] = opening_violations(rule, _opening(pavement=False, repaving_notice_on=date(2026, 5, 1),
+                                            completed_on=date(2026, 6, 1)), date(2026, 8, 1))
+    assert (i.letter, i.last_day) == ("I", date(2026, 5, 31))
+    [m] = opening_violations(rule, _opening(pavement=False, street_repaved_on=date(2021, 5, 12)),
+                             date(2026, 8, 1))  # fmt: skip
+    assert (m.letter, m.last_day) == ("I", date(2026, 5, 12))
+    assert opening_violations(rule, _opening(pavement=False, street_repaved_on=date(2021, 5, 10)),
+                              date(2026, 8, 1)) == []  # fmt: skip
+
+
+def test_a_370_7_citation_names_its_subsection() -> None:
+    assert cites_subsection("by Tuesday, June 1, 2027 (§ 370-7G); it was", "G")
+    assert cites_subsection("(§ 370-7 H)", "H")
+    assert not cites_subsection("(§ 370-7 H)", "G")
+    assert not cites_subsection("(§ 370-7 Ha)", "H")
