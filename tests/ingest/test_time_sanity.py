@@ -123,21 +123,86 @@ def test_the_gate_holds_the_same_reading_given_the_batch() -> None:
     assert [alone.admit(r, received) for r in readings] == [None] * len(readings)
 
 
-def test_an_outlier_last_in_its_batch_holds_back_no_good_reading_after_it(
+def test_an_outlier_last_in_its_batch_is_held_and_the_next_batch_quarantines_it(
     tmp_path: Path,
 ) -> None:
     store = SqliteTimeSeriesStore(tmp_path / "ts.db")
     readings = buffered_day_with_one_reading_a_day_ahead()
     received = readings[-1].ts + DAY // 2
-    # The outlier ends the first batch: nothing after it to judge it by, so it is stored.
-    store.write_batch(readings[:60], received_at_ms=received, time_policy=LIVE)
+    # The outlier ends the first batch: nothing after it to judge it by, so it is held
+    # (was: stored, and the pole's clock moved a day ahead).
+    first = store.write_batch(readings[:60], received_at_ms=received, time_policy=LIVE)
+    assert [r.seq for r in first.held] == [60]
+    assert first.quarantined == []
+    assert len(first.stored) == 59
+    assert store.stored_up_to("pole-1") == 60  # acknowledged: the pole does not re-send it
     later = store.write_batch(readings[60:], received_at_ms=received, time_policy=LIVE)
-    assert later.quarantined == []
-    assert len(store.seqs("pole-1")) == 458  # was: 60 (the 398 good ones after it held)
-    # A real step back after it is still one.
+    assert [r.seq for r in later.quarantined] == [60]
+    assert held(store) == [
+        (60, "stamped 1 day 0 h ahead of the pole's previous reading (seq 59) and 23 h 57 min"
+             " ahead of its next one, though taken between them: one reading out of line with"
+             " its pole's clock"),
+    ]  # fmt: skip
+    assert len(store.seqs("pole-1")) == 457  # every good reading kept, the outlier not stored
+    assert max(r.ts for r in store.readings(device="pole-1")) == readings[-1].ts
+    # A real step back after the run is still one.
     back = store.write_batch([weather(459, T0 + 459 * 3 * MIN - DAY)], received_at_ms=received,
                              time_policy=LIVE)  # fmt: skip
     assert [r.seq for r in back.quarantined] == [459]
+
+
+def test_a_jump_the_next_batch_follows_stands(tmp_path: Path) -> None:
+    store = SqliteTimeSeriesStore(tmp_path / "ts.db")
+    before = [weather(s, T0 + s * MIN) for s in range(1, 11)]
+    reset = [weather(s, T0 + DAY + s * MIN) for s in range(11, 21)]
+    received = T0 + DAY + 21 * MIN
+    first = store.write_batch([*before, reset[0]], received_at_ms=received, time_policy=LIVE)
+    assert [r.seq for r in first.held] == [11]
+    nxt = store.write_batch(reset[1:], received_at_ms=received, time_policy=LIVE)
+    assert nxt.quarantined == []
+    assert [r.seq for r in nxt.stored] == list(range(11, 21))
+    assert store.readings(device="pole-1")[10].ts == reset[0].ts
+
+
+def test_a_held_reading_nothing_follows_is_judged_by_its_receipt(tmp_path: Path) -> None:
+    wait = LIVE.max_hold_ms or 0
+    before = [weather(s, T0 + s * MIN) for s in range(1, 11)]
+    # Stamped as it arrived (the pole was off for a day): it stands when the hold ends.
+    store = SqliteTimeSeriesStore(tmp_path / "right.db")
+    now = T0 + DAY
+    store.write_batch([*before, weather(11, now)], received_at_ms=now, time_policy=LIVE)
+    early = store.write_batch([], received_at_ms=now + wait - 1, time_policy=LIVE)
+    assert early.stored == []
+    assert early.quarantined == []
+    ended = store.write_batch([], received_at_ms=now + wait, time_policy=LIVE)
+    assert [r.seq for r in ended.stored] == [11]
+    assert [r.seq for r in store.readings(device="pole-1")][-1] == 11
+    # Stamped a day ahead of its run but half a day before it arrived: quarantined.
+    store = SqliteTimeSeriesStore(tmp_path / "wrong.db")
+    now = T0 + DAY + DAY // 2
+    store.write_batch([*before, weather(11, T0 + DAY)], received_at_ms=now, time_policy=LIVE)
+    ended = store.write_batch([], received_at_ms=now + wait, time_policy=LIVE)
+    assert [r.seq for r in ended.quarantined] == [11]
+    assert held(store) == [
+        (11, "stamped 23 h 50 min ahead of the pole's previous reading (seq 10) and no reading"
+             " of the pole came within 15 min to confirm it; it was stamped 12 h 00 min before"
+             " the time it arrived (at most 10 min): the pole's clock did not move"),
+    ]  # fmt: skip
+    assert len(store.seqs("pole-1")) == 10
+
+
+def test_a_held_reading_re_sent_is_a_duplicate(tmp_path: Path) -> None:
+    store = SqliteTimeSeriesStore(tmp_path / "ts.db")
+    before = [weather(s, T0 + s * MIN) for s in range(1, 11)]
+    now = T0 + DAY + DAY // 2
+    jump = weather(11, T0 + DAY)
+    store.write_batch([*before, jump], received_at_ms=now, time_policy=LIVE)
+    again = store.write_batch([jump, weather(12, T0 + 12 * MIN)], received_at_ms=now,
+                              time_policy=LIVE)  # fmt: skip
+    assert again.duplicates == [("pole-1", 11)]
+    assert [r.seq for r in again.quarantined] == [11]
+    assert [r.seq for r in again.stored] == [12]
+    assert len(store.dead_letters(reason="implausible_time")) == 1
 
 
 def test_durations_read_as_a_person_says_them() -> None:

@@ -298,11 +298,20 @@ class TimePolicy:
       buffer delivered after an outage can carry (it is not ahead of its late
       receipt). It is the outlier, so the readings after it are not "stepped
       back" from it. A pole off for a day resumes a day later: its next
-      reading follows the jump, and the jump stands. When the outlier was
-      the last of its batch (no next reading to judge it by) it was
-      accepted; then a reading "stepped back" from it but in line with the
-      accepted reading before it (``before_ts``) is judged by that one, so
-      the good readings after the outlier are still kept.
+      reading follows the jump, and the jump stands. When the jump is the
+      last of its batch (no next reading to judge it by), ingest's store
+      holds it (``hold``): acknowledged and kept durably, neither stored nor
+      quarantined, until the pole's next reading decides (``judge_held``): in
+      line with the readings before the jump, the held one is out of line
+      and quarantined; following the jump (a clock reset, a reflash, a pole
+      off for a while), the jump stands. With no next reading within
+      ``max_hold_ms`` of its receipt it is decided by the broker's receipt
+      time (``judge_expired``): stamped within ``max_step_back_ms`` of the
+      time it arrived it stands, else it is quarantined. A held reading moves
+      no clock. A caller that does not hold (the analytics gate) accepts it;
+      then a reading "stepped back" from it but in line with the accepted
+      reading before it (``before_ts``) is judged by that one, so the good
+      readings after the outlier are still kept.
     * still behind: once a pole's clock has stepped back, its seq space is
       ``suspect`` until a reading arrives stamped within ``max_step_back_ms``
       of its receipt (the clock is right again); until then every reading more
@@ -320,6 +329,8 @@ class TimePolicy:
     max_ahead_ms: int | None = 600_000
     max_step_back_ms: int | None = 600_000
     max_behind_ms: int | None = MAX_BEHIND_MS
+    # How long a reading out of line with its pole's run waits for the pole's next one.
+    max_hold_ms: int | None = 900_000
 
     def problem(
         self,
@@ -356,6 +367,63 @@ class TimePolicy:
             # The last accepted reading was the one out of line: judge by the one before.
             last_ts = before_ts
         return self._against_pole(seq, ts, received_ms, last_seq, last_ts, suspect, next_ts)
+
+    def hold(self, seq: int, ts: int, last_seq: int, last_ts: int) -> bool:
+        """Whether a reading ``problem`` passed with no next reading to judge it by
+        waits for its pole's next one: a newer seq stamped more than
+        ``max_step_back_ms`` after the pole's last accepted reading."""
+        back = self.max_step_back_ms
+        return (
+            back is not None
+            and self.max_hold_ms is not None
+            and bool(last_seq)
+            and seq > last_seq
+            and ts > last_ts + back
+        )
+
+    def judge_held(  # noqa: PLR0917 (the held reading, its pole's reference, the next)
+        self,
+        seq: int,
+        ts: int,
+        received_ms: int,
+        last_seq: int,
+        last_ts: int,
+        next_ts: int,
+        *,
+        suspect: bool = False,
+    ) -> tuple[bool, tuple[str, bool] | None]:
+        """(decided, verdict) for a held reading, given the ``ts`` of its pole's next
+        (newer) reading: ``problem``'s verdict on it with that neighbour, as if both
+        had come in one batch. Not decided while the next one is stepped back from
+        both (that one is judged first; the held one waits on)."""
+        back = self.max_step_back_ms
+        if back is not None and next_ts < last_ts - back:
+            return False, None
+        return True, self._against_pole(seq, ts, received_ms, last_seq, last_ts, suspect, next_ts)
+
+    def judge_expired(
+        self, ts: int, received_ms: int, last_seq: int, last_ts: int, *, suspect: bool = False
+    ) -> tuple[str, bool] | None:
+        """The verdict on a held reading no next reading came to judge within
+        ``max_hold_ms``: by the broker's receipt time. It stands only if stamped
+        within ``max_step_back_ms`` of the time it arrived (the pole's clock and
+        the broker's agree); a replay has no receipt time to judge by, and a reading
+        nothing can judge is quarantined, so it never moves a deadline earlier."""
+        back = self.max_step_back_ms or 0
+        jump = (
+            f"stamped {span_words(ts - last_ts)} ahead of the pole's previous reading"
+            f" (seq {last_seq}) and no reading of the pole came within"
+            f" {span_words(self.max_hold_ms or 0)} to confirm it"
+        )
+        if self.max_ahead_ms is None:
+            return f"{jump}, nor a time it arrived to judge it by (a replay)", suspect
+        if ts < received_ms - back:
+            return (
+                f"{jump}; it was stamped {span_words(received_ms - ts)} before the time it"
+                f" arrived (at most {span_words(back)}): the pole's clock did not move",
+                suspect,
+            )
+        return None
 
     def _against_receipt(self, ts: int, received_ms: int) -> str | None:
         """Ahead of the time it arrived, or older than any pole's buffer holds."""

@@ -109,6 +109,9 @@ class IngestStats:
     # Re-sent copies whose content differs from the stored reading (seq_conflict
     # dead letters, also in dead_letters; not in duplicates).
     conflicts: int = 0
+    # Readings held for their pole's next reading to judge (``TimePolicy.hold``);
+    # each is later counted in stored or quarantined.
+    held: int = 0
 
 
 # Ten minutes either way (``TimePolicy``'s defaults); ``None`` judges no times.
@@ -238,6 +241,8 @@ class IngestConsumer:
         self._on_stored = on_stored
         self._write_retry_s = write_retry_s
         self._time_policy = time_policy
+        # When ``_settle_held`` last looked for holds that ran out (monotonic s).
+        self._hold_checked = time.monotonic()
         # The receive time readings are judged against (injectable for tests).
         self._now_ms = now_ms or _now_ms
         self._limits = limits or SizeLimits()
@@ -493,6 +498,8 @@ class IngestConsumer:
             try:
                 if msgs and not self._commit(msgs, verdicts):
                     return
+                if not msgs:
+                    self._settle_held()
             except Exception:
                 # Whatever failed, the batch's unacknowledged messages come
                 # again; the consumer must keep consuming, not die quietly.
@@ -502,6 +509,22 @@ class IngestConsumer:
                 self._finished(len(msgs))
             if stopping:
                 return
+
+    def _settle_held(self) -> None:
+        """While no message comes, end the holds that ran out (an empty batch decides
+        them, ``TimePolicy.judge_expired``): every quarter of the hold, at most."""
+        policy = self._time_policy
+        if policy is None or policy.max_hold_ms is None:
+            return
+        now = time.monotonic()
+        if now < self._hold_checked + policy.max_hold_ms / 4000:
+            return
+        self._hold_checked = now
+        if self._space is not None and self._space.problem() is not None:
+            return  # the disk's floor: no write now (the next batch decides them)
+        result = self.store.write_batch([], received_at_ms=self._now_ms(), time_policy=policy)
+        if result.stored or result.quarantined:
+            self._after_commit(result, 0, 0, 0)
 
     def _commit(self, msgs: list[MqttMessage], verdicts: list[Judged]) -> bool:
         """Write one batch durably, then ack it. False when stopped before success."""
@@ -727,6 +750,7 @@ class IngestConsumer:
             s.batches += 1
             s.quarantined += len(result.quarantined)
             s.dead_letters += len(result.quarantined)
+            s.held += len(result.held)
             s.epochs_started += len(result.epochs_started)
             self._committed.notify_all()
         self._dead_log.tick()

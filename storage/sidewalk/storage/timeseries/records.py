@@ -124,6 +124,10 @@ class BatchResult:
     watermark_epochs: dict[str, str | None] = field(default_factory=dict)
     # Readings kept as implausible_time dead letters instead of being stored.
     quarantined: list[AnyReading] = field(default_factory=list)
+    # Readings held (acknowledged, kept, neither stored nor quarantined) for their
+    # pole's next reading to judge: stamped far ahead of the pole's run, last of
+    # the batch. A later batch stores or quarantines them (``TimePolicy.hold``).
+    held: list[AnyReading] = field(default_factory=list)
     # (device, epoch, base) of each seq space this batch began.
     epochs_started: list[tuple[str, str | None, int]] = field(default_factory=list)
 

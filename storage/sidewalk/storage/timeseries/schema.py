@@ -66,7 +66,10 @@ CREATE TABLE IF NOT EXISTS devices (
 -- One per (device, epoch): stored seq = base + the pole's seq. last_seq/last_ts:
 -- the pole's last accepted reading (time checks); suspect: its clock stepped back
 -- and has not been seen right since (``TimePolicy``); closed_at: the highest pole
--- seq of a space a later epoch replaced.
+-- seq of a space a later epoch replaced. held_*: a reading stamped far ahead of
+-- last_ts that ended its batch, acknowledged and kept here (neither stored nor
+-- quarantined) until the pole's next reading or the hold's end decides
+-- (``TimePolicy.hold``); held_seq is the pole's seq, held_at its receipt.
 CREATE TABLE IF NOT EXISTS seq_spaces (
     device     TEXT    NOT NULL,
     epoch      TEXT    NOT NULL,
@@ -103,6 +106,21 @@ CREATE TABLE IF NOT EXISTS export_cursors (
 # Columns added after a table's first release (added to older files on open).
 _DEAD_LETTER_COLUMNS = {"payload_len": "INTEGER", "payload_sha256": "TEXT"}
 
+_SEQ_SPACE_COLUMNS = {
+    "held_seq": "INTEGER",
+    "held_ts": "INTEGER",
+    "held_at": "INTEGER",
+    "held_stream": "TEXT",
+    "held_frontage": "TEXT",
+    "held_payload": "TEXT",
+}
+# Made after the columns it names (an older file has them only once added).
+_HELD_INDEX = "seq_spaces_held"
+_HELD_INDEX_SQL = (
+    f"CREATE INDEX IF NOT EXISTS {_HELD_INDEX} ON seq_spaces (held_at)"
+    " WHERE held_seq IS NOT NULL"
+)
+
 _DEVICE_COLUMNS = {
     "epoch": "TEXT",
     "clock_faults": "INTEGER NOT NULL DEFAULT 0",
@@ -132,6 +150,8 @@ def _connect(path: Path) -> sqlite3.Connection:
         db.executescript("BEGIN IMMEDIATE;" + _SCHEMA)
         _add_columns(db, "devices", _DEVICE_COLUMNS)
         _add_columns(db, "dead_letters", _DEAD_LETTER_COLUMNS)
+        _add_columns(db, "seq_spaces", _SEQ_SPACE_COLUMNS)
+        db.execute(_HELD_INDEX_SQL)
         db.execute("COMMIT")
     except BaseException:
         _rollback(db)
@@ -148,9 +168,13 @@ _DROPPED = frozenset(re.findall(r"DROP INDEX IF EXISTS (\w+)", _SCHEMA))
 def _complete(db: sqlite3.Connection) -> bool:
     """Whether the file already has every table, index and added column (read only)."""
     names = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
-    if not names >= _OBJECTS or names & _DROPPED:
+    if not names >= _OBJECTS | {_HELD_INDEX} or names & _DROPPED:
         return False
-    added = (("devices", _DEVICE_COLUMNS), ("dead_letters", _DEAD_LETTER_COLUMNS))
+    added = (
+        ("devices", _DEVICE_COLUMNS),
+        ("dead_letters", _DEAD_LETTER_COLUMNS),
+        ("seq_spaces", _SEQ_SPACE_COLUMNS),
+    )
     for table, columns in added:
         if not columns.keys() <= {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
             return False

@@ -25,6 +25,10 @@ class _Space:
     dirty: bool = False
     # The ts of the accepted reading before ``last_seq`` (None: not read yet).
     before_ts: int | None = None
+    # A reading held for the pole's next one to judge (its own seq, ts, receipt).
+    held_seq: int | None = None
+    held_ts: int = 0
+    held_at: int = 0
 
     def held(self, *, suspect: bool) -> None:
         if suspect != self.suspect:
@@ -55,13 +59,16 @@ class _SeqBook(_Connected):
     def _space(self, device: str, epoch: str, now: int, result: BatchResult) -> _Space:
         """The seq space ``(device, epoch)``, begun here if new (the device must exist)."""
         row = self._db.execute(
-            "SELECT base, last_seq, last_ts, suspect, closed_at FROM seq_spaces"
-            " WHERE device = ? AND epoch = ?",
+            "SELECT base, last_seq, last_ts, suspect, closed_at, held_seq, held_ts, held_at"
+            " FROM seq_spaces WHERE device = ? AND epoch = ?",
             (device, epoch),
         ).fetchone()
         if row is not None:
-            base, last_seq, last_ts, suspect, closed_at = row
-            return _Space(base, last_seq, last_ts, bool(suspect), closed_at)
+            base, last_seq, last_ts, suspect, closed_at, held_seq, held_ts, held_at = row
+            return _Space(
+                base, last_seq, last_ts, bool(suspect), closed_at,
+                held_seq=held_seq, held_ts=held_ts or 0, held_at=held_at or 0,
+            )  # fmt: skip
         max_seq, current = self._db.execute(
             "SELECT max_seq, epoch FROM devices WHERE device = ?", (device,)
         ).fetchone()

@@ -264,6 +264,9 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
                 fills.setdefault(dev, []).append(seq)
             if dev in seen:
                 seen[dev].add(seq)
+            if space.held_seq is not None and own_seq > space.held_seq and policy is not None:
+                # The pole's next reading after one held: it decides that one first.
+                self._settle_held(dev, fields["epoch"] or "", space, ts, policy, sites, result)
             if policy is not None and (
                 judge
                 or space.suspect
@@ -285,6 +288,14 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
                 if verdict:
                     held.append((r, seq, r.to_json().decode(), verdict[0]))
                     space.held(suspect=verdict[1])
+                    continue
+                if (
+                    after[i] is None
+                    and space.held_seq is None
+                    and policy.hold(own_seq, ts, space.last_seq, space.last_ts)
+                ):
+                    # Far ahead of its pole's run with nothing after it to judge it by.
+                    self._hold(r, dev, fields, space, now, result)
                     continue
             if own_seq > space.last_seq:
                 # ``space.accepted``, inlined for the common case: a call per reading.
@@ -309,6 +320,8 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
                     out = framed[fields["stream"]] = []
                 out += (dev, seq, ts, payload, frontage)
             stored.append(r)
+        if policy is not None and policy.max_hold_ms is not None:
+            self._expire_held(spaces, policy, sites, now, result)
         if held:
             self._quarantine(held, sites, now, result)
         if gaps:
@@ -321,6 +334,95 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
         for stream, flat in framed.items():
             self._insert_rows(flat, stream, now, frontage=True)
         self._resent(dups, fills, now, result)
+
+    def _hold(  # noqa: PLR0917 (the reading, its fields and space, as the loop has them)
+        self,
+        r: AnyReading,
+        device: str,
+        fields: dict[str, Any],
+        space: _Space,
+        now: int,
+        result: BatchResult,
+    ) -> None:
+        """Keep a reading for its pole's next one to judge: in its seq space's row,
+        committed with the batch (it is acknowledged), moving no clock."""
+        space.held_seq, space.held_ts, space.held_at = fields["seq"], fields["ts"], now
+        self._db.execute(
+            "UPDATE seq_spaces SET held_seq = ?, held_ts = ?, held_at = ?, held_stream = ?,"
+            " held_frontage = ?, held_payload = ? WHERE device = ? AND epoch = ?",
+            (fields["seq"], fields["ts"], now, fields["stream"], fields.get("frontage"),
+             r.to_json().decode(), device, fields["epoch"] or ""),
+        )  # fmt: skip
+        result.held.append(r)
+
+    def _settle_held(  # noqa: PLR0917 (the held reading's space and its next reading)
+        self,
+        device: str,
+        epoch: str,
+        space: _Space,
+        next_ts: int | None,
+        policy: TimePolicy,
+        sites: Mapping[str, str],
+        result: BatchResult,
+    ) -> None:
+        """Decide a held reading: by its pole's next reading (``next_ts``), or, with
+        none within the hold, by the time it arrived. Stored, it becomes the pole's
+        reference; quarantined, it is an ``implausible_time`` dead letter."""
+        seq, ts, at = space.held_seq or 0, space.held_ts, space.held_at
+        if next_ts is None:
+            verdict = policy.judge_expired(
+                ts, at, space.last_seq, space.last_ts, suspect=space.suspect
+            )
+        else:
+            decided, verdict = policy.judge_held(
+                seq, ts, at, space.last_seq, space.last_ts, next_ts, suspect=space.suspect
+            )
+            if not decided:
+                return
+        stream, frontage, payload = self._db.execute(
+            "SELECT held_stream, held_frontage, held_payload FROM seq_spaces"
+            " WHERE device = ? AND epoch = ?",
+            (device, epoch),
+        ).fetchone()
+        r = _reading_from_json(stream, payload)
+        self._db.execute(
+            "UPDATE seq_spaces SET held_seq = NULL, held_ts = NULL, held_at = NULL,"
+            " held_stream = NULL, held_frontage = NULL, held_payload = NULL"
+            " WHERE device = ? AND epoch = ?",
+            (device, epoch),
+        )
+        space.held_seq = None
+        if verdict:
+            self._quarantine([(r, space.base + seq, payload, verdict[0])], sites, at, result)
+            space.held(suspect=verdict[1])
+            return
+        self._db.execute(
+            "INSERT OR IGNORE INTO readings (device, seq, stream, ts, received_at, payload,"
+            " frontage) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (device, space.base + seq, stream, ts, at, payload, frontage),
+        )
+        space.accepted(seq, ts)
+        result.stored.append(r)
+
+    def _expire_held(
+        self,
+        spaces: dict[tuple[str, str], _Space],
+        policy: TimePolicy,
+        sites: Mapping[str, str],
+        now: int,
+        result: BatchResult,
+    ) -> None:
+        """Decide the held readings no next reading came to judge within the hold."""
+        rows = self._db.execute(
+            "SELECT device, epoch FROM seq_spaces WHERE held_seq IS NOT NULL AND held_at <= ?",
+            (now - (policy.max_hold_ms or 0),),
+        ).fetchall()
+        for device, epoch in rows:
+            space = spaces.get((device, epoch))
+            if space is None:
+                space = spaces[(device, epoch)] = self._space(device, epoch, now, result)
+            if space.held_seq is not None:
+                self._settle_held(device, epoch, space, None, policy, sites, result)
 
     def _before_ts(self, device: str, space: _Space) -> int | None:
         """The ts of the stored reading before the space's last accepted one."""
@@ -405,7 +507,8 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
         return placed, low, conflicts, second
 
     def _existing_seqs(self, device: str, seqs: list[int]) -> set[int]:
-        """Which of ``seqs`` the store already holds for ``device`` (stored or quarantined)."""
+        """Which of ``seqs`` the store already holds for ``device`` (stored, quarantined
+        or held for its pole's next reading)."""
         found: set[int] = set()
         wanted = sorted(set(seqs))
         for i in range(0, len(wanted), 500):
@@ -415,8 +518,10 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
                 row[0]
                 for row in self._db.execute(
                     f"SELECT seq FROM readings WHERE device = ? AND seq IN ({marks})"
-                    f" UNION ALL SELECT seq FROM quarantined WHERE device = ? AND seq IN ({marks})",
-                    (device, *chunk, device, *chunk),
+                    f" UNION ALL SELECT seq FROM quarantined WHERE device = ? AND seq IN ({marks})"
+                    " UNION ALL SELECT base + held_seq FROM seq_spaces"
+                    " WHERE device = ? AND held_seq IS NOT NULL",
+                    (device, *chunk, device, *chunk, device),
                 )
             )
         return found
