@@ -7,11 +7,13 @@ pole's reference, it made every good reading after it "stepped back" (390 of
 before and after it: it alone is quarantined, with the reason in words, and
 moves nothing. A pole that really was off for a day resumes a day later, and
 its jump stands. A fresh pole stamping readings in 2000 is refused as older
-than any buffer holds.
+than any buffer holds. A reading stamped far ahead that ends its batch is held
+for its pole's next reading to judge (was: stored, moving the pole's clock).
 """
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from sidewalk.analytics.clocks.gate import ReadingGate
@@ -209,3 +211,25 @@ def test_durations_read_as_a_person_says_them() -> None:
     assert [span_words(ms) for ms in (45_000, 10 * MIN, 245 * MIN + 30_000, DAY, 367 * DAY)] == [
         "45 s", "10 min", "4 h 05 min", "1 day 0 h", "1 year 2 days",
     ]  # fmt: skip
+
+
+def test_a_store_from_before_holds_gains_them_and_holds(tmp_path: Path) -> None:
+    path = tmp_path / "ts.db"
+    SqliteTimeSeriesStore(path).close()
+    db = sqlite3.connect(path)
+    db.execute("DROP INDEX seq_spaces_held")
+    for column in ("held_seq", "held_ts", "held_at", "held_stream", "held_frontage",
+                   "held_payload"):  # fmt: skip
+        db.execute(f"ALTER TABLE seq_spaces DROP COLUMN {column}")
+    db.commit()
+    db.close()
+    store = SqliteTimeSeriesStore(path)  # the release before: its file gains the columns
+    readings = buffered_day_with_one_reading_a_day_ahead()
+    received = readings[-1].ts + DAY // 2
+    first = store.write_batch(readings[:60], received_at_ms=received, time_policy=LIVE)
+    assert [r.seq for r in first.held] == [60]
+    store.close()
+    store = SqliteTimeSeriesStore(path)
+    later = store.write_batch(readings[60:], received_at_ms=received, time_policy=LIVE)
+    assert [r.seq for r in later.quarantined] == [60]
+    assert len(store.seqs("pole-1")) == 457
