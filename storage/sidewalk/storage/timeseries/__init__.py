@@ -29,7 +29,9 @@ receipt, or older than the pole's last accepted reading while its seq is
 newer) is quarantined: kept byte for byte as an ``implausible_time`` dead
 letter, its seq accounted for (so the watermark passes it and a re-send is a
 duplicate) but not stored as a reading, and the device's ``clock_faults``
-counted.
+counted. A newer reading stamped far ahead of its pole's run that ends its
+batch is held in its seq space's row (``BatchResult.held``) until the pole's
+next reading, or the end of ``TimePolicy.max_hold_ms``, decides (``TimePolicy.hold``).
 
 Secondary views (InfluxDB) catch up from this store, not from memory: the same
 transaction appends each newly stored reading to ``export_log``, and each sink
