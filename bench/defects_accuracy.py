@@ -1011,7 +1011,7 @@ def depth_scene_bench(seeds: range, cache: Path | None, label: str) -> list[str]
     ]
 
 
-def _issue16(args: argparse.Namespace) -> None:
+def _beyond_geometry(args: argparse.Namespace) -> None:
     """The parts beyond the documented geometry (tuning, scoring, small markers)."""
     if args.tune:
         print("\n".join(tune_depth(args.tune, args.cache)), flush=True)
@@ -1100,7 +1100,7 @@ def main() -> None:  # noqa: PLR0912, PLR0915 - the options, in order
     scored = range(args.several_seed, args.several_seed + 2 * args.several_markers)
     if args.several_markers and (scored.start < tuned.stop and tuned.start < scored.stop):
         ap.error("the scored several-marker seeds overlap the tuning seeds 500000-500399")
-    _issue16(args)
+    _beyond_geometry(args)
     if args.joint_photos:
         held = range(args.joint_seed, args.joint_seed + args.joint_photos)
         if held.start < JOINT_TUNE.stop:

@@ -1,4 +1,4 @@
-"""Issue 29 item 4: one reading stamped a day ahead among 458 good, in ingest's store.
+"""One reading stamped a day ahead among 458 good at a batch boundary of ingest's store.
 
 A day's buffer delivered late (received 12 h after its last reading), one
 reading per 3 minutes, seq 60 stamped a day ahead. The store is given the

@@ -1,7 +1,7 @@
 """A reading out of line at a batch boundary is held for its pole's next reading to judge.
 
 On real Mosquitto through ingest. A day's buffer delivered late carries one
-reading stamped a day ahead (issue 29, item 4). Within a batch its next
+reading stamped a day ahead. Within a batch its next
 reading shows it out of line; as the last of a batch it has none, and it was
 stored (the pole's clock moved a day ahead), or, before that, the good
 readings after it were quarantined. Now ingest holds it, acknowledged and
