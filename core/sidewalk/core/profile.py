@@ -33,7 +33,7 @@ from decimal import Decimal
 from fractions import Fraction
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import (
@@ -112,6 +112,16 @@ class _Cited(BaseModel):
         if self.unconfirmed:
             return f"{shown} [unconfirmed: {self.note}]"
         return f"{shown} ({self.citation})"
+
+
+# The profile's unit names people do not write: a temperature with its degree sign
+# ("35 °F", never "35 degF"), a slope and money in words.
+UNIT_WORDS: Final = {
+    "degF": "°F",
+    "degC": "°C",
+    "in_per_ft": "inch per foot",
+    "usd": "dollars",
+}
 
 
 class Rule(_Cited):
@@ -202,12 +212,14 @@ class Rule(_Cited):
         return float(self.value) if self.unit == "degC" else f_to_c(float(self.value))
 
     def describe(self) -> str:
-        """Human form for notices: ``24 hours (§ 370-10 A)`` or ``… [unconfirmed]``."""
+        """Human form for notices: ``24 hours (§ 370-10 A)``, ``35 °F (…)`` or
+        ``… [unconfirmed]``: a unit as people write it, never the profile's name for it."""
         if self.unit == "fraction":
             number = str(Fraction(self.value).limit_denominator(100))
         else:
             number = f"{self.value.normalize():f}"
-        return self._mark(f"{number} {self.unit.replace('_', ' ')}")
+        unit = UNIT_WORDS.get(self.unit, self.unit.replace("_", " "))
+        return self._mark(f"{number} {unit}")
 
 
 def _month_day(text: str) -> str:
