@@ -233,3 +233,36 @@ def test_a_store_from_before_holds_gains_them_and_holds(tmp_path: Path) -> None:
     later = store.write_batch(readings[60:], received_at_ms=received, time_policy=LIVE)
     assert [r.seq for r in later.quarantined] == [60]
     assert len(store.seqs("pole-1")) == 457
+
+
+def test_a_next_reading_stepped_back_from_both_leaves_the_held_one_waiting(
+    tmp_path: Path,
+) -> None:
+    store = SqliteTimeSeriesStore(tmp_path / "ts.db")
+    run = [weather(s, T0 + s * MIN) for s in range(1, 11)]
+    first = store.write_batch([*run, weather(11, T0 + DAY)], received_at_ms=T0, time_policy=REPLAY)
+    assert [r.seq for r in first.held] == [11]
+    # Stepped back from the run and from the held one: that one is judged, not the held one.
+    back = store.write_batch([weather(12, T0 - DAY)], received_at_ms=T0, time_policy=REPLAY)
+    assert [r.seq for r in back.quarantined] == [12]
+    assert back.stored == []
+    # The next in line with the run decides: the held one was out of line.
+    nxt = store.write_batch([weather(13, T0 + 13 * MIN)], received_at_ms=T0, time_policy=REPLAY)
+    assert [r.seq for r in nxt.quarantined] == [11]
+    assert [r.seq for r in nxt.stored] == [13]
+    assert store.seqs("pole-1") == [*range(1, 11), 13]
+
+
+def test_in_a_replay_a_held_reading_nothing_follows_is_quarantined(tmp_path: Path) -> None:
+    store = SqliteTimeSeriesStore(tmp_path / "ts.db")
+    run = [weather(s, T0 + s * MIN) for s in range(1, 11)]
+    store.write_batch([*run, weather(11, T0 + DAY)], received_at_ms=T0, time_policy=REPLAY)
+    ended = store.write_batch(
+        [], received_at_ms=T0 + (REPLAY.max_hold_ms or 0), time_policy=REPLAY
+    )
+    assert [r.seq for r in ended.quarantined] == [11]
+    assert held(store) == [
+        (11, "stamped 23 h 50 min ahead of the pole's previous reading (seq 10) and no reading"
+             " of the pole came within 15 min to confirm it, nor a time it arrived to judge it"
+             " by (a replay)"),
+    ]  # fmt: skip
