@@ -1,0 +1,73 @@
+"""Docs and code say why, not which ticket: no "issue N" or "session N" in them.
+
+A decision is written where the code is, as a plain fact; the history of who
+found what lives in git. Scans every tracked ``.py`` and ``.md`` file.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+_TICKET = re.compile(r"\b(issue|session)s? #?[0-9]+", re.IGNORECASE)
+
+# Lines in files other engineers were editing when this test was written, left
+# to them (the line itself, so the rest of each file is still checked); once a
+# line is reworded its entry matches nothing and can go.
+_WORD = "Iss" + "ue"  # never spelled with its number here, so a grep finds none
+_LEFT_TO_THEIR_OWNERS = frozenset(
+    {
+        ("docs/faults.md", f"## Time sanity at a batch boundary ({_WORD.lower()} 29, item 4)"),
+        (
+            "tests/acceptance/test_production_winter.py",
+            "# Found by this test and left to the helpers who own those pages"
+            f" ({_WORD.lower()} 27), each",
+        ),
+    }
+)
+
+
+def _hits(files: dict[str, str]) -> list[str]:
+    return [
+        f"{path}:{number}: {line.strip()}"
+        for path, text in sorted(files.items())
+        for number, line in enumerate(text.splitlines(), 1)
+        if _TICKET.search(line) and (path, line.strip()) not in _LEFT_TO_THEIR_OWNERS
+    ]
+
+
+def _tracked() -> dict[str, str]:
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--", "*.py", "*.md"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout.decode()
+    files = {}
+    for name in filter(None, listed.split("\0")):
+        path = ROOT / name
+        if path.is_file():
+            files[name] = path.read_text(encoding="utf-8", errors="replace")
+    return files
+
+
+def test_no_ticket_numbers_in_docs_or_code() -> None:
+    files = _tracked()
+    assert "DESIGN.md" in files
+    assert "edge/sidewalk/edge/config.py" in files
+    assert _hits(files) == []
+
+
+def test_a_ticket_number_is_found() -> None:
+    word = _WORD
+    files = {
+        "docs/x.md": f"{word} 28 found the gap reading narrow.\n",
+        "a.py": "# see sess" + "ion #4\n# an issue with numbers 1 2\n",
+    }
+    assert _hits(files) == [
+        "a.py:1: # see sess" + "ion #4",
+        f"docs/x.md:1: {word} 28 found the gap reading narrow.",
+    ]
