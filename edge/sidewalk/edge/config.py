@@ -539,7 +539,8 @@ class EdgeSettings(FileThenEnvSettings):
     device: SlugStr = Field(
         description=(
             "Required. This pole's id (lower-case letters, digits, dashes), as registered on"
-            " the server; it is also the broker login. A pole not registered is not recorded."
+            " the server; it is also the broker login. The server refuses readings from an id"
+            " it has not registered (kept aside as refused messages, not recorded)."
         )
     )
     site: SlugStr = Field(
