@@ -157,7 +157,7 @@ def test_a_jump_the_next_batch_follows_stands(tmp_path: Path) -> None:
     store = SqliteTimeSeriesStore(tmp_path / "ts.db")
     before = [weather(s, T0 + s * MIN) for s in range(1, 11)]
     reset = [weather(s, T0 + DAY + s * MIN) for s in range(11, 21)]
-    received = T0 + DAY + 21 * MIN
+    received = T0 + 2 * DAY  # delivered a day late: the receipt does not vouch for the jump
     first = store.write_batch([*before, reset[0]], received_at_ms=received, time_policy=LIVE)
     assert [r.seq for r in first.held] == [11]
     nxt = store.write_batch(reset[1:], received_at_ms=received, time_policy=LIVE)
@@ -166,23 +166,26 @@ def test_a_jump_the_next_batch_follows_stands(tmp_path: Path) -> None:
     assert store.readings(device="pole-1")[10].ts == reset[0].ts
 
 
-def test_a_held_reading_nothing_follows_is_judged_by_its_receipt(tmp_path: Path) -> None:
+def test_a_jump_stamped_as_it_arrived_stands_and_one_nothing_follows_is_quarantined(
+    tmp_path: Path,
+) -> None:
     wait = LIVE.max_hold_ms or 0
     before = [weather(s, T0 + s * MIN) for s in range(1, 11)]
-    # Stamped as it arrived (the pole was off for a day): it stands when the hold ends.
+    # Stamped as it arrived (the pole was off for a day): the broker's receipt vouches for it.
     store = SqliteTimeSeriesStore(tmp_path / "right.db")
     now = T0 + DAY
-    store.write_batch([*before, weather(11, now)], received_at_ms=now, time_policy=LIVE)
-    early = store.write_batch([], received_at_ms=now + wait - 1, time_policy=LIVE)
-    assert early.stored == []
-    assert early.quarantined == []
-    ended = store.write_batch([], received_at_ms=now + wait, time_policy=LIVE)
-    assert [r.seq for r in ended.stored] == [11]
-    assert [r.seq for r in store.readings(device="pole-1")][-1] == 11
+    at_once = store.write_batch(
+        [*before, weather(11, now - 5 * MIN)], received_at_ms=now, time_policy=LIVE
+    )
+    assert at_once.held == []
+    assert [r.seq for r in at_once.stored][-1] == 11
     # Stamped a day ahead of its run but half a day before it arrived: quarantined.
     store = SqliteTimeSeriesStore(tmp_path / "wrong.db")
     now = T0 + DAY + DAY // 2
     store.write_batch([*before, weather(11, T0 + DAY)], received_at_ms=now, time_policy=LIVE)
+    early = store.write_batch([], received_at_ms=now + wait - 1, time_policy=LIVE)
+    assert early.stored == []
+    assert early.quarantined == []
     ended = store.write_batch([], received_at_ms=now + wait, time_policy=LIVE)
     assert [r.seq for r in ended.quarantined] == [11]
     assert held(store) == [

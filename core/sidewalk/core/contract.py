@@ -299,15 +299,17 @@ class TimePolicy:
       receipt). It is the outlier, so the readings after it are not "stepped
       back" from it. A pole off for a day resumes a day later: its next
       reading follows the jump, and the jump stands. When the jump is the
-      last of its batch (no next reading to judge it by), ingest's store
-      holds it (``hold``): acknowledged and kept durably, neither stored nor
-      quarantined, until the pole's next reading decides (``judge_held``): in
+      last of its batch (no next reading to judge it by) and not stamped
+      within ``max_step_back_ms`` of the time it arrived (then the broker's
+      receipt vouches for it), ingest's store holds it (``hold``):
+      acknowledged and kept durably, neither stored nor quarantined, until
+      the pole's next reading decides (``judge_held``): in
       line with the readings before the jump, the held one is out of line
       and quarantined; following the jump (a clock reset, a reflash, a pole
       off for a while), the jump stands. With no next reading within
-      ``max_hold_ms`` of its receipt it is decided by the broker's receipt
-      time (``judge_expired``): stamped within ``max_step_back_ms`` of the
-      time it arrived it stands, else it is quarantined. A held reading moves
+      ``max_hold_ms`` of its receipt it is quarantined (``judge_expired``: it
+      was not stamped as it arrived, nor did its pole confirm it), so a
+      reading nothing can judge never moves a deadline. A held reading moves
       no clock. A caller that does not hold (the analytics gate) accepts it;
       then a reading "stepped back" from it but in line with the accepted
       reading before it (``before_ts``) is judged by that one, so the good
@@ -368,10 +370,12 @@ class TimePolicy:
             last_ts = before_ts
         return self._against_pole(seq, ts, received_ms, last_seq, last_ts, suspect, next_ts)
 
-    def hold(self, seq: int, ts: int, last_seq: int, last_ts: int) -> bool:
+    def hold(self, seq: int, ts: int, received_ms: int, last_seq: int, last_ts: int) -> bool:
         """Whether a reading ``problem`` passed with no next reading to judge it by
         waits for its pole's next one: a newer seq stamped more than
-        ``max_step_back_ms`` after the pole's last accepted reading."""
+        ``max_step_back_ms`` after the pole's last accepted reading, and not within
+        that of the time it arrived (stamped as it arrived, the broker's receipt
+        vouches for it: a pole back after a while, or one sampling less often)."""
         back = self.max_step_back_ms
         return (
             back is not None
@@ -379,6 +383,7 @@ class TimePolicy:
             and bool(last_seq)
             and seq > last_seq
             and ts > last_ts + back
+            and (self.max_ahead_ms is None or ts < received_ms - back)
         )
 
     def judge_held(  # noqa: PLR0917 (the held reading, its pole's reference, the next)

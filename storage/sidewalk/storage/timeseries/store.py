@@ -292,7 +292,7 @@ class SqliteTimeSeriesStore(_SeqBook, _DeadLetters, _Exports):
                 if (
                     after[i] is None
                     and space.held_seq is None
-                    and policy.hold(own_seq, ts, space.last_seq, space.last_ts)
+                    and policy.hold(own_seq, ts, now, space.last_seq, space.last_ts)
                 ):
                     # Far ahead of its pole's run with nothing after it to judge it by.
                     self._hold(r, dev, fields, space, now, result)
