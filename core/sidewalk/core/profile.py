@@ -648,6 +648,9 @@ class Village(BaseModel):
     state: str = Field(min_length=2, max_length=2)
     timezone: str
     code_source: str = Field(description="which text of the code this profile transcribes")
+    # The village's own ZIP code, for an address at a property whose parcel record has
+    # none (a hazard notice is addressed to the premises).
+    zip_code: str | None = Field(default=None, pattern=r"^\d{5}(-\d{4})?$")
 
     @field_validator("timezone")
     @classmethod
