@@ -28,5 +28,7 @@ def test_cessation_error_on_the_2017_18_record_stays_within_the_measured_band(
     # docs/cessation.md, simulator self-check: median 30 min, p90 77 min over six pole-winters
     # (later than the labels' end + 30 min: a light storm's end is the latest the gauge allows).
     assert result.abs_percentile(50) <= 35
-    assert result.abs_percentile(90) <= 85
+    # 85 before the tapering rule (recent_spacings): a tapering storm now ends one
+    # recent spacing after its last tip, later, the owner's side (87.5 on this pole).
+    assert result.abs_percentile(90) <= 90
     assert result.abs_percentile(90, clock=True) <= 120

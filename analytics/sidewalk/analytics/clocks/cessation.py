@@ -83,6 +83,11 @@ class DetectionParams:
     # measurements (the share was chosen on one station-winter only).
     end_resolution: timedelta | None = timedelta(minutes=10)
     tip_interval_share: float = 1.0
+    # The spacing is the wider of the storm's median and the median of its last
+    # this many spacings: a storm that tapers off tips ever wider apart, and its
+    # rate at the end, not over the storm, says how long snow may go on unseen
+    # after the last tip (0: the storm's median alone).
+    recent_spacings: int = 3
     # Precipitation with the air between ``snow_max_air_temp_c`` and this,
     # during a snowfall, may still be snow (wet snow, a changeover): it keeps
     # the snowfall open and the end after it. It never starts one.
@@ -115,6 +120,8 @@ class DetectionParams:
             raise ValueError("quiet_period must be positive and decision_grace not negative")
         if self.depth_min_readings < 1 or self.onset_signals < 1:
             raise ValueError("depth_min_readings and onset_signals must be at least 1")
+        if self.recent_spacings < 0:
+            raise ValueError("recent_spacings is a count of tip spacings, at least 0")
         if not 0 <= self.tip_interval_share <= 2:
             raise ValueError("tip_interval_share is a share of the tip spacing, in [0, 2]")
         if self.mixed_max_air_temp_c < self.snow_max_air_temp_c:
@@ -367,8 +374,10 @@ class SnowfallDetector:
 
         The bucket holds up to one tip's worth when the snow stops, so snow at
         the storm's rate can go on for up to one spacing of tips without another
-        tip. The storm's median spacing, not the last one: after the snow stops
-        a heated gauge's funnel melts out in ever wider tips. Zero for a camera
+        tip. The storm's median spacing, not the last one (after the snow stops
+        a heated gauge's funnel melts out in ever wider tips), or, when wider,
+        the median of its last ``recent_spacings`` spacings: a storm that tapers
+        off ends at its last rate, not its average one. Zero for a camera
         signal (it sees the cover itself), a storm with one tip, tips within
         ``end_resolution`` of each other, or when ``end_resolution`` is None.
         """
@@ -379,6 +388,9 @@ class SnowfallDetector:
         if not gaps:
             return timedelta(0)
         spacing = sorted(gaps)[(len(gaps) - 1) // 2]
+        if p.recent_spacings:
+            recent = sorted(gaps[-p.recent_spacings :])
+            spacing = max(spacing, recent[(len(recent) - 1) // 2])
         if spacing <= p.end_resolution:
             return timedelta(0)
         return spacing * p.tip_interval_share
