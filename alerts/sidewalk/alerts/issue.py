@@ -705,6 +705,14 @@ class NoticeIssuer:
             letterhead_of(notice.detail, self.profile), penalty, tuple(confirmed), poles
         )
 
+    def _survey_addresses(self, survey: Mapping[str, Any] | None) -> dict[str, str]:
+        """The street address of each frontage a survey counts (the letter's words)."""
+        ids = {str(f["frontage"]) for f in (survey or {}).get("frontages", ())}
+        if not ids:
+            return {}
+        every = self.cases.registry.list_frontages(include_retired=True)
+        return {f.id: f.street_address for f in every if f.id in ids}
+
     def render_pending(self) -> list[records.NoticeRecord]:
         """Try every pending notice again (after an address or a template was fixed)."""
         out = []
@@ -772,6 +780,7 @@ class NoticeIssuer:
                 total_blocks=int(d["total_blocks"]),
                 defects=[BlockDefect(**x) for x in d["defects"]],
                 survey=d.get("survey"),  # absent from notices issued before it was stored
+                addresses=self._survey_addresses(d.get("survey")),
                 **common,
             )
         if kind == "obstruction_notice":

@@ -821,6 +821,7 @@ def render_repair_notice(
     letter: LetterContext = NO_LETTER,
     evidence: Evidence = Evidence(),
     survey: Mapping[str, Any] | None = None,
+    addresses: Mapping[str, str] | None = None,
 ) -> RenderedNotice:
     """§ 370-5 (11): repair of defective blocks, or (80 % rule) replacement of the whole walk.
 
@@ -829,6 +830,8 @@ def render_repair_notice(
     owner's total and how it was known, and whether the whole walk is to be
     replaced; the kind follows from it. Without it (records issued before it
     existed) the kind follows from the defective share of ``total_blocks``.
+    ``addresses``: the street address of each frontage the survey counts (the letter
+    names them so, never by their record ids).
     """
     _require_mailing(number, owner, frontage)
     if total_blocks <= 0 or not defects:
@@ -881,7 +884,7 @@ def render_repair_notice(
             },
             "evidence": _evidence(evidence, profile),
             "unconfirmed": _unconfirmed(rules_used.items()),
-            "survey": survey,
+            "survey": _survey_by_address(survey, frontage, addresses or {}),
             "letter_defects": [r["letter"] for r in rows[:_LETTER_DEFECTS]],
             "more_defects": max(0, len(rows) - _LETTER_DEFECTS),
             "code_sections": "; ".join(
@@ -891,6 +894,20 @@ def render_repair_notice(
         }
     )
     return render_kind(kind, context, number=number, template_dir=template_dir)
+
+
+def _survey_by_address(
+    survey: Mapping[str, Any] | None, frontage: FrontageInfo, addresses: Mapping[str, str]
+) -> Mapping[str, Any] | None:
+    """The survey with each counted frontage's street address beside its record id."""
+    if survey is None:
+        return None
+    known = {frontage.id: frontage.address, **addresses}
+    counted = [
+        {**f, "address": known.get(f["frontage"], "another frontage of the owner's")}
+        for f in survey.get("frontages", ())
+    ]
+    return {**survey, "frontages": counted}
 
 
 _LETTER_DEFECTS: Final = 6
@@ -996,9 +1013,15 @@ def render_inspection_notice(
     template_dir: Path | None = None,
     letter: LetterContext = NO_LETTER,
     evidence: Evidence = Evidence(),
+    deposit_charge: tuple[str, bool] | None = None,
 ) -> RenderedNotice:
     """A rule an inspector enforces by sight (§ 370-10 C, § 370-11 C, § 370-14, §§ 144-11,
-    144-12 B, C): correct it within the profile's period after this notice is delivered."""
+    144-12 B, C): correct it within the profile's period after this notice is delivered.
+
+    ``deposit_charge``: for § 370-10 C, the Village's reading of whether G charges a
+    deposit's removal to the owner (``snow_and_ice.deposit_removal_charge``) and whether
+    that reading is settled (confirmed, or not a gap); the letter states E and H, which
+    the text applies to C, and G only as that reading."""
     from sidewalk.analytics.clocks.bill_terms import bill_terms, kind_of
     from sidewalk.analytics.clocks.inspections import (
         FINDING_RULE,
@@ -1032,6 +1055,9 @@ def render_inspection_notice(
             "basis": _cited(finding_name, rules_used[finding_name]),
             "citations": [_cited(n, r) for n, r in rules_used.items() if r.words],
             "bill_citation": terms.citation,
+            "deposit_charge": None
+            if deposit_charge is None
+            else {"reading": deposit_charge[0], "settled": deposit_charge[1]},
             "bill": {
                 "billed": terms.billed,
                 "unpaid": terms.unpaid,
