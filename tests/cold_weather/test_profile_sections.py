@@ -82,6 +82,7 @@ def test_another_village_has_its_own_numbers() -> None:
     assert example.unconfirmed_rules() == [
         "snow_and_ice.nonhazard_notice_period",
         "snow_and_ice.width_tolerance",  # not in the example file: the default, unconfirmed
+        "snow_and_ice.deposit_removal_charge",  # the same: § 370-10 G's reach over C
         "billing.penalty_per_offense",
         "billing.owner_changed_during_case",
         "cold_weather.frozen_subgrade_deadband",

@@ -39,6 +39,8 @@ def test_gaps_in_the_text_are_unconfirmed_and_uncited() -> None:
         "billing.other_tax_roll_after",
         # Whom the bill goes to after a sale during an open case (§ 370-10 F, G).
         "billing.owner_changed_during_case",
+        # Whether G charges the removal of a deposit C forbids (§ 370-10 C, F, G).
+        "snow_and_ice.deposit_removal_charge",
         "permits.repair_bill_payable",
         "streets.dumping_removal_after_notice",
         "terraces.mailbox_clearing_after_notice",

@@ -127,6 +127,8 @@ def cases_awaiting_notice(cases: records.CaseStore) -> list[records.ViolationRec
     return sorted(out, key=lambda v: (v.detected_at, v.id))
 
 
+# § 370-10 C's reading of G (``snow_and_ice.deposit_removal_charge``).
+DEPOSIT_CHARGE: Final = "snow_and_ice.deposit_removal_charge"
 # A reading of the text the Village confirmed, as the evidence record states it.
 READING_WORDS: Final = {
     ("billing.owner_changed_during_case", "owner served"): (
@@ -713,6 +715,14 @@ class NoticeIssuer:
         every = self.cases.registry.list_frontages(include_retired=True)
         return {f.id: f.street_address for f in every if f.id in ids}
 
+    def _deposit_charge(self) -> tuple[str, bool]:
+        """§ 370-10 C: the Village's reading of whether G charges a deposit's removal to the
+        owner, and whether it is settled (not a gap, or confirmed as it stands)."""
+        reading = self.profile.snow_and_ice.deposit_removal_charge
+        done = self.cases.confirmations.in_force().get(DEPOSIT_CHARGE)
+        settled = not reading.unconfirmed or (done is not None and done.value == reading.value)
+        return reading.value, settled
+
     def render_pending(self) -> list[records.NoticeRecord]:
         """Try every pending notice again (after an address or a template was fixed)."""
         out = []
@@ -799,6 +809,7 @@ class NoticeIssuer:
                 observed_at=datetime.fromisoformat(d["observed_at"]),
                 description=str(d["description"]),
                 finding=str(d.get("finding", "")),
+                deposit_charge=self._deposit_charge() if d["rule"] == "snow_on_street" else None,
                 **common,
             )
         if kind in ("frozen_ground_advisory", "permit_advisory"):

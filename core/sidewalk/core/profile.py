@@ -352,6 +352,37 @@ def _require_unit(rule: Rule, allowed: set[str], name: str) -> Rule:
     return rule
 
 
+DepositChargeReading = Literal["charged under G", "penalty only"]
+"""What follows a § 370-10 C notice not complied with: ``charged under G`` has the
+Village remove the snow or ice and charge its expenses to the owner (§ 370-10 G);
+``penalty only`` leaves C to the penalty (§ 370-10 E, H) and charges no one."""
+
+DEPOSIT_CHARGE_NOTE = (
+    "§ 370-10 C forbids depositing snow or ice onto a public street, alley, sidewalk or"
+    " public land and sets no notice, period or removal by the Village; § 370-10 F has the"
+    " Village remove snow and ice only after the time 'established under Subsection B(1)"
+    " and (2)', the notices for a sidewalk not kept clear under Subsection A; § 370-10 G"
+    " charges the owner 'the expenses incurred by the Village to abate the snow and/or ice"
+    " hazard' without naming a subsection. Read here: G's charge reaches the Village's"
+    " removal of snow or ice deposited in breach of C after a written notice; the other"
+    " reading leaves C to the penalty of § 370-10 E and H; for the Village attorney's"
+    " confirmation"
+)
+
+
+class DepositChargeRule(_Cited):
+    """The reading of § 370-10 C, F and G applied to a deposit not removed after notice."""
+
+    value: DepositChargeReading
+
+    def describe(self) -> str:
+        said = {
+            "charged under G": "the Village removes it and charges its expenses to the owner",
+            "penalty only": "the penalty alone; the Village charges no one for its removal",
+        }[self.value]
+        return self._mark(said)
+
+
 class SnowAndIce(BaseModel):
     """§ 370-10: snow and ice removal."""
 
@@ -381,6 +412,13 @@ class SnowAndIce(BaseModel):
     )
     # F: the Village's removal after a written notice's time has passed (no value).
     abatement_after_notice: Provision | None = None
+    # C: whether the Village's removal of snow deposited in breach of C is charged to the
+    # owner under G (the text does not settle it; for the Village attorney).
+    deposit_removal_charge: DepositChargeRule = Field(
+        default_factory=lambda: DepositChargeRule(
+            value="charged under G", unconfirmed=True, note=DEPOSIT_CHARGE_NOTE
+        )
+    )
 
     @field_validator(
         "clearing_deadline",
