@@ -41,7 +41,8 @@ class TransitionView(BaseModel):
 @router.get("/clocks", tags=["records"])
 def clocks(user: Reader, cases: Cases, active: bool = False) -> list[ClockView]:
     addresses = {f.id: f.street_address for f in cases.registry.list_frontages()}
-    return [clock_view(c, addresses) for c in cases.clocks.list(active_only=active)]
+    in_force = cases.confirmations.in_force()
+    return [clock_view(c, addresses, in_force) for c in cases.clocks.list(active_only=active)]
 
 
 @router.get("/clocks/{clock_id}/history", tags=["records"], response_model_exclude_unset=True)

@@ -92,6 +92,7 @@ def cold_weather(
                 )  # fmt: skip
     addresses = {f.id: f.street_address for f in cases.registry.list_frontages()}
     clocks = [c for c in cases.clocks.list() if c.kind in COLD_WEATHER_CLOCKS]
+    in_force = cases.confirmations.in_force()
     cw = profile.cold_weather
     return ColdWeather(
         today=today.isoformat(),
@@ -111,5 +112,5 @@ def cold_weather(
             citation=cited(cw.pour_min_temp.citation),
         ),
         subgrade=subgrade,
-        clocks=[clock_view(c, addresses) for c in clocks],
+        clocks=[clock_view(c, addresses, in_force) for c in clocks],
     )  # fmt: skip

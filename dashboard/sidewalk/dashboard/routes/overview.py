@@ -13,6 +13,7 @@ from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field
 from pydantic_core import to_json
 
+from sidewalk.alerts.confirm import still_waiting
 from sidewalk.analytics.clocks.enforcement import ENFORCEMENT
 from sidewalk.dashboard.geometry import frontage_features, generated_rings, generated_streets
 from sidewalk.dashboard.routes.deps import (
@@ -130,6 +131,8 @@ def overview(
     )
     addresses = {f.id: f.street_address for f in rows.frontages}
     states = deciding_clocks(rows.deciding)
+    # "Unconfirmed" only while a value a clock used waits for the Village's confirmation.
+    in_force = cases.confirmations.in_force() if any(c.unconfirmed for c in rows.running) else {}
     # Soonest deadline first; clocks without one (snowing) after them.
     active = sorted(rows.running, key=lambda c: (c.deadline is None, c.deadline or c.started_at))
     counts: dict[str, int] = {}
@@ -146,7 +149,7 @@ def overview(
         categories={k: CategoryStyle(label=v[0], color=v[1]) for k, v in CATEGORIES.items()},
         counts=counts,
         frontages=views,
-        clocks=[clock_view(c, addresses) for c in active],
+        clocks=[clock_view(c, addresses, in_force) for c in active],
         alerts=[
             AlertView(
                 id=a.id,
@@ -264,6 +267,9 @@ def overview_page_data(
         lean=True,
     )
     _, stored = cases.pages.plan()
+    # A clock is "unconfirmed" while a value it used still waits for the Village's
+    # confirmation: the clock's own flag is the profile's mark when it started.
+    in_force = cases.confirmations.in_force() if any(c.unconfirmed for c in rows.running) else {}
     addresses = {f.id: f.street_address for f in rows.frontages}
     states = deciding_clocks(rows.deciding)
     counts: dict[str, int] = {}
@@ -307,7 +313,7 @@ def overview_page_data(
                 "state": c.state,
                 "category": category(c.state),
                 "deadline": iso(c.deadline),
-                "unconfirmed": c.unconfirmed,
+                "unconfirmed": c.unconfirmed and bool(still_waiting(c.rules, in_force)),
             }
             for c in active
         ],

@@ -11,16 +11,17 @@ absent rather than null.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 
+from sidewalk.alerts.confirm import still_waiting
 from sidewalk.dashboard.auth import User
 from sidewalk.dashboard.routes.deps import iso
 from sidewalk.dashboard.states import category
-from sidewalk.storage.cases import BillRecord, CaseStore, OwnerRecord, RuleUse
+from sidewalk.storage.cases import BillRecord, CaseStore, ConfirmationRecord, OwnerRecord, RuleUse
 from sidewalk.storage.cases.pages import FrontageLine
 
 
@@ -147,7 +148,11 @@ def rule_view(r: RuleUse) -> RuleView:
     )  # fmt: skip
 
 
-def clock_view(c: ClockLike, addresses: dict[str, str]) -> ClockView:
+def clock_view(
+    c: ClockLike, addresses: dict[str, str], in_force: Mapping[str, ConfirmationRecord]
+) -> ClockView:
+    """``in_force``: the Village's confirmations; the clock's own flag is the profile's mark
+    when it started, so it is "unconfirmed" only while a value it used still waits."""
     return ClockView(
         id=c.id,
         frontage=c.frontage_id,
@@ -159,7 +164,7 @@ def clock_view(c: ClockLike, addresses: dict[str, str]) -> ClockView:
         deadline=iso(c.deadline),
         closed_at=iso(c.closed_at),
         citation=c.citation,
-        unconfirmed=c.unconfirmed,
+        unconfirmed=c.unconfirmed and bool(still_waiting(c.rules, dict(in_force))),
         rules=[rule_view(r) for r in c.rules],
     )
 

@@ -23,13 +23,18 @@ const plainApi = jsonApi(() => state.session);
 // gets that answer. The Overview and Today are the pages a clerk opens the day with.
 const FIRST_READ = { overview: "/api/overview/page", today: "/api/today" };
 const early = new Map();
+// The page being drawn: leaving it (another route) aborts its reads, so a slow answer for a
+// page the user has left never paints over the page they went to (it never settles).
+let reading = new AbortController();
+const never = () => new Promise(() => {});
 function api(path, options = {}) {
-  const ready = options.method ? undefined : early.get(path);
-  if (ready) {
-    early.delete(path);
-    return ready;
-  }
-  return plainApi(path, options);
+  if (options.method) return plainApi(path, options);
+  const page = reading.signal;
+  const ready = early.get(path);
+  early.delete(path);
+  const read = ready || plainApi(path, { ...options, signal: options.signal || page });
+  return read.then((data) => (page.aborted ? never() : data),
+    (err) => (page.aborted ? never() : Promise.reject(err)));
 }
 
 const may = (permission) => state.session.permissions.includes(permission);
@@ -151,8 +156,8 @@ async function overviewPage() {
   const frontages = pagedTable({
     id: "frontage-rows", tbody: frontageBody, rows: () => state.overview.frontages, draw: frontageRow, step: FRONTAGE_STEP,
     text: (f) => `${f.address} ${f.id} ${stateWords(f.kind, f.state)} ${f.owner || ""}`,
-    find: owners ? "Find an address, frontage, state or owner" : "Find an address, frontage or state",
-    what: "frontages", empty: "", colspan: owners ? "5" : "4", key: (f) => f.id,
+    find: owners ? "Find an address, state or owner" : "Find an address or state",
+    what: "frontages", empty: "", colspan: owners ? "4" : "3", key: (f) => f.id,
   });
   overviewTables = { clocks, frontages, dirty: false };
   const live = h("ul", { class: "events", id: "live-events", "aria-live": "polite" },
@@ -180,9 +185,10 @@ async function overviewPage() {
     h("section", { class: "panel", "aria-labelledby": "frontages-h" },
       h("h2", { id: "frontages-h" }, "Frontages by state"),
       frontages.tools,
-      h("table", { id: "frontage-table" },
-        h("thead", {}, h("tr", {}, ...["Address", "Frontage", "State", "Deadline", ...(owners ? ["Owner"] : [])].map((t) => h("th", { scope: "col" }, t)))),
-        frontageBody),
+      // On a phone the table scrolls in its box (the Owner column was cut off at 390 px).
+      h("div", { class: "scroll", tabindex: "0", "aria-label": "Frontages by state" }, h("table", { id: "frontage-table" },
+        h("thead", {}, h("tr", {}, ...["Address", "State", "Deadline", ...(owners ? ["Owner"] : [])].map((t) => h("th", { scope: "col" }, t)))),
+        frontageBody)),
       frontages.foot),
   );
   frontages.render();
@@ -192,7 +198,7 @@ async function overviewPage() {
 
 function frontageRow(f) {
   return h("tr", { "data-frontage": f.id },
-    h("td", {}, h("a", { href: `#property/${encodeURIComponent(f.id)}` }, f.address)), h("td", {}, f.id),
+    h("td", {}, h("a", { href: `#property/${encodeURIComponent(f.id)}` }, f.address)),
     h("td", { class: "state" }, badge(f.category, stateWords(f.kind, f.state))),
     h("td", {}, fmt(f.deadline)), ...(may("owner_details") ? [h("td", {}, f.owner || "–")] : []));
 }
@@ -360,7 +366,7 @@ function abatementBlock(a) {
 async function sitePage() {
   const devices = await api("/api/devices");
   const select = h("select", { id: "site-device", onchange: () => drawSite(select.value) },
-    ...devices.map((d) => h("option", { value: d.id }, d.id)));
+    ...devices.map((d) => h("option", { value: d.id }, d.name || d.id)));
   main.replaceChildren(h("h1", {}, "Site"),
     h("div", { class: "panel" }, h("label", { for: "site-device" }, "Pole"), select),
     h("div", { id: "site-body" }));
@@ -537,8 +543,13 @@ async function route() {
     if (a.dataset.page === section) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   }
   currentLinkInView();
-  try { await PAGES[page](arg); } catch (err) { main.replaceChildren(h("p", { class: "error" }, err.message)); }
-  document.body.dataset.ready = page;
+  reading.abort();
+  const mine = (reading = new AbortController()).signal;
+  try { await PAGES[page](arg); } catch (err) {
+    if (mine.aborted) return;
+    main.replaceChildren(h("p", { class: "error" }, err.message));
+  }
+  if (!mine.aborted) document.body.dataset.ready = page;
 }
 
 async function start() {

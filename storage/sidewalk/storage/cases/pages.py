@@ -19,7 +19,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, NamedTuple, TypeAlias
 
-from sqlalchemy import Select, and_, func, null, or_, select
+from sqlalchemy import Select, and_, case, func, null, or_, select
 
 from sidewalk.storage import models as m
 from sidewalk.storage.cases.records import (
@@ -231,7 +231,10 @@ def _deciding(case_kind: str, *, running: bool = False, rules: bool = True) -> Q
     ).subquery()
     newest = select(last.c.id).where(last.c.n == 1)
     if running:
-        columns = _RUNNING if rules else (*_RUNNING[:-1], null())
+        # Without ``rules``: still those of a running clock that used an unconfirmed value
+        # (the Overview marks it "unconfirmed" only while that value waits for the Board).
+        waiting = case((and_(_C.unconfirmed.is_(True), _C.closed_at.is_(None)), _C.rules))
+        columns = _RUNNING if rules else (*_RUNNING[:-1], waiting)
         return (
             select(*columns)
             .where(or_(_C.kind == case_kind, _C.id.in_(newest), _C.closed_at.is_(None)))
@@ -351,7 +354,8 @@ class PageReads:
         when ``owners``), the clocks that decide their colours, the running clocks, and the
         newest 20 of the ``alert_actions`` rows among the newest ``alert_window`` audit rows.
         ``lean``: without the owners' address lines and the clocks' rules (JSON parsed per
-        row; the Overview page draws neither)."""
+        row; the Overview page draws neither), but for the rules of a running clock that
+        used an unconfirmed value (its mark holds only until the value is confirmed)."""
         window = (
             select(m.AuditEntry.id).order_by(m.AuditEntry.id.desc()).limit(alert_window).subquery()
         )
