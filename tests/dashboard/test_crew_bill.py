@@ -315,7 +315,15 @@ def test_the_clerk_records_the_bills_receipt_on_its_page_and_the_due_date_follow
     # G: payable within 10 calendar days from receipt: Dec 14 + 10 = Dec 24.
     expect(page.locator("#toast")).to_contain_text("payable by Thursday, December 24, 2026")
     expect(page.locator("[data-step]").filter(has_text="Owner received the bill")).to_have_count(0)
+    # Its status says so (it said "Ready to serve: not yet served" after the receipt).
+    expect(page.locator("#notice-status")).to_have_text(
+        "Received by the owner on Monday, December 14, 2026; payable by Thursday, December 24, 2026"
+    )
     plain_words(page)
+    shot(page, "27-notice-390")
+    page.set_viewport_size({"width": 1366, "height": 900})
+    assert no_sideways_scroll(page)
+    shot(page, "27-notice-1366")
     assert errors == []
     clerk = dashboard.login("clerk")
     received(clerk, cases, {"id": bill.id, "number": letter.number})

@@ -524,6 +524,14 @@ def history(
     return lines
 
 
+def received_words(received: datetime, bill: BillRecord | None, profile: Profile) -> str:
+    """A bill's status once the owner received it: when, and the last day to pay."""
+    words = f"Received by the owner on {local_day(received.astimezone(profile.zone).date())}"
+    if bill is not None and bill.due_date is not None:
+        words += f"; payable by {local_day(bill.due_date)}"
+    return words
+
+
 def notice_view(
     records: NoticeRecords, profile: Profile, n: NoticeRecord, user: User, at: datetime
 ) -> NoticeView:
@@ -538,6 +546,10 @@ def notice_view(
     status_words = NOTICE_STATUS.get(n.status, "")
     if n.status == "delivered":
         status_words = served_words(n, deliveries, actions)
+    elif n.received_at is not None:  # a bill the owner received (its receipt recorded)
+        status_words = received_words(
+            n.received_at, records.bills.get(n.violation_id or 0), profile
+        )
     elif n.status == "rendered" and case is not None and not can_serve(n, case):
         status_words = "Not to be served: its case has moved on"
     view = NoticeView(
