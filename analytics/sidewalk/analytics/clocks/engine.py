@@ -1,53 +1,50 @@
-"""The ordinance clock engine: pure, event-time, deterministic.
+"""The ordinance clock engine: pure, event-time, deterministic; a router.
 
 ``observe(reading)`` takes one validated reading, ``advance(to)`` moves event
-time forward; both return what changed. The live runner, replays and tests all
-drive this same code; nothing here reads a wall clock or does I/O.
+time forward, ``act(action)`` applies what a person recorded; each returns what
+changed. The live runner, replays and tests all drive this same code; nothing
+here reads a wall clock or does I/O.
 
-The § 370-10 A clearing clock, per frontage::
+The engine keeps event time, routes each reading and each person's action to
+the clocks it concerns, and keeps their combined snapshot (``EngineState``).
+The clocks themselves live in a module each:
 
-    idle ──onset──▶ snowing ──cessation──▶ clearing_period ──deadline──▶ complied
-                       ▲                        │                  ├──▶ violation
-                       └────── new snow ────────┘                  ├──▶ unverified
-                                                                   └──▶ needs_review
+* § 370-10 A clearing (snow and ice off the walk in 24 hours):
+  ``clearing.ClearingClocks``, with the snowfall detector (``cessation``), the
+  ice (``ice``) and a person's review (``review``);
+* § 370-10 B–G notices, abatement, bill and tax roll: ``enforcement.Enforcement``;
+* cold weather (``cold_weather.ColdWeatherClocks``: frozen subgrade per site,
+  keep-off per pour, validity per street-opening permit) and §§ 370-6/370-7
+  street openings (``permits``);
+* § 370-8 obstructions, § 370-9 street privilege and § 144-17 sweeping:
+  ``obstructions.StreetClocks``;
+* the inspector-entered rules (§ 370-10 C, § 370-11 C, § 370-14, §§ 144-11,
+  144-12 B, C): ``inspections.InspectionClocks``.
 
-A deadline is decided only once the pole's own readings have passed it (its
-evidence up to it is in); until then it waits, at most ``evidence_wait`` after
-the deadline or after the pole was last heard (the runner names the poles whose
-readings are queued: ``advance(to, behind=…)``), and then goes to a person
-(``needs_review``), which the pole's readings still decide when they come.
-
-The deadline is ``clearing_deadline`` (24 h) after cessation in real elapsed
-time; new snow before the deadline restarts the clock from the next
-cessation. At the deadline the latest camera measurement taken since
-cessation must show a clear path at least ``clearing_min_width`` (4 ft) along
-the whole frontage.
-
-The engine also runs the cold-weather clocks (``cold_weather.ColdWeatherClocks``:
-frozen subgrade per site, keep-off per pour, validity per street-opening
-permit) on the same readings and on the pours and permits staff record, and
-the § 370-8 obstruction, § 370-9 street-privilege and § 144-17 sweeping clocks
-(``obstructions.StreetClocks``) on what inspectors and the Clerk-Treasurer record.
+A person's action goes to its handler by its type (``HANDLERS``, one entry per
+action kind; ``handles`` registers one).
 """
 
 from __future__ import annotations
 
-import bisect
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import cache
 from itertools import repeat
-from typing import Annotated, Any, cast
+from typing import Any, Final, TypeVar, cast, get_args
 
-from pydantic import Field, TypeAdapter
+from pydantic import TypeAdapter
 
 from sidewalk.analytics.clocks.actions import (
     Action,
+    AnyAction,
     DecideReview,
     EnforcementAction,
     InspectionCorrected,
     InspectionNoticeDelivered,
+    ObstructionNoticeDelivered,
+    ObstructionRemoved,
     PermitDetail,
     RecordDemolitionCompleted,
     RecordExcavationOpened,
@@ -60,11 +57,21 @@ from sidewalk.analytics.clocks.actions import (
     RecordStreetPrivilege,
     RecordSweepingIncident,
     RecordTreated,
-    StreetAction,
     StreetPrivilegeInspected,
+    SweepingDone,
 )
 from sidewalk.analytics.clocks.bill_terms import kind_of
-from sidewalk.analytics.clocks.cessation import DetectionParams, SnowfallChange, SnowfallDetector
+from sidewalk.analytics.clocks.cessation import DetectionParams, SnowfallDetector
+from sidewalk.analytics.clocks.clearing import (
+    AWAITING,
+    CLEARING,
+    DECIDED,
+    KEPT,
+    PENDING,
+    ClearingClock,
+    ClearingClocks,
+    Measurement,
+)
 from sidewalk.analytics.clocks.cold_weather import (
     FROZEN_SUBGRADE,
     KEEP_OFF,
@@ -75,31 +82,13 @@ from sidewalk.analytics.clocks.cold_weather import (
     pour_window,
 )
 from sidewalk.analytics.clocks.enforcement import (
-    WIDTH_TOLERANCE_MM,
     Enforcement,
     EnforcementCase,
     ordered_abatement,
-    stated_uncertainty,
 )
-from sidewalk.analytics.clocks.events import (
-    Cause,
-    ClearingNeedsReview,
-    ClearingUnverified,
-    ClearingViolation,
-    Event,
-    HazardCandidate,
-    RuleFinding,
-    Transition,
-)
+from sidewalk.analytics.clocks.events import Event, RuleFinding, Transition
 from sidewalk.analytics.clocks.gate import GateState, ReadingGate
-from sidewalk.analytics.clocks.ice import (
-    SurfaceSeen,
-    SurfaceTemp,
-    camera_surface,
-    ice_at,
-    person_surface,
-    pole_temp_at,
-)
+from sidewalk.analytics.clocks.ice import SurfaceTemp
 from sidewalk.analytics.clocks.inspections import (
     Inspection,
     InspectionClocks,
@@ -122,27 +111,27 @@ from sidewalk.analytics.clocks.permits import (
     street_opening_check,
     work_check,
 )
-from sidewalk.analytics.clocks.review import decide_review
-from sidewalk.analytics.clocks.states import ClearingState
-from sidewalk.core.calendar import plus_elapsed
 from sidewalk.core.clock import require_aware
 from sidewalk.core.contract import AnyReading, SnowMeasurement, WeatherReading
 from sidewalk.core.profile import Profile
 
-CLEARING = "clearing"
+__all__ = [
+    "AWAITING",
+    "CLEARING",
+    "DECIDED",
+    "HANDLERS",
+    "PENDING",
+    "SNAPSHOT_VERSION",
+    "ClearingClock",
+    "ClockEngine",
+    "EngineState",
+    "FrontageSpec",
+]
+
 SNAPSHOT_VERSION = 1
-# The clearing clock's decisions: each ends a snowfall's cycle.
-DECIDED = frozenset({ClearingState.COMPLIED, ClearingState.VIOLATION, ClearingState.UNVERIFIED})
-# A decision is pending: measurements since the cessation are kept for it.
-PENDING = frozenset(
-    {ClearingState.SNOWING, ClearingState.CLEARING_PERIOD, ClearingState.NEEDS_REVIEW}
-)
-# Past its deadline and not decided: waiting for the pole's evidence (or a person's review).
-AWAITING = frozenset({ClearingState.CLEARING_PERIOD, ClearingState.NEEDS_REVIEW})
-
-
-def _at(x: _Measurement | SurfaceTemp) -> datetime:
-    return x.at
+# The clearing clock's measurement kept its old name in this module (nothing reads it
+# by name: a snapshot is JSON of its fields).
+_Measurement = Measurement
 
 
 # A reading's kind by its class (``isinstance`` on a model class runs pydantic's
@@ -196,61 +185,6 @@ class FrontageSpec:
         return self.site or self.weather_device
 
 
-def _is_none(value: object) -> bool:
-    return value is None
-
-
-@dataclass(slots=True)
-class _Measurement:
-    at: datetime
-    device: str
-    seq: int
-    cleared_width_mm: float
-    snow_cover_fraction: float
-    ice_suspected: bool = False
-    # § 370-10 A's ice (``SnowMeasurement``): absent in snapshots of older engines.
-    surface_state: str | None = None
-    surface_temp_c: float | None = None
-    # The camera's stated one sigma of the width (``SnowMeasurement``); None: none
-    # stated (older poles, older snapshots). Left out of a snapshot when None, so a
-    # replay without it snapshots byte for byte as before.
-    width_uncertainty_mm: Annotated[float | None, Field(exclude_if=_is_none)] = None
-
-
-@dataclass(slots=True)
-class ClearingClock:
-    """§ 370-10 A for one frontage."""
-
-    frontage: str
-    state: ClearingState = ClearingState.IDLE
-    onset_at: datetime | None = None
-    cessation_at: datetime | None = None
-    deadline: datetime | None = None
-    peak_depth_mm: float | None = None
-    # How the cessation was determined (``SnowfallChange.basis``) and the earliest end
-    # the evidence allows: the letter says so. Absent from older snapshots: None.
-    cessation_basis: str | None = None
-    cessation_earliest: datetime | None = None
-    history: list[Transition] = field(default_factory=list)
-    measurements: list[_Measurement] = field(default_factory=list)
-    # When a person (or a sensor) recorded ice as sanded/salted: A's alternative to removal.
-    treated: list[tuple[datetime, Cause]] = field(default_factory=list)
-    # When an inspector recorded untreated ice on the walk (``record_ice``).
-    iced: list[tuple[datetime, Cause]] = field(default_factory=list)
-
-    def move(
-        self, to_state: ClearingState, at: datetime, cause: Cause, **detail: object
-    ) -> Transition:
-        # ``cycle`` (the onset) names this snowfall's obligation: its clock record's key.
-        cycle = self.onset_at.isoformat() if self.onset_at else at.isoformat()
-        transition = Transition(
-            self.frontage, CLEARING, self.state, to_state, at, cause, {"cycle": cycle, **detail}
-        )
-        self.state = to_state
-        self.history.append(transition)
-        return transition
-
-
 @dataclass
 class EngineState:
     """Everything the engine remembers, for a snapshot in the case records."""
@@ -284,6 +218,25 @@ def _state_codec() -> TypeAdapter[EngineState]:
     return TypeAdapter(EngineState)
 
 
+_Handler = TypeVar("_Handler", bound=Callable[..., list[Event]])
+
+HANDLERS: Final[dict[type[AnyAction], Callable[[ClockEngine, Any], list[Event]]]] = {}
+"""Each person's action, by its type, and the engine's handler for it (``ClockEngine.act``)."""
+
+
+def handles(*kinds: type[AnyAction]) -> Callable[[_Handler], _Handler]:
+    """Register the decorated ``ClockEngine`` method as the handler of ``kinds``."""
+
+    def register(handler: _Handler) -> _Handler:
+        for kind in kinds:
+            if kind in HANDLERS:
+                raise TypeError(f"{kind.__name__} is handled twice")
+            HANDLERS[kind] = handler
+        return handler
+
+    return register
+
+
 class ClockEngine:
     """Runs every frontage's clocks from the reading stream."""
 
@@ -300,14 +253,16 @@ class ClockEngine:
         self._probes_given = None if probes is None else dict(probes)
         self.params = params or DetectionParams()
         self.now: datetime | None = None
-        self.clocks = {f.id: ClearingClock(f.id) for f in sorted(frontages, key=lambda f: f.id)}
-        self._by_device: dict[str, list[str]] = {}
-        self._weather_device = {f.id: f.weather_device for f in frontages}
         self._spec = {f.id: f for f in frontages}
-        for f in frontages:
-            self._by_device.setdefault(f.weather_device, []).append(f.id)
-        self.detectors = {d: SnowfallDetector(d, self.params) for d in sorted(self._by_device)}
         self.enforcement = Enforcement(profile)
+        # § 370-10 A, with each pole's snowfall detector and evidence.
+        self.clearing = ClearingClocks(
+            profile,
+            {f.id: f.weather_device for f in frontages},
+            frozenset(f.id for f in frontages if not f.watched),
+            self.params,
+            self.enforcement,
+        )
         # Saved with the state, so a restart applies each person's action exactly once.
         self.applied_action_id = 0
         ordered = sorted(frontages, key=lambda f: f.id)
@@ -322,32 +277,44 @@ class ClockEngine:
         self.inspections = InspectionClocks(profile)
         # Applied by the live runner before ``observe`` (saved with the state).
         self.gate = ReadingGate()
-        # Pavement temperatures per weather pole, kept as long as a decision may need them.
-        self.surface_temps: dict[str, list[SurfaceTemp]] = {}
-        # Per pole: the event time its processed readings have reached (its evidence is
-        # in up to there), and the engine time it was last heard from or known to have
-        # readings queued for analytics (the bounded wait counts from there).
-        self.progress: dict[str, datetime] = {}
-        self.heard: dict[str, datetime] = {}
-        # The clearing clocks past their deadline and undecided (state in AWAITING),
-        # each with the first instant it can be decided (deadline + decision_grace), and
-        # the earliest of those (None: to be found again). Nothing is due before it, so
-        # time and readings pass the other clocks by (``_track`` keeps it true).
-        self._awaiting: dict[str, datetime] = {}
-        self._awaiting_from: datetime | None = None
         # The last reading's ts and event time: readings come many to a timestamp.
         self._last_time: tuple[int, datetime] | None = None
-        # How long a pole's pavement temperatures are kept (``_keep_surface_temp``).
-        self._surface_horizon = (
-            profile.snow_and_ice.clearing_deadline.duration
-            + self.params.evidence_wait
-            + 2 * self.params.evidence_max_age
-        )
+
+    # The clearing clocks' state, as the engine has always shown it.
+
+    @property
+    def clocks(self) -> dict[str, ClearingClock]:
+        """Each frontage's § 370-10 A clock, by frontage id."""
+        return self.clearing.clocks
+
+    @property
+    def detectors(self) -> dict[str, SnowfallDetector]:
+        """Each weather pole's snowfall detector."""
+        return self.clearing.detectors
+
+    @property
+    def surface_temps(self) -> dict[str, list[SurfaceTemp]]:
+        """Each weather pole's recent pavement temperatures."""
+        return self.clearing.surface_temps
+
+    @property
+    def progress(self) -> dict[str, datetime]:
+        """Each pole's latest event time processed (its evidence is in up to there)."""
+        return self.clearing.progress
+
+    @property
+    def heard(self) -> dict[str, datetime]:
+        """When (engine time) each pole was last heard or known queued."""
+        return self.clearing.heard
+
+    @property
+    def _awaiting(self) -> dict[str, datetime]:
+        return self.clearing.awaiting
 
     @property
     def devices(self) -> list[str]:
         """The poles whose readings tell the clearing clocks (the runner's ``behind``)."""
-        return sorted(self._by_device)
+        return sorted(self.clearing.by_device)
 
     # -- input -------------------------------------------------------------
 
@@ -389,18 +356,19 @@ class ClockEngine:
         What ``_observe`` does, with the calls that cost more than their work taken
         out of the loop. A camera measurement of a frontage with no decision pending,
         no case open and no storm under way at its pole, that shows no rise in cover,
-        only keeps the measurement and the cover (what ``_camera`` would do for it);
-        every other reading goes through ``_camera``/``_weather`` as one by one."""
+        only keeps the measurement and the cover (what ``clearing.camera`` would do for
+        it); every other reading goes through ``clearing.camera``/``_weather`` as one by one."""
         events: list[Event] = []
-        clocks = self.clocks
-        detectors = self.detectors
-        pole_of = self._weather_device
+        clearing = self.clearing
+        clocks = clearing.clocks
+        detectors = clearing.detectors
+        pole_of = clearing.weather_device
         live = self.enforcement.watching
-        progress, heard = self.progress, self.heard
+        progress, heard = clearing.progress, clearing.heard
         rise, quiet = self.params.camera_cover_rise, self.params.quiet_period
         # Each clock past its deadline and undecided, with the first instant it can be
-        # decided (``_track``): before that ``_due`` has nothing to do.
-        awaiting = self._awaiting
+        # decided (``clearing.track``): before that ``due`` has nothing to do.
+        awaiting = clearing.awaiting
         cold = self.cold
         probes = cold.probes
         last = self._last_time
@@ -408,7 +376,7 @@ class ClockEngine:
         at: datetime | None = None
         if last is not None:
             last_ts, at = last
-        # The device, instant and engine time ``_heard_from`` last ran for: a pole's
+        # The device, instant and engine time ``clearing.heard_from`` last ran for: a pole's
         # camera measurements come one after another at one instant, and for the
         # second on it has nothing to change.
         heard_for: tuple[str, datetime | None, datetime | None] | None = None
@@ -426,7 +394,7 @@ class ClockEngine:
                 or at is not heard_for[1]
                 or now is not heard_for[2]
             ):
-                # ``_heard_from``
+                # ``clearing.heard_from``
                 through = progress.get(device)
                 if through is None or at > through:
                     progress[device] = at
@@ -460,17 +428,17 @@ class ClockEngine:
                         and (now is None or frontage not in awaiting or now < awaiting[frontage])
                     ):
                         measurements.append(
-                            _Measurement(
+                            Measurement(
                                 at, device, fields["seq"], fields["cleared_width_mm"], cover,
                                 fields.get("ice_suspected", False), fields.get("surface_state"),
                                 fields.get("surface_temp_c"), fields.get("width_uncertainty_mm"),
                             )
                         )  # fmt: skip
-                        if len(measurements) > 8 and clock.state not in PENDING:
-                            del measurements[:-8]
+                        if len(measurements) > KEPT and clock.state not in PENDING:
+                            del measurements[:-KEPT]
                         detector.covers[frontage] = (at, cover)
                     else:
-                        events += self._camera(fields, device, at)
+                        events += clearing.camera(fields, device, at, self.now)
             elif stream == "weather":
                 get = fields.get
                 own = detectors.get(device)
@@ -490,9 +458,9 @@ class ClockEngine:
                         get("air_temp_c"),
                     )  # fmt: skip
                     if changes:
-                        events += self._apply(device, changes)
-                    if now is not None and awaiting and now >= self._first_awaiting():
-                        events += self._pole_due(device, now)
+                        events += clearing.apply(device, changes)
+                    if now is not None and awaiting and now >= clearing.first_awaiting():
+                        events += clearing.pole_due(device, now)
                 else:
                     events += self._weather(reading, fields, device, at)
             if advance and (now is None or at > now):
@@ -516,12 +484,12 @@ class ClockEngine:
         # plain reads' cost): the fields are read from its dict.
         fields = reading.__dict__
         device: str = fields["device"]
-        self._heard_from(device, at)
+        self.clearing.heard_from(device, at, self.now)
         kind = _kind(reading)
         if kind == "weather":
             return self._weather(reading, fields, device, at)
         if kind == "snow":
-            return self._camera(fields, device, at)
+            return self.clearing.camera(fields, device, at, self.now)
         return []
 
     def _weather(
@@ -540,121 +508,35 @@ class ClockEngine:
             # (``observe_weather`` returns nothing for any other reading.)
             model = _weather_model(reading, fields)
             events += self._cold(self.cold.observe_weather(model, at, site, air))
-        if get("surface_temp_c") is not None and device in self._by_device:
-            self._keep_surface_temp(_weather_model(reading, fields))
-        detector = self.detectors.get(device)
+        clearing = self.clearing
+        if get("surface_temp_c") is not None and device in clearing.by_device:
+            clearing.keep_surface_temp(_weather_model(reading, fields))
+        detector = clearing.detectors.get(device)
         if detector is None:
             return events
         changes = detector.observe_weather(
             at, device, fields["seq"], get("snow_depth_mm"), get("precip_mm"), air
         )
         if changes:
-            events += self._apply(device, changes)
+            events += clearing.apply(device, changes)
         now = self.now
-        if now is not None and self._awaiting and now >= self._first_awaiting():
-            events += self._pole_due(device, now)
+        if now is not None and clearing.awaiting and now >= clearing.first_awaiting():
+            events += clearing.pole_due(device, now)
         return events
 
-    def _pole_due(self, device: str, now: datetime) -> list[Event]:
-        """The pole's readings may now be through a deadline: decide on them.
-        (Only a clock past its deadline can be due: the rest are skipped here.)"""
-        events: list[Event] = []
-        clocks = self.clocks
-        waiting = [f for f in self._by_device[device] if clocks[f].state in AWAITING]
-        for frontage in sorted(waiting):
-            events += self._due(clocks[frontage], now)
-        return events
 
-    def _camera(self, fields: Mapping[str, Any], device: str, at: datetime) -> list[Event]:
-        frontage: str = fields["frontage"]
-        clock = self.clocks.get(frontage)
-        if clock is None:
-            return []
-        seq: int = fields["seq"]
-        get = fields.get  # a stored row leaves out the fields not measured
-        m = _Measurement(
-            at, device, seq, fields["cleared_width_mm"], fields["snow_cover_fraction"],
-            get("ice_suspected", False), get("surface_state"), get("surface_temp_c"),
-            get("width_uncertainty_mm"),
-        )  # fmt: skip
-        measurements = clock.measurements
-        if not measurements or measurements[-1].at <= at:
-            measurements.append(m)  # in order, as they nearly always come: insort's place
-        else:
-            bisect.insort(measurements, m, key=_at)
-        if clock.state not in PENDING:
-            # Only a pending decision needs history; keep a few for late arrivals.
-            del measurements[:-8]
-        events: list[Event] = []
-        if self.enforcement.watching(frontage):  # else ``measured`` has no case to cure
-            cause = Cause(kind="reading", at=at, device=device, seq=seq)
-            seen = self._surface(frontage, m)
-            events += self.enforcement.measured(
-                frontage, at, m.cleared_width_mm, cause,
-                icy=seen is not None and seen.seen in ("untreated", "ice", "suspected"),
-                ice_free=seen is not None and seen.seen in ("clear", "treated"),
-                sigma_mm=m.width_uncertainty_mm,
-            )  # fmt: skip
-        pole = self._weather_device[frontage]
-        changes = self.detectors[pole].observe_cover(
-            at, frontage, device, seq, m.snow_cover_fraction
-        )
-        if changes:
-            events += self._apply(pole, changes)
-        if self.now is not None and clock.state in AWAITING:
-            events += self._due(clock, self.now)  # the evidence past the deadline came in
-        return events
-
-    def act(self, action: Action) -> list[Event]:  # noqa: PLR0911 (one per kind of action)
+    def act(self, action: Action) -> list[Event]:
         """Apply what a person recorded (hazard confirmed, notice delivered, bill paid, …).
 
         ``action`` is already valid in itself (``actions.parse_action``); what needs
         the engine's state is checked here: a known frontage, site or case, a step in
         order. A refused action raises ``KeyError`` or ``ValueError`` and changes nothing.
+        Each kind goes to its clock by ``HANDLERS``.
         """
-        if isinstance(action, RecordTreated):
-            clock = self.clocks.get(action.target)
-            if clock is None:
-                raise KeyError(f"no frontage {action.target!r}")
-            clock.treated.append((action.at, action.cause))
-            # A: ice sanded or salted after a missed deadline remedies an ice violation.
-            return self.enforcement.treated(action.target, action.at, action.cause)
-        if isinstance(action, RecordIce):
-            clock = self.clocks.get(action.target)
-            if clock is None:
-                raise KeyError(f"no frontage {action.target!r}")
-            if clock.state not in PENDING:
-                raise ValueError(
-                    f"{action.target}: no clearing period is running ({clock.state}); untreated"
-                    " ice is recorded against the 24 hours after a snowfall"
-                )
-            clock.iced.append((action.at, action.cause))
-            return []
-        if isinstance(action, DecideReview):
-            clock = self.clocks.get(action.target)
-            if clock is None:
-                raise KeyError(f"no frontage {action.target!r}")
-            grace = self.params.decision_grace
-            events = decide_review(clock, action, self.profile, self.enforcement, grace)
-            self._track(clock)
-            assert clock.deadline is not None
-            self._forget_until(clock, clock.deadline)  # its evidence is in the decision
-            return events
-        if isinstance(action, RecordPour):
-            return self._record_pour(action)
-        if isinstance(action, RecordPermit):
-            return self._record_permit(action)
-        if isinstance(action, EnforcementAction):
-            if action.kind == "abatement_done" and action.target not in self.enforcement.cases:
-                # An abatement the § 370-8 or an inspector-entered rule's clock ordered:
-                # its bill's case, on its section's terms, to the tax roll (G, § 370-8 F).
-                ordered = ordered_abatement(action.target, self.street, self.inspections)
-                if ordered is not None:
-                    frontage, rule, at = ordered
-                    section = kind_of(action.target, rule)
-                    self.enforcement.open_billing(action.target, frontage, section, at)
-            return self.enforcement.act(action)
-        return self._street_action(action)
+        handler = HANDLERS.get(type(action))
+        if handler is None:
+            raise KeyError(f"no clock takes an action of kind {action.kind!r}")
+        return handler(self, action)
 
     def advance(self, to: datetime, *, behind: Iterable[str] = ()) -> list[Event]:
         """Move event time to ``to`` (never backwards); returns what came due.
@@ -670,121 +552,21 @@ class ClockEngine:
         if now is not None and to < now:
             return []
         self.now = to
+        clearing = self.clearing
+        heard = clearing.heard
         for device in behind:
-            if device in self._by_device:
-                self.heard[device] = max(self.heard.get(device, to), to)
-        events: list[Event] = []
+            if device in clearing.by_device:
+                heard[device] = max(heard.get(device, to), to)
         # Snowfall detectors move only on their own pole's readings (observe):
         # a pole still buffering through an outage must not have its storm
         # declared over by the server's clock.
-        if self._awaiting and to >= self._first_awaiting():
-            # In frontage order, as ``clocks``; ``_due`` of any other clock is empty.
-            due = sorted(f for f, first in self._awaiting.items() if first <= to)
-            for frontage in due:
-                events += self._due(self.clocks[frontage], to)
+        events = clearing.advance(to)
         events += self.enforcement.advance(to)
         events += self._cold(self.cold.advance(to))
         events += [_finding(f"permit:{p}", f) for p, f in self.cold.work_findings(to)]
         events += self.street.advance(to)
         events += self.inspections.advance(to)
         return events
-
-    def _camera_caught_up(self, clock: ClearingClock) -> bool:
-        # ``measurements`` is kept in event-time order: its last is the latest.
-        return (
-            clock.deadline is not None
-            and bool(clock.measurements)
-            and clock.measurements[-1].at >= clock.deadline
-        )
-
-    def _evidence_in(self, clock: ClearingClock) -> bool:
-        """The pole's readings up to the deadline have been processed: the frontage's
-        camera reported from the deadline on, or the pole's own readings (any stream,
-        sent in seq order) reached ``decision_grace`` past it."""
-        if clock.deadline is None:
-            return False
-        through = self.progress.get(self._weather_device[clock.frontage])
-        return self._camera_caught_up(clock) or (
-            through is not None and through >= clock.deadline + self.params.decision_grace
-        )
-
-    def _decision_due(self, clock: ClearingClock) -> datetime | None:
-        """When ``advance`` next acts on the clearing clock: the decision, grace after
-        the deadline, once the pole's evidence up to it is in; else the review,
-        ``evidence_wait`` after the deadline or after the pole was last heard (or known
-        queued), whichever is later. Under review, only the evidence decides."""
-        due = self._decision(clock)
-        return None if due is None else due[0]
-
-    def _decision(self, clock: ClearingClock) -> tuple[datetime, bool] | None:
-        """``_decision_due``, and whether it is the decision (the evidence is in)."""
-        if clock.state not in AWAITING or clock.deadline is None:
-            return None
-        if self._evidence_in(clock):
-            return clock.deadline + self.params.decision_grace, True
-        if clock.state == ClearingState.NEEDS_REVIEW:
-            return None
-        heard = self.heard.get(self._weather_device[clock.frontage], clock.deadline)
-        return max(clock.deadline, heard) + self.params.evidence_wait, False
-
-    def _due(self, clock: ClearingClock, to: datetime) -> list[Event]:
-        """Decide the clock, or send it for review, if that is due at ``to``."""
-        # Nothing is due before the grace after the deadline (``evidence_wait`` is at
-        # least ``decision_grace``): the common case, answered without the evidence.
-        if clock.deadline is None or to < clock.deadline + self.params.decision_grace:
-            return []
-        decision = self._decision(clock)
-        if decision is None or to < decision[0]:
-            return []
-        due, evidence_in = decision
-        # The review happens when the wait ended: the same on a re-run.
-        events = self._decide(clock) if evidence_in else self._review(clock, due)
-        self._track(clock)
-        return events
-
-    def _track(self, clock: ClearingClock) -> None:
-        """Keep ``_awaiting`` true for ``clock``, whose state or deadline may have moved."""
-        if clock.state in AWAITING and clock.deadline is not None:
-            first = clock.deadline + self.params.decision_grace
-            self._awaiting[clock.frontage] = first
-            if self._awaiting_from is not None and first < self._awaiting_from:
-                self._awaiting_from = first
-        elif self._awaiting.pop(clock.frontage, None) is not None:
-            self._awaiting_from = None  # found again when next needed
-
-    def _first_awaiting(self) -> datetime:
-        """The earliest instant any clock in ``_awaiting`` (not empty) can be decided."""
-        if self._awaiting_from is None:
-            self._awaiting_from = min(self._awaiting.values())
-        return self._awaiting_from
-
-    def _heard_from(self, device: str, at: datetime) -> None:
-        """A reading of ``device`` at ``at`` came in (``progress``, ``heard``)."""
-        through = self.progress.get(device)
-        if through is None or at > through:
-            self.progress[device] = at
-        when = self.now or at
-        heard = self.heard.get(device)
-        if heard is None or when > heard:
-            self.heard[device] = when
-
-    def _review(self, clock: ClearingClock, at: datetime) -> list[Event]:
-        """The pole's evidence did not come within the wait: a person's review queue."""
-        assert clock.deadline is not None
-        assert clock.cessation_at is not None
-        device = self._weather_device[clock.frontage]
-        key = f"{clock.frontage}:{CLEARING}:{clock.cessation_at.isoformat()}"
-        through, heard = self.progress.get(device), self.heard.get(device)
-        move = clock.move(
-            ClearingState.NEEDS_REVIEW, at, Cause(kind="deadline", at=clock.deadline),
-            reason="camera evidence missing", device=device,
-            evidence_through=None if through is None else through.isoformat(),
-            last_heard=None if heard is None else heard.isoformat(),
-        )  # fmt: skip
-        return [
-            move,
-            ClearingNeedsReview(key, clock.frontage, clock.deadline, at, device, through, heard),
-        ]
 
     def feed(self, readings: Iterable[AnyReading]) -> list[Event]:
         """Replay: observe each reading and advance to its event time."""
@@ -795,21 +577,17 @@ class ClockEngine:
 
     def next_due(self) -> datetime | None:
         """The next instant at which ``advance`` would decide something (for the scheduler)."""
-        # Only a clock past its deadline, undecided (``_awaiting``), has a decision due.
-        clocks = self.clocks
-        due = [d for f in self._awaiting if (d := self._decision_due(clocks[f])) is not None]
-        enforcement_due = self.enforcement.next_due()
-        if enforcement_due is not None:
-            due.append(enforcement_due)
-        cold_due = self.cold.next_due()
-        if cold_due is not None:
-            due.append(cold_due)
-        street_due = self.street.next_due()
-        if street_due is not None:
-            due.append(street_due)
-        inspection_due = self.inspections.next_due()
-        if inspection_due is not None:
-            due.append(inspection_due)
+        due = [
+            d
+            for d in (
+                self.clearing.next_due(),
+                self.enforcement.next_due(),
+                self.cold.next_due(),
+                self.street.next_due(),
+                self.inspections.next_due(),
+            )
+            if d is not None
+        ]
         return min(due, default=None)
 
     def evidence_watch(self) -> datetime | None:
@@ -820,13 +598,7 @@ class ClockEngine:
         instead of after the wait. A caller that advances only when ``next_due``
         comes (the season replay) asks again for readings from this instant on.
         """
-        clocks = (self.clocks[f] for f in self._awaiting)
-        waiting = [
-            c.deadline
-            for c in clocks
-            if c.state in AWAITING and c.deadline is not None and not self._evidence_in(c)
-        ]
-        return min(waiting, default=None)
+        return self.clearing.evidence_watch()
 
     # -- restart ---------------------------------------------------------------
 
@@ -858,16 +630,9 @@ class ClockEngine:
             )
         self.now = state.now
         self.applied_action_id = state.applied_action_id
-        for device, detector in state.detectors.items():
-            if device in self.detectors:
-                detector.params = self.params
-                self.detectors[device] = detector
-        for frontage, clock in state.clocks.items():
-            if frontage in self.clocks:
-                self.clocks[frontage] = clock
-        self._awaiting, self._awaiting_from = {}, None
-        for clock in self.clocks.values():
-            self._track(clock)
+        self.clearing.load(
+            state.detectors, state.clocks, state.surface_temps, state.progress, state.heard
+        )
         self.enforcement.load({k: c for k, c in state.cases.items() if c.frontage in self.clocks})
         if state.cold is not None:
             self.cold.load(state.cold)
@@ -876,11 +641,6 @@ class ClockEngine:
         self.gate.state = state.gate or GateState()
         if state.inspections is not None:
             self.inspections.load(state.inspections)
-        self.surface_temps = {
-            d: temps for d, temps in (state.surface_temps or {}).items() if d in self._by_device
-        }
-        self.progress = dict(state.progress or {})
-        self.heard = dict(state.heard or {})
 
     def frontages(self) -> list[FrontageSpec]:
         """The frontages watched now, by id."""
@@ -905,6 +665,7 @@ class ClockEngine:
 
     # -- cold weather: pours and permits staff record ----------------------------
 
+    @handles(RecordPour)
     def _record_pour(self, action: RecordPour) -> list[Event]:
         detail = action.detail
         if action.target in self.cold.keep_off:
@@ -928,6 +689,7 @@ class ClockEngine:
             events += [_finding(f"pour:{pour.id}", f) for f in decision.reasons]
         return events
 
+    @handles(RecordPermit)
     def _record_permit(self, action: RecordPermit) -> list[Event]:
         detail = action.detail
         opened_at = detail.opened_at
@@ -1013,78 +775,118 @@ class ClockEngine:
         permit = self.cold.permits[t.frontage].permit
         return [permit.frontage] if permit.frontage else []
 
-    # -- obstructions (§ 370-8) and street sweeping (§ 144-17) ------------------------
 
-    def _street_action(self, action: StreetAction) -> list[Event]:  # noqa: PLR0911
-        inspected = self._inspection_action(action)
-        if inspected is not None:
-            return inspected
-        if isinstance(action, RecordObstruction):
-            return self._record_obstruction(action)
-        if isinstance(action, RecordSweepingIncident):
-            return self._record_sweeping(action)
-        if isinstance(action, RecordStreetPrivilege):
-            return self._record_privilege(action)
-        if isinstance(action, RecordMaterialsAuthorization):
-            auth = action.detail
-            frontage = self._required_frontage(auth.frontage)
-            return list(
-                self.street.record_authorization(
-                    MaterialsAuthorization(
-                        action.target, frontage, auth.authorized_from, auth.authorized_until,
-                        by=auth.by or action.who, location=auth.location or frontage,
-                    )
-                )
-            )  # fmt: skip
-        if isinstance(action, StreetPrivilegeInspected):
-            seen = action.detail
-            return list(
-                self.street.privilege_inspected(
-                    action.target, action.at, action.cause, present=seen.present,
-                    temporary_walk_width_mm=seen.temporary_walk_width_mm,
-                    street_width_mm=seen.street_width_mm,
-                    street_occupied_mm=seen.street_occupied_mm,
-                )
-            )  # fmt: skip
-        step = {
-            "obstruction_notice_delivered": self.street.notice_delivered,
-            "obstruction_removed": self.street.removed,
-            "sweeping_done": self.street.swept,
-        }[action.kind]
-        return list(step(action.target, action.at, action.cause))
+    # -- person actions, by kind (``HANDLERS``) ------------------------------------
 
-    def _inspection_action(self, action: StreetAction) -> list[Event] | None:
-        """§ 370-10 C, § 370-11 C, § 370-14, §§ 144-11, 144-12 B, C (``inspections``)."""
-        if isinstance(action, RecordInspectionFinding):
-            found = action.detail
-            frontage = self._required_frontage(found.frontage)
-            inspection = Inspection(
-                action.target, found.rule, found.location or frontage,
-                found.observed_at or action.at, found.description or "",
-                onto=found.onto, from_own_walk=found.from_own_walk,
-                may_deposit=self._spec[frontage].may_deposit_on_street,
-                fence_height_mm=found.fence_height,
-            )  # fmt: skip
-            return list(self.inspections.record(inspection, frontage, action.cause))
-        if isinstance(action, RecordDemolitionCompleted | RecordExcavationOpened):
-            work = action.detail
-            frontage = self._required_frontage(work.frontage)
-            rule: InspectionRule = (
-                "demolition_fill"
-                if isinstance(action, RecordDemolitionCompleted)
-                else "abandoned_excavation"
+    # § 370-10 A (``clearing``)
+
+    @handles(RecordTreated)
+    def _record_treated(self, action: RecordTreated) -> list[Event]:
+        return self.clearing.record_treated(action)
+
+    @handles(RecordIce)
+    def _record_ice(self, action: RecordIce) -> list[Event]:
+        return self.clearing.record_ice(action)
+
+    @handles(DecideReview)
+    def _decide_review(self, action: DecideReview) -> list[Event]:
+        return self.clearing.decide_review(action)
+
+    # § 370-10 B–G (``enforcement``)
+
+    @handles(*get_args(EnforcementAction))
+    def _case_step(self, action: EnforcementAction) -> list[Event]:
+        if action.kind == "abatement_done" and action.target not in self.enforcement.cases:
+            # An abatement the § 370-8 or an inspector-entered rule's clock ordered:
+            # its bill's case, on its section's terms, to the tax roll (G, § 370-8 F).
+            ordered = ordered_abatement(action.target, self.street, self.inspections)
+            if ordered is not None:
+                frontage, rule, at = ordered
+                section = kind_of(action.target, rule)
+                self.enforcement.open_billing(action.target, frontage, section, at)
+        return self.enforcement.act(action)
+
+    # -- obstructions (§ 370-8), street sweeping (§ 144-17), street privilege (§ 370-9) --
+
+    @handles(RecordMaterialsAuthorization)
+    def _record_authorization(self, action: RecordMaterialsAuthorization) -> list[Event]:
+        auth = action.detail
+        frontage = self._required_frontage(auth.frontage)
+        return list(
+            self.street.record_authorization(
+                MaterialsAuthorization(
+                    action.target, frontage, auth.authorized_from, auth.authorized_until,
+                    by=auth.by or action.who, location=auth.location or frontage,
+                )
             )
-            inspection = Inspection(
-                action.target, rule, work.location or frontage, work.at,
-                work.description or "", started_at=work.at,
-            )  # fmt: skip
-            return list(self.inspections.record(inspection, frontage, action.cause))
-        if isinstance(action, InspectionNoticeDelivered):
-            return list(self.inspections.notice_delivered(action.target, action.at, action.cause))
-        if isinstance(action, InspectionCorrected):
-            return list(self.inspections.corrected(action.target, action.at, action.cause))
-        return None
+        )  # fmt: skip
 
+    @handles(StreetPrivilegeInspected)
+    def _privilege_inspected(self, action: StreetPrivilegeInspected) -> list[Event]:
+        seen = action.detail
+        return list(
+            self.street.privilege_inspected(
+                action.target, action.at, action.cause, present=seen.present,
+                temporary_walk_width_mm=seen.temporary_walk_width_mm,
+                street_width_mm=seen.street_width_mm,
+                street_occupied_mm=seen.street_occupied_mm,
+            )
+        )  # fmt: skip
+
+    @handles(ObstructionNoticeDelivered)
+    def _obstruction_notice_delivered(self, action: ObstructionNoticeDelivered) -> list[Event]:
+        return list(self.street.notice_delivered(action.target, action.at, action.cause))
+
+    @handles(ObstructionRemoved)
+    def _obstruction_removed(self, action: ObstructionRemoved) -> list[Event]:
+        return list(self.street.removed(action.target, action.at, action.cause))
+
+    @handles(SweepingDone)
+    def _sweeping_done(self, action: SweepingDone) -> list[Event]:
+        return list(self.street.swept(action.target, action.at, action.cause))
+
+    # -- the inspector-entered rules (§ 370-10 C, § 370-11 C, § 370-14, §§ 144-11,
+    # 144-12 B, C: ``inspections``)
+
+    @handles(RecordInspectionFinding)
+    def _record_finding(self, action: RecordInspectionFinding) -> list[Event]:
+        found = action.detail
+        frontage = self._required_frontage(found.frontage)
+        inspection = Inspection(
+            action.target, found.rule, found.location or frontage,
+            found.observed_at or action.at, found.description or "",
+            onto=found.onto, from_own_walk=found.from_own_walk,
+            may_deposit=self._spec[frontage].may_deposit_on_street,
+            fence_height_mm=found.fence_height,
+        )  # fmt: skip
+        return list(self.inspections.record(inspection, frontage, action.cause))
+
+    @handles(RecordDemolitionCompleted, RecordExcavationOpened)
+    def _record_work(
+        self, action: RecordDemolitionCompleted | RecordExcavationOpened
+    ) -> list[Event]:
+        work = action.detail
+        frontage = self._required_frontage(work.frontage)
+        rule: InspectionRule = (
+            "demolition_fill"
+            if isinstance(action, RecordDemolitionCompleted)
+            else "abandoned_excavation"
+        )
+        inspection = Inspection(
+            action.target, rule, work.location or frontage, work.at,
+            work.description or "", started_at=work.at,
+        )  # fmt: skip
+        return list(self.inspections.record(inspection, frontage, action.cause))
+
+    @handles(InspectionNoticeDelivered)
+    def _inspection_notice_delivered(self, action: InspectionNoticeDelivered) -> list[Event]:
+        return list(self.inspections.notice_delivered(action.target, action.at, action.cause))
+
+    @handles(InspectionCorrected)
+    def _inspection_corrected(self, action: InspectionCorrected) -> list[Event]:
+        return list(self.inspections.corrected(action.target, action.at, action.cause))
+
+    @handles(RecordObstruction)
     def _record_obstruction(self, action: RecordObstruction) -> list[Event]:
         detail = action.detail
         frontage = self._required_frontage(detail.frontage)
@@ -1119,6 +921,7 @@ class ClockEngine:
             )
         )  # fmt: skip
 
+    @handles(RecordSweepingIncident)
     def _record_sweeping(self, action: RecordSweepingIncident) -> list[Event]:
         detail = action.detail
         frontage = self._required_frontage(detail.frontage)
@@ -1129,6 +932,7 @@ class ClockEngine:
         description = detail.description or ""
         return list(self.street.record_sweeping(incident, frontage, description, action.cause))
 
+    @handles(RecordStreetPrivilege)
     def _record_privilege(self, action: RecordStreetPrivilege) -> list[Event]:
         detail = action.detail
         frontage = self._required_frontage(detail.frontage)
@@ -1152,209 +956,6 @@ class ClockEngine:
         assert known is not None
         return known
 
-    # -- the § 370-10 A sequence ------------------------------------------------
-
-    def _apply(self, device: str, changes: list[SnowfallChange]) -> list[Event]:
-        events: list[Event] = []
-        rule = self.profile.snow_and_ice.clearing_deadline
-        for change in changes:
-            for frontage in sorted(self._by_device.get(device, [])):
-                if not self._spec[frontage].watched:
-                    continue
-                clock = self.clocks[frontage]
-                if (
-                    change.kind == "onset"
-                    and clock.state in AWAITING
-                    and clock.deadline is not None
-                    and change.at >= clock.deadline
-                ):
-                    # New snow after the deadline: the pole's readings are through it, so
-                    # the cycle is decided on them before the next one starts.
-                    events += self._decide(clock)
-                if change.kind == "onset" and clock.state != ClearingState.SNOWING:
-                    if clock.state in DECIDED or clock.state == ClearingState.IDLE:
-                        clock.history = []
-                    restarted = clock.state in AWAITING
-                    if not restarted:
-                        clock.onset_at = change.at  # a restart continues the same cycle
-                    events.append(
-                        clock.move(
-                            ClearingState.SNOWING, change.at, change.cause, restarted=restarted
-                        )
-                    )
-                elif change.kind == "cessation" and clock.state == ClearingState.SNOWING:
-                    clock.cessation_at = change.at
-                    clock.deadline = plus_elapsed(change.at, rule.duration)
-                    clock.peak_depth_mm = change.peak_depth_mm
-                    clock.cessation_basis = change.basis
-                    clock.cessation_earliest = change.earliest
-                    events.append(
-                        clock.move(
-                            ClearingState.CLEARING_PERIOD,
-                            change.at,
-                            change.cause,
-                            deadline=clock.deadline.isoformat(),
-                            citation=rule.citation,
-                        )
-                    )
-                self._track(clock)
-        return events
-
-    def _decide(self, clock: ClearingClock) -> list[Event]:
-        assert clock.deadline is not None
-        assert clock.cessation_at is not None
-        width_rule = self.profile.snow_and_ice.clearing_min_width
-        required = width_rule.length_mm
-        deadline = clock.deadline
-        cause = Cause(kind="deadline", at=deadline)
-        key = f"{clock.frontage}:{CLEARING}:{clock.cessation_at.isoformat()}"
-        evidence = self._evidence(clock, clock.cessation_at, deadline)
-        if evidence is None:
-            last = clock.measurements[-1].at if clock.measurements else None
-            move = clock.move(
-                ClearingState.UNVERIFIED, deadline, cause, reason="no fresh camera measurement"
-            )
-            self._forget_until(clock, deadline)
-            return [move, ClearingUnverified(key, clock.frontage, deadline, last)]
-        # The measurement's stated uncertainty: the profile's tolerance with twice the
-        # camera's sigma for it (when the pole stated one); short only by more than it
-        # (A's four feet), and the letter states it.
-        tolerance = stated_uncertainty(
-            self.profile.snow_and_ice.width_tolerance.length_mm, evidence.width_uncertainty_mm
-        )
-        # A: "kept clear of snow and ice … four feet in width"; ice that cannot be
-        # removed kept "sprinkled with sand and/or salt". Width alone never decides.
-        ice, ice_seen = ice_at(self._surface_seen(clock, clock.cessation_at, deadline))
-        detail: dict[str, object] = {
-            "measured_width_mm": evidence.cleared_width_mm,
-            "width_uncertainty_mm": tolerance,
-            "required_width_mm": required,
-            "measured_at": evidence.at.isoformat(),
-            "device": evidence.device,
-            "seq": evidence.seq,
-        }
-        if ice is not None:
-            detail["ice"] = ice.as_dict()
-        self._forget_until(clock, deadline)
-        wide = required - evidence.cleared_width_mm <= tolerance + WIDTH_TOLERANCE_MM
-        if ice is not None and ice.status == "treated" and (wide or ice_seen):
-            # A: ice that cannot be removed complies when kept sanded or salted.
-            return [clock.move(ClearingState.COMPLIED, deadline, ice.cause, treated=True, **detail)]
-        if wide and ice is None:
-            return [clock.move(ClearingState.COMPLIED, deadline, cause, **detail)]
-        if wide and ice is not None and ice.status == "suspected":
-            # Cleared to width, ice suspected, no freezing surface measured: a person looks.
-            reason = "ice suspected by the camera, surface temperature not measured below freezing"
-            move = clock.move(ClearingState.UNVERIFIED, deadline, cause, reason=reason, **detail)
-            return [move, ClearingUnverified(key, clock.frontage, deadline, evidence.at, reason)]
-        untreated = ice is not None and ice.status == "untreated"
-        move = clock.move(
-            ClearingState.VIOLATION,
-            deadline,
-            cause,
-            ice_suspected=ice is not None,
-            **detail,
-        )
-        deadline_rule = self.profile.snow_and_ice.clearing_deadline
-        violation = ClearingViolation(
-            key=key,
-            frontage=clock.frontage,
-            rule="snow_and_ice.clearing_deadline",
-            # One section for both values (A): cited once.
-            citation="; ".join(
-                dict.fromkeys(c for c in (deadline_rule.citation, width_rule.citation) if c)
-            ),
-            cessation_at=clock.cessation_at,
-            deadline=deadline,
-            decided_at=deadline + self.params.decision_grace,
-            required_width_mm=required,
-            measured_width_mm=evidence.cleared_width_mm,
-            width_uncertainty_mm=tolerance,
-            measured_at=evidence.at,
-            measured_by=evidence.device,
-            measured_seq=evidence.seq,
-            snow_depth_peak_mm=clock.peak_depth_mm,
-            cessation_basis=clock.cessation_basis,
-            cessation_earliest=clock.cessation_earliest,
-            unconfirmed=deadline_rule.unconfirmed or width_rule.unconfirmed,
-            history=tuple(clock.history),
-            ice=None if ice is None else ice.as_dict(),
-        )
-        events: list[Event] = [move, violation]
-        events += self.enforcement.open(
-            key, clock.frontage, deadline, required, violation.decided_at, ice=untreated
-        )
-        reasons = []
-        if ice is not None:
-            reasons.append(ice.reason())
-        if evidence.cleared_width_mm < 0.01 * required:
-            reasons.append("no path cleared at all")
-        if reasons:
-            events.append(
-                HazardCandidate(key, clock.frontage, violation.decided_at, tuple(reasons))
-            )
-        return events
-
-    def _forget_until(self, clock: ClearingClock, deadline: datetime) -> None:
-        """A decided cycle's evidence is in its record: keep only what came after it."""
-        clock.measurements = [m for m in clock.measurements if m.at > deadline]
-        clock.treated = [(at, c) for at, c in clock.treated if at > deadline]
-        clock.iced = [(at, c) for at, c in clock.iced if at > deadline]
-
-    # -- § 370-10 A's ice ----------------------------------------------------------
-
-    def _keep_surface_temp(self, reading: WeatherReading) -> None:
-        assert reading.surface_temp_c is not None
-        temps = self.surface_temps.setdefault(reading.device, [])
-        t = SurfaceTemp(reading.event_time, reading.device, reading.seq, reading.surface_temp_c)
-        bisect.insort(temps, t, key=_at)
-        # A decision looks back from its deadline to the cessation: keep that long.
-        horizon = self._surface_horizon
-        newest = temps[-1].at
-        if temps[0].at < newest - horizon:
-            temps[:] = [x for x in temps if x.at >= newest - horizon]
-
-    def _surface(self, frontage: str, m: _Measurement) -> SurfaceSeen | None:
-        """What one camera measurement says of the walk's surface (with its temperature)."""
-        if m.surface_state is None and not m.ice_suspected:
-            return None  # the camera said nothing of the surface (``camera_surface``)
-        pole = self.surface_temps.get(self._weather_device[frontage], [])
-        # In event-time order: only the latest at or before the measurement can be it.
-        i = bisect.bisect_right(pole, m.at, key=_at)
-        pole = pole[i - 1 : i] if i else []
-        return camera_surface(
-            m.at, m.device, m.seq,
-            surface_state=m.surface_state, surface_temp_c=m.surface_temp_c,
-            ice_suspected=m.ice_suspected,
-            pole_temp=pole_temp_at(pole, m.at, self.params.evidence_max_age),
-        )  # fmt: skip
-
-    def _surface_seen(
-        self, clock: ClearingClock, since: datetime, until: datetime
-    ) -> list[SurfaceSeen]:
-        """Every observation of the surface in [since, until]: camera, sensors, inspectors."""
-        seen = [
-            o
-            for m in clock.measurements
-            if since <= m.at <= until and (o := self._surface(clock.frontage, m)) is not None
-        ]
-        seen += [person_surface(at, c, treated=True) for at, c in clock.treated
-                 if since <= at <= until]  # fmt: skip
-        seen += [person_surface(at, c, treated=False) for at, c in clock.iced
-                 if since <= at <= until]  # fmt: skip
-        return seen
-
-    def _evidence(
-        self, clock: ClearingClock, since: datetime, until: datetime
-    ) -> _Measurement | None:
-        """The latest measurement in [since, until], if fresh enough to decide on."""
-        candidates = [m for m in clock.measurements if since <= m.at <= until]
-        if not candidates:
-            return None
-        latest = candidates[-1]
-        if until - latest.at > self.params.evidence_max_age:
-            return None
-        return latest
 
 
 # An opening's field, and the permit entry's that gives it (the work and the notices).

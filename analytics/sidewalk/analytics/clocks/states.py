@@ -17,7 +17,7 @@ from typing import Final
 
 @unique
 class ClearingState(StrEnum):
-    """§ 370-10 A, per frontage (``engine.ClearingClock``)."""
+    """§ 370-10 A, per frontage (``clearing.ClearingClock``)."""
 
     IDLE = "idle"
     SNOWING = "snowing"
