@@ -1,4 +1,4 @@
-"""The clerk's desk in the clerk's words (issue 27), in headless Chromium on the real app.
+"""The clerk's desk in the clerk's words, in headless Chromium on the real app.
 
 The Overview names each frontage by its address (no column of record ids); a clock is
 marked "unconfirmed" only while a value it used waits for the Village's confirmation
