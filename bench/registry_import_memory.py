@@ -9,6 +9,12 @@ its resident set now and its peak so far (``ru_maxrss``), in MB:
 
     uv run python -m bench.registry_import_memory [--parcels 50000] [--apply]
     uv run python -m bench.registry_import_memory --file county.geojson  # an existing file
+
+Writing the registry costs about 30 ms a parcel (each row audited): ``--apply`` on
+50,000 parcels runs for half an hour, so its memory is measured on a smaller file
+(``--parcels 2000``; writing holds no more as it goes). Every phase checks memory
+against the default of ``registry.import_memory_mb`` (4 GB), which these files stay
+far under.
 """
 
 from __future__ import annotations

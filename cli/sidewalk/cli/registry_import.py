@@ -110,11 +110,16 @@ def import_command(  # noqa: PLR0917 (Typer maps parameters to options)
         far = far_from_registry(parsed, cases.registry.list_parcels())
     if far is not None:
         fail(far)
-    if len(parsed.parcels) > BIG_FILE:
-        with out.status(f"finding the frontages of {len(parsed.parcels)} parcels…"):
-            derived = derive_frontages(parsed.parcels, refused_ground=parsed.refused_ground)
-    else:
-        derived = derive_frontages(parsed.parcels, refused_ground=parsed.refused_ground)
+    try:
+        if len(parsed.parcels) > BIG_FILE:
+            with out.status(f"finding the frontages of {len(parsed.parcels)} parcels…"):
+                derived = derive_frontages(parsed.parcels, refused_ground=parsed.refused_ground,
+                                           source=parsed.source, memory_limit=memory)  # fmt: skip
+        else:
+            derived = derive_frontages(parsed.parcels, refused_ground=parsed.refused_ground,
+                                       source=parsed.source, memory_limit=memory)  # fmt: skip
+    except ParcelFileError as exc:
+        fail(str(exc))
     _print_read(parsed, derived)
     with place.cases() as cases:
         snap = snapshot(cases)
@@ -126,10 +131,12 @@ def import_command(  # noqa: PLR0917 (Typer maps parameters to options)
             if len(parsed.parcels) > BIG_FILE:
                 with out.status("writing the registry…"):
                     done = apply(cases, parsed, derived, diff, snap, effective=starts,
-                                 site=site or place.settings.site, who=who)  # fmt: skip
+                                 site=site or place.settings.site, who=who,
+                                 memory_limit=memory)  # fmt: skip
             else:
                 done = apply(cases, parsed, derived, diff, snap, effective=starts,
-                             site=site or place.settings.site, who=who)  # fmt: skip
+                             site=site or place.settings.site, who=who,
+                             memory_limit=memory)  # fmt: skip
         _print_applied(done, f"{when:%Y-%m-%d}")
 
 

@@ -32,7 +32,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
-from sidewalk.registry.county import Parcel, ParcelFile
+from sidewalk.registry.county import (
+    MAX_MEMORY_BYTES,
+    Parcel,
+    ParcelFile,
+    ParcelFileError,
+    check_memory,
+)
 from sidewalk.registry.frontages import Derived, Frontage
 
 if TYPE_CHECKING:
@@ -337,8 +343,13 @@ def apply(
     effective: datetime,
     site: str,
     who: str,
+    memory_limit: int = MAX_MEMORY_BYTES,
 ) -> Applied:
-    """Write the difference into the registry from ``effective`` (idempotent)."""
+    """Write the difference into the registry from ``effective`` (idempotent).
+
+    ``memory_limit`` (bytes): the memory the process may hold, checked before the
+    first write and after every ``CHUNK`` parcels written; past it, ``ImportRefused``
+    in one line (the parcels written by then stay, and importing again finishes)."""
     import numpy as np
     import shapely
     from shapely.geometry import mapping
@@ -349,7 +360,20 @@ def apply(
     touched = {p.parcel_id for p in diff.new} | {p.parcel_id for p, _ in diff.changed}
     owners_changed = {p.parcel_id for p, _ in (*diff.sold, *diff.moved)}
     owners_changed |= {p.parcel_id for p in diff.owner_set}
-    work = [p for p in parsed.parcels if p.parcel_id in touched | owners_changed]
+    to_write = touched | owners_changed  # once: made per parcel, it cost minutes on 50,000
+    work = [p for p in parsed.parcels if p.parcel_id in to_write]
+    del to_write
+
+    def check(written: int) -> None:
+        try:
+            check_memory(
+                parsed.source, memory_limit,
+                f"writing the registry, {written:,} of {len(work):,} parcels written",
+            )  # fmt: skip
+        except ParcelFileError as exc:
+            raise ImportRefused(str(exc)) from exc
+
+    check(0)
     streets = {f.street for pid in diff.reshaped for f in derived.frontages.get(pid, [])}
     known_owners = set(snap.owners)
     with cases.registry.batch() as registry:
@@ -359,6 +383,8 @@ def apply(
     # held long enough to make a running analytics wait. A failure part-way leaves
     # whole parcels written, and importing again finishes the job.
     for start in range(0, len(work), CHUNK):
+        if start:
+            check(start)
         with cases.registry.batch() as registry:
             for parcel in work[start : start + CHUNK]:
                 pid = parcel.parcel_id

@@ -309,8 +309,10 @@ MAX_ZIP_MEMBERS: Final = 1000
 # json module built every feature at once, several times the file in memory.
 MAX_GEOJSON_BYTES: Final = MAX_TOTAL_BYTES
 # The memory the import's process holds (resident set), looked at every MEMORY_EVERY
-# records while it reads and checks them: a file that would take the server's memory
-# stops here, in one line, instead of in the kernel's OOM killer. The default of the
+# records while it reads and checks them, every DERIVE_CHUNK parcels while it finds
+# their frontages (frontages.py) and every CHUNK parcels while it writes the registry
+# (apply.py): a file that would take the server's memory stops there, in one line,
+# instead of in the kernel's OOM killer. The default of the
 # setting registry.import_memory_mb (a server's memory varies): a county of 100,000
 # parcels holds about 460 MB by the end of the checks (1.0 GB at the peak of the whole
 # dry run), so 500,000 stay under it.
@@ -337,6 +339,22 @@ def resident_memory() -> int:
         return int(peak) if sys.platform == "darwin" else int(peak) * 1024  # macOS: bytes
 
 
+def check_memory(name: str, limit: int, where: str) -> None:
+    """Refuse, in one line naming the limit, when this process holds more than ``limit``
+    bytes: the check of every phase of the import (reading, checking, finding the
+    frontages, writing the registry). ``where``: "at record 1,000", "finding the
+    frontages, at parcel 2,000 of 51,673"."""
+    used = resident_memory()
+    if used > limit:
+        held = _mb(used)
+        if held == _mb(limit):  # not "holds 320 MB, more than the 320 MB"
+            held = f"{used / 2**20:,.1f} MB"
+        raise ParcelFileError(
+            f"{name + ': ' if name else ''}the import holds {held} of memory {where},"
+            f" more than the {_mb(limit)} the import may use (registry.import_memory_mb)"
+        )
+
+
 @dataclass
 class _Bound:
     """Counts one file's records as they are read; refuses past the bounds, in one line."""
@@ -358,13 +376,7 @@ class _Bound:
             self.memory(number)
 
     def memory(self, number: int) -> None:
-        used = resident_memory()
-        if used > self.memory_limit:
-            raise ParcelFileError(
-                f"{self.name}: the import holds {_mb(used)} of memory at record {number:,},"
-                f" more than the {_mb(self.memory_limit)} the import may use"
-                " (registry.import_memory_mb)"
-            )
+        check_memory(self.name, self.memory_limit, f"at record {number:,}")
 
     def size(self, what: str, size: int, limit: int, why: str) -> None:
         if size > limit:

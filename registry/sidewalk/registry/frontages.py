@@ -23,6 +23,12 @@ the street is found from the parcels themselves:
    the common-element record (the one without a unit number) if the file has
    it, else on the first unit by parcel number, with a note.
 
+Memory: the edges are found and their ground probed a chunk of parcels at a time
+(``DERIVE_CHUNK``) against one STRtree of the outlines, and the frontages' map lines
+made a chunk at a time, so what is held beyond the outlines and their edges stays
+small; the memory the process holds is checked after every chunk against the
+import's limit (``registry.import_memory_mb``), refused in one line as reading is.
+
 Limits: a street is taken as straight (a curved street, or one that bends at
 an intersection, fits badly: its frontages come out missing or on the wrong
 edge and are listed for checking); a street with one parcel on it has no
@@ -37,11 +43,11 @@ import math
 import re
 import statistics
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from sidewalk.registry.county import Parcel
+from sidewalk.registry.county import MAX_MEMORY_BYTES, Parcel, check_memory
 
 if TYPE_CHECKING:
     from shapely.geometry.base import BaseGeometry
@@ -53,6 +59,10 @@ MAX_AXIS_DISTANCE_M: Final = 25.0
 PARALLEL_COS: Final = math.cos(math.radians(30))
 TWO_ROWS_GAP_M: Final = 15.0
 SAME_FRONT_M: Final = 3.0
+# Parcels whose edges are probed (three points each) in one query, and frontages whose
+# map lines are made in one transform: 2,000 parcels are about 10,000 edges and 30,000
+# probe points, a few MB, where the whole county at once was hundreds.
+DERIVE_CHUNK: Final = 2000
 
 
 @dataclass(frozen=True)
@@ -89,7 +99,7 @@ class Axis:
     extent: tuple[float, float]  # along ``direction``, from its parcels
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Edge:
     a: tuple[float, float]
     b: tuple[float, float]
@@ -126,12 +136,20 @@ def footprint_key(geom: BaseGeometry) -> str:
 
 
 def derive_frontages(  # noqa: PLR0912, PLR0915 (the method's five steps, in order)
-    parcels: Sequence[Parcel], *, refused_ground: Sequence[Any] = ()
+    parcels: Sequence[Parcel],
+    *,
+    refused_ground: Sequence[Any] = (),
+    source: str = "",
+    memory_limit: int = MAX_MEMORY_BYTES,
+    chunk: int = DERIVE_CHUNK,
 ) -> Derived:
     """Every parcel's frontage(s), by the method in the module's docstring.
 
     ``refused_ground``: outlines (WGS 84) of the file's records that were not
-    imported; no street runs there, so a side against one is not open."""
+    imported; no street runs there, so a side against one is not open.
+    ``memory_limit`` (bytes): the memory the process may hold, checked after every
+    ``chunk`` parcels; past it, ``ParcelFileError`` in one line (``source``, the
+    file's name, begins it). ``chunk`` changes nothing in what is derived."""
     import numpy as np
     import shapely
     from pyproj import Transformer
@@ -139,6 +157,15 @@ def derive_frontages(  # noqa: PLR0912, PLR0915 (the method's five steps, in ord
     out = Derived()
     if not parcels:
         return out
+    chunk = max(1, chunk)
+    total = len(parcels)
+
+    def check(done: int) -> None:
+        check_memory(
+            source, memory_limit, f"finding the frontages, {done:,} of {total:,} parcels done"
+        )
+
+    check(0)
     # One outline per footprint: condominium units share theirs.
     groups: dict[str, list[Parcel]] = defaultdict(list)
     for parcel in parcels:
@@ -184,7 +211,7 @@ def derive_frontages(  # noqa: PLR0912, PLR0915 (the method's five steps, in ord
         if refused_ground
         else []
     )
-    edges = _all_edges(outlines, ground)
+    edges = _all_edges(outlines, ground, chunk=chunk, check=check)
     by_street: dict[str, list[int]] = defaultdict(list)
     for i, parcel in enumerate(holders):
         by_street[parcel.street].append(i)
@@ -196,6 +223,8 @@ def derive_frontages(  # noqa: PLR0912, PLR0915 (the method's five steps, in ord
 
     pending: list[tuple[Parcel, list[tuple[str, list[_Edge]]]]] = []
     for i, parcel in enumerate(holders):
+        if i % chunk == 0:
+            check(i)
         axis = axes.get(parcel.street)
         if axis is None:
             out.notes[parcel.parcel_id] = (
@@ -231,7 +260,10 @@ def derive_frontages(  # noqa: PLR0912, PLR0915 (the method's five steps, in ord
                 " frontage recorded"
             )
         pending.append((parcel, found))
-    lines = _wgs84_lines([part for _, found in pending for _, part in found], to_wgs84)
+    lines = _wgs84_lines(
+        [part for _, found in pending for _, part in found], to_wgs84, chunk=chunk,
+        check=lambda _n: check(total),
+    )  # fmt: skip
     for parcel, found in pending:
         corner = len(found) > 1
         out.frontages[parcel.parcel_id] = [
@@ -249,41 +281,78 @@ def derive_frontages(  # noqa: PLR0912, PLR0915 (the method's five steps, in ord
             )
             for n, (street, part) in enumerate(found)
         ]
+    check(total)
     return out
 
 
-def _wgs84_lines(parts: Sequence[Sequence[_Edge]], to_wgs84: Any) -> Iterator[dict[str, Any]]:
-    """Each frontage's edges as one GeoJSON line in WGS 84 (7 decimals, about 1 cm)."""
+def _wgs84_lines(
+    parts: Sequence[Sequence[_Edge]],
+    to_wgs84: Any,
+    *,
+    chunk: int = DERIVE_CHUNK,
+    check: Callable[[int], None] = lambda _n: None,
+) -> Iterator[dict[str, Any]]:
+    """Each frontage's edges as one GeoJSON line in WGS 84 (7 decimals, about 1 cm),
+    made ``chunk`` frontages at a time (the transform is point by point: the same
+    lines whatever the chunk); ``check`` is given the frontages made so far."""
     import numpy as np
     import shapely
     from shapely.geometry import MultiLineString, mapping
     from shapely.ops import linemerge
 
-    merged = [linemerge(MultiLineString([[e.a, e.b] for e in part])) for part in parts]
-
     def back(coords: Any) -> Any:
         x, y = to_wgs84.transform(coords[:, 0], coords[:, 1])
         return np.round(np.column_stack([x, y]), 7)
 
-    for line in shapely.transform(np.asarray(merged, dtype=object), back):
-        yield dict(mapping(line))
+    for start in range(0, len(parts), chunk):
+        if start:
+            check(start)
+        merged = [
+            linemerge(MultiLineString([[e.a, e.b] for e in part]))
+            for part in parts[start : start + chunk]
+        ]
+        for line in shapely.transform(np.asarray(merged, dtype=object), back):
+            yield dict(mapping(line))
 
 
 def _dot(a: tuple[float, float], b: tuple[float, float]) -> float:
     return a[0] * b[0] + a[1] * b[1]
 
 
-def _all_edges(outlines: Sequence[Any], ground: Sequence[Any] = ()) -> list[list[_Edge]]:
+def _all_edges(
+    outlines: Sequence[Any],
+    ground: Sequence[Any] = (),
+    *,
+    chunk: int = DERIVE_CHUNK,
+    check: Callable[[int], None] = lambda _n: None,
+) -> list[list[_Edge]]:
     """Each outline's edges (collinear runs merged), each with its outward normal and
     whether the ground outside it is open (in no other parcel, nor in ``ground``):
-    one bulk query."""
+    one STRtree of every outline, queried ``chunk`` outlines' probes at a time (each
+    probe's answer is its own: the same edges whatever the chunk); ``check`` is given
+    the outlines done so far."""
+    import numpy as np
+    import shapely
+
+    tree = shapely.STRtree(np.asarray([*outlines, *ground], dtype=object))
+    found: list[list[_Edge]] = [[] for _ in outlines]
+    for start in range(0, len(outlines), chunk):
+        if start:
+            check(start)
+        _edges_of(outlines, range(start, min(start + chunk, len(outlines))), tree, found)
+    return found
+
+
+def _edges_of(outlines: Sequence[Any], indices: range, tree: Any, found: list[list[_Edge]]) -> None:
+    """The edges of the outlines at ``indices``, into ``found``: one bulk query."""
     import numpy as np
     import shapely
     from shapely.geometry import Polygon
 
     rough: list[tuple[int, tuple[float, float], tuple[float, float], tuple[float, float]]] = []
     probes: list[tuple[float, float]] = []
-    for index, outline in enumerate(outlines):
+    for index in indices:
+        outline = outlines[index]
         for polygon in getattr(outline, "geoms", [outline]):
             ring = shapely.simplify(polygon, 0.2, preserve_topology=True)
             assert isinstance(ring, Polygon)
@@ -294,13 +363,16 @@ def _all_edges(outlines: Sequence[Any], ground: Sequence[Any] = ()) -> list[list
                     continue
                 dx, dy = (b[0] - a[0]) / length, (b[1] - a[1]) / length
                 normal = (dy, -dx)  # outward for a counter-clockwise ring
-                rough.append((index, (a[0], a[1]), (b[0], b[1]), normal))
+                # An edge's end is the next one's start: one tuple for both (a county's
+                # 200,000 edges hold half the points).
+                rough.append((index, _xy(a), _xy(b), normal))
                 probes.extend(
                     (a[0] + dx * length * t + normal[0] * PROBE_M,
                      a[1] + dy * length * t + normal[1] * PROBE_M)
                     for t in (0.25, 0.5, 0.75)
                 )  # fmt: skip
-    tree = shapely.STRtree(np.asarray([*outlines, *ground], dtype=object))
+    if not rough:
+        return
     probe_points = shapely.points(np.asarray(probes, dtype=float).reshape(-1, 2))
     hit_probe, hit_outline = tree.query(probe_points, predicate="intersects")
     owner = np.repeat([r[0] for r in rough], 3)
@@ -308,10 +380,13 @@ def _all_edges(outlines: Sequence[Any], ground: Sequence[Any] = ()) -> list[list
     others = hit_outline != owner[hit_probe]
     covered[hit_probe[others]] = True
     per_edge = covered.reshape(-1, 3).sum(axis=1)
-    found: list[list[_Edge]] = [[] for _ in outlines]
     for (index, a, b, normal), n_covered in zip(rough, per_edge, strict=True):
         found[index].append(_Edge(a, b, normal, int(n_covered) < 2))
-    return found
+
+
+def _xy(point: tuple[float, ...]) -> tuple[float, float]:
+    """The point itself when it is (x, y); its x and y when it has a z too."""
+    return point if len(point) == 2 else (point[0], point[1])
 
 
 def _fit_axis(outlines: Sequence[Any], edges: Sequence[list[_Edge]]) -> Axis | None:
