@@ -6,8 +6,16 @@ this scene before the § 370-10 A clearing clock moved out of ``engine.py`` into
 events (their ``repr``) and the final snapshot. ``test_snapshot_compat`` restores
 each stored snapshot into today's engine, plays the rest and compares.
 
-Regenerate (only with the code whose snapshots are to be kept) by running this
-module: ``python -m tests.clocks.snapshot_scene OUT.json``.
+Regenerate (only with the code whose snapshots are to be kept, e.g. the commit
+before a deliberate change to what the clocks decide) by running this module on
+that code, in a worktree whose package directories come first on the path::
+
+    git worktree add --detach /tmp/before <commit>
+    PYTHONPATH=/tmp/before/analytics:/tmp/before/core:$PWD \
+        .venv/bin/python -m tests.clocks.snapshot_scene OUT.json  # then into data/
+    git worktree remove /tmp/before
+
+(The file was made on 2f03e62, the commit before the move.)
 """
 
 from __future__ import annotations

@@ -20,6 +20,18 @@ from sidewalk.analytics.clocks.engine import HANDLERS
 from tests.clocks.snapshot_scene import checkpoints, engine, play, steps
 
 STORED = Path(__file__).parent / "data" / "pre_refactor_snapshots.json"
+# A deliberate change to what the clocks decide moves this scene's events: then
+# regenerate the file on the commit before the change (snapshot_scene's docstring).
+MOVED = "the scene's events moved: a deliberate behaviour change regenerates the file"
+
+
+def contained(old: Any, new: Any) -> bool:
+    """Every field of ``old`` is in ``new`` with the same value (fields added since: fine)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return all(k in new and contained(v, new[k]) for k, v in old.items())
+    if isinstance(old, list) and isinstance(new, list):
+        return len(old) == len(new) and all(map(contained, old, new))
+    return bool(old == new)
 
 
 def stored() -> dict[str, Any]:
@@ -37,9 +49,9 @@ def test_a_snapshot_from_before_the_move_resumes_to_the_same_events(index: int) 
     resumed = engine()
     resumed.restore(kept["snapshot"].encode())
     # Restored as it was written: nothing lost or renamed on the way in.
-    assert resumed.snapshot().decode() == kept["snapshot"]
-    assert play(resumed, all_steps[kept["after_step"] :]) == kept["events"]
-    assert resumed.snapshot().decode() == kept["final"]
+    assert contained(json.loads(kept["snapshot"]), json.loads(resumed.snapshot()))
+    assert play(resumed, all_steps[kept["after_step"] :]) == kept["events"], MOVED
+    assert resumed.snapshot().decode() == kept["final"], MOVED
 
 
 def test_the_scene_from_the_start_makes_the_stored_snapshots() -> None:
@@ -49,7 +61,7 @@ def test_the_scene_from_the_start_makes_the_stored_snapshots() -> None:
     for kept in data["checkpoints"]:
         fresh = engine()
         play(fresh, all_steps[: kept["after_step"]])
-        assert fresh.snapshot().decode() == kept["snapshot"]
+        assert fresh.snapshot().decode() == kept["snapshot"], MOVED
 
 
 def test_the_stored_scene_reaches_every_outcome_of_the_clearing_clock() -> None:
