@@ -293,7 +293,7 @@ def _permits(cases: Any, place: Any, out: Any) -> None:
     refused by it (with the reason)."""
     from datetime import UTC, datetime, timedelta
 
-    from sidewalk.alerts.letterhead import cited
+    from sidewalk.alerts.letterhead import cited, cited_in
     from sidewalk.analytics.clocks.cold_weather import OPENING_PERMIT
     from sidewalk.analytics.clocks.permits import StreetOpeningPermit, day_words, permit_expiry
     from sidewalk.core.calendar import local_date
@@ -337,7 +337,9 @@ def _permits(cases: Any, place: Any, out: Any) -> None:
             mark = " This rests on a value the Village has not yet confirmed." if (
                 finding.detail.get("unconfirmed")
             ) else ""  # fmt: skip
-            out.print(f"    {severity}: {finding.detail.get('message', '')}{mark}", soft_wrap=True)
+            # The finding's sentence cites as the profile writes it; the clerk reads the Code.
+            said = cited_in(str(finding.detail.get("message", "")))
+            out.print(f"    {severity}: {said}{mark}", soft_wrap=True)
     for action in waiting:
         what = _ENTRY_WORDS[action.kind]
         out.print(f"waiting for the analytics runner: {what} {action.target} entered by "
