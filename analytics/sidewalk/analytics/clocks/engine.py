@@ -15,7 +15,8 @@ The clocks themselves live in a module each:
 * § 370-10 B–G notices, abatement, bill and tax roll: ``enforcement.Enforcement``;
 * cold weather (``cold_weather.ColdWeatherClocks``: frozen subgrade per site,
   keep-off per pour, validity per street-opening permit) and §§ 370-6/370-7
-  street openings (``permits``);
+  street openings (``permits``), with the pours and permits staff record
+  (``cold_entries``);
 * § 370-8 obstructions, § 370-9 street privilege and § 144-17 sweeping:
   ``obstructions.StreetClocks``;
 * the inspector-entered rules (§ 370-10 C, § 370-11 C, § 370-14, §§ 144-11,
@@ -28,7 +29,7 @@ action kind; ``handles`` registers one).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 from itertools import repeat
@@ -45,7 +46,6 @@ from sidewalk.analytics.clocks.actions import (
     InspectionNoticeDelivered,
     ObstructionNoticeDelivered,
     ObstructionRemoved,
-    PermitDetail,
     RecordDemolitionCompleted,
     RecordExcavationOpened,
     RecordIce,
@@ -72,21 +72,14 @@ from sidewalk.analytics.clocks.clearing import (
     ClearingClocks,
     Measurement,
 )
-from sidewalk.analytics.clocks.cold_weather import (
-    FROZEN_SUBGRADE,
-    KEEP_OFF,
-    ColdState,
-    ColdWeatherClocks,
-    ForecastPoint,
-    Pour,
-    pour_window,
-)
+from sidewalk.analytics.clocks.cold_entries import ColdEntries
+from sidewalk.analytics.clocks.cold_weather import ColdState, ColdWeatherClocks
 from sidewalk.analytics.clocks.enforcement import (
     Enforcement,
     EnforcementCase,
     ordered_abatement,
 )
-from sidewalk.analytics.clocks.events import Event, RuleFinding, Transition
+from sidewalk.analytics.clocks.events import Event
 from sidewalk.analytics.clocks.gate import GateState, ReadingGate
 from sidewalk.analytics.clocks.ice import SurfaceTemp
 from sidewalk.analytics.clocks.inspections import (
@@ -102,14 +95,6 @@ from sidewalk.analytics.clocks.obstructions import (
     StreetPrivilegePermit,
     StreetState,
     SweepingIncident,
-)
-from sidewalk.analytics.clocks.permits import (
-    Excavation,
-    Finding,
-    Repaving,
-    StreetOpeningPermit,
-    street_opening_check,
-    work_check,
 )
 from sidewalk.core.clock import require_aware
 from sidewalk.core.contract import AnyReading, SnowMeasurement, WeatherReading
@@ -268,11 +253,11 @@ class ClockEngine:
         ordered = sorted(frontages, key=lambda f: f.id)
         if probes is None:
             probes = {f.weather_device: f.cold_site for f in ordered}
-        self._site_of = {f.id: f.cold_site for f in ordered}
-        self._site_frontages: dict[str, list[str]] = {}
-        for f in ordered:
-            self._site_frontages.setdefault(f.cold_site, []).append(f.id)
         self.cold = ColdWeatherClocks(profile, dict(probes))
+        # The pours and permits staff record, checked and judged for the cold clocks.
+        self.cold_entries = ColdEntries(
+            profile, self.cold, self._spec, {f.id: f.cold_site for f in ordered}
+        )
         self.street = StreetClocks(profile)
         self.inspections = InspectionClocks(profile)
         # Applied by the live runner before ``observe`` (saved with the state).
@@ -507,7 +492,7 @@ class ClockEngine:
         ):
             # (``observe_weather`` returns nothing for any other reading.)
             model = _weather_model(reading, fields)
-            events += self._cold(self.cold.observe_weather(model, at, site, air))
+            events += self.cold_entries.named(self.cold.observe_weather(model, at, site, air))
         clearing = self.clearing
         if get("surface_temp_c") is not None and device in clearing.by_device:
             clearing.keep_surface_temp(_weather_model(reading, fields))
@@ -562,8 +547,7 @@ class ClockEngine:
         # declared over by the server's clock.
         events = clearing.advance(to)
         events += self.enforcement.advance(to)
-        events += self._cold(self.cold.advance(to))
-        events += [_finding(f"permit:{p}", f) for p, f in self.cold.work_findings(to)]
+        events += self.cold_entries.advance(to)
         events += self.street.advance(to)
         events += self.inspections.advance(to)
         return events
@@ -663,92 +647,15 @@ class ClockEngine:
         self.__dict__.update(fresh.__dict__)
         return True
 
-    # -- cold weather: pours and permits staff record ----------------------------
+    # -- cold weather: pours and permits staff record (``cold_entries``) ---------------
 
     @handles(RecordPour)
     def _record_pour(self, action: RecordPour) -> list[Event]:
-        detail = action.detail
-        if action.target in self.cold.keep_off:
-            raise ValueError(f"pour {action.target!r} is already recorded")
-        at = detail.at
-        frontage = self._known_frontage(detail.frontage)
-        site = detail.site or (self._site_of[frontage] if frontage else None)
-        if site not in self.cold.subgrade:
-            known = ", ".join(self.cold.subgrade) or "none"
-            raise ValueError(f"a pour needs a known site (one of {known}), not {site!r}")
-        assert site is not None  # every known site is a name
-        forecast = [ForecastPoint(p.at, p.temp_f) for p in detail.forecast]
-        location = detail.location or site
-        pour = Pour(action.target, detail.kind, at, location, site, frontage)
-        events = self._cold(self.cold.record_pour(pour, who=action.who))
-        if detail.kind == "sidewalk":
-            # § 370-5 (9) judges the pour at its own instant (event time): the probes'
-            # reading as of the pour, however late the pour is entered, and the forecast given.
-            temp, frozen = self.cold.subgrade_at(site, at)
-            decision = pour_window(at, forecast, temp, self.profile, subgrade_is_frozen=frozen)
-            events += [_finding(f"pour:{pour.id}", f) for f in decision.reasons]
-        return events
+        return self.cold_entries.record_pour(action)
 
     @handles(RecordPermit)
     def _record_permit(self, action: RecordPermit) -> list[Event]:
-        detail = action.detail
-        opened_at = detail.opened_at
-        approved_at = detail.approved_at or opened_at
-        held = self.cold.permits.get(action.target)
-        if held is not None and detail.renewals == held.permit.renewals:
-            return self._permit_work(action)  # the work's dates, entered as they happen
-        if held is not None and detail.renewals < held.permit.renewals:
-            raise ValueError(
-                f"permit {action.target!r} is already recorded; a renewal must raise renewals"
-            )
-        frontage = self._known_frontage(detail.frontage)
-        permit = StreetOpeningPermit(
-            action.target, detail.street, approved_at, detail.renewals, frontage
-        )
-        # A renewal is granted when it is recorded; a first entry runs from its approval.
-        at = action.at if held is not None else None
-        events = self._cold(self.cold.record_permit(permit, at=at, who=action.who))
-        if held is not None:  # a renewal may bring the work's dates too
-            return events + self._permit_work(action, renewal=True)
-        opening = _opening(action.target, detail, permit)
-        self.cold.record_work(permit.id, opening)
-        findings = street_opening_check(opening, self.profile, opened_at, _repaved(detail))
-        # Entered after a deadline passed (the engine's time is on): found now.
-        findings += work_check(opening, self.profile, self.now or opened_at)
-        return events + [
-            _finding(f"permit:{permit.id}", f) for f in self.cold.first_found(permit.id, findings)
-        ]
-
-    def _permit_work(self, action: RecordPermit, *, renewal: bool = False) -> list[Event]:
-        """§§ 370-7 B, F, G, H, I: dates entered for a recorded permit's work and notices
-        (the same permit, street and opening); what they show late is a finding now."""
-        held = self.cold.permits[action.target]
-        detail = action.detail
-        # A permit held from before its work was kept: the opening as this entry gives it.
-        previous = held.opening or _opening(action.target, detail, held.permit)
-        if (detail.street, detail.opened_at) != (
-            previous.segment, previous.starts_at,
-        ):  # fmt: skip
-            if renewal:
-                return []  # renewed as entered; its work is the recorded opening's
-            raise ValueError(
-                f"permit {action.target!r} is already recorded for another street or opening; "
-                "a renewal must raise renewals"
-            )
-        given = detail.model_dump(exclude_unset=True)
-        changes = {mine: given[theirs] for mine, theirs in _WORK_FIELDS.items() if theirs in given}
-        if not changes:
-            if renewal:
-                return []
-            raise ValueError(f"permit {action.target!r} is already recorded; nothing new given")
-        opening = replace(previous, **changes)
-        self.cold.record_work(action.target, opening)
-        now = self.now or action.at
-        findings = street_opening_check(opening, self.profile, now, _repaved(detail))
-        return [
-            _finding(f"permit:{action.target}", f)
-            for f in self.cold.first_found(action.target, findings)
-        ]
+        return self.cold_entries.record_permit(action, self.now)
 
     def _known_frontage(self, frontage: str | None) -> str | None:
         if frontage is None:
@@ -756,25 +663,6 @@ class ClockEngine:
         if frontage not in self.clocks:
             raise ValueError(f"unknown frontage {frontage!r}")
         return frontage
-
-    def _cold(self, transitions: list[Transition]) -> list[Event]:
-        """Name the frontages whose case records carry each cold-weather transition."""
-        return [
-            replace(t, detail={**t.detail, "frontages": self._cold_frontages(t)})
-            for t in transitions
-        ]
-
-    def _cold_frontages(self, t: Transition) -> list[str]:
-        if t.clock == FROZEN_SUBGRADE:
-            return list(self._site_frontages.get(t.frontage, []))
-        if t.clock == KEEP_OFF:
-            pour = self.cold.keep_off[t.frontage].pour
-            if pour.frontage:
-                return [pour.frontage]
-            return list(self._site_frontages.get(pour.site or "", []))
-        permit = self.cold.permits[t.frontage].permit
-        return [permit.frontage] if permit.frontage else []
-
 
     # -- person actions, by kind (``HANDLERS``) ------------------------------------
 
@@ -955,34 +843,3 @@ class ClockEngine:
         known = self._known_frontage(frontage)
         assert known is not None
         return known
-
-
-
-# An opening's field, and the permit entry's that gives it (the work and the notices).
-_WORK_FIELDS = {
-    "permit_applied_at": "applied_at", "board_found_essential": "essential",
-    "pavement_removed": "pavement_removed", "cold_mix_on": "cold_mix_on",
-    "permanent_pavement_on": "permanent_pavement_on",
-    "repaving_notice_on": "repaving_notice_on", "work_completed_on": "work_completed_on",
-    "dpw_notified_at": "dpw_notified_at", "parties_notified_at": "parties_notified_at",
-    "backfill_at": "backfill_at", "backfill_notified_at": "backfill_notified_at",
-    "utility_loss_at": "utility_loss_at", "utility_loss_notified_at": "utility_loss_notified_at",
-}  # fmt: skip
-
-
-def _opening(target: str, detail: PermitDetail, permit: StreetOpeningPermit) -> Excavation:
-    """The opening a permit entry records, with the work's dates and notices given so far."""
-    given = {mine: getattr(detail, theirs) for mine, theirs in _WORK_FIELDS.items()}
-    return Excavation(target, detail.street, detail.opened_at, detail.emergency, permit, **given)
-
-
-def _repaved(detail: PermitDetail) -> list[Repaving]:
-    """§ 370-7 I: the street's last repaving, as the permit entry gives it."""
-    on = detail.street_repaved_on
-    return [] if on is None else [Repaving(detail.street, on)]
-
-
-def _finding(subject: str, f: Finding) -> RuleFinding:
-    return RuleFinding(
-        subject, f.rule, f.citation, f.severity, f.message, f.at, f.unconfirmed, f.notes
-    )
