@@ -15,7 +15,7 @@ from datetime import timedelta
 
 import pytest
 
-from sidewalk.core.profile import load_profile
+from sidewalk.core.profile import Rule, load_profile
 from sidewalk.storage.cases import Cause, RuleUse
 from tests.dashboard.conftest import ARTIFACTS, CHROMIUM, Dashboard
 from tests.dashboard.test_browser import fresh_page, no_sideways_scroll
@@ -42,6 +42,7 @@ def desk(dashboard: Dashboard) -> Dashboard:
     pole = cases.registry.get_device(POLE)
     cases.registry.upsert_device(POLE, pole.site, label=POLE_NAME, who="test")
     rule = dict(load_profile().rules())[DEPOSIT]
+    assert isinstance(rule, Rule)
     clock = cases.clocks.open(
         "main-st-101", "inspection", "notice_period", end - timedelta(hours=1),
         Cause(kind="person", ts=int(end.timestamp() * 1000) - 3_600_000, who="Officer Quinn"),
