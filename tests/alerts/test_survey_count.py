@@ -35,8 +35,10 @@ def test_a_high_share_of_an_incomplete_survey_is_not_a_replacement(
     assert "8 of 8 measured sidewalk blocks" in text
     assert "Blocks measured: 8 of an unknown number of blocks" in text
     assert "(survey incomplete)" in text
-    assert "property record main-101: 10 blocks (recorded block count)" in text
-    assert "property record main-103: not known" in text
+    # Each frontage named by its address (main-103 is not in the issuer's registry).
+    assert "101 Main St: 10 blocks (recorded block count)" in text
+    assert "another frontage of the owner's: not known" in text
+    assert "main-10" not in text
     assert "The number of blocks along all of your sidewalk is not yet known" in text
     assert "defective blocks reach 80% of them" in text
     assert "entire sidewalk is not required" not in text

@@ -98,13 +98,14 @@ def test_the_notice_says_how_the_owners_total_was_counted(
     text = " ".join(str(notice.body_text).split())
     assert "Blocks measured: 6 of an unknown number of blocks" in text
     assert "(survey incomplete)" in text
-    assert f"property record {FRONTAGES[1]}: 3 blocks (recorded block count)" in text
+    assert "103 Main St: 3 blocks (recorded block count)" in text
     assert (
-        f"property record {FRONTAGES[0]}: {spaced.blocks} blocks"
+        f"101 Main St: {spaced.blocks} blocks"
         " (frontage length 66.0 ft / measured"
         f" joint spacing {spaced.spacing_ft:.1f} ft, 2 joints)"
     ) in text
-    assert f"property record {FRONTAGES[3]}: not known" in text
+    assert "107 Main St: not known" in text
+    assert not any(f in text for f in FRONTAGES)  # addresses, never record ids
     assert "The number of blocks along all of your sidewalk is not yet known" in text
     # The fault is still 1 in: the notice's measured value agrees with the file.
     assert any(abs(d["measured_mm"] - MM_PER_INCH) < 1.6 for d in notice.detail["defects"])
