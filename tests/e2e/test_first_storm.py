@@ -135,8 +135,6 @@ def test_live_runner_fires_the_exact_deadline_from_the_scheduler(
         decision_grace=timedelta(0),
         evidence_wait=timedelta(0),  # decide at the deadline itself, on what the camera sent
     )
-    for detector in runner.engine.detectors.values():
-        detector.params = runner.engine.params
     runner.start()
     try:
         publisher = MqttClient(

@@ -160,7 +160,6 @@ class ClearingClocks:
         enforcement: Enforcement,
     ) -> None:
         self.profile = profile
-        self.params = params
         self.enforcement = enforcement
         self.clocks = {f: ClearingClock(f) for f in sorted(weather_device)}
         self.weather_device = dict(weather_device)
@@ -183,12 +182,25 @@ class ClearingClocks:
         # time and readings pass the other clocks by (``track`` keeps it true).
         self.awaiting: dict[str, datetime] = {}
         self.awaiting_from: datetime | None = None
+        self.retune(params)
+
+    def retune(self, params: DetectionParams) -> None:
+        """Use ``params`` from now on: in every detector, the decision's grace and wait,
+        and the horizon of the pavement temperatures kept (a clock's grace or wait set
+        only on the detectors would leave its decision on the old ones)."""
+        self.params = params
+        for detector in self.detectors.values():
+            detector.params = params
         # How long a pole's pavement temperatures are kept (``keep_surface_temp``).
         self._surface_horizon = (
-            profile.snow_and_ice.clearing_deadline.duration
+            self.profile.snow_and_ice.clearing_deadline.duration
             + params.evidence_wait
             + 2 * params.evidence_max_age
         )
+        # The first instant each waiting clock can be decided moves with the grace.
+        self.awaiting, self.awaiting_from = {}, None
+        for clock in self.clocks.values():
+            self.track(clock)
 
     # -- readings --------------------------------------------------------------------
 

@@ -236,7 +236,7 @@ class ClockEngine:
         clocks; by default every frontage's weather pole is a probe of its site."""
         self.profile = profile
         self._probes_given = None if probes is None else dict(probes)
-        self.params = params or DetectionParams()
+        self._params = params or DetectionParams()
         self.now: datetime | None = None
         self._spec = {f.id: f for f in frontages}
         self.enforcement = Enforcement(profile)
@@ -245,7 +245,7 @@ class ClockEngine:
             profile,
             {f.id: f.weather_device for f in frontages},
             frozenset(f.id for f in frontages if not f.watched),
-            self.params,
+            self._params,
             self.enforcement,
         )
         # Saved with the state, so a restart applies each person's action exactly once.
@@ -266,6 +266,16 @@ class ClockEngine:
         self._last_time: tuple[int, datetime] | None = None
 
     # The clearing clocks' state, as the engine has always shown it.
+
+    @property
+    def params(self) -> DetectionParams:
+        """The snowfall detection and decision parameters, one set for every clock."""
+        return self._params
+
+    @params.setter
+    def params(self, params: DetectionParams) -> None:
+        self._params = params
+        self.clearing.retune(params)
 
     @property
     def clocks(self) -> dict[str, ClearingClock]:
