@@ -1177,8 +1177,8 @@ THEIRS = (
 # The pages where a pole's id is the IT person's word: beside its name, as set up on it,
 # and alone for a pole that knocks unregistered.
 POLE_ID_PAGES = ("dashboard page #devices ", "dashboard page #poles ")
-# Found by this test and left to the helpers who own those pages (issue 27), each
-# asserted still there so that its fix removes it from here: (document, words found).
+# Found by this test and left to the engineers who own those pages, each asserted
+# still there so that its fix removes it from here: (document, words found).
 KNOWN: tuple[tuple[str, str], ...] = ()
 
 
