@@ -105,7 +105,7 @@ class LiveRun:
 def run_live(tmp_path: Path, arrivals: list[Arrival], policy: TimePolicy | None) -> LiveRun:
     """The storm into a live-mode runner, each reading arriving at its true time.
 
-    Messages go through the runner's own path from the broker (``_admit``: parse,
+    Messages go through the runner's own path from the broker (``_admit_many``: parse,
     gate; ``_handle_many``: engine, record); its scheduler's ticks are ``advance``.
     """
     tmp_path.mkdir(parents=True, exist_ok=True)
@@ -120,9 +120,8 @@ def run_live(tmp_path: Path, arrivals: list[Arrival], policy: TimePolicy | None)
     for i, (true_at, reading) in enumerate(arrivals):
         clock.at = max(clock.at, true_at + timedelta(seconds=20))
         topic = topic_for(SITE, reading.device, reading.stream)
-        admitted = runner._admit(MqttMessage(topic, reading.to_json(), 1, False, i))
-        if admitted is not None:
-            runner._handle_many([admitted])
+        message = MqttMessage(topic, reading.to_json(), 1, False, i)
+        runner._handle_many(runner._admit_many([message]))
         if i % 12 == 0:  # the scheduler's tick: every half hour of the storm
             runner.advance(clock.at)
     end = load_scenario("first-storm").scenario.end.astimezone(UTC)

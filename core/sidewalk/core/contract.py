@@ -280,6 +280,16 @@ def span_words(ms: int) -> str:
     return f"{seconds} s"
 
 
+def stamp_words(ts_ms: int) -> str:
+    """An event time for a log line: UTC as a person reads it, then the epoch ms
+    the pole sent ("2026-12-11 22:00:00 UTC (ts 1765490400000)")."""
+    try:
+        at = datetime.fromtimestamp(ts_ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, OSError, ValueError):
+        at = "beyond any date"
+    return f"{at} (ts {ts_ms})"
+
+
 @dataclass(frozen=True, slots=True)
 class TimePolicy:
     """When a reading's event time is implausible (ingest and analytics judge alike).
@@ -310,8 +320,9 @@ class TimePolicy:
       ``max_hold_ms`` of its receipt it is quarantined (``judge_expired``: it
       was not stamped as it arrived, nor did its pole confirm it), so a
       reading nothing can judge never moves a deadline. A held reading moves
-      no clock. A caller that does not hold (the analytics gate) accepts it;
-      then a reading "stepped back" from it but in line with the accepted
+      no clock. Analytics' gate holds alike (``ReadingGate.admit_batch``). A
+      caller that does not hold (a rebuild from the stored readings) accepts
+      it; then a reading "stepped back" from it but in line with the accepted
       reading before it (``before_ts``) is judged by that one, so the good
       readings after the outlier are still kept.
     * still behind: once a pole's clock has stepped back, its seq space is
