@@ -88,7 +88,7 @@ from sidewalk.analytics.defects import (
 from sidewalk.analytics.defects.fiducial import FiducialLimits, find_ground_frame
 from sidewalk.analytics.defects.io import read_crackforest_mask, read_image
 from sidewalk.analytics.defects.results import EdgeType
-from sidewalk.analytics.defects.synthetic import (
+from sidewalk.testkit.defect_scenes import (
     RENDER_DEPTH_PARAMS,
     MarkerPlacement,
     _project,
@@ -105,7 +105,7 @@ from sidewalk.analytics.defects.synthetic import (
     survey_photo_camera,
     walk_width_photo_camera,
 )
-from sidewalk.analytics.defects.truth import pair_joints, pair_spalls, true_gap_at
+from sidewalk.testkit.defect_truth import pair_joints, pair_spalls, true_gap_at
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench.joint_photos
 

@@ -30,7 +30,7 @@ from sidewalk.analytics.defects import (
     measure_laser_profile,
     measure_photo,
 )
-from sidewalk.analytics.defects.synthetic import (
+from sidewalk.testkit.defect_scenes import (
     SidewalkScene,
     depth_survey_camera,
     laser_pair_survey_rig,

@@ -1,5 +1,5 @@
 """Depth maps of one sidewalk joint from a ray caster of its own (it shares
-nothing with ``sidewalk.analytics.defects.synthetic``).
+nothing with ``sidewalk.testkit.defect_scenes``).
 
 Two slabs (each its own gently sloped plane, one faulted up or down against
 the other) meet at a straight joint of known width: two vertical walls and a

@@ -36,12 +36,12 @@ from hypothesis import strategies as st
 
 from sidewalk.analytics.defects import CameraCalibration, DepthIntrinsics, InputProblem
 from sidewalk.analytics.defects.io import ImageFailure, inspect_depth_maps, inspect_photos
-from sidewalk.analytics.defects.synthetic import depth_survey_camera, random_scene
 from sidewalk.core.config import ConfigError, load_settings
 from sidewalk.core.mqtt import MqttMessage
 from sidewalk.core.profile import ProfileError, parse_profile
 from sidewalk.edge.config import EdgeConfigError, load_edge_settings
 from sidewalk.ingest.validate import Rejected, classify
+from sidewalk.testkit.defect_scenes import depth_survey_camera, random_scene
 from tests.fuzz.images import image_inputs
 from tests.fuzz.payloads import (
     DEVICE,

@@ -1,5 +1,5 @@
 """Phone photos of a sidewalk joint with a 100 mm ArUco survey marker, from a
-renderer of its own (it shares nothing with ``sidewalk.analytics.defects.synthetic``).
+renderer of its own (it shares nothing with ``sidewalk.testkit.defect_scenes``).
 
 Each photo is traced per pixel: every (supersampled) image pixel's ray is cut
 with the walk plane and the walk's appearance is evaluated there: two

@@ -44,8 +44,11 @@ class Component:
 
     @property
     def declared(self) -> set[str]:
-        """The distributions its ``pyproject.toml`` depends on."""
-        return {requirement_name(r) for r in self.project.get("dependencies", [])}
+        """The distributions its ``pyproject.toml`` depends on, its extras' included
+        (an extra's import is a deferred one that only its feature makes)."""
+        extras = self.project.get("optional-dependencies", {}).values()
+        wanted = [*self.project.get("dependencies", []), *(r for e in extras for r in e)]
+        return {requirement_name(r) for r in wanted}
 
     def modules(self) -> Iterator[Path]:
         yield from sorted((self.path / "sidewalk").rglob("*.py"))

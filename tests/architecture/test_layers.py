@@ -52,7 +52,7 @@ def lint(python_path: list[Path] | None = None) -> subprocess.CompletedProcess[s
 
 def verdicts(output: str) -> dict[str, str]:
     """Contract name → KEPT or BROKEN, from the report."""
-    found = re.findall(r"^(.+?) (KEPT|BROKEN)$", output, re.M)
+    found = re.findall(r"^(.+?) (KEPT|BROKEN)(?: \(\d+ ignored imports?\))?$", output, re.M)
     return {name.strip(): verdict for name, verdict in found}
 
 

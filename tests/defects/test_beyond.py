@@ -20,7 +20,7 @@ from sidewalk.analytics.defects import (
     measure_depth_map,
     measure_photo,
 )
-from sidewalk.analytics.defects.synthetic import (
+from sidewalk.testkit.defect_scenes import (
     RENDER_DEPTH_PARAMS,
     Camera,
     SidewalkScene,
@@ -32,7 +32,7 @@ from sidewalk.analytics.defects.synthetic import (
     render_photo,
     survey_photo_camera,
 )
-from sidewalk.analytics.defects.truth import pair_joints
+from sidewalk.testkit.defect_truth import pair_joints
 
 
 def _intrinsics(cam: Camera) -> DepthIntrinsics:

@@ -20,7 +20,7 @@ from sidewalk.analytics.defects import (
     measure_depth_map,
 )
 from sidewalk.analytics.defects.results import SurfaceInspection
-from sidewalk.analytics.defects.synthetic import (
+from sidewalk.testkit.defect_scenes import (
     RENDER_DEPTH_PARAMS,
     Camera,
     SidewalkScene,
@@ -30,7 +30,7 @@ from sidewalk.analytics.defects.synthetic import (
     random_scene,
     render_depth,
 )
-from sidewalk.analytics.defects.truth import pair_joints, pair_spalls
+from sidewalk.testkit.defect_truth import pair_joints, pair_spalls
 
 TARGET_MM = 1.5875  # 1/16 in
 

@@ -21,7 +21,7 @@ from sidewalk.analytics.defects.io import (
     read_depth_png,
     read_image,
 )
-from sidewalk.analytics.defects.synthetic import depth_survey_camera, random_scene, render_depth
+from sidewalk.testkit.defect_scenes import depth_survey_camera, random_scene, render_depth
 
 
 def test_batch_reports_each_bad_file_and_goes_on() -> None:

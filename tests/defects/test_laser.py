@@ -17,7 +17,8 @@ from sidewalk.analytics.defects import (
     measure_laser_profile,
 )
 from sidewalk.analytics.defects.laser import LaserParams, _split_halves, _stripe_image
-from sidewalk.analytics.defects.synthetic import (
+from sidewalk.analytics.inspect import load_laser_rig
+from sidewalk.testkit.defect_scenes import (
     Camera,
     SidewalkScene,
     laser_pair_survey_rig,
@@ -25,8 +26,7 @@ from sidewalk.analytics.defects.synthetic import (
     random_scene,
     render_laser,
 )
-from sidewalk.analytics.defects.truth import true_gap_at
-from sidewalk.analytics.inspect import load_laser_rig
+from sidewalk.testkit.defect_truth import true_gap_at
 
 TARGET = MM_PER_INCH / 16
 

@@ -18,7 +18,7 @@ from sidewalk.analytics.defects import (
     measure_photo,
 )
 from sidewalk.analytics.defects.results import EdgeType
-from sidewalk.analytics.defects.synthetic import (
+from sidewalk.testkit.defect_scenes import (
     Camera,
     MarkerPlacement,
     SidewalkScene,

@@ -16,13 +16,13 @@ import pytest
 from typer.testing import CliRunner
 
 from sidewalk.analytics.defects import CameraCalibration, FiducialSpec
-from sidewalk.analytics.defects.synthetic import _project, look_down_camera
 from sidewalk.analytics.inspect import measure_files
 from sidewalk.analytics.reinspect import remeasure
 from sidewalk.cli.inspect import inspect_app
 from sidewalk.core.profile import Profile, load_profile
 from sidewalk.storage.cases import CaseStore
 from sidewalk.storage.evidence import EvidenceStore
+from sidewalk.testkit.defect_scenes import _project, look_down_camera
 
 from .test_several_markers import _markers, _photo
 

@@ -28,14 +28,14 @@ from sidewalk.analytics.defects.photo import (
     measure_photo,
 )
 from sidewalk.analytics.defects.results import CrackTrace, EdgeType
-from sidewalk.analytics.defects.synthetic import (
+from sidewalk.analytics.survey import failure_words
+from sidewalk.testkit.defect_scenes import (
     Camera,
     MarkerPlacement,
     _project,
     look_down_camera,
     make_marker_image,
 )
-from sidewalk.analytics.survey import failure_words
 
 SIDE = 100.0
 # Three loose markers about 35-45 px across: each below the one-marker floor (60 px).

@@ -16,7 +16,7 @@ from sidewalk.analytics.defects import (
     measure_walk_width,
 )
 from sidewalk.analytics.defects.fiducial import FiducialLimits, find_ground_frame
-from sidewalk.analytics.defects.synthetic import (
+from sidewalk.testkit.defect_scenes import (
     ground_footprint,
     place_marker,
     random_scene,

@@ -31,15 +31,15 @@ from sidewalk.analytics.defects.io import (
     read_depth_png,
     read_image,
 )
-from sidewalk.analytics.defects.synthetic import (
+from sidewalk.core.profile import load_profile
+from sidewalk.storage.cases import CaseStore
+from sidewalk.storage.evidence import EvidenceStore
+from sidewalk.testkit.defect_scenes import (
     depth_survey_camera,
     random_scene,
     render_depth,
     survey_photo_camera,
 )
-from sidewalk.core.profile import load_profile
-from sidewalk.storage.cases import CaseStore
-from sidewalk.storage.evidence import EvidenceStore
 from tests.fuzz.images import image_inputs, jpeg_header, png_header
 from tests.inspect.conftest import seed_owner
 

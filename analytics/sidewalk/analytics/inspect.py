@@ -523,7 +523,7 @@ def write_demo_scene(out_dir: Path, *, fault_mm: float = 25.4, seed: int = 11) -
     paths by name.
     """
     # Deferred: the synthetic renderer is for demo scenes only, never a real survey.
-    from sidewalk.analytics.defects.synthetic import (
+    from sidewalk.testkit.defect_scenes import (
         depth_survey_camera,
         laser_pair_survey_rig,
         place_marker,

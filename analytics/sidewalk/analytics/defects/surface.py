@@ -57,7 +57,7 @@ class SurfaceParams:
     # gap_fattening_mm: 1.0 and 0.5 mm, fitted on the training seeds 0-59 of
     # bench/depth_scenes.py (a pixel returns the nearest of its 4 x 4 rays;
     # range noise 0.5-2.5 mm). A sensor that spreads the nearer surface
-    # differently sets its own (synthetic.RENDER_DEPTH_PARAMS).
+    # differently sets its own (sidewalk.testkit.defect_scenes.RENDER_DEPTH_PARAMS).
     gap_fattening_mm: float = 0.5
     gap_fattening_px: float = 1.0
     # Gap sigma beyond the stations' scatter (what is left of the edge bias

@@ -22,8 +22,8 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from .results import EdgeType
-from .surface import SurfaceParams
+from sidewalk.analytics.defects.results import EdgeType
+from sidewalk.analytics.defects.surface import SurfaceParams
 
 F64 = NDArray[np.float64]
 

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .results import EdgeType, JointMeasurement, SpallMeasurement
-from .synthetic import Camera, JointTruth, SidewalkScene, SpallTruth
+from sidewalk.analytics.defects.results import EdgeType, JointMeasurement, SpallMeasurement
+
+from .defect_scenes import Camera, JointTruth, SidewalkScene, SpallTruth
 
 
 @dataclass(frozen=True, slots=True)
