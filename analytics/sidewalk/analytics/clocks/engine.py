@@ -18,9 +18,11 @@ The clocks themselves live in a module each:
   street openings (``permits``), with the pours and permits staff record
   (``cold_entries``);
 * § 370-8 obstructions, § 370-9 street privilege and § 144-17 sweeping:
-  ``obstructions.StreetClocks``;
+  ``obstructions.StreetClocks``, with what staff record for them
+  (``street_entries``);
 * the inspector-entered rules (§ 370-10 C, § 370-11 C, § 370-14, §§ 144-11,
-  144-12 B, C): ``inspections.InspectionClocks``.
+  144-12 B, C): ``inspections.InspectionClocks``, with the findings inspectors
+  enter (``inspection_entries``).
 
 A person's action goes to its handler by its type (``HANDLERS``, one entry per
 action kind; ``handles`` registers one).
@@ -82,20 +84,10 @@ from sidewalk.analytics.clocks.enforcement import (
 from sidewalk.analytics.clocks.events import Event
 from sidewalk.analytics.clocks.gate import GateState, ReadingGate
 from sidewalk.analytics.clocks.ice import SurfaceTemp
-from sidewalk.analytics.clocks.inspections import (
-    Inspection,
-    InspectionClocks,
-    InspectionRule,
-    InspectionStateSnapshot,
-)
-from sidewalk.analytics.clocks.obstructions import (
-    MaterialsAuthorization,
-    Obstruction,
-    StreetClocks,
-    StreetPrivilegePermit,
-    StreetState,
-    SweepingIncident,
-)
+from sidewalk.analytics.clocks.inspection_entries import InspectionEntries
+from sidewalk.analytics.clocks.inspections import InspectionClocks, InspectionStateSnapshot
+from sidewalk.analytics.clocks.obstructions import StreetClocks, StreetState
+from sidewalk.analytics.clocks.street_entries import StreetEntries
 from sidewalk.core.clock import require_aware
 from sidewalk.core.contract import AnyReading, SnowMeasurement, WeatherReading
 from sidewalk.core.profile import Profile
@@ -260,6 +252,9 @@ class ClockEngine:
         )
         self.street = StreetClocks(profile)
         self.inspections = InspectionClocks(profile)
+        # What staff and inspectors record for them, checked against the frontages.
+        self.street_entries = StreetEntries(self.street, self.cold, self._spec)
+        self.inspection_entries = InspectionEntries(self.inspections, self._spec)
         # Applied by the live runner before ``observe`` (saved with the state).
         self.gate = ReadingGate()
         # The last reading's ts and event time: readings come many to a timestamp.
@@ -667,13 +662,6 @@ class ClockEngine:
     def _record_permit(self, action: RecordPermit) -> list[Event]:
         return self.cold_entries.record_permit(action, self.now)
 
-    def _known_frontage(self, frontage: str | None) -> str | None:
-        if frontage is None:
-            return None
-        if frontage not in self.clocks:
-            raise ValueError(f"unknown frontage {frontage!r}")
-        return frontage
-
     # -- person actions, by kind (``HANDLERS``) ------------------------------------
 
     # § 370-10 A (``clearing``)
@@ -704,152 +692,58 @@ class ClockEngine:
                 self.enforcement.open_billing(action.target, frontage, section, at)
         return self.enforcement.act(action)
 
-    # -- obstructions (§ 370-8), street sweeping (§ 144-17), street privilege (§ 370-9) --
+    # -- obstructions (§ 370-8), street sweeping (§ 144-17), street privilege (§ 370-9):
+    # ``street_entries`` --
 
     @handles(RecordMaterialsAuthorization)
     def _record_authorization(self, action: RecordMaterialsAuthorization) -> list[Event]:
-        auth = action.detail
-        frontage = self._required_frontage(auth.frontage)
-        return list(
-            self.street.record_authorization(
-                MaterialsAuthorization(
-                    action.target, frontage, auth.authorized_from, auth.authorized_until,
-                    by=auth.by or action.who, location=auth.location or frontage,
-                )
-            )
-        )  # fmt: skip
+        return self.street_entries.record_authorization(action)
 
     @handles(StreetPrivilegeInspected)
     def _privilege_inspected(self, action: StreetPrivilegeInspected) -> list[Event]:
-        seen = action.detail
-        return list(
-            self.street.privilege_inspected(
-                action.target, action.at, action.cause, present=seen.present,
-                temporary_walk_width_mm=seen.temporary_walk_width_mm,
-                street_width_mm=seen.street_width_mm,
-                street_occupied_mm=seen.street_occupied_mm,
-            )
-        )  # fmt: skip
+        return self.street_entries.privilege_inspected(action)
 
     @handles(ObstructionNoticeDelivered)
     def _obstruction_notice_delivered(self, action: ObstructionNoticeDelivered) -> list[Event]:
-        return list(self.street.notice_delivered(action.target, action.at, action.cause))
+        return self.street_entries.notice_delivered(action)
 
     @handles(ObstructionRemoved)
     def _obstruction_removed(self, action: ObstructionRemoved) -> list[Event]:
-        return list(self.street.removed(action.target, action.at, action.cause))
+        return self.street_entries.removed(action)
 
     @handles(SweepingDone)
     def _sweeping_done(self, action: SweepingDone) -> list[Event]:
-        return list(self.street.swept(action.target, action.at, action.cause))
+        return self.street_entries.swept(action)
+
+    @handles(RecordObstruction)
+    def _record_obstruction(self, action: RecordObstruction) -> list[Event]:
+        return self.street_entries.record_obstruction(action)
+
+    @handles(RecordSweepingIncident)
+    def _record_sweeping(self, action: RecordSweepingIncident) -> list[Event]:
+        return self.street_entries.record_sweeping(action)
+
+    @handles(RecordStreetPrivilege)
+    def _record_privilege(self, action: RecordStreetPrivilege) -> list[Event]:
+        return self.street_entries.record_privilege(action)
 
     # -- the inspector-entered rules (§ 370-10 C, § 370-11 C, § 370-14, §§ 144-11,
-    # 144-12 B, C: ``inspections``)
+    # 144-12 B, C: ``inspection_entries``)
 
     @handles(RecordInspectionFinding)
     def _record_finding(self, action: RecordInspectionFinding) -> list[Event]:
-        found = action.detail
-        frontage = self._required_frontage(found.frontage)
-        inspection = Inspection(
-            action.target, found.rule, found.location or frontage,
-            found.observed_at or action.at, found.description or "",
-            onto=found.onto, from_own_walk=found.from_own_walk,
-            may_deposit=self._spec[frontage].may_deposit_on_street,
-            fence_height_mm=found.fence_height,
-        )  # fmt: skip
-        return list(self.inspections.record(inspection, frontage, action.cause))
+        return self.inspection_entries.record_finding(action)
 
     @handles(RecordDemolitionCompleted, RecordExcavationOpened)
     def _record_work(
         self, action: RecordDemolitionCompleted | RecordExcavationOpened
     ) -> list[Event]:
-        work = action.detail
-        frontage = self._required_frontage(work.frontage)
-        rule: InspectionRule = (
-            "demolition_fill"
-            if isinstance(action, RecordDemolitionCompleted)
-            else "abandoned_excavation"
-        )
-        inspection = Inspection(
-            action.target, rule, work.location or frontage, work.at,
-            work.description or "", started_at=work.at,
-        )  # fmt: skip
-        return list(self.inspections.record(inspection, frontage, action.cause))
+        return self.inspection_entries.record_work(action)
 
     @handles(InspectionNoticeDelivered)
     def _inspection_notice_delivered(self, action: InspectionNoticeDelivered) -> list[Event]:
-        return list(self.inspections.notice_delivered(action.target, action.at, action.cause))
+        return self.inspection_entries.notice_delivered(action)
 
     @handles(InspectionCorrected)
     def _inspection_corrected(self, action: InspectionCorrected) -> list[Event]:
-        return list(self.inspections.corrected(action.target, action.at, action.cause))
-
-    @handles(RecordObstruction)
-    def _record_obstruction(self, action: RecordObstruction) -> list[Event]:
-        detail = action.detail
-        frontage = self._required_frontage(detail.frontage)
-        observed = detail.observed_at or action.at
-        obstruction = Obstruction(
-            action.target,
-            detail.location or frontage,
-            detail.area,
-            observed,
-            clear_width_mm=detail.clear_width,
-            kind=detail.kind,
-            sidewalk_width_mm=detail.sidewalk_width_mm,
-            street_width_mm=detail.street_width_mm,
-            street_occupied_mm=detail.street_occupied_mm,
-            gutters_clear=detail.gutters_clear,
-            privilege_permit=detail.privilege_permit,
-            opening_permit=detail.opening_permit,
-            materials_authorization=detail.materials_authorization,
-        )
-        opening_valid: bool | None = None
-        if detail.opening_permit is not None:
-            held = self.cold.permits.get(detail.opening_permit)
-            if held is not None:
-                # §§ 370-6/370-7: approved before the sighting and not yet expired.
-                opening_valid = held.expiry.start <= observed < held.expiry.due
-        description = detail.description or ""
-        return list(
-            self.street.observe_obstruction(
-                obstruction, frontage, description, action.cause,
-                commercial=self._spec[frontage].zone == "commercial",
-                opening_permit_valid=opening_valid,
-            )
-        )  # fmt: skip
-
-    @handles(RecordSweepingIncident)
-    def _record_sweeping(self, action: RecordSweepingIncident) -> list[Event]:
-        detail = action.detail
-        frontage = self._required_frontage(detail.frontage)
-        incident = SweepingIncident(
-            action.target, detail.location or frontage, detail.occurred_at or action.at,
-            contractor=detail.contractor, contractor_address=detail.contractor_address,
-        )  # fmt: skip
-        description = detail.description or ""
-        return list(self.street.record_sweeping(incident, frontage, description, action.cause))
-
-    @handles(RecordStreetPrivilege)
-    def _record_privilege(self, action: RecordStreetPrivilege) -> list[Event]:
-        detail = action.detail
-        frontage = self._required_frontage(detail.frontage)
-        permit = StreetPrivilegePermit(
-            action.target,
-            detail.issued_on,
-            earlier_termination_on=detail.earlier_termination_on,
-            temporary_walk_width_mm=detail.temporary_walk_width_mm,
-            street_width_mm=detail.street_width_mm,
-            street_occupied_mm=detail.street_occupied_mm,
-            holder=detail.holder or "",
-            location=detail.location or frontage,
-            placed=detail.placed or "",
-            area=detail.area,
-        )
-        return list(self.street.record_privilege(permit, frontage, action.cause))
-
-    def _required_frontage(self, frontage: str) -> str:
-        """A frontage the case's records hang on: one of this engine's."""
-        known = self._known_frontage(frontage)
-        assert known is not None
-        return known
+        return self.inspection_entries.corrected(action)
