@@ -40,7 +40,7 @@ from sidewalk.core.contract import AnyReading, TimePolicy, WeatherReading, topic
 from sidewalk.core.mqtt import MqttClient, MqttMessage, MqttSettings
 from sidewalk.edge.buffer import ReadingBuffer
 from sidewalk.edge.publisher import Publisher
-from sidewalk.ingest.consumer import IngestConsumer
+from sidewalk.ingest.consumer import DEFAULT_TIME_POLICY, IngestConsumer
 from sidewalk.scenarios import expand, load_scenario, to_readings
 from sidewalk.storage.cases import NoticeRecord
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore
@@ -238,7 +238,7 @@ def server(
     now_ms = None if clock is None else (lambda: to_ms(clock.now()))
     ingest = IngestConsumer(
         store, settings("ingest"), site=SITE, batch_wait_s=0.01, now_ms=now_ms,
-        **({} if policy is None else {"time_policy": policy}),
+        time_policy=policy or DEFAULT_TIME_POLICY,
     )  # fmt: skip
     village = seeded(tmp_path)
     runner = build_analytics(
