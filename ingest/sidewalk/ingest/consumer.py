@@ -47,6 +47,7 @@ from sidewalk.core.contract import (
     Reading,
     StoredWatermark,
     TimePolicy,
+    stamp_words,
     subscription,
     topic_for,
 )
@@ -766,12 +767,21 @@ class IngestConsumer:
             )
         for r in result.quarantined:
             log.warning(
-                "quarantined %s seq %d of %s: implausible time %d",
+                "quarantined %s seq %d of %s: implausible time, stamped %s",
                 r.stream,
                 r.seq,
                 r.device,
-                r.ts,
+                stamp_words(r.ts),
                 extra={"reason": "implausible_time", "device": r.device, "seq": r.seq},
+            )
+        for r in result.held:
+            log.warning(
+                "held %s seq %d of %s for the pole's next reading: stamped %s",
+                r.stream,
+                r.seq,
+                r.device,
+                stamp_words(r.ts),
+                extra={"reason": "held", "device": r.device, "seq": r.seq},
             )
         for gap in result.gaps_opened:
             log.log(
