@@ -315,6 +315,13 @@ def test_the_clerk_records_the_bills_receipt_on_its_page_and_the_due_date_follow
     # G: payable within 10 calendar days from receipt: Dec 14 + 10 = Dec 24.
     expect(page.locator("#toast")).to_contain_text("payable by Thursday, December 24, 2026")
     expect(page.locator("[data-step]").filter(has_text="Owner received the bill")).to_have_count(0)
+    # Once received, only what is left: no service to record, and the receipt, applied to
+    # its case a moment later, shown as done without a reload (as a reload shows it).
+    expect(page.locator("[data-step]")).to_have_count(0)
+    expect(page.locator("#still-to-do")).to_contain_text(f"${TOTAL} is left to pay")
+    expect(page.locator("ol.history li.waiting")).to_have_count(0)
+    received_line = page.locator("ol.history li.done").last
+    expect(received_line).to_have_text(re.compile("Owner received the bill — clerk$"))
     # Its status says so (it said "Ready to serve: not yet served" after the receipt).
     expect(page.locator("#notice-status")).to_have_text(
         "Received by the owner on Monday, December 14, 2026; payable by Thursday, December 24, 2026"
@@ -327,3 +334,43 @@ def test_the_clerk_records_the_bills_receipt_on_its_page_and_the_due_date_follow
     assert errors == []
     clerk = dashboard.login("clerk")
     received(clerk, cases, {"id": bill.id, "number": letter.number})
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed")
+def test_a_bill_paid_in_full_offers_nothing_more_on_its_page(
+    browser_context: BrowserContext, ordered: Dashboard
+) -> None:
+    """After the receipt (the test above): the clerk records the payment in full on the
+    Notices page; the bill's page then offers no step (no service, no receipt) and says, in
+    words, that nothing is left to record, the payment's closing of the case shown as done."""
+    dashboard = ordered
+    cases = dashboard.storm.cases
+    [bill] = cases.bills.list()
+    assert bill.received_at is not None, "run after the receipt test (file order)"
+    [letter] = cases.notices.list(kind="abatement_bill")
+    page, errors = fresh_page(browser_context, dashboard, "clerk", 1366, 900)
+    page.goto(f"{dashboard.url}/#notices")
+    expect(page.locator("body")).to_have_attribute("data-ready", "notices")
+    block = page.locator("div.panel", has_text="Village work at 103 Main St")
+    block.get_by_label("Payment $").fill(TOTAL)
+    block.get_by_role("button", name="Record payment").click()
+    expect(page.locator("#toast")).to_contain_text("Payment recorded")
+    expect(block).to_contain_text("left to pay $0.00 (paid)")
+    page.goto(f"{dashboard.url}/#notice/{letter.number}")
+    expect(page.locator("body")).to_have_attribute("data-ready", "notice")
+    expect(page.locator("#still-to-do")).to_contain_text(
+        "Paid in full: nothing more is to be recorded on this bill."
+    )
+    expect(page.locator("[data-step]")).to_have_count(0)
+    expect(page.locator("#no-steps")).to_have_count(0)
+    expect(page.locator("ol.history li.waiting")).to_have_count(0)
+    expect(page.locator("ol.history")).to_contain_text("Bill paid in full — clerk")
+    plain_words(page)
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert no_sideways_scroll(page)
+    shot(page, "44-bill-paid-390")
+    clerk = dashboard.login("clerk")
+    seen = clerk.get(f"/api/notices/{letter.number}").json()
+    assert seen["steps"] == []
+    assert cases.bills.get(bill.id).status == "paid"
+    assert errors == []

@@ -262,6 +262,9 @@ class NoticeView(BaseModel):
     received_at: str | None
     steps: list[StepView] = Field(description="only the steps valid now, for this account")
     service_methods: list[ChoiceView] = Field(description="ways of serving that count")
+    still_to_do: str | None = Field(
+        default=None, description="a received or settled bill: what is left to do, in words"
+    )
     history: list[HistoryLine]
     entries: list[EntryView] = Field(
         default_factory=list, description="one notice's page: the entries that may be corrected"
@@ -400,6 +403,8 @@ def can_serve(n: NoticeRecord, case: CaseNow | None) -> bool:
     """A rendered notice not yet served; a § 370-10 notice only while its case awaits it."""
     if n.delivered_at is not None or n.body_text is None or n.status == "held":
         return False
+    if n.received_at is not None:  # a bill the owner received: it reached them
+        return False
     if n.kind in CLOCK_FROM_DELIVERY and case is not None:
         return "record_delivery" in case.steps and AWAITS_DELIVERY.get(case.state) == n.kind
     return True
@@ -506,7 +511,7 @@ def history(
             text += ": not applied, it did not fit the case at that time"
         elif a.applied_at is None:
             outcome = "waiting"
-            text += " (being applied)"
+            text += " (recorded; the case is being brought up to date)"
         elif a.id in undone:
             outcome = "undone"
             text += " (undone: see below)"
@@ -532,6 +537,23 @@ def received_words(received: datetime, bill: BillRecord | None, profile: Profile
     return words
 
 
+def still_to_do(n: NoticeRecord, bill: BillRecord | None) -> str | None:
+    """What a clerk can still do on a bill once it is received or settled, in plain words
+    (None for other notices, and for a bill still to be served)."""
+    if n.kind != "abatement_bill" or bill is None:
+        return None
+    if bill.status == "paid":
+        return "Paid in full: nothing more is to be recorded on this bill."
+    if bill.status == "certified":
+        return "Entered on the tax roll: nothing more is to be recorded on this bill."
+    if n.received_at is None:
+        return None
+    return (
+        f"${bill.balance:,.2f} is left to pay. Record a payment under “Village work, costs and"
+        " payments” on the Notices page; the payment in full closes the case."
+    )
+
+
 def notice_view(
     records: NoticeRecords, profile: Profile, n: NoticeRecord, user: User, at: datetime
 ) -> NoticeView:
@@ -542,14 +564,13 @@ def notice_view(
         owner_deadline, note = case_deadline(records, n, violation)
     deliveries = records.deliveries.get(n.id, [])
     actions = records.actions.get(violation.key, []) if violation else []
-    steps = valid_steps(n, case, user, records.bills.get(n.violation_id or 0))
+    bill = records.bills.get(n.violation_id or 0)
+    steps = valid_steps(n, case, user, bill)
     status_words = NOTICE_STATUS.get(n.status, "")
     if n.status == "delivered":
         status_words = served_words(n, deliveries, actions)
     elif n.received_at is not None:  # a bill the owner received (its receipt recorded)
-        status_words = received_words(
-            n.received_at, records.bills.get(n.violation_id or 0), profile
-        )
+        status_words = received_words(n.received_at, bill, profile)
     elif n.status == "rendered" and case is not None and not can_serve(n, case):
         status_words = "Not to be served: its case has moved on"
     view = NoticeView(
@@ -575,6 +596,7 @@ def notice_view(
         delivered_at=iso(n.delivered_at),
         received_at=iso(n.received_at),
         steps=[StepView(kind=s, label=STEP_LABELS[s]) for s in steps],
+        still_to_do=still_to_do(n, bill),
         service_methods=[
             ChoiceView(value=m, label=SERVICE_METHODS[m])
             for m in DELIVERY_METHODS

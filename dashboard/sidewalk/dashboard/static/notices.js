@@ -109,7 +109,8 @@ export async function noticePage(ctx, number) {
         onclick: () => (s.kind === "record_delivery" ? serviceForm(ctx, n, c, work, problem)
           : s.kind === "abatement_done" ? crewDoneForm(ctx, n, s, work, problem) : confirmStep(ctx, n, s, work, problem)),
       }, s.label)))
-    : h("p", { class: "muted", id: "no-steps" }, "Nothing can be recorded on this notice now.");
+    : n.still_to_do ? "" : h("p", { class: "muted", id: "no-steps" }, "Nothing can be recorded on this notice now.");
+  const toDo = n.still_to_do ? h("p", { id: "still-to-do" }, n.still_to_do, " ", h("a", { href: "#notices" }, "Open the Notices page")) : "";
   // The letter is the command line's PDF; it is drawn here only when asked for (it takes a moment).
   const pdf = `/api/notices/${encodeURIComponent(n.number)}/letter.pdf`;
   const preview = h("div", { class: "preview" }, h("button", { type: "button", class: "secondary", id: "show-letter", onclick: () => {
@@ -138,13 +139,21 @@ export async function noticePage(ctx, number) {
             h("dt", {}, "Deadline"), h("dd", { id: "notice-deadline" }, deadlineCell(h, n, c)),
             n.ordinance ? h("dt", {}, "Ordinance") : "", n.ordinance ? h("dd", {}, n.ordinance) : "")),
         h("section", { class: "panel", "aria-labelledby": "do-h" },
-          h("h2", { id: "do-h" }, "What can be recorded now"), steps, problem, work),
+          h("h2", { id: "do-h" }, "What can be recorded now"), toDo, steps, problem, work),
         h("section", { class: "panel", "aria-labelledby": "hist-h" },
           h("h2", { id: "hist-h" }, "History"),
           h("ol", { class: "history" }, ...n.history.map((l) => h("li", { class: l.outcome },
             h("span", { class: "when" }, when(l.at, c.now, c.zone)), " ", l.text, l.who ? ` — ${l.who}` : "")))),
         corrections(ctx, n, c)),
       letter));
+  // An entry just recorded is applied to its case in a moment: read the page again then, so
+  // it shows what a reload would (not while a form is open, nor once another page is shown).
+  if (n.history.some((l) => l.outcome === "waiting")) {
+    const here = window.location.hash;
+    setTimeout(() => {
+      if (window.location.hash === here && !work.childElementCount && document.contains(work)) void ctx.route();
+    }, 700);
+  }
 }
 
 // ---------------------------------------------------------------- corrections
