@@ -160,3 +160,41 @@ def test_a_slow_read_for_a_page_left_never_paints_over_the_next(
     open_page(page, "site")
     expect(page.get_by_label("Pole").locator("option")).to_have_text([POLE_NAME])
     assert errors == []
+
+
+def test_a_clock_that_comes_live_is_drawn_as_a_reload_draws_it(
+    browser_context: BrowserContext, desk: Dashboard
+) -> None:
+    """A clock started while the Overview is open reaches it over the live event stream:
+    its row carries the "unconfirmed" mark a reload shows (it came unmarked until then)."""
+    cases, end = desk.storm.cases, desk.storm.end
+    # The Board's confirmation in force is again of another period: 24 hours waits for one.
+    cases.confirmations.confirm(
+        DEPOSIT, "48 hours", confirmed_by="Village Board", reference="minutes of 2025",
+        confirmed_at=end - timedelta(days=299), who="test",
+    )  # fmt: skip
+    page, errors = fresh_page(browser_context, desk, "clerk", 1366, 900)
+    open_page(page, "overview")
+    expect(page.locator("#live-status")).to_have_text("live")
+    rule = dict(load_profile().rules())[DEPOSIT]
+    assert isinstance(rule, Rule)
+    cause = Cause(kind="person", ts=int(end.timestamp() * 1000), who="Officer Quinn")
+    clock = cases.clocks.open(
+        "main-st-103", "inspection", "notice_issued", end, cause, citation="§ 370-10 C",
+        rules=[RuleUse.from_rule(DEPOSIT, rule)], key="test/deposit/103-live",
+    )  # fmt: skip
+    assert clock.unconfirmed
+    cases.clocks.record_transition(
+        clock.id, "notice_period", end + timedelta(minutes=1), cause,
+        deadline=end + timedelta(hours=24),
+    )  # fmt: skip
+    row = page.locator(f'#clock-rows tr[data-clock="{clock.id}"]')
+    expect(row).to_have_count(1)
+    expect(row.locator("td").nth(1)).to_contain_text("unconfirmed")
+    live = row.locator("td").all_inner_texts()[:3]
+    open_page(page, "today")
+    open_page(page, "overview")
+    expect(row).to_have_count(1)
+    assert row.locator("td").all_inner_texts()[:3] == live
+    assert "unconfirmed" in live[1]
+    assert errors == []

@@ -5,7 +5,10 @@ dashboard does not hear its events directly. It polls the case records for
 rows newer than the last it saw (two indexed ``MAX(id)`` reads every
 ``poll_s``, 200 ms by default; when they moved, one joined read of the new
 transitions with their clocks and one of the new audit rows, however many:
-a storm's first snow moves every frontage's clock at once) and fans what it
+a storm's first snow moves every frontage's clock at once; then the running clocks
+they name, for their rows in the Overview's clock table: a read each for a few, one
+read of them all past ``FEW_CLOCKS``, and the confirmations when one used a value
+marked unconfirmed) and fans what it
 finds out to every open ``/api/events`` stream. The case records are the one source of truth, so
 nothing a browser sees can differ from what a page reload shows, and the
 same works with SQLite or PostgreSQL and any number of dashboard processes.
@@ -21,11 +24,15 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from sidewalk.dashboard.clock_rows import clock_row
 from sidewalk.dashboard.states import ALERT_ACTIONS, category
-from sidewalk.storage.cases import CaseStore
+from sidewalk.storage.cases import CaseStore, ClockRecord, NotFoundError
 
 log = logging.getLogger(__name__)
 
+
+# Past this many clocks in one poll's batch, the running clocks are read at once.
+FEW_CLOCKS = 20
 
 # An idle stream asks again this often whether its session still holds.
 SESSION_RECHECK_S = 2.0
@@ -78,6 +85,9 @@ class LiveFeed:
         seen_transition, seen_audit = self._marks
         events: list[dict[str, Any]] = []
         transitions, audit = self.cases.pages.live_after(seen_transition, seen_audit)
+        clocks = self._running({t.clock_id for t in transitions if t.active})
+        waiting = any(c.unconfirmed for c in clocks.values())
+        in_force = self.cases.confirmations.in_force() if waiting else {}
         for t in transitions:
             events.append(
                 {
@@ -92,6 +102,13 @@ class LiveFeed:
                     "at": t.at.isoformat(),
                     "deadline": t.deadline.isoformat() if t.deadline else None,
                     "active": t.active,
+                    # The clock's row as the Overview's first read draws it (its address
+                    # from the page's own frontages); None once the clock has closed.
+                    "clock": (
+                        clock_row(clocks[t.clock_id], None, in_force)
+                        if t.clock_id in clocks
+                        else None
+                    ),
                     "cause": t.cause_kind,
                     "detected_ms": _ms(),
                 }
@@ -113,6 +130,19 @@ class LiveFeed:
             seen_audit = a.id
         self._marks = (seen_transition, seen_audit)
         return events
+
+    def _running(self, ids: set[int]) -> dict[int, ClockRecord]:
+        """The running clocks among ``ids``: a read each for a few, one read of every
+        running clock for a storm's batch (its first snow moves every clock at once)."""
+        if len(ids) > FEW_CLOCKS:
+            return {c.id: c for c in self.cases.clocks.list(active_only=True) if c.id in ids}
+        out = {}
+        for ident in ids:
+            with contextlib.suppress(NotFoundError):
+                c = self.cases.clocks.get(ident)
+                if c.active:
+                    out[ident] = c
+        return out
 
     def _publish(self, event: dict[str, Any]) -> None:
         for queue in list(self._subscribers):

@@ -13,8 +13,8 @@ from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field
 from pydantic_core import to_json
 
-from sidewalk.alerts.confirm import still_waiting
 from sidewalk.analytics.clocks.enforcement import ENFORCEMENT
+from sidewalk.dashboard.clock_rows import clock_row
 from sidewalk.dashboard.geometry import frontage_features, generated_rings, generated_streets
 from sidewalk.dashboard.routes.deps import (
     Cases,
@@ -304,19 +304,7 @@ def overview_page_data(
         "categories": {k: {"label": v[0], "color": v[1]} for k, v in CATEGORIES.items()},
         "counts": counts,
         "frontages": frontages,
-        "clocks": [
-            {
-                "id": c.id,
-                "frontage": c.frontage_id,
-                "address": addresses.get(c.frontage_id),
-                "kind": c.kind,
-                "state": c.state,
-                "category": category(c.state),
-                "deadline": iso(c.deadline),
-                "unconfirmed": c.unconfirmed and bool(still_waiting(c.rules, in_force)),
-            }
-            for c in active
-        ],
+        "clocks": [clock_row(c, addresses.get(c.frontage_id), in_force) for c in active],
         "alerts": [
             {
                 "id": a.id,

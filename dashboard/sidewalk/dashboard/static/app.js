@@ -252,8 +252,9 @@ function applyTransition(e) {
   const i = o.clocks.findIndex((c) => c.id === e.clock_id);
   if (e.active) {
     const f = frontageIndex().get(e.frontage);
-    const clock = i >= 0 ? o.clocks[i] : { id: e.clock_id, frontage: e.frontage, address: f?.address || null, kind: e.clock_kind, unconfirmed: false };
-    Object.assign(clock, { state: e.to, category: e.category, deadline: e.deadline });
+    // The clock's row as the server makes it for a reload (its "unconfirmed" mark too).
+    const clock = Object.assign(i >= 0 ? o.clocks[i] : {}, e.clock || { id: e.clock_id, frontage: e.frontage, kind: e.clock_kind, state: e.to, category: e.category, deadline: e.deadline, unconfirmed: false });
+    clock.address = f?.address || null;
     if (i < 0) o.clocks.push(clock);
   } else if (i >= 0) o.clocks.splice(i, 1);
   const f = frontageIndex().get(e.frontage);
