@@ -153,7 +153,7 @@ def test_370_11_C_mailbox_bill_uses_the_unconfirmed_default_terms(
     assert uses["billing.other_bill_payable"].unconfirmed
     assert uses["billing.other_tax_roll_after"].unconfirmed
     assert kind_of("inspection:SN-1", "snow_and_ice.deposit_removal_after_notice") == (
-        "snow_and_ice"
+        "snow_deposit"
     )
 
 

@@ -113,6 +113,11 @@ def bill_abatement(
     abatement = cases.bills.get_abatement(abatement_id)
     incurred = _costs_incurred_at(cases, abatement, completed_at, who)
     terms = abatement_terms(cases, profile, abatement)
+    if not terms.chargeable:  # § 370-10 C's deposit, read as the penalty alone
+        raise BillingInputError(
+            "no bill: the Village reads § 370-10 as charging no one for removing snow or ice "
+            "deposited on a public way (the penalty alone applies)"
+        )
     lines = _priced(cases, profile, terms, work)
     existing = cases.bills.list_expenses(abatement_id)
     if existing:

@@ -93,7 +93,9 @@ def other_section(notice: records.NoticeRecord, violation: records.ViolationReco
     another section than § 370-10 (an obstruction's, an inspector's finding's, a street
     or building notice), whose clocks take no correction; None for a § 370-10 notice."""
     terms = notice.detail.get("terms", "snow_and_ice")
-    if notice.kind in SNOW_NOTICES or (notice.kind == "abatement_bill" and terms == "snow_and_ice"):
+    if notice.kind in SNOW_NOTICES or (
+        notice.kind == "abatement_bill" and terms in ("snow_and_ice", "snow_deposit")
+    ):
         return None
     under = cited(notice.citation) or cited(violation.citation)
     return (

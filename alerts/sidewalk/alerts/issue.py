@@ -134,6 +134,10 @@ READING_WORDS: Final = {
     ("billing.owner_changed_during_case", "owner served"): (
         "After a sale during the case, the bill goes to the owner who was served the notice"
     ),
+    (DEPOSIT_CHARGE, "charged under G"): (
+        "The removal of snow or ice deposited on a public way is charged to the owner under"
+        " § 370-10 G"
+    ),
     ("billing.owner_changed_during_case", "new notice"): (
         "After a sale during the case, no bill goes to the new owner before a notice is served"
         " on them"
@@ -355,10 +359,22 @@ class NoticeIssuer:
         rests_on: Sequence[records.RuleUse],
     ) -> tuple[list[records.RuleUse], dict[str, Any]]:
         """A bill notice's rules and detail (``abatement_bill`` and its preview)."""
+        if not terms.chargeable:
+            raise NoticeError(
+                "no bill: the Village reads § 370-10 as charging no one for removing snow "
+                "or ice deposited on a public way (the penalty alone applies)"
+            )
         # The administration share is a rate only where the bill's lines carry one.
         priced = ["crew_hourly_rate", "equipment_hourly_rate"]
         rules = [
             *(records.RuleUse.from_rule(name, rule) for name, rule in terms.rules),
+            # The reading the charge rests on (§ 370-10 C's deposit): held while unconfirmed.
+            *(
+                records.RuleUse(
+                    name, r.value, records.TEXT_UNIT, r.citation, r.unconfirmed, r.note
+                )
+                for name, r in ([terms.charge] if terms.charge else [])
+            ),
             # The rates priced the lines: a bill waits for the Village's fee schedule.
             *(
                 records.RuleUse.from_rule(
@@ -723,6 +739,14 @@ class NoticeIssuer:
         settled = not reading.unconfirmed or (done is not None and done.value == reading.value)
         return reading.value, settled
 
+    def _charge_settled(self, terms: BillTerms) -> BillTerms:
+        """A deposit's bill (§ 370-10 C) once the Village confirmed its reading of G: the
+        letter no longer says the reading waits for the Village attorney."""
+        if terms.charge is None or not self._deposit_charge()[1]:
+            return terms
+        name, rule = terms.charge
+        return replace(terms, charge=(name, rule.model_copy(update={"unconfirmed": False})))
+
     def render_pending(self) -> list[records.NoticeRecord]:
         """Try every pending notice again (after an address or a template was fixed)."""
         out = []
@@ -780,7 +804,9 @@ class NoticeIssuer:
                 work=str(d["work"]),
                 abatement_citation=str(d["abatement_citation"]),
                 # Bills stored before the terms were: § 370-10 G's, as they were issued.
-                terms=bill_terms(self.profile, d.get("terms", "snow_and_ice")),
+                terms=self._charge_settled(
+                    bill_terms(self.profile, d.get("terms", "snow_and_ice"))
+                ),
                 **{k: v for k, v in common.items() if k != "evidence"},
             )
         if kind in ("repair_notice", "replacement_notice"):

@@ -48,7 +48,7 @@ from sidewalk.alerts.wording import (
     words,
 )
 from sidewalk.core.clock import format_local
-from sidewalk.core.profile import Profile, Provision, Rule
+from sidewalk.core.profile import DepositChargeRule, Profile, Provision, Rule
 
 if TYPE_CHECKING:
     from sidewalk.analytics.clocks.bill_terms import BillTerms
@@ -292,7 +292,7 @@ def sections(*citations: str | None) -> str:
     return plain_citation("; ".join(c for c in citations if c))
 
 
-def _unconfirmed(rules: Iterable[tuple[str, Rule]]) -> list[str]:
+def _unconfirmed(rules: Iterable[tuple[str, Rule | DepositChargeRule]]) -> list[str]:
     return [f"{name}: {rule.describe()}" for name, rule in rules if rule.unconfirmed]
 
 
@@ -767,8 +767,14 @@ def render_abatement_bill(
             ],
             "abatement_citation": abatement_citation,
             "authority": authority,
+            # § 370-10 C's deposit: the Village's reading that G charges its removal.
+            "charge": None if terms.charge is None else {
+                "unconfirmed": terms.charge[1].unconfirmed,
+                "citation": plain_citation(terms.charge[1].citation or ""),
+            },
             "unconfirmed": _unconfirmed(
                 list(terms.rules)
+                + ([terms.charge] if terms.charge else [])
                 + (
                     [
                         (f"abatement_rates.{n}", getattr(profile.abatement_rates, n))

@@ -5,8 +5,13 @@ addressee, period to pay and consequence of not paying; nothing of that is
 written into a template. The periods are profile values, each with its
 citation (or its ``unconfirmed`` mark where the code sets none):
 
-* ``snow_and_ice``, § 370-10 G (and § 370-10 C): the owner; ``billing.bill_payable``
-  from receipt; unpaid ``billing.tax_roll_after`` after the costs → the tax roll.
+* ``snow_and_ice``, § 370-10 G: the owner; ``billing.bill_payable`` from receipt;
+  unpaid ``billing.tax_roll_after`` after the costs → the tax roll.
+* ``snow_deposit``, § 370-10 C (snow or ice deposited on a public way, removed by the
+  Village after its notice): G's terms, and the Village's reading that G charges that
+  removal at all (``snow_and_ice.deposit_removal_charge``, ``charge``), with its
+  unconfirmed mark; under the reading ``penalty only`` nobody is billed
+  (``BillTerms.chargeable`` is false).
 * ``obstruction``, § 370-8 F: the owner; ``obstructions.bill_payable`` from receipt;
   unpaid ``obstructions.tax_roll_after`` after the costs → the tax roll.
 * ``sweeping``, § 144-17: the primary contractor, not the frontage's owner;
@@ -30,10 +35,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from sidewalk.core.profile import Profile, Rule
+from sidewalk.core.profile import DepositChargeRule, Profile, Rule
 
 BillKind = Literal[
     "snow_and_ice",
+    "snow_deposit",
     "obstruction",
     "sweeping",
     "opening_repair",
@@ -46,13 +52,16 @@ Unpaid = Literal["tax_roll", "violation", "next_tax_roll", "unstated"]
 # The kinds whose unpaid bill goes on the tax roll (``unpaid`` "tax_roll" or
 # "next_tax_roll"): the clock engine schedules their entry (``enforcement``).
 TAX_ROLLED: Final[frozenset[BillKind]] = frozenset(
-    {"snow_and_ice", "obstruction", "ordinance", "abandoned_excavation"}
+    {"snow_and_ice", "snow_deposit", "obstruction", "ordinance", "abandoned_excavation"}
 )
 
 # An inspector-entered finding (``inspections``) under § 370-10 C is billed on § 370-10 G's
 # terms (G: "the expenses incurred by the Village to abate the snow and/or ice hazard");
 # one under § 144-12 C on that subsection's own; the rest on the unconfirmed defaults.
 SNOW_RULE_PREFIX: Final = "snow_and_ice."
+# § 370-10 C's deposit (``inspections``): G's terms, as far as the Village reads G to reach.
+DEPOSIT_RULE: Final = "snow_and_ice.deposit_removal_after_notice"
+DEPOSIT_CHARGE: Final = "snow_and_ice.deposit_removal_charge"
 ABANDONED_RULE: Final = "construction.abandoned_excavation_after"
 
 
@@ -68,6 +77,14 @@ class BillTerms:
     administration: tuple[str, Rule] | None = None
     # Where the section is cited when no period of it is (§ 144-12 C).
     basis: tuple[str, Rule] | None = None
+    # The reading of the text the charge itself rests on (§ 370-10 C's deposit: whether
+    # G charges its removal), a setting in words, not a number.
+    charge: tuple[str, DepositChargeRule] | None = None
+
+    @property
+    def chargeable(self) -> bool:
+        """False where the Village reads the Code as charging no one (``penalty only``)."""
+        return self.charge is None or self.charge[1].value == "charged under G"
 
     @property
     def rules(self) -> list[tuple[str, Rule]]:
@@ -89,11 +106,14 @@ class BillTerms:
 def bill_terms(profile: Profile, kind: BillKind) -> BillTerms:
     """The terms of a bill of ``kind`` under ``profile``."""
     billing, obs = profile.billing, profile.obstructions
-    if kind == "snow_and_ice":
+    if kind in ("snow_and_ice", "snow_deposit"):
+        deposit = kind == "snow_deposit"  # G's terms, and the reading that G reaches C
         return BillTerms(
             kind, "owner", "tax_roll",
             payable=("billing.bill_payable", billing.bill_payable),
             tax_roll=("billing.tax_roll_after", billing.tax_roll_after),
+            charge=(DEPOSIT_CHARGE, profile.snow_and_ice.deposit_removal_charge) if deposit
+            else None,
         )  # fmt: skip
     if kind == "obstruction":
         return BillTerms(
@@ -138,6 +158,8 @@ def kind_of(abatement_key: str, rule: str | None = None) -> BillKind:
     if head in by_head:
         return by_head[head]
     if head == "inspection":
+        if rule == DEPOSIT_RULE:
+            return "snow_deposit"
         if (rule or "").startswith(SNOW_RULE_PREFIX):
             return "snow_and_ice"
         if rule == ABANDONED_RULE:
