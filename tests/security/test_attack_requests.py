@@ -101,7 +101,8 @@ def test_an_id_that_does_not_exist_or_cannot_is_404_never_500(village: Village) 
     for method, path, body in [
         ("POST", f"/api/abatements/{big}/bill", None),
         ("POST", "/api/abatements/999999/bill", None),
-        ("POST", f"/api/abatements/{big}/expenses", {"amount": "1.00", "description": "x"}),
+        ("POST", f"/api/abatements/{big}/crew-work", {"workers": [{"name": "x", "hours": "1"}]}),
+        ("POST", f"/api/bills/{big}/payments", {"key": "k" * 8, "amount": "1.00", "method": "x"}),
         ("POST", f"/api/notices/{number}/entries/{big}/correction", {"reason": "x"}),
         ("POST", f"/api/notices/{number}/payments/{big}/correction", {"reason": "x"}),
         ("GET", f"/api/clocks/{big}/history", None),

@@ -273,17 +273,18 @@ def test_hostile_text_stored_through_the_api_comes_back_exactly(site: Site) -> N
         "test/inj", "main-st-105", "notice_period_over", START
     )
     stored = [v for v in SQL_HOSTILE if "\x00" not in v]
-    for value in SQL_HOSTILE:
-        expense = site.client.post(
-            f"/api/abatements/{abatement.id}/expenses",
-            json={"amount": "1.00", "description": value},
+    for value in SQL_HOSTILE:  # as the name of a worker in the crew's hours
+        crew = site.client.post(
+            f"/api/abatements/{abatement.id}/crew-work",
+            json={"workers": [{"name": value, "hours": "1"}], "equipment": []},
         )
         if value not in stored:
-            assert expense.status_code == 422, value
+            assert crew.status_code == 422, value
             continue
-        assert expense.status_code == 200, expense.text
-        assert site.cases.bills.list_expenses(abatement.id)[-1].description == value
-    assert [e.description for e in site.cases.bills.list_expenses(abatement.id)] == stored
+        assert crew.status_code == 200, crew.text
+        assert crew.json()["workers"] == [{"name": value, "hours": "1"}]
+        kept = site.cases.bills.get_abatement(abatement.id).detail["crew_work"]
+        assert kept["workers"] == [{"name": value, "hours": "1"}], value
 
 
 def test_cli_identifiers_are_data(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,8 +1,10 @@
 """Money: work orders (abatements) with their cost ledgers, bills and payments.
 
 Money goes straight to the ledger, never through the runner; every entry is
-audited with the user's name. A payment goes through ``alerts.accounts.record_payment``,
-as the command line's does: the one that pays a bill in full tells its case's clock.
+audited with the user's name. A cost reaches the ledger only through the bill the
+crew's recorded hours make (previewed, confirmed, numbered): there is no bare cost
+line to add. A payment goes through ``alerts.accounts.record_payment``, as the
+command line's does: the one that pays a bill in full tells its case's clock.
 """
 
 from __future__ import annotations
@@ -54,12 +56,6 @@ from sidewalk.storage.cases import (
 )
 
 router = APIRouter()
-
-
-class ExpenseBody(RequestBody):
-    amount: str = Field(description="dollars, e.g. '85.00'")
-    description: str = Field(min_length=1, max_length=400)
-    incurred_at: datetime | None = None
 
 
 class PaymentBody(RequestBody):
@@ -160,11 +156,6 @@ class AbatementView(BaseModel):
     )
 
 
-class AddedExpense(BaseModel):
-    id: int
-    amount: str
-
-
 class PaymentResult(BaseModel):
     id: int
     bill: int
@@ -257,25 +248,6 @@ def enter_crew_work(
     except BillingError as exc:
         raise HTTPException(409, str(exc)) from None
     return _crew_view(crew)
-
-
-@router.post("/abatements/{abatement_id}/expenses", tags=["money"])
-def add_expense(
-    abatement_id: RecordId, body: ExpenseBody, user: MayHandleMoney, cases: Cases, now: Now
-) -> AddedExpense:
-    """Add a cost line to a work order's ledger (§ 370-10 G)."""
-    amount = money(body.amount)
-    try:
-        e = cases.bills.add_expense(abatement_id, amount, body.incurred_at or now, body.description)
-    except NotFoundError as exc:
-        raise HTTPException(404, str(exc)) from None
-    except BillingError as exc:
-        raise HTTPException(409, str(exc)) from None
-    cases.audit.append(
-        user.username, "expense.added", f"abatement:{abatement_id}",
-        {"expense": e.id, "amount": amount, "description": body.description},
-    )  # fmt: skip
-    return AddedExpense(id=e.id, amount=str(e.amount))
 
 
 def _bill_view(
