@@ -150,6 +150,17 @@ def permit(  # noqa: PLR0917 (Typer maps parameters to options)
     frontage: Annotated[
         str | None, typer.Option(help="the frontage whose records carry the clock")
     ] = None,
+    holder: Annotated[
+        str | None,
+        typer.Option(help="the permit holder: the person, firm or utility it is issued to"),
+    ] = None,
+    holder_address: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="the permit holder's mailing address, one line per option "
+            "(e.g. --holder-address '200 Gas Way' --holder-address 'Watertown, WI 53094')"
+        ),
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Record a street-opening permit (or its renewal, with a higher --renewals), with the
@@ -166,6 +177,15 @@ def permit(  # noqa: PLR0917 (Typer maps parameters to options)
         detail["approved_at"] = place.instant("--approved-at", approved_at).isoformat()
     if frontage is not None:
         detail["frontage"] = frontage
+    if holder_address and not holder:
+        fail("--holder-address needs --holder (whose address it is)")
+    if holder is not None:
+        if not holder.strip():
+            fail("--holder needs the permit holder's name")
+        if not holder_address:
+            fail("--holder needs the holder's mailing address (--holder-address, one per line)")
+        detail["holder"] = holder
+        detail["holder_address"] = list(holder_address)
     if not pavement:
         detail["pavement_removed"] = False
     if essential:
@@ -330,6 +350,14 @@ def _permits(cases: Any, place: Any, out: Any) -> None:
             f"{_local(place, opened)}; {valid} ({cited(expiry.citation) or 'no citation'})",
             soft_wrap=True,
         )
+        holder = first.get("holder")
+        address = ", ".join(first.get("holder_address") or ())
+        out.print(
+            f"    Permit holder: {holder}, {address}" if holder
+            else "    Permit holder: not recorded (enter it with --holder and --holder-address)",
+            soft_wrap=True,
+        )  # fmt: skip
+        found = False
         for finding in cases.audit.list(f"permit:{permit_id}"):
             if not finding.action.startswith("finding."):
                 continue
@@ -340,6 +368,14 @@ def _permits(cases: Any, place: Any, out: Any) -> None:
             # The finding's sentence cites as the profile writes it; the clerk reads the Code.
             said = cited_in(str(finding.detail.get("message", "")))
             out.print(f"    {severity}: {said}{mark}", soft_wrap=True)
+            found = True
+        if found:
+            # § 370-7 G, H and I set the permittee's duties and no written notice from the
+            # Village about them (I's notice is the Clerk-Treasurer's, of a repaving): the
+            # findings are for the clerk, and no letter is issued for them.
+            out.print("    The Village Code prescribes no written notice to the permit holder "
+                      "for these findings; they are for the clerk to act on.",
+                      soft_wrap=True)  # fmt: skip
     for action in waiting:
         what = _ENTRY_WORDS[action.kind]
         out.print(f"waiting for the analytics runner: {what} {action.target} entered by "

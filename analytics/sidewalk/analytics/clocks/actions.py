@@ -28,6 +28,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    StringConstraints,
     TypeAdapter,
     ValidationError,
     model_validator,
@@ -185,6 +186,12 @@ class PermitDetail(_Detail):
     emergency: Flag = False  # the Board found it an emergency (§ 370-7 A, H)
     renewals: Count = 0  # 30-day renewals granted so far
     frontage: str | None = None
+    # The permittee (§ 370-6): the person, firm or utility the permit is issued to, and
+    # where its mail goes (address lines), as the application gives them.
+    holder: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)] | None = None
+    holder_address: tuple[
+        Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)], ...
+    ] = ()
     # The work's dates (§ 370-7 G, H, I); an entry with the same renewals adds them later.
     applied_at: Instant | None = None  # when the permit was applied for (H)
     pavement_removed: Flag = True  # false: no pavement taken up (G does not apply)
