@@ -270,8 +270,9 @@ def test_the_live_feed_reads_a_burst_of_transitions_in_two_queries(cases: CaseSt
     ]
     cases.audit.append("analytics", "hazard.candidate", "violation:l-000:clearing", {})
     events: list[dict[str, Any]] = []
-    # Two marks, then the transitions with their clocks and the audit rows: four reads.
-    assert statements(cases, lambda: events.extend(feed._poll())) == 4
+    # Two marks, then the transitions with their clocks, the running clocks (for their
+    # rows, as a reload draws them) and the audit rows: five reads.
+    assert statements(cases, lambda: events.extend(feed._poll())) == 5
     transitions = [e for e in events if e["type"] == "transition"]
     assert [e["id"] for e in transitions] == [t.id for t in moved]
     first = {k: v for k, v in transitions[0].items() if k != "detected_ms"}
@@ -280,6 +281,11 @@ def test_the_live_feed_reads_a_burst_of_transitions_in_two_queries(cases: CaseSt
         "clock_kind": "clearing", "frontage": "l-000", "from": "snowing",
         "to": "clearing_period", "category": "clearing", "at": moved[0].at.isoformat(),
         "deadline": (NOW + timedelta(hours=12)).isoformat(), "active": True, "cause": "reading",
+        "clock": {
+            "id": clocks[0].id, "frontage": "l-000", "address": None, "kind": "clearing",
+            "state": "clearing_period", "category": "clearing",
+            "deadline": (NOW + timedelta(hours=12)).isoformat(), "unconfirmed": False,
+        },
     }  # fmt: skip
     (alert,) = [e for e in events if e["type"] == "audit"]
     assert (alert["action"], alert["alert"]) == ("hazard.candidate", True)

@@ -6,9 +6,8 @@ rows newer than the last it saw (two indexed ``MAX(id)`` reads every
 ``poll_s``, 200 ms by default; when they moved, one joined read of the new
 transitions with their clocks and one of the new audit rows, however many:
 a storm's first snow moves every frontage's clock at once; then the running clocks
-they name, for their rows in the Overview's clock table: a read each for a few, one
-read of them all past ``FEW_CLOCKS``, and the confirmations when one used a value
-marked unconfirmed) and fans what it
+they name, for their rows in the Overview's clock table (one read of the running
+clocks), and the confirmations when one used a value marked unconfirmed) and fans what it
 finds out to every open ``/api/events`` stream. The case records are the one source of truth, so
 nothing a browser sees can differ from what a page reload shows, and the
 same works with SQLite or PostgreSQL and any number of dashboard processes.
@@ -26,13 +25,10 @@ from typing import Any
 
 from sidewalk.dashboard.clock_rows import clock_row
 from sidewalk.dashboard.states import ALERT_ACTIONS, category
-from sidewalk.storage.cases import CaseStore, ClockRecord, NotFoundError
+from sidewalk.storage.cases import CaseStore, ClockRecord
 
 log = logging.getLogger(__name__)
 
-
-# Past this many clocks in one poll's batch, the running clocks are read at once.
-FEW_CLOCKS = 20
 
 # An idle stream asks again this often whether its session still holds.
 SESSION_RECHECK_S = 2.0
@@ -132,17 +128,11 @@ class LiveFeed:
         return events
 
     def _running(self, ids: set[int]) -> dict[int, ClockRecord]:
-        """The running clocks among ``ids``: a read each for a few, one read of every
-        running clock for a storm's batch (its first snow moves every clock at once)."""
-        if len(ids) > FEW_CLOCKS:
-            return {c.id: c for c in self.cases.clocks.list(active_only=True) if c.id in ids}
-        out = {}
-        for ident in ids:
-            with contextlib.suppress(NotFoundError):
-                c = self.cases.clocks.get(ident)
-                if c.active:
-                    out[ident] = c
-        return out
+        """The running clocks among ``ids``, in one read of the running clocks (however
+        many the batch names: a storm's first snow moves every clock at once)."""
+        if not ids:
+            return {}
+        return {c.id: c for c in self.cases.clocks.list(active_only=True) if c.id in ids}
 
     def _publish(self, event: dict[str, Any]) -> None:
         for queue in list(self._subscribers):
