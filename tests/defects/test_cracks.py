@@ -82,3 +82,36 @@ def test_oriented_gate_rejects_speckle() -> None:
         cv2.circle(img, (int(x) + 40, int(y)), 2, 95.0, -1)
     gray = np.clip(cv2.GaussianBlur(img, (0, 0), 0.8), 0, 255).astype(np.uint8)
     assert int(segment_cracks(gray).sum()) < 50
+
+
+def test_learned_detector_retrained_on_tuning_half_scores_held_out_half() -> None:
+    # Retrained from scratch on list positions 0, 2, ... only; scored on the
+    # other 40 images, which training never reads. Measured: 0.855 held out
+    # (classical detector above: 0.813), and the retrained weights are the
+    # shipped ones.
+    from sidewalk.analytics.defects.crack_model import (
+        CrackModel,
+        segment_cracks_learned,
+        train_crack_model,
+    )
+
+    pairs = _cfd_pairs()
+    grays = [
+        np.asarray(cv2.cvtColor(read_image(i), cv2.COLOR_BGR2GRAY), np.uint8) for i, _ in pairs
+    ]
+    masks = [read_crackforest_mask(m) for _, m in pairs]
+    model = train_crack_model(grays[0::2], masks[0::2], seed=0)
+    held_out = zip(grays[1::2], masks[1::2], strict=True)
+    held = SegmentationScore.pooled(
+        [score_segmentation(segment_cracks_learned(g, model), m) for g, m in held_out]
+    )
+    assert held.f1 >= 0.84
+    assert held.precision >= 0.82
+    assert held.recall >= 0.82
+    shipped = CrackModel.load()
+    for a, b in ((model.first, shipped.first), (model.second, shipped.second)):
+        assert np.array_equal(a.w1, b.w1)
+        assert np.array_equal(a.w2, b.w2)
+    assert model.low == shipped.low
+    assert model.high == shipped.high
+    assert model.min_component_px == shipped.min_component_px
