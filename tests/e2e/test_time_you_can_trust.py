@@ -13,11 +13,7 @@ failure as it was reported (an early notice), and as shipped (no early
 notice; the bad readings skipped and counted, never acting on a clock). Then
 the same faults through a real Mosquitto into ingest and analytics: the bad
 readings are quarantined as ``implausible_time`` dead letters (kept, not
-lost), the pole is flagged, and no early notice is issued. A day's buffer
-delivered late whose one reading a day ahead (not ahead of its late receipt)
-ends what ingest and analytics first receive: both hold it until the pole's
-next reading shows it out of line, so no deadline or notice moves and no good
-reading is lost (without the hold its notices came 1 h 10 min early). And a re-imaged pole
+lost), the pole is flagged, and no early notice is issued. And a re-imaged pole
 that boots with the broker unreachable (seq 1 again): the old retained
 watermark frees none of its new readings, and nothing is lost.
 """
@@ -40,7 +36,7 @@ from sidewalk.core.contract import AnyReading, TimePolicy, WeatherReading, topic
 from sidewalk.core.mqtt import MqttClient, MqttMessage, MqttSettings
 from sidewalk.edge.buffer import ReadingBuffer
 from sidewalk.edge.publisher import Publisher
-from sidewalk.ingest.consumer import DEFAULT_TIME_POLICY, IngestConsumer
+from sidewalk.ingest.consumer import IngestConsumer
 from sidewalk.scenarios import expand, load_scenario, to_readings
 from sidewalk.storage.cases import NoticeRecord
 from sidewalk.storage.timeseries import SqliteTimeSeriesStore
@@ -109,7 +105,7 @@ class LiveRun:
 def run_live(tmp_path: Path, arrivals: list[Arrival], policy: TimePolicy | None) -> LiveRun:
     """The storm into a live-mode runner, each reading arriving at its true time.
 
-    Messages go through the runner's own path from the broker (``_admit_many``: parse,
+    Messages go through the runner's own path from the broker (``_admit``: parse,
     gate; ``_handle_many``: engine, record); its scheduler's ticks are ``advance``.
     """
     tmp_path.mkdir(parents=True, exist_ok=True)
@@ -124,8 +120,9 @@ def run_live(tmp_path: Path, arrivals: list[Arrival], policy: TimePolicy | None)
     for i, (true_at, reading) in enumerate(arrivals):
         clock.at = max(clock.at, true_at + timedelta(seconds=20))
         topic = topic_for(SITE, reading.device, reading.stream)
-        message = MqttMessage(topic, reading.to_json(), 1, False, i)
-        runner._handle_many(runner._admit_many([message]))
+        admitted = runner._admit(MqttMessage(topic, reading.to_json(), 1, False, i))
+        if admitted is not None:
+            runner._handle_many([admitted])
         if i % 12 == 0:  # the scheduler's tick: every half hour of the storm
             runner.advance(clock.at)
     end = load_scenario("first-storm").scenario.end.astimezone(UTC)
@@ -214,13 +211,9 @@ def test_a_pole_clock_stepped_back_a_day_issues_no_early_notice(tmp_path: Path) 
 
 @contextmanager
 def server(
-    broker: MosquittoServer,
-    tmp_path: Path,
-    clock: ManualClock | None,
-    policy: TimePolicy | None = None,
+    broker: MosquittoServer, tmp_path: Path, clock: ManualClock | None
 ) -> Iterator[tuple[SqliteTimeSeriesStore, IngestConsumer, AnalyticsRunner]]:
-    """Ingest and a live analytics runner on the first-storm village, judging time by
-    ``clock`` (and ``policy``, both alike; by default as shipped)."""
+    """Ingest and a live analytics runner on the first-storm village, judging time by ``clock``."""
 
     def settings(name: str) -> MqttSettings:
         return MqttSettings(host=broker.host, port=broker.port, client_id=slug(name))
@@ -236,14 +229,11 @@ def server(
         cleaner.disconnect()
     store = SqliteTimeSeriesStore(tmp_path / "ts.sqlite3")
     now_ms = None if clock is None else (lambda: to_ms(clock.now()))
-    ingest = IngestConsumer(
-        store, settings("ingest"), site=SITE, batch_wait_s=0.01, now_ms=now_ms,
-        time_policy=policy or DEFAULT_TIME_POLICY,
-    )  # fmt: skip
+    ingest = IngestConsumer(store, settings("ingest"), site=SITE, batch_wait_s=0.01, now_ms=now_ms)
     village = seeded(tmp_path)
     runner = build_analytics(
         village.cases, village.profile, settings("analytics"), site=SITE, mode="live",
-        persist_jobs=False, tick_seconds=3600, time_policy=policy,
+        persist_jobs=False, tick_seconds=3600,
     )  # fmt: skip
     if clock is not None:
         runner.clock = clock
@@ -279,15 +269,12 @@ def play(
     clock: ManualClock,
     ingest: IngestConsumer,
     runner: AnalyticsRunner,
-    *,
-    start: int = 0,
 ) -> None:
-    """Publish each reading at its true time (the shared clock), as a live pole would
-    (``start``: readings the runner and ingest had before these)."""
+    """Publish each reading at its true time (the shared clock), as a live pole would."""
     pole = MqttClient(MqttSettings(host=broker.host, port=broker.port, client_id=slug("pole")))
     pole.connect()
     try:
-        for i, (true_at, reading) in enumerate(arrivals, start=start + 1):
+        for i, (true_at, reading) in enumerate(arrivals, start=1):
             clock.at = max(clock.at, true_at + timedelta(seconds=20))
             topic = topic_for(SITE, reading.device, reading.stream)
             pole.publish_and_wait(topic, reading.to_json())
@@ -297,10 +284,10 @@ def play(
                 runner.advance(clock.at)
     finally:
         pole.disconnect()
-    wait(lambda: handled(runner) >= start + len(arrivals))
+    wait(lambda: handled(runner) >= len(arrivals))
     # Received is not yet written: the last batch commits up to 0.2 s after it came
     # (the store is read right after this, and a fast machine got there first).
-    wait(lambda: ingest.stats.stored + ingest.stats.dead_letters >= start + len(arrivals))
+    wait(lambda: ingest.stats.stored + ingest.stats.dead_letters >= len(arrivals))
 
 
 @pytest.mark.services
@@ -336,122 +323,6 @@ def test_through_mosquitto_bad_times_are_quarantined_and_issue_no_early_notice(
         # Analytics reached the same verdicts on its own, and issued no early notice.
         assert skipped["implausible_time"] == len(bad)
         assert early(notices) == []
-
-
-# --- a day's buffer delivered late, one reading in it a day ahead ------------------
-
-# The pole is off from the lull until after the true deadline, then delivers its buffer.
-BACK = TRUE_DEADLINE + timedelta(hours=1)
-NO_HOLD = TimePolicy(max_hold_ms=None)  # both judge the batch, neither holds (as before)
-
-
-def held(runner: AnalyticsRunner) -> int:
-    return runner.inspect(lambda e: len(e.gate.held()))
-
-
-def deliver_late(
-    broker: MosquittoServer,
-    arrivals: list[Arrival],
-    clock: ManualClock,
-    ingest: IngestConsumer,
-    runner: AnalyticsRunner,
-    *,
-    split: int,
-) -> None:
-    """The buffer up to BACK in two deliveries, the first ending at ``split`` (so that
-    reading ends a batch of ingest's and of analytics'), then the rest live."""
-    buffered = sum(1 for t, _ in arrivals if t < BACK)
-    pole = MqttClient(MqttSettings(host=broker.host, port=broker.port, client_id=slug("pole")))
-    pole.connect()
-    try:
-        clock.at = BACK + timedelta(seconds=20)
-        for start, n in ((0, split), (split, buffered)):
-            for _, reading in arrivals[start:n]:
-                topic = topic_for(SITE, reading.device, reading.stream)
-                assert pole.publish_and_wait(topic, reading.to_json())
-            s = ingest.stats
-            wait(lambda: s.stored + s.dead_letters + s.held >= n)  # noqa: B023
-            wait(lambda: handled(runner) + held(runner) >= n)  # noqa: B023
-        runner.advance(clock.at)
-    finally:
-        pole.disconnect()
-    play(broker, arrivals[buffered:], clock, ingest, runner, start=buffered)
-
-
-def deadlines(runner: AnalyticsRunner) -> dict[str, datetime | None]:
-    return runner.inspect(lambda e: {f: c.deadline for f, c in e.clocks.items()})
-
-
-@dataclass
-class LateRun:
-    deadlines: dict[str, datetime | None]
-    notices: list[tuple[str, str, str]]
-    quarantined: list[int]
-    stored: int
-    skipped: dict[str, int]
-
-
-def late_run(
-    broker: MosquittoServer, tmp_path: Path, skewed: bool, policy: TimePolicy | None
-) -> LateRun:
-    tail = [a for a in storm() if a[0] >= FAULT_AT - timedelta(hours=3)]
-    arrivals = [(t, restamped(r, seq=i)) for i, (t, r) in enumerate(tail, start=1)]
-    if skewed:
-        arrivals = one_reading_a_day_ahead(arrivals)
-    # Up to the reading one_reading_a_day_ahead skews (with it or without).
-    split = 1 + next(
-        i for i, (t, r) in enumerate(arrivals) if t >= FAULT_AT and isinstance(r, WeatherReading)
-    )
-    clock = ManualClock(arrivals[0][0])
-    tmp_path.mkdir(parents=True)
-    with server(broker, tmp_path, clock, policy) as (store, ingest, runner):
-        deliver_late(broker, arrivals, clock, ingest, runner, split=split)
-        end = load_scenario("first-storm").scenario.end.astimezone(UTC)
-        while clock.at < end + DAY:
-            clock.at += timedelta(hours=1)
-            runner.advance(clock.at)
-        quarantined = sorted(
-            int(d.payload.split(b'"seq":')[1].split(b",")[0])
-            for d in store.dead_letters(reason="implausible_time")
-        )
-        return LateRun(
-            deadlines(runner),
-            notice_summary(runner.recorder.cases.notices.list()),
-            quarantined,
-            store.count(POLE),
-            runner.skipped(),
-        )
-
-
-@pytest.mark.services
-def test_through_mosquitto_a_late_buffer_s_one_reading_a_day_ahead_moves_no_deadline(
-    broker: MosquittoServer, tmp_path: Path
-) -> None:
-    """Seq 60-ish of a day's buffer stamped a day ahead, not ahead of its (late) receipt,
-    and the last of what ingest and analytics first receive: nothing in its batch
-    judges it. Held by both until the pole's next reading shows it out of line, it is
-    quarantined; every deadline and notice is the one of the same buffer without it,
-    and no good reading is quarantined. Without the hold (as before) it moves them."""
-    control = late_run(broker, tmp_path / "control", skewed=False, policy=None)
-    assert control.quarantined == []
-    assert set(control.deadlines.values()) == {TRUE_DEADLINE}, control.deadlines
-    assert control.notices, "the storm's notices, to compare against"
-    total = control.stored
-    # As before: the skewed reading ending its batch is taken; the deadlines move.
-    before = late_run(broker, tmp_path / "before", skewed=True, policy=NO_HOLD)
-    # (measured: the clocks' deadlines a day late, yet notices for 21:50, 1 h 10 min
-    # early, and the 288 good weather readings after it skipped as late)
-    assert before.deadlines != control.deadlines
-    assert before.notices != control.notices
-    assert before.skipped.get("implausible_time", 0) == 0
-    assert before.skipped["late_weather"] > control.skipped["late_weather"]
-    # Now: quarantined alone, by ingest and analytics alike; nothing else moves.
-    after = late_run(broker, tmp_path / "after", skewed=True, policy=None)
-    assert len(after.quarantined) == 1
-    assert after.stored == total - 1  # every good reading stored
-    assert after.skipped == {**control.skipped, "implausible_time": 1}
-    assert after.deadlines == control.deadlines
-    assert after.notices == control.notices
 
 
 @pytest.mark.services

@@ -56,17 +56,10 @@ from typing import Any, Literal, TypeVar
 from sidewalk.analytics.clocks.actions import parse_action
 from sidewalk.analytics.clocks.engine import CLEARING, ClockEngine
 from sidewalk.analytics.clocks.events import Event, Transition
-from sidewalk.analytics.clocks.gate import _STREAM_OF, ADMITTED, HELD, Verdict
 from sidewalk.analytics.recorder import CaseRecorder
 from sidewalk.analytics.registry import RegistryWatch
 from sidewalk.core.clock import Clock, SystemClock, to_ms
-from sidewalk.core.contract import (
-    ContractError,
-    Reading,
-    TimePolicy,
-    parse_payload,
-    stamp_words,
-)
+from sidewalk.core.contract import ContractError, Reading, TimePolicy, parse_payload
 from sidewalk.core.mqtt import MqttClient, MqttError, MqttMessage, MqttSettings
 from sidewalk.storage.cases import ActionRecord
 
@@ -559,8 +552,6 @@ class AnalyticsRunner:
                 changed = self._registry.refresh()
                 if changed or (self._registry_next is not None and self._registry_next <= now):
                     self._follow_registry(now)
-            # A held reading whose hold ran out while its pole sent nothing more.
-            acted += self._handle_many(self._expired_holds())
             events = (
                 self.engine.advance(self.clock.now(), behind=self._behind())
                 if self.mode == "live"
@@ -917,13 +908,16 @@ class AnalyticsRunner:
         self.processed += len(readings)
         return events
 
+    def _admit(self, msg: MqttMessage) -> Reading | None:
+        """The message's reading, if the engine is to see it (parsed, through the gate)."""
+        admitted = self._admit_many([msg])
+        return admitted[0] if admitted else None
+
     def _admit_many(self, batch: Sequence[MqttMessage]) -> list[Reading]:
         """The batch's readings the engine is to see: parsed, then through the gate
-        together (``ReadingGate.admit_batch``), so each is judged by its pole's next
-        reading too and one nothing in its batch can judge is held, as ingest's store
-        holds it; a held reading its pole's next one lets stand comes out here, just
-        before that one."""
+        together, so each is judged by its pole's next reading too (as ingest's store)."""
         readings: list[Reading] = []
+        topics: list[str] = []
         for msg in batch:
             try:
                 payload = parse_payload(msg.topic, msg.payload)
@@ -931,50 +925,23 @@ class AnalyticsRunner:
                 continue  # ingest dead-letters it with the reason; analytics skips it
             if isinstance(payload, Reading):
                 readings.append(payload)
+                topics.append(msg.topic)
         if not readings:
             return []
-        return self._passed(self.engine.gate.admit_batch(readings, self._received_ms()))
-
-    def _received_ms(self) -> int:
-        """The time a reading arrives by, as ingest judges it: the runner's clock live."""
-        return to_ms(self.clock.now()) if self.mode == "live" else time.time_ns() // 10**6
-
-    def _expired_holds(self) -> list[Reading]:
-        """The held readings whose hold ran out with no next reading, decided now
-        (``ReadingGate.expire``); those that stand, for the engine."""
-        return self._passed(self.engine.gate.expire(self._received_ms()))
-
-    @staticmethod
-    def _passed(verdicts: Sequence[Verdict]) -> list[Reading]:
-        """The admitted readings of ``verdicts``, each other one logged once."""
-        for v in verdicts:
-            r = v.reading
-            if v.outcome == ADMITTED:
-                continue
-            extra = {"reason": v.outcome, "device": r.device, "seq": r.seq, "ts": r.ts}
-            if v.outcome in {"duplicate", "seq_conflict"}:
+        received = to_ms(self.clock.now()) if self.mode == "live" else time.time_ns() // 10**6
+        skips = self.engine.gate.admit_many(readings, received)
+        for reading, topic, skip in zip(readings, topics, skips, strict=True):
+            if skip is not None:
                 # A pole re-sends whatever its watermark has not covered: duplicates are routine.
                 log.log(
-                    logging.DEBUG if v.outcome == "duplicate" else logging.WARNING,
+                    logging.DEBUG if skip == "duplicate" else logging.WARNING,
                     "analytics skips %s seq %d: %s",
-                    r.device,
-                    r.seq,
-                    v.outcome,
-                    extra=extra,
+                    topic,
+                    reading.seq,
+                    skip,
+                    extra={"reason": skip, "device": reading.device, "seq": reading.seq},
                 )
-                continue
-            log.warning(
-                "analytics %s %s seq %d of %s, stamped %s, arrived %s: %s",
-                "holds" if v.outcome == HELD else "quarantines",
-                _STREAM_OF.get(type(r), "reading"),
-                r.seq,
-                r.device,
-                stamp_words(r.ts),
-                stamp_words(v.received_ms),
-                v.detail,
-                extra=extra,
-            )
-        return [v.reading for v in verdicts if v.outcome == ADMITTED]
+        return [r for r, skip in zip(readings, skips, strict=True) if skip is None]
 
     def _ack(self, msg: MqttMessage) -> None:
         if self._client is None:

@@ -143,22 +143,12 @@ class TimeConfig(_Section):
         default=600.0,
         description="a newer seq this far older than the pole's last reading is quarantined",
     )
-    # Up to a day: longer keeps a pole's one suspect reading out of the clocks for as long.
-    max_hold_s: Annotated[float, Field(gt=0, le=86_400)] = Field(
-        default=900.0,
-        description=(
-            "seconds a reading stamped far ahead of its pole's last one waits for the"
-            " pole's next reading to confirm it; none by then: quarantined"
-        ),
-    )
 
     def policy(self) -> TimePolicy:
         def ms(seconds: float | None) -> int | None:
             return None if seconds is None else round(seconds * 1000)
 
-        return TimePolicy(
-            ms(self.max_ahead_s), ms(self.max_step_back_s), max_hold_ms=ms(self.max_hold_s)
-        )
+        return TimePolicy(ms(self.max_ahead_s), ms(self.max_step_back_s))
 
 
 class ObservabilityConfig(_Section):

@@ -320,9 +320,8 @@ class TimePolicy:
       ``max_hold_ms`` of its receipt it is quarantined (``judge_expired``: it
       was not stamped as it arrived, nor did its pole confirm it), so a
       reading nothing can judge never moves a deadline. A held reading moves
-      no clock. Analytics' gate holds alike (``ReadingGate.admit_batch``). A
-      caller that does not hold (a rebuild from the stored readings) accepts
-      it; then a reading "stepped back" from it but in line with the accepted
+      no clock. A caller that does not hold (the analytics gate) accepts it;
+      then a reading "stepped back" from it but in line with the accepted
       reading before it (``before_ts``) is judged by that one, so the good
       readings after the outlier are still kept.
     * still behind: once a pole's clock has stepped back, its seq space is
