@@ -21,6 +21,10 @@ from tests.ingest.test_time_held import DAY, buffered_day, publish
 pytestmark = pytest.mark.services
 
 
+def _lines(caplog: pytest.LogCaptureFixture, start: str) -> list[str]:
+    return [m for r in list(caplog.records) if (m := r.getMessage()).startswith(start)]
+
+
 def test_held_and_quarantined_lines_give_the_stamp_in_utc_and_epoch_ms(
     broker: MosquittoServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -34,10 +38,15 @@ def test_held_and_quarantined_lines_give_the_stamp_in_utc_and_epoch_ms(
         broker.host, broker.port, tmp_path / "ts.db", site, time_policy=TimePolicy(), now_ms=clock
     ) as ingest:
         publish(broker, site, readings[:60])
-        assert ingest.wait_for(lambda: ingest.stats.held == 1, 10), ingest.stats
-        held = [r.getMessage() for r in caplog.records if r.getMessage().startswith("held ")]
-        assert held == [f"held weather seq 60 of {device} for the pole's next reading: {words}"]
+        # The count is taken before the line is written (on ingest's thread): wait for both.
+        assert ingest.wait_for(lambda: ingest.stats.held == 1 and bool(_lines(caplog, "held ")), 10)
+        assert _lines(caplog, "held ") == [
+            f"held weather seq 60 of {device} for the pole's next reading: {words}"
+        ]
         publish(broker, site, readings[60:])
-        assert ingest.wait_for(lambda: ingest.stats.quarantined == 1, 20), ingest.stats
-    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("quarantined ")]
-    assert lines == [f"quarantined weather seq 60 of {device}: implausible time, {words}"]
+        assert ingest.wait_for(
+            lambda: ingest.stats.quarantined == 1 and bool(_lines(caplog, "quarantined ")), 20
+        ), ingest.stats
+    assert _lines(caplog, "quarantined ") == [
+        f"quarantined weather seq 60 of {device}: implausible time, {words}"
+    ]
