@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from sidewalk.cli.inspect import inspect_app
@@ -121,3 +123,18 @@ def test_demo_scene_writes_files_the_commands_read(tmp_path: Path) -> None:
         "photo.jpg",
     ]  # fmt: skip
     assert "sidewalk inspect depth" in result.output
+
+
+def test_demo_scene_without_the_renderer_says_how_to_get_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server installed without the development tools (no sidewalk-testkit): one line
+    saying what is missing and how to install it, exit 1, not a traceback."""
+    # None in sys.modules makes the import raise ModuleNotFoundError, as if not installed.
+    monkeypatch.setitem(sys.modules, "sidewalk.testkit.defect_scenes", None)
+    result = CliRunner().invoke(inspect_app, ["demo-scene", str(tmp_path / "demo")])
+    assert result.exit_code == 1
+    assert "needs the demo renderer" in result.output
+    assert "uv sync" in result.output
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "demo" / "depth.png").exists()

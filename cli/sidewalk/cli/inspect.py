@@ -539,7 +539,18 @@ def demo_scene(
     from sidewalk.analytics.defects import MM_PER_INCH
     from sidewalk.analytics.inspect import write_demo_scene
 
-    paths = write_demo_scene(out_dir, fault_mm=fault_in * MM_PER_INCH, seed=seed)
+    try:
+        paths = write_demo_scene(out_dir, fault_mm=fault_in * MM_PER_INCH, seed=seed)
+    except ModuleNotFoundError as e:
+        if not (e.name or "").startswith("sidewalk.testkit"):
+            raise
+        # The renderer is a development tool: a server installed without it says so.
+        console().print(
+            "demo-scene needs the demo renderer, which comes with the development tools"
+            " (install with: uv sync, or ./scripts/bootstrap); a server installed without"
+            " them does not have it"
+        )
+        raise typer.Exit(1) from None
     for name, path in paths.items():
         console().print(f"{name}: {path}")
     console().print(
